@@ -1,0 +1,28 @@
+//! leasesim-core: a lease and lock service on a Raft "consistent core",
+//! written as pure state machines.
+//!
+//! Nothing in this crate reads a clock, draws ambient randomness, does IO,
+//! spawns or awaits. Every input carries the node's own clock readings
+//! (`now_ns`, monotonic; `wall_ns` where a strategy needs it), every output is
+//! data the host carries out (messages, persist operations, replies, the next
+//! deadline). That is what lets `leasesim` (the `sim/` crate) replay any run
+//! bit for bit from a seed. `clippy.toml` at the workspace root enforces it.
+//!
+//! Layers, bottom up:
+//! - [`raft`]: consensus, generic over the command and snapshot types.
+//! - [`service`]: the replicated state machine (KV, leases, locks, sessions).
+//! - [`server`]: one server process = Raft + state machine + the leader's
+//!   lease deadlines; answers client requests.
+//! - [`client`]: the client library logic (leader discovery, retries,
+//!   keep-alive, the client's belief in its lease).
+//! - [`bugs`]: planted bugs, off unless a test or scenario turns them on.
+
+pub mod bugs;
+pub mod client;
+pub mod raft;
+pub mod server;
+pub mod service;
+pub mod testkit;
+pub mod types;
+
+pub use types::*;

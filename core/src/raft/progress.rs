@@ -1,0 +1,101 @@
+//! What a leader knows about each follower's log (Raft Figure 2 `nextIndex`
+//! and `matchIndex`), plus the flow-control state that decides when to send.
+//!
+//! Separate from replication so the send/ack rules read as a small state
+//! machine: probe one message at a time until the follower's log position is
+//! found, then stream (pipeline) entries, or ship a snapshot when the entries
+//! it needs are compacted away.
+
+use crate::types::LogIndex;
+
+/// How the leader currently talks to one follower.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProgressState {
+    /// Position unknown: at most one AppendEntries in flight, resent at each
+    /// heartbeat until answered.
+    Probe,
+    /// Position known: send entries as they come, optimistically advancing
+    /// `next_index` (pipelining), bounded by an in-flight window.
+    Replicate,
+    /// The follower needs entries already compacted: a snapshot up to this
+    /// index is in flight (resent at each heartbeat until acknowledged).
+    Snapshot { index: LogIndex },
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Progress {
+    pub(crate) next_index: LogIndex,
+    pub(crate) match_index: LogIndex,
+    pub(crate) state: ProgressState,
+    /// In Probe: a probe is outstanding; cleared by a reply or a heartbeat.
+    pub(crate) probe_sent: bool,
+    /// Leader's clock when it last heard from this follower in its term
+    /// (check-quorum, thesis §6.2).
+    pub(crate) last_heard_ns: u64,
+    /// Highest read-index round this follower acknowledged (thesis §6.4).
+    pub(crate) read_round_acked: u64,
+}
+
+impl Progress {
+    pub(crate) fn new(next_index: LogIndex, now_ns: u64) -> Self {
+        Progress {
+            next_index,
+            match_index: 0,
+            state: ProgressState::Probe,
+            probe_sent: false,
+            last_heard_ns: now_ns,
+            read_round_acked: 0,
+        }
+    }
+
+    /// Records a successful append up to `index`. Returns whether it told the
+    /// leader something new.
+    pub(crate) fn on_ack(&mut self, index: LogIndex) -> bool {
+        let advanced = index > self.match_index;
+        if advanced {
+            self.match_index = index;
+        }
+        match self.state {
+            // The probe point is confirmed: stream from here on.
+            ProgressState::Probe if self.match_index + 1 >= self.next_index => {
+                self.state = ProgressState::Replicate;
+            }
+            ProgressState::Probe => self.probe_sent = false,
+            ProgressState::Replicate => {}
+            ProgressState::Snapshot { index: snap } if self.match_index >= snap => {
+                self.state = ProgressState::Probe;
+                self.probe_sent = false;
+                self.next_index = self.match_index + 1;
+            }
+            ProgressState::Snapshot { .. } => {}
+        }
+        self.next_index = self.next_index.max(self.match_index + 1);
+        advanced
+    }
+
+    /// Records a rejection of an append whose previous entry was at
+    /// `rejected_prev`, moving `next_index` back to `hint_next` (fast
+    /// backtracking). Returns false if the rejection is stale (answers an
+    /// older message than the one the leader is waiting for).
+    pub(crate) fn on_reject(&mut self, rejected_prev: LogIndex, hint_next: LogIndex) -> bool {
+        let stale = match self.state {
+            ProgressState::Replicate => rejected_prev <= self.match_index,
+            ProgressState::Probe => rejected_prev + 1 != self.next_index,
+            ProgressState::Snapshot { .. } => true,
+        };
+        if stale {
+            return false;
+        }
+        let low = self.match_index + 1;
+        // Step back at least one entry, but never below what is known to match.
+        self.next_index = hint_next.min(rejected_prev).max(low);
+        self.state = ProgressState::Probe;
+        self.probe_sent = false;
+        true
+    }
+
+    /// Entries sent but not yet acknowledged (a bound on pipelining).
+    pub(crate) fn in_flight(&self) -> u64 {
+        self.next_index.saturating_sub(self.match_index + 1)
+    }
+}

@@ -1,0 +1,325 @@
+//! Log replication (Raft §5.3) and commitment (§5.4.2): what the leader
+//! sends each follower, how a follower checks and stores it, how the leader
+//! backtracks a whole term per round trip on a mismatch (the conflict
+//! index/term hint), and how it decides an entry is committed.
+
+use std::fmt::Debug;
+
+use super::node::RaftNode;
+use super::progress::ProgressState;
+use super::types::*;
+use crate::types::{LogIndex, NodeId, Term};
+
+/// Appends a leader may have in flight to one follower, in messages of up to
+/// `max_entries_per_append` entries (flow control for pipelining).
+const MAX_IN_FLIGHT_APPENDS: u64 = 4;
+
+impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
+    /// Sends what each follower is owed: a probe to followers whose position
+    /// is unknown, and new entries to followers being streamed to. Runs when
+    /// the host takes a Ready, so proposals made in between share messages.
+    pub(super) fn flush_appends(&mut self) {
+        if self.role != Role::Leader {
+            return;
+        }
+        let last_index = self.log.last_index();
+        let window = self.config.max_entries_per_append.max(1) as u64 * MAX_IN_FLIGHT_APPENDS;
+        let peers: Vec<NodeId> = self.progress.keys().copied().collect();
+        for peer in peers {
+            loop {
+                let pr = &self.progress[&peer];
+                let due = match pr.state {
+                    ProgressState::Probe => !pr.probe_sent,
+                    ProgressState::Replicate => pr.next_index <= last_index && pr.in_flight() < window,
+                    ProgressState::Snapshot { .. } => false,
+                };
+                if !due {
+                    break;
+                }
+                self.send_append(peer);
+            }
+        }
+    }
+
+    /// Sends one AppendEntries starting at the follower's next index, or the
+    /// snapshot if the entry before it was compacted away (§7).
+    pub(super) fn send_append(&mut self, to: NodeId) {
+        let Some(pr) = self.progress.get(&to) else { return };
+        let next_index = pr.next_index;
+        let prev_log_index = next_index - 1;
+        let Some(prev_log_term) = self.log.term_at(prev_log_index) else {
+            self.send_snapshot(to);
+            return;
+        };
+        let cap = self.config.max_entries_per_append.max(1) as u64;
+        let entries = self.log.slice(next_index, (next_index + cap - 1).min(self.log.last_index()));
+        let sent = entries.len() as u64;
+        if let Some(pr) = self.progress.get_mut(&to) {
+            match pr.state {
+                ProgressState::Probe => pr.probe_sent = true,
+                ProgressState::Replicate => pr.next_index += sent,
+                ProgressState::Snapshot { .. } => {}
+            }
+        }
+        let msg = Message::AppendEntries {
+            term: self.term,
+            prev_log_index,
+            prev_log_term,
+            entries,
+            leader_commit: self.log.commit_index,
+            read_ctx: self.reads.round,
+        };
+        self.send(to, msg);
+    }
+
+    /// An empty AppendEntries: asserts leadership (resets followers' election
+    /// timers, §5.2), carries the commit index, and confirms read-index
+    /// rounds. A heartbeat to a streamed follower also detects lost appends:
+    /// its `prev` is the last entry sent, so a gap is answered by a rejection.
+    pub(super) fn send_heartbeat(&mut self, to: NodeId) {
+        let Some(pr) = self.progress.get(&to) else { return };
+        match pr.state {
+            ProgressState::Replicate => {
+                let prev_log_index = pr.next_index - 1;
+                let Some(prev_log_term) = self.log.term_at(prev_log_index) else {
+                    self.send_snapshot(to);
+                    return;
+                };
+                let msg = Message::AppendEntries {
+                    term: self.term,
+                    prev_log_index,
+                    prev_log_term,
+                    entries: Vec::new(),
+                    leader_commit: self.log.commit_index,
+                    read_ctx: self.reads.round,
+                };
+                self.send(to, msg);
+            }
+            // Resend the probe (with entries): the last one may be lost.
+            ProgressState::Probe => {
+                if let Some(pr) = self.progress.get_mut(&to) {
+                    pr.probe_sent = false;
+                }
+                self.send_append(to);
+            }
+            ProgressState::Snapshot { .. } => self.send_snapshot(to),
+        }
+    }
+
+    pub(super) fn broadcast_heartbeat(&mut self) {
+        let peers: Vec<NodeId> = self.progress.keys().copied().collect();
+        for peer in peers {
+            self.send_heartbeat(peer);
+        }
+    }
+
+    /// Follower side of AppendEntries (§5.3), for a message of our term.
+    pub(super) fn handle_append_entries(
+        &mut self,
+        from: NodeId,
+        mut prev_log_index: LogIndex,
+        mut prev_log_term: Term,
+        mut entries: Vec<Entry<C>>,
+        leader_commit: LogIndex,
+        read_ctx: u64,
+    ) {
+        if self.role == Role::Leader {
+            // Two leaders in one term cannot happen (§5.2) unless a planted
+            // bug made it so; the message is dropped.
+            return;
+        }
+        if self.role != Role::Follower || self.leader_id != Some(from) {
+            self.become_follower(self.term, Some(from));
+        } else {
+            self.leader_contact_ns = Some(self.now_ns);
+            self.reset_election_deadline();
+        }
+        let commit = self.log.commit_index;
+        // Entries up to our commit index already match the leader's (Log
+        // Matching and Leader Completeness, §5.4): skip them, which also keeps
+        // us from looking below our snapshot.
+        if prev_log_index < commit {
+            let skip = (commit - prev_log_index) as usize;
+            if entries.len() <= skip {
+                self.reply_append(from, true, commit, 0, None, read_ctx);
+                return;
+            }
+            entries.drain(..skip);
+            prev_log_index = commit;
+            prev_log_term = self.log.term_at(commit).expect("the commit index is in the log or the snapshot");
+        }
+        // §5.3 consistency check: we must hold the entry before the new ones.
+        if self.log.term_at(prev_log_index) != Some(prev_log_term) {
+            let (conflict_index, conflict_term) = match self.log.term_at(prev_log_index) {
+                None => (self.log.last_index() + 1, None),
+                Some(term) => (self.log.first_index_of_term_at(prev_log_index, commit + 1), Some(term)),
+            };
+            self.reply_append(from, false, prev_log_index, conflict_index, conflict_term, read_ctx);
+            return;
+        }
+        let last_new_index = prev_log_index + entries.len() as u64;
+        self.store_entries(entries);
+        // Figure 2: commit up to what the leader committed, but only as far as
+        // the entries this message proved we share with it.
+        let new_commit = leader_commit.min(last_new_index);
+        if new_commit > self.log.commit_index {
+            self.log.commit_index = new_commit;
+        }
+        self.reply_append(from, true, last_new_index, 0, None, read_ctx);
+    }
+
+    /// Stores entries that follow a matching `prev`: those already present
+    /// are skipped; at the first conflicting one the suffix is truncated
+    /// (§5.3) and the rest appended.
+    fn store_entries(&mut self, entries: Vec<Entry<C>>) {
+        let Some(first_new) = entries.iter().position(|e| self.log.term_at(e.index) != Some(e.term)) else {
+            return;
+        };
+        let mut entries = entries;
+        let mut new_entries = entries.split_off(first_new);
+        let first_index = new_entries[0].index;
+        let mut config_touched = new_entries.iter().any(|e| matches!(e.payload, Payload::Config(_)));
+        if first_index <= self.log.last_index() {
+            if self.config.bugs.no_truncate_conflict {
+                // Planted bug (breaks §5.3): keep our conflicting entries and
+                // append only what lies beyond them.
+                let last_index = self.log.last_index();
+                new_entries.retain(|e| e.index > last_index);
+            } else {
+                let raft_bugs_off = !self.any_raft_bug();
+                assert!(
+                    first_index > self.log.commit_index || !raft_bugs_off,
+                    "node {} asked to truncate committed entry {first_index} (commit {})",
+                    self.id(),
+                    self.log.commit_index
+                );
+                config_touched |= self.log.iter().any(|e| e.index >= first_index && matches!(e.payload, Payload::Config(_)));
+                self.log.truncate_from(first_index);
+                self.handed_out_index = self.handed_out_index.min(self.log.commit_index);
+                self.ready.persist.push(PersistOp::TruncateFrom(first_index));
+            }
+        }
+        if !new_entries.is_empty() {
+            if !self.config.bugs.no_truncate_conflict {
+                debug_assert!(new_entries[0].term >= self.log.last_term(), "log terms must not decrease");
+            }
+            self.log.append(new_entries.iter().cloned());
+            self.persist_append(new_entries);
+        }
+        if config_touched {
+            self.recompute_voters();
+        }
+    }
+
+    fn reply_append(
+        &mut self,
+        to: NodeId,
+        success: bool,
+        match_index: LogIndex,
+        conflict_index: LogIndex,
+        conflict_term: Option<Term>,
+        read_ctx: u64,
+    ) {
+        let term = self.term;
+        self.send(to, Message::AppendResponse { term, success, match_index, conflict_index, conflict_term, read_ctx });
+    }
+
+    /// Leader side of an AppendEntries reply of our term.
+    pub(super) fn handle_append_response(
+        &mut self,
+        from: NodeId,
+        success: bool,
+        match_index: LogIndex,
+        conflict_index: LogIndex,
+        conflict_term: Option<Term>,
+        read_ctx: u64,
+    ) {
+        if self.role != Role::Leader {
+            return;
+        }
+        // Fast backtracking (thesis §5.3 / seed 001): skip the follower's
+        // whole conflicting term, or to its log end if it is short.
+        let hint_next = match conflict_term {
+            Some(term) => match self.log.last_index_of_term(term, match_index) {
+                Some(index) => index + 1,
+                None => conflict_index,
+            },
+            None => conflict_index,
+        }
+        .max(1);
+        let now_ns = self.now_ns;
+        let Some(pr) = self.progress.get_mut(&from) else { return };
+        pr.last_heard_ns = now_ns;
+        pr.read_round_acked = pr.read_round_acked.max(read_ctx);
+        let advanced = if success {
+            pr.on_ack(match_index)
+        } else {
+            // On failure `match_index` echoes the rejected `prev_log_index`.
+            pr.on_reject(match_index, hint_next);
+            false
+        };
+        if advanced {
+            self.maybe_commit();
+        }
+        self.advance_reads();
+    }
+
+    /// §5.4.2: the leader commits the highest index a majority of voters
+    /// hold, but only if that entry is of its own term; earlier entries are
+    /// committed indirectly (Figure 8 shows why counting is not enough).
+    pub(super) fn maybe_commit(&mut self) {
+        if self.role != Role::Leader {
+            return;
+        }
+        let last_index = self.log.last_index();
+        let mut matched: Vec<LogIndex> = self
+            .voters
+            .iter()
+            .map(|v| {
+                if *v == self.id() {
+                    last_index
+                } else {
+                    self.progress.get(v).map_or(0, |p| p.match_index)
+                }
+            })
+            .collect();
+        if matched.is_empty() {
+            return;
+        }
+        matched.sort_unstable_by(|a, b| b.cmp(a));
+        let candidate = matched[self.quorum() - 1];
+        if candidate <= self.log.commit_index {
+            return;
+        }
+        let of_our_term = self.log.term_at(candidate) == Some(self.term);
+        if !of_our_term && !self.config.bugs.commit_old_term_by_counting {
+            return;
+        }
+        self.log.commit_index = candidate;
+        self.on_leader_commit();
+    }
+
+    /// Bookkeeping after the leader's commit index moved.
+    fn on_leader_commit(&mut self) {
+        if self.has_committed_in_term() {
+            self.reads.on_term_committed(self.log.commit_index);
+            self.advance_reads();
+        }
+        self.forget_removed_servers();
+        // Thesis §4.2.2: a leader removed from the configuration manages the
+        // cluster until the change commits, then steps down.
+        if !self.voters.contains(&self.id()) && self.log.commit_index >= self.last_conf_index {
+            self.become_follower(self.term, None);
+        }
+    }
+
+    pub(super) fn any_raft_bug(&self) -> bool {
+        let b = &self.config.bugs;
+        b.vote_without_log_check
+            || b.commit_old_term_by_counting
+            || b.reply_before_persist
+            || b.no_truncate_conflict
+            || b.leader_ignores_higher_term
+            || b.unsafe_membership_change
+    }
+}

@@ -1,0 +1,106 @@
+//! Log compaction and snapshot transfer (Raft §7): the host hands over its
+//! state as of an applied index, the covered entries leave memory and disk,
+//! and a follower that needs entries no longer in the log gets the snapshot
+//! instead. This is what keeps memory bounded in long runs.
+
+use std::fmt::Debug;
+
+use super::node::RaftNode;
+use super::progress::ProgressState;
+use super::types::*;
+use crate::types::{LogIndex, NodeId};
+
+impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
+    pub(super) fn compact_inner(&mut self, applied_index: LogIndex, data: S) {
+        if applied_index <= self.log.snapshot_index() {
+            return;
+        }
+        assert!(
+            applied_index <= self.handed_out_index,
+            "compact({applied_index}) beyond the last committed entry handed out ({})",
+            self.handed_out_index
+        );
+        let last_term = self.log.term_at(applied_index).expect("applied entries are in the log");
+        let voters = self.voters_as_of(applied_index);
+        let snapshot = Snapshot { last_index: applied_index, last_term, voters: voters.clone(), data };
+        self.log.compact_to(applied_index, last_term);
+        self.base_voters = voters;
+        self.snapshot = Some(snapshot.clone());
+        self.ready.persist.push(PersistOp::SaveSnapshot(snapshot));
+    }
+
+    /// Ships the latest snapshot to a follower whose next entry was
+    /// compacted away; it stays in Snapshot state until acknowledged.
+    pub(super) fn send_snapshot(&mut self, to: NodeId) {
+        let Some(snapshot) = self.snapshot.clone() else {
+            debug_assert!(false, "log compacted without a snapshot");
+            return;
+        };
+        if let Some(pr) = self.progress.get_mut(&to) {
+            pr.state = ProgressState::Snapshot { index: snapshot.last_index };
+        }
+        self.send(to, Message::InstallSnapshot { term: self.term, snapshot });
+    }
+
+    /// Follower side of InstallSnapshot (§7), for a message of our term.
+    pub(super) fn handle_install_snapshot(&mut self, from: NodeId, snapshot: Snapshot<S>) {
+        if self.role == Role::Leader {
+            return;
+        }
+        if self.role != Role::Follower || self.leader_id != Some(from) {
+            self.become_follower(self.term, Some(from));
+        } else {
+            self.leader_contact_ns = Some(self.now_ns);
+            self.reset_election_deadline();
+        }
+        let term = self.term;
+        // Already have it all (committed entries match the leader's): say how
+        // far we are so the leader resumes from there.
+        if snapshot.last_index <= self.log.commit_index {
+            let last_index = self.log.commit_index;
+            self.send(from, Message::InstallSnapshotResponse { term, last_index });
+            return;
+        }
+        let last_index = snapshot.last_index;
+        // §7: if our log holds the snapshot's last entry, keep what follows
+        // it; otherwise the whole log is superseded.
+        if self.log.term_at(last_index) != Some(snapshot.last_term) && self.log.last_index() > self.log.snapshot_index()
+        {
+            let truncate_at = (self.log.commit_index + 1).max(self.log.first_index());
+            if truncate_at <= self.log.last_index() {
+                self.log.truncate_from(truncate_at);
+                self.ready.persist.push(PersistOp::TruncateFrom(truncate_at));
+            }
+        }
+        self.log.compact_to(last_index, snapshot.last_term);
+        self.log.commit_index = last_index;
+        // The host replaces its state machine with the snapshot before
+        // applying anything else; entries of this Ready it has not yet applied
+        // are superseded by it.
+        self.handed_out_index = last_index;
+        self.ready.committed.clear();
+        self.base_voters = snapshot.voters.clone();
+        self.snapshot = Some(snapshot.clone());
+        self.ready.install = Some(snapshot.clone());
+        self.ready.persist.push(PersistOp::SaveSnapshot(snapshot));
+        self.recompute_voters();
+        self.send(from, Message::InstallSnapshotResponse { term, last_index });
+    }
+
+    pub(super) fn handle_install_snapshot_response(&mut self, from: NodeId, last_index: LogIndex) {
+        if self.role != Role::Leader {
+            return;
+        }
+        let now_ns = self.now_ns;
+        let Some(pr) = self.progress.get_mut(&from) else { return };
+        pr.last_heard_ns = now_ns;
+        let advanced = last_index > pr.match_index;
+        pr.match_index = pr.match_index.max(last_index);
+        pr.next_index = pr.match_index + 1;
+        pr.state = ProgressState::Probe;
+        pr.probe_sent = false;
+        if advanced {
+            self.maybe_commit();
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! The data that crosses the Raft core's boundary: log entries, messages,
+//! persist operations and the `Ready` batch the host carries out.
+//!
+//! Ordering rule (the durability contract, Raft §5 "persistent state"): the
+//! host must make every [`PersistOp`] of a [`Ready`] durable (written and
+//! synced, in order) *before* it sends any of that `Ready`'s messages, because
+//! those messages (vote grants, append acknowledgements) promise that the
+//! state is on disk. Committed entries may be applied before or after.
+
+use std::collections::BTreeSet;
+
+use crate::types::{LogIndex, NodeId, Term};
+
+/// What a log entry carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Payload<C> {
+    /// Appended by every new leader so it can commit an entry of its own term
+    /// (Raft §5.4.2, §8).
+    Noop,
+    /// A single-server membership change (Raft thesis §4.3). Takes effect
+    /// when appended, not when committed.
+    Config(ConfChange),
+    /// An application command.
+    Command(C),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry<C> {
+    pub term: Term,
+    pub index: LogIndex,
+    pub payload: Payload<C>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfChange {
+    AddServer(NodeId),
+    RemoveServer(NodeId),
+}
+
+/// A snapshot: the state machine as of `last_index`, plus the configuration
+/// in force there. `S` is the application's state (cloned, never serialized:
+/// the simulator's disk stores values).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snapshot<S> {
+    pub last_index: LogIndex,
+    pub last_term: Term,
+    pub voters: BTreeSet<NodeId>,
+    pub data: S,
+}
+
+/// Term and vote: what must survive a crash besides the log (Raft Figure 2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HardState {
+    pub term: Term,
+    pub voted_for: Option<NodeId>,
+}
+
+/// One durable write. Applied in order by the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PersistOp<C, S> {
+    SetHardState(HardState),
+    /// Remove every entry with index >= the given one.
+    TruncateFrom(LogIndex),
+    /// Append entries (contiguous, following the current last entry).
+    Append(Vec<Entry<C>>),
+    /// Save a snapshot and drop the log entries it covers (index <=
+    /// `last_index`); entries after it are kept.
+    SaveSnapshot(Snapshot<S>),
+}
+
+/// Everything a node persisted, as handed back to [`super::RaftNode::restore`]
+/// after a restart. A node rebuilds from this and nothing else.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Persisted<C, S> {
+    pub hard_state: HardState,
+    pub snapshot: Option<Snapshot<S>>,
+    /// Entries after the snapshot, contiguous.
+    pub entries: Vec<Entry<C>>,
+}
+
+impl<C, S> Default for Persisted<C, S> {
+    fn default() -> Self {
+        Persisted { hard_state: HardState::default(), snapshot: None, entries: Vec::new() }
+    }
+}
+
+/// Peer messages. Every message carries the sender's term.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Message<C, S> {
+    /// Pre-vote (thesis §9.6) when `pre_vote` is true: asks whether the peer
+    /// would vote, without anyone changing term.
+    RequestVote { term: Term, pre_vote: bool, last_log_index: LogIndex, last_log_term: Term },
+    VoteResponse { term: Term, pre_vote: bool, granted: bool },
+    /// `read_ctx` rides on heartbeats for read-index confirmation (thesis §6.4).
+    AppendEntries {
+        term: Term,
+        prev_log_index: LogIndex,
+        prev_log_term: Term,
+        entries: Vec<Entry<C>>,
+        leader_commit: LogIndex,
+        read_ctx: u64,
+    },
+    /// On failure, `conflict_index`/`conflict_term` let the leader skip a whole
+    /// term per round trip (fast backtracking, seed 001 / thesis §5.3).
+    AppendResponse {
+        term: Term,
+        success: bool,
+        match_index: LogIndex,
+        conflict_index: LogIndex,
+        conflict_term: Option<Term>,
+        read_ctx: u64,
+    },
+    InstallSnapshot { term: Term, snapshot: Snapshot<S> },
+    InstallSnapshotResponse { term: Term, last_index: LogIndex },
+    /// Tells a removed or lagging server nothing but the term (used so a
+    /// leader answers stale-term messages).
+    TimeoutNow { term: Term },
+}
+
+impl<C, S> Message<C, S> {
+    pub fn term(&self) -> Term {
+        match self {
+            Message::RequestVote { term, .. }
+            | Message::VoteResponse { term, .. }
+            | Message::AppendEntries { term, .. }
+            | Message::AppendResponse { term, .. }
+            | Message::InstallSnapshot { term, .. }
+            | Message::InstallSnapshotResponse { term, .. }
+            | Message::TimeoutNow { term } => *term,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    Follower,
+    PreCandidate,
+    Candidate,
+    Leader,
+}
+
+/// Observations for the host and the checkers (not needed for correctness).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RaftEvent {
+    BecameLeader { term: Term },
+    SteppedDown { term: Term },
+    /// A membership change was appended (in force from now on this node).
+    ConfigChanged { voters: BTreeSet<NodeId> },
+}
+
+/// A read-index request that is now safe to serve once the local state
+/// machine has applied `index` (thesis §6.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadReady {
+    pub ctx: u64,
+    pub index: LogIndex,
+}
+
+/// The batch of work a node hands its host after any input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ready<C, S> {
+    /// Make durable first, in order.
+    pub persist: Vec<PersistOp<C, S>>,
+    /// Then send.
+    pub messages: Vec<(NodeId, Message<C, S>)>,
+    /// Newly committed entries, in index order, to apply.
+    pub committed: Vec<Entry<C>>,
+    /// A snapshot received from the leader: replace the state machine with it
+    /// before applying `committed`.
+    pub install: Option<Snapshot<S>>,
+    pub reads: Vec<ReadReady>,
+    /// Read-index requests that can no longer be served (leadership lost).
+    pub reads_failed: Vec<u64>,
+    pub events: Vec<RaftEvent>,
+}
+
+impl<C, S> Default for Ready<C, S> {
+    fn default() -> Self {
+        Ready {
+            persist: Vec::new(),
+            messages: Vec::new(),
+            committed: Vec::new(),
+            install: None,
+            reads: Vec::new(),
+            reads_failed: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+}
+
+impl<C, S> Ready<C, S> {
+    pub fn is_empty(&self) -> bool {
+        self.persist.is_empty()
+            && self.messages.is_empty()
+            && self.committed.is_empty()
+            && self.install.is_none()
+            && self.reads.is_empty()
+            && self.reads_failed.is_empty()
+            && self.events.is_empty()
+    }
+}
+
+/// Static settings of a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaftConfig {
+    pub id: NodeId,
+    /// Initial voters. A spare server starts with its own id absent from this
+    /// set and stays passive until a leader adds it.
+    pub voters: BTreeSet<NodeId>,
+    pub election_timeout_min_ns: u64,
+    pub election_timeout_max_ns: u64,
+    pub heartbeat_ns: u64,
+    /// Most entries in one AppendEntries.
+    pub max_entries_per_append: usize,
+    pub pre_vote: bool,
+    pub check_quorum: bool,
+    /// Planted bugs (all off by default). Only the Raft ones matter here:
+    /// `vote_without_log_check`, `commit_old_term_by_counting`,
+    /// `reply_before_persist`, `no_truncate_conflict`,
+    /// `leader_ignores_higher_term`, `unsafe_membership_change`.
+    pub bugs: crate::bugs::Bugs,
+}
+
+impl RaftConfig {
+    /// Settings with the usual defaults: election timeout 150..300 ms,
+    /// heartbeat 50 ms, 64 entries per append, pre-vote and check-quorum on,
+    /// no bugs. `voters` is the cluster's initial (genesis) configuration and
+    /// must be the same on every node, spares included (see the field doc).
+    pub fn new(id: NodeId, voters: BTreeSet<NodeId>) -> Self {
+        RaftConfig {
+            id,
+            voters,
+            election_timeout_min_ns: 150_000_000,
+            election_timeout_max_ns: 300_000_000,
+            heartbeat_ns: 50_000_000,
+            max_entries_per_append: 64,
+            pre_vote: true,
+            check_quorum: true,
+            bugs: crate::bugs::Bugs::default(),
+        }
+    }
+}
+
+/// Why a proposal was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProposeError {
+    /// Not the leader; the best guess of who is, if any.
+    NotLeader { leader_hint: Option<NodeId> },
+    /// Membership change refused: another is still uncommitted, or the leader
+    /// has not yet committed an entry of its term (thesis §4.1), or it would
+    /// be a no-op (adding a voter / removing a non-voter).
+    ConfChangeRefused,
+}

@@ -1,0 +1,81 @@
+//! Observations every server emits as it applies entries and decides things,
+//! for the simulator's checkers (which stamp them with true time) and for
+//! the trace.
+//!
+//! Events carry the log index of the entry that caused them, so checkers can
+//! compare servers entry by entry ("attached keys removed at the same index
+//! everywhere", "tokens grow with the grant index"). Nothing in the server
+//! depends on them.
+
+use std::collections::BTreeSet;
+
+use serde::{Serialize, Serializer};
+
+use crate::raft::{Entry, RaftEvent};
+use crate::service::{Command, ReleaseCause, RevokeCause};
+use crate::types::{ClientId, LeaseId, LogIndex, NodeId, Term};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum ServerEvent {
+    /// Raft's own observations (elections, step-downs, configurations).
+    Raft(#[serde(serialize_with = "serialize_raft_event")] RaftEvent),
+    /// An entry was applied; `fingerprint` is [`fingerprint`] of it, for the
+    /// state-machine-safety checker.
+    Applied { index: LogIndex, term: Term, fingerprint: u64 },
+    /// The state machine was replaced by a snapshot as of `index` (from the
+    /// leader, or from this server's disk on restart).
+    SnapshotInstalled { index: LogIndex },
+    /// A client request was executed (first time for this `(client, seq)`).
+    RequestApplied { client: ClientId, seq: u64, index: LogIndex },
+    /// A retried request was answered from the session record.
+    RequestDeduplicated { client: ClientId, seq: u64, index: LogIndex },
+    LeaseGranted { lease: LeaseId, ttl_ns: u64, index: LogIndex },
+    /// `index` is the entry that ended the lease; with the planted bug
+    /// `follower_expires_leases`, the last applied index at a local expiry.
+    LeaseRevoked { lease: LeaseId, index: LogIndex, cause: RevokeCause, deleted_keys: Vec<String> },
+    /// `leader-stamped-wall`: a keep-alive entry moved the stamped expiry.
+    LeaseRefreshed { lease: LeaseId, index: LogIndex, expiry_wall_ns: u64 },
+    LockQueued { key: String, client: ClientId, seq: u64, lease: LeaseId, index: LogIndex },
+    LockGranted { key: String, client: ClientId, seq: u64, lease: LeaseId, token: u64, index: LogIndex },
+    LockReleased { key: String, client: ClientId, token: u64, index: LogIndex, cause: ReleaseCause },
+    /// A waiter left a queue without the lock (its lease ended).
+    LockWaiterDropped { key: String, client: ClientId, seq: u64, lease: LeaseId, index: LogIndex },
+    /// The leader answered a keep-alive live (the lease renewed for `ttl_ns`).
+    KeepAliveAnswered { lease: LeaseId, client: ClientId, seq: u64, ttl_ns: u64 },
+    /// The leader decided a lease expired and proposed `Expire`.
+    ExpiryProposed { lease: LeaseId },
+    /// The leader proposed a checkpoint of `leases` remaining TTLs.
+    CheckpointProposed { leases: usize },
+}
+
+/// A stable digest of an entry: FNV-1a (64 bit) of its `Debug` text. Stable
+/// for one build, which is what comparing servers within one run needs.
+pub fn fingerprint(entry: &Entry<Command>) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in format!("{entry:?}").bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// Raft's event types stay free of serde (Raft is generic and knows nothing
+/// of traces); this mirror gives them a stable serialized form.
+#[derive(Serialize)]
+enum RaftEventRepr<'a> {
+    BecameLeader { term: Term },
+    SteppedDown { term: Term },
+    ConfigChanged { voters: &'a BTreeSet<NodeId> },
+    Other(String),
+}
+
+fn serialize_raft_event<S: Serializer>(event: &RaftEvent, serializer: S) -> Result<S::Ok, S::Error> {
+    #[allow(unreachable_patterns)] // so a new RaftEvent variant does not break this crate's build
+    let repr = match event {
+        RaftEvent::BecameLeader { term } => RaftEventRepr::BecameLeader { term: *term },
+        RaftEvent::SteppedDown { term } => RaftEventRepr::SteppedDown { term: *term },
+        RaftEvent::ConfigChanged { voters } => RaftEventRepr::ConfigChanged { voters },
+        other => RaftEventRepr::Other(format!("{other:?}")),
+    };
+    repr.serialize(serializer)
+}

@@ -1,0 +1,296 @@
+//! Lease expiry on the server side: who decides a lease is over, and when.
+//!
+//! `leader-monotonic` (seed 000, etcd's lessor, seed 004's Xline): only the
+//! leader keeps deadlines, on its monotonic clock; on a deadline it proposes
+//! `Expire` through the log. A new leader re-arms every lease at
+//! now + extension + TTL (etcd's `Promote`): the old leader may have answered
+//! keep-alives until check-quorum deposed it, up to one election timeout
+//! after it lost the majority, so the extension must cover that. With
+//! checkpoints on, the leader periodically logs remaining TTLs and a new
+//! leader uses them instead of the full TTL; a keep-alive of a checkpointed
+//! lease is answered only once a reset to the full TTL has committed, or a
+//! new leader could use a stale remaining TTL and expire the lease early.
+//!
+//! `leader-stamped-wall` (seed 001): the stamps are replicated; the leader
+//! proposes `Expire` when its wall clock passes one, and every server also
+//! judges them itself when applying (see the state machine).
+//!
+//! The planted bugs of this layer live here too: `follower_expires_leases`,
+//! `no_promote_extension`, `keepalive_after_revoke`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::server::deadlines::LeaseDeadlines;
+use crate::server::{Server, ServerEvent};
+use crate::service::{ApplyContext, ClientRequest, Command, Op, Response, ServiceError};
+use crate::types::{ExpiryStrategy, LeaseId, LogIndex, Term};
+
+/// The volatile lease bookkeeping of one server.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct LeaseTracker {
+    /// `Some(term)` while this server leads and has promoted its leases.
+    pub leader_term: Option<Term>,
+    /// `leader-monotonic` leader: deadlines on this process's clock.
+    pub deadlines: LeaseDeadlines,
+    /// Leases whose `Expire` is proposed but not yet applied: no keep-alive
+    /// may renew them any more.
+    pub expiring: BTreeSet<LeaseId>,
+    pub next_checkpoint_ns: Option<u64>,
+    /// Keep-alives waiting for their checkpoint reset (at that index) to
+    /// commit before being answered.
+    pub awaiting_reset: BTreeMap<LogIndex, Vec<ClientRequest>>,
+    /// Planted bug `follower_expires_leases`: a non-leader's own deadlines.
+    pub local: LeaseDeadlines,
+}
+
+impl Server {
+    fn now_ns(&self) -> u64 {
+        self.clocks.mono_ns
+    }
+
+    fn monotonic(&self) -> bool {
+        self.config.expiry == ExpiryStrategy::LeaderMonotonic
+    }
+
+    /// Promotes or demotes the lease bookkeeping to match Raft's role.
+    pub(super) fn sync_role(&mut self) {
+        let leading = self.is_leader();
+        let term = self.raft.term();
+        if self.tracker.leader_term.is_some() && (!leading || self.tracker.leader_term != Some(term)) {
+            self.demote();
+        }
+        if leading && self.tracker.leader_term.is_none() {
+            self.promote(term);
+        }
+    }
+
+    fn extension_ns(&self) -> u64 {
+        if self.config.bugs.no_promote_extension {
+            0
+        } else {
+            self.config.promote_extension_ns
+        }
+    }
+
+    /// etcd's `Promote`: re-arm every lease at now + extension + TTL (or the
+    /// checkpointed remaining TTL).
+    fn promote(&mut self, term: Term) {
+        let now = self.now_ns();
+        let extension = self.extension_ns();
+        let tracker = &mut self.tracker;
+        tracker.leader_term = Some(term);
+        tracker.deadlines.clear();
+        tracker.expiring.clear();
+        tracker.local.clear();
+        if self.config.expiry == ExpiryStrategy::LeaderMonotonic {
+            for lease in self.sm.leases().iter() {
+                let remaining = lease.checkpoint_remaining_ns.unwrap_or(lease.ttl_ns);
+                tracker.deadlines.arm(lease.id, now + extension + remaining);
+            }
+            tracker.next_checkpoint_ns = self.config.checkpoint_interval_ns.map(|every| now + every);
+        }
+    }
+
+    /// Followers track nothing (seed 000); whatever waited on leadership is
+    /// told to retry.
+    fn demote(&mut self) {
+        self.tracker.leader_term = None;
+        self.tracker.deadlines.clear();
+        self.tracker.expiring.clear();
+        self.tracker.next_checkpoint_ns = None;
+        let hint = Response::Error(ServiceError::NotLeader { leader_hint: self.raft.leader_id() });
+        for req in std::mem::take(&mut self.tracker.awaiting_reset).into_values().flatten() {
+            self.reply_to(&req, Response::Error(ServiceError::Retry));
+        }
+        // Reads confirmed while leading are still linearizable, except those
+        // answered from the leader's own deadlines.
+        let needs_leader = |r: &ClientRequest| matches!(r.op, Op::LeaseKeepAlive { .. } | Op::LeaseTimeToLive { .. });
+        for req in self.reads.take_confirmed_where(needs_leader) {
+            self.reply_to(&req, hint.clone());
+        }
+        if self.config.bugs.follower_expires_leases {
+            self.arm_local_all();
+        }
+    }
+
+    /// Planted bug `follower_expires_leases`: a non-leader arms its own
+    /// deadline for every lease it does not track yet.
+    fn arm_local_all(&mut self) {
+        let now = self.now_ns();
+        for lease in self.sm.leases().iter() {
+            if self.tracker.local.deadline(lease.id).is_none() {
+                self.tracker.local.arm(lease.id, now + lease.ttl_ns);
+            }
+        }
+    }
+
+    /// The state machine was replaced by a snapshot.
+    pub(super) fn on_state_replaced(&mut self) {
+        if self.config.bugs.follower_expires_leases && self.tracker.leader_term.is_none() {
+            self.arm_local_all();
+        }
+    }
+
+    pub(super) fn on_lease_granted(&mut self, lease: LeaseId, ttl_ns: u64, entry_term: Term) {
+        let now = self.now_ns();
+        match self.tracker.leader_term {
+            Some(term) if self.monotonic() => {
+                // A grant from an earlier term may have been answered by the
+                // old leader already, and renewed by it: extend as Promote.
+                let extension = if entry_term < term { self.extension_ns() } else { 0 };
+                self.tracker.deadlines.arm(lease, now + extension + ttl_ns);
+            }
+            None if self.config.bugs.follower_expires_leases => self.tracker.local.arm(lease, now + ttl_ns),
+            _ => {}
+        }
+    }
+
+    pub(super) fn on_lease_ended(&mut self, lease: LeaseId) {
+        // Planted bug `keepalive_after_revoke`: the deadline outlives the
+        // lease, and keep-alives are judged by the deadline alone.
+        if !self.config.bugs.keepalive_after_revoke {
+            self.tracker.deadlines.disarm(lease);
+        }
+        self.tracker.expiring.remove(&lease);
+        self.tracker.local.disarm(lease);
+    }
+
+    /// After applying `index`: keep-alives waiting for a checkpoint reset
+    /// there can now be answered.
+    pub(super) fn on_entry_applied(&mut self, index: LogIndex) {
+        if let Some(waiting) = self.tracker.awaiting_reset.remove(&index) {
+            for req in waiting {
+                self.answer_keepalive(req);
+            }
+        }
+    }
+
+    /// Proposes what the clocks call for: expiries, checkpoints; and, with
+    /// the planted bug, expires leases locally on a follower.
+    pub(super) fn lease_housekeeping(&mut self) {
+        let now = self.now_ns();
+        if self.tracker.leader_term.is_none() {
+            if self.config.bugs.follower_expires_leases {
+                for lease in self.tracker.local.pop_due(now) {
+                    let mut ctx = ApplyContext { wall_ns: self.clocks.wall_ns, local_grants: self.local_grants };
+                    let effects = self.sm.expire_locally(lease, &mut ctx);
+                    self.local_grants = ctx.local_grants;
+                    let (index, term) = (self.sm.applied_index(), self.sm.applied_term());
+                    self.handle_effects(effects, index, term);
+                }
+            }
+            return;
+        }
+        let due: Vec<LeaseId> = match self.config.expiry {
+            ExpiryStrategy::LeaderMonotonic => self.tracker.deadlines.pop_due(now),
+            ExpiryStrategy::LeaderStampedWall => {
+                let wall = self.clocks.wall_ns;
+                let expiring = &self.tracker.expiring;
+                let stamped_out = |l: &&crate::service::lease::Lease| l.expiry_wall_ns.is_some_and(|e| e <= wall);
+                self.sm.leases().iter().filter(stamped_out).map(|l| l.id).filter(|id| !expiring.contains(id)).collect()
+            }
+        };
+        for lease in due {
+            if self.raft.propose(now, Command::Expire { lease }).is_ok() {
+                self.tracker.expiring.insert(lease);
+                self.output.events.push(ServerEvent::ExpiryProposed { lease });
+            }
+        }
+        self.maybe_checkpoint(now);
+    }
+
+    fn maybe_checkpoint(&mut self, now: u64) {
+        let (Some(due), Some(every)) = (self.tracker.next_checkpoint_ns, self.config.checkpoint_interval_ns) else { return };
+        if now < due {
+            return;
+        }
+        self.tracker.next_checkpoint_ns = Some(now + every);
+        let expiring = &self.tracker.expiring;
+        let remaining: Vec<(LeaseId, u64)> =
+            self.tracker.deadlines.iter().filter(|(l, _)| !expiring.contains(l)).map(|(l, t)| (l, t.saturating_sub(now))).collect();
+        if remaining.is_empty() {
+            return;
+        }
+        let leases = remaining.len();
+        if self.raft.propose(now, Command::Checkpoint { remaining }).is_ok() {
+            self.output.events.push(ServerEvent::CheckpointProposed { leases });
+        }
+    }
+
+    /// The next lease-related deadline on this process's monotonic clock.
+    pub(super) fn lease_deadline_ns(&self) -> u64 {
+        let tracker = &self.tracker;
+        if tracker.leader_term.is_none() {
+            return tracker.local.next().unwrap_or(u64::MAX);
+        }
+        match self.config.expiry {
+            ExpiryStrategy::LeaderMonotonic => {
+                tracker.deadlines.next().unwrap_or(u64::MAX).min(tracker.next_checkpoint_ns.unwrap_or(u64::MAX))
+            }
+            ExpiryStrategy::LeaderStampedWall => {
+                // Wall stamps translated to this process's monotonic clock at
+                // the last reading (a later wall jump is caught at the next
+                // input, when housekeeping compares against the wall clock).
+                let (mono, wall) = (self.clocks.mono_ns, self.clocks.wall_ns);
+                self.sm
+                    .leases()
+                    .iter()
+                    .filter(|l| !tracker.expiring.contains(&l.id))
+                    .filter_map(|l| l.expiry_wall_ns)
+                    .map(|e| mono.saturating_add(e.saturating_sub(wall)))
+                    .min()
+                    .unwrap_or(u64::MAX)
+            }
+        }
+    }
+
+    /// `leader-monotonic` keep-alive, once the read index confirmed this
+    /// server still leads: renew the deadline and answer, or refuse a lease
+    /// that is unknown, revoked or already expiring (seed 004's `renew`).
+    pub(super) fn answer_keepalive(&mut self, req: ClientRequest) {
+        let Op::LeaseKeepAlive { lease } = req.op else { return };
+        if self.tracker.leader_term.is_none() {
+            let leader_hint = self.raft.leader_id();
+            self.reply_to(&req, Response::Error(ServiceError::NotLeader { leader_hint }));
+            return;
+        }
+        let armed = self.tracker.deadlines.deadline(lease).is_some() && !self.tracker.expiring.contains(&lease);
+        let known = self.sm.leases().get(lease).map(|l| (l.ttl_ns, l.checkpoint_remaining_ns.is_some()));
+        let live = armed && (known.is_some() || self.config.bugs.keepalive_after_revoke);
+        if !live {
+            self.reply_to(&req, Response::Error(ServiceError::LeaseNotFound { lease }));
+            return;
+        }
+        let (ttl_ns, checkpointed) = known.unwrap_or((self.sm.settings().min_ttl_ns, false));
+        if checkpointed && self.config.checkpoint_interval_ns.is_some() {
+            let reset = Command::Checkpoint { remaining: vec![(lease, ttl_ns)] };
+            match self.raft.propose(self.now_ns(), reset) {
+                Ok(index) => self.tracker.awaiting_reset.entry(index).or_default().push(req),
+                Err(error) => {
+                    let body = self.refused(error);
+                    self.reply_to(&req, body);
+                }
+            }
+            return;
+        }
+        let now = self.now_ns();
+        self.tracker.deadlines.arm(lease, now + ttl_ns);
+        self.output.events.push(ServerEvent::KeepAliveAnswered { lease, client: req.client, seq: req.seq, ttl_ns });
+        self.reply_to(&req, Response::KeepAlive { lease, ttl_ns });
+    }
+
+    /// Remaining time of a lease as this leader sees it.
+    pub(super) fn time_to_live(&self, lease: LeaseId) -> Response {
+        let Some(l) = self.sm.leases().get(lease) else {
+            return Response::Error(ServiceError::LeaseNotFound { lease });
+        };
+        let remaining_ns = match self.config.expiry {
+            ExpiryStrategy::LeaderMonotonic if self.tracker.expiring.contains(&lease) => 0,
+            ExpiryStrategy::LeaderMonotonic => {
+                self.tracker.deadlines.deadline(lease).map_or(l.ttl_ns, |d| d.saturating_sub(self.now_ns()))
+            }
+            ExpiryStrategy::LeaderStampedWall => l.expiry_wall_ns.map_or(0, |e| e.saturating_sub(self.clocks.wall_ns)),
+        };
+        self.sm.time_to_live(lease, remaining_ns)
+    }
+}

@@ -1,0 +1,34 @@
+//! What a server hands its host after an input.
+//!
+//! Ordering rule (Raft's durability contract, extended to clients): the host
+//! makes every `persist` operation durable, in order, before it sends any of
+//! the `messages` or `replies` of the same output, because a vote, an append
+//! acknowledgement or an answer may rest on that state.
+
+use crate::raft::PersistOp;
+use crate::server::{PeerMessage, ServerEvent};
+use crate::service::{ClientResponse, Command, StateMachine};
+use crate::types::NodeId;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerOutput {
+    /// Make durable first, in order.
+    pub persist: Vec<PersistOp<Command, StateMachine>>,
+    /// Then send to peers.
+    pub messages: Vec<(NodeId, PeerMessage)>,
+    /// And to clients.
+    pub replies: Vec<crate::service::ClientResponse>,
+    /// Observations for the checkers (not needed for correctness).
+    pub events: Vec<ServerEvent>,
+}
+
+impl ServerOutput {
+    pub fn is_empty(&self) -> bool {
+        self.persist.is_empty() && self.messages.is_empty() && self.replies.is_empty() && self.events.is_empty()
+    }
+
+    /// Replies to `client`, in order (a convenience for tests and hosts).
+    pub fn replies_to(&self, client: crate::types::ClientId) -> Vec<&ClientResponse> {
+        self.replies.iter().filter(|r| r.client == client).collect()
+    }
+}

@@ -1,0 +1,280 @@
+//! One server process: drives its Raft node, applies committed entries to
+//! the state machine, and turns what happened into the host's output.
+//!
+//! Every input follows the same path: note the clocks, hand the input to
+//! Raft (or to the request handler), then drain Raft's `Ready` until it is
+//! empty — persist and messages go to the output, a snapshot replaces the
+//! state machine, committed entries are applied in order, confirmed reads are
+//! served — with the leader's lease housekeeping run between rounds, since it
+//! may itself propose. Replies to logged requests are sent by whichever
+//! server is leader when it applies the entry, so a request that committed
+//! survives a leader change.
+
+use crate::raft::{ConfChange, Entry, Persisted, ProposeError, RaftNode, Ready, Role, Snapshot};
+use crate::server::deadlines::LeaseDeadlines;
+use crate::server::event::fingerprint;
+use crate::server::expiry::LeaseTracker;
+use crate::server::reads::PendingReads;
+use crate::server::{Clocks, ServerConfig, ServerEvent, ServerOutput};
+use crate::service::{ApplyContext, ClientRequest, ClientResponse, Command, Effect, Response, ServiceError, StateMachine};
+use crate::types::{ClientId, LogIndex, NodeId, Term};
+
+pub struct Server {
+    pub(super) config: ServerConfig,
+    pub(super) raft: RaftNode<Command, StateMachine>,
+    pub(super) sm: StateMachine,
+    /// The latest readings of this process's clocks.
+    pub(super) clocks: Clocks,
+    /// This process's lock grants since it started (planted bug
+    /// `token_from_local_counter` only; lost on restart like any volatile
+    /// counter).
+    pub(super) local_grants: u64,
+    pub(super) tracker: LeaseTracker,
+    pub(super) reads: PendingReads,
+    pub(super) output: ServerOutput,
+    /// Index of the last snapshot this server took or installed.
+    pub(super) last_snapshot_index: LogIndex,
+}
+
+impl Server {
+    /// A server starting fresh (`persisted` empty) or restarting from what
+    /// it had made durable. A restart rebuilds the state machine from the
+    /// persisted snapshot and re-applies committed entries as Raft learns the
+    /// commit index again; nothing else survives.
+    pub fn new(config: ServerConfig, persisted: Persisted<Command, StateMachine>, rng_seed: u64, clocks: Clocks) -> Self {
+        let raft = if persisted == Persisted::default() {
+            RaftNode::new(config.raft.clone(), rng_seed, clocks.mono_ns)
+        } else {
+            RaftNode::restore(config.raft.clone(), persisted, rng_seed, clocks.mono_ns)
+        };
+        let sm = StateMachine::new(config.machine_settings());
+        let mut server = Server {
+            config,
+            raft,
+            sm,
+            clocks,
+            local_grants: 0,
+            tracker: LeaseTracker::default(),
+            reads: PendingReads::default(),
+            output: ServerOutput::default(),
+            last_snapshot_index: 0,
+        };
+        server.after_input();
+        server
+    }
+
+    pub fn handle_peer(&mut self, clocks: Clocks, from: NodeId, msg: crate::server::PeerMessage) {
+        self.observe(clocks);
+        self.raft.step(self.clocks.mono_ns, from, msg);
+        self.after_input();
+    }
+
+    pub fn handle_client(&mut self, clocks: Clocks, req: ClientRequest) {
+        self.observe(clocks);
+        self.on_request(req);
+        self.after_input();
+    }
+
+    /// Fires due timers: Raft's, and the leader's lease deadlines and
+    /// checkpoints. Harmless when nothing is due.
+    pub fn tick(&mut self, clocks: Clocks) {
+        self.observe(clocks);
+        if self.clocks.mono_ns >= self.raft.next_deadline_ns() {
+            self.raft.tick(self.clocks.mono_ns);
+        }
+        self.after_input();
+    }
+
+    /// A single-server membership change through this server (the leader).
+    pub fn propose_conf_change(&mut self, clocks: Clocks, change: ConfChange) -> Result<LogIndex, ProposeError> {
+        self.observe(clocks);
+        let result = self.raft.propose_conf_change(self.clocks.mono_ns, change);
+        self.after_input();
+        result
+    }
+
+    /// Drains what the host must do: persist first, then send.
+    pub fn take_output(&mut self) -> ServerOutput {
+        std::mem::take(&mut self.output)
+    }
+
+    /// When `tick` is next due, on this process's monotonic clock.
+    pub fn next_deadline_ns(&self) -> u64 {
+        self.raft.next_deadline_ns().min(self.lease_deadline_ns())
+    }
+
+    pub fn raft(&self) -> &RaftNode<Command, StateMachine> {
+        &self.raft
+    }
+
+    pub fn state_machine(&self) -> &StateMachine {
+        &self.sm
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    pub fn id(&self) -> NodeId {
+        self.raft.id()
+    }
+
+    /// Reads (and `leader-monotonic` keep-alives) waiting for the read index.
+    pub fn pending_reads(&self) -> usize {
+        self.reads.len()
+    }
+
+    /// The leader's lease deadlines (empty on followers; under
+    /// `leader-stamped-wall` the stamps live in the state machine instead).
+    pub fn lease_deadlines(&self) -> &LeaseDeadlines {
+        &self.tracker.deadlines
+    }
+
+    fn observe(&mut self, clocks: Clocks) {
+        // The monotonic clock never goes back; a defensive max keeps a
+        // confused host from moving deadlines backwards.
+        self.clocks.mono_ns = self.clocks.mono_ns.max(clocks.mono_ns);
+        self.clocks.wall_ns = clocks.wall_ns;
+    }
+
+    pub(super) fn is_leader(&self) -> bool {
+        self.raft.role() == Role::Leader
+    }
+
+    pub(super) fn reply(&mut self, client: ClientId, seq: u64, body: Response) {
+        let from = self.raft.id();
+        self.output.replies.push(ClientResponse { client, seq, from, body });
+    }
+
+    pub(super) fn reply_to(&mut self, req: &ClientRequest, body: Response) {
+        self.reply(req.client, req.seq, body);
+    }
+
+    /// The answer for a proposal Raft refused.
+    pub(super) fn refused(&self, error: ProposeError) -> Response {
+        match error {
+            ProposeError::NotLeader { leader_hint } => Response::Error(ServiceError::NotLeader { leader_hint }),
+            ProposeError::ConfChangeRefused => Response::Error(ServiceError::Retry),
+        }
+    }
+
+    fn after_input(&mut self) {
+        loop {
+            self.sync_role();
+            self.lease_housekeeping();
+            let ready = self.raft.take_ready();
+            if ready.is_empty() {
+                break;
+            }
+            self.handle_ready(ready);
+            self.serve_reads();
+            self.maybe_compact();
+        }
+        self.serve_reads();
+    }
+
+    fn handle_ready(&mut self, ready: Ready<Command, StateMachine>) {
+        let Ready { persist, messages, committed, install, reads, reads_failed, events } = ready;
+        self.output.persist.extend(persist);
+        self.output.messages.extend(messages);
+        self.output.events.extend(events.into_iter().map(ServerEvent::Raft));
+        // Role changes reported in this batch take effect before its entries
+        // are applied, so a new leader arms the leases those entries grant.
+        self.sync_role();
+        if let Some(snapshot) = install {
+            self.install(snapshot);
+        }
+        for entry in committed {
+            self.apply(entry);
+        }
+        for read in reads {
+            self.reads.confirm(read.ctx, read.index);
+        }
+        for ctx in reads_failed {
+            if let Some(req) = self.reads.fail(ctx) {
+                self.reply_to(&req, Response::Error(ServiceError::Retry));
+            }
+        }
+    }
+
+    fn install(&mut self, snapshot: Snapshot<StateMachine>) {
+        let index = snapshot.last_index;
+        debug_assert_eq!(snapshot.data.applied_index(), index, "a snapshot is the state as of its index");
+        self.sm = snapshot.data;
+        self.last_snapshot_index = index;
+        self.output.events.push(ServerEvent::SnapshotInstalled { index });
+        self.on_state_replaced();
+    }
+
+    fn apply(&mut self, entry: Entry<Command>) {
+        if entry.index <= self.sm.applied_index() {
+            // Already covered by an installed snapshot.
+            return;
+        }
+        let mut ctx = ApplyContext { wall_ns: self.clocks.wall_ns, local_grants: self.local_grants };
+        let effects = self.sm.apply_entry(&entry, &mut ctx);
+        self.local_grants = ctx.local_grants;
+        let (index, term) = (entry.index, entry.term);
+        self.output.events.push(ServerEvent::Applied { index, term, fingerprint: fingerprint(&entry) });
+        self.handle_effects(effects, index, term);
+        self.on_entry_applied(index);
+    }
+
+    /// Turns the state machine's effects into events, and into replies if
+    /// this server leads (followers never answer clients).
+    pub(super) fn handle_effects(&mut self, effects: Vec<Effect>, index: LogIndex, term: Term) {
+        let leader = self.is_leader();
+        for effect in effects {
+            let event = match effect {
+                Effect::Reply { client, seq, body } => {
+                    if leader {
+                        if let Response::KeepAlive { lease, ttl_ns } = body {
+                            // Refreshes are never answered from a record, so
+                            // a KeepAlive reply is always a live renewal.
+                            self.output.events.push(ServerEvent::KeepAliveAnswered { lease, client, seq, ttl_ns });
+                        }
+                        self.reply(client, seq, body);
+                    }
+                    continue;
+                }
+                Effect::RequestApplied { client, seq } => ServerEvent::RequestApplied { client, seq, index },
+                Effect::RequestDeduplicated { client, seq } => ServerEvent::RequestDeduplicated { client, seq, index },
+                Effect::LeaseGranted { lease, ttl_ns } => {
+                    self.on_lease_granted(lease, ttl_ns, term);
+                    ServerEvent::LeaseGranted { lease, ttl_ns, index }
+                }
+                Effect::LeaseRevoked { lease, cause, deleted_keys } => {
+                    self.on_lease_ended(lease);
+                    ServerEvent::LeaseRevoked { lease, index, cause, deleted_keys }
+                }
+                Effect::LeaseRefreshed { lease, expiry_wall_ns } => ServerEvent::LeaseRefreshed { lease, index, expiry_wall_ns },
+                Effect::LockQueued { key, client, seq, lease } => ServerEvent::LockQueued { key, client, seq, lease, index },
+                Effect::LockGranted { key, client, seq, lease, token } => {
+                    ServerEvent::LockGranted { key, client, seq, lease, token, index }
+                }
+                Effect::LockReleased { key, client, token, cause } => ServerEvent::LockReleased { key, client, token, index, cause },
+                Effect::LockWaiterDropped { key, client, seq, lease } => {
+                    ServerEvent::LockWaiterDropped { key, client, seq, lease, index }
+                }
+            };
+            self.output.events.push(event);
+        }
+    }
+
+    fn serve_reads(&mut self) {
+        for req in self.reads.take_servable(self.sm.applied_index()) {
+            self.serve_read(req);
+        }
+    }
+
+    /// Compacts the log every `snapshot_every_entries` applied entries: the
+    /// state machine as of the applied index becomes the snapshot (Raft §7).
+    fn maybe_compact(&mut self) {
+        let every = self.config.snapshot_every_entries;
+        let applied = self.sm.applied_index();
+        if every > 0 && applied >= self.last_snapshot_index + every {
+            self.raft.compact(applied, self.sm.clone());
+            self.last_snapshot_index = applied;
+        }
+    }
+}

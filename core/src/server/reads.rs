@@ -1,0 +1,71 @@
+//! Requests answered without writing the log, waiting for the read index
+//! (thesis §6.4): first for the leader to confirm its leadership, then for
+//! the state machine to apply up to the confirmed index.
+//!
+//! Besides `Get`, `LeaseTimeToLive` and `LeaseList`, `leader-monotonic`
+//! keep-alives go this way: a leader must not answer a keep-alive live after
+//! a newer leader revoked the lease, and confirming leadership after the
+//! request arrived is what rules that out.
+
+use std::collections::BTreeMap;
+
+use crate::service::ClientRequest;
+use crate::types::LogIndex;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PendingReads {
+    next_ctx: u64,
+    /// Waiting for Raft to confirm, by context.
+    unconfirmed: BTreeMap<u64, ClientRequest>,
+    /// Confirmed, waiting for the apply of the read index, in (index, ctx)
+    /// order.
+    confirmed: BTreeMap<(LogIndex, u64), ClientRequest>,
+}
+
+impl PendingReads {
+    /// Registers a read; returns the context to pass to `read_index`.
+    pub fn start(&mut self, req: ClientRequest) -> u64 {
+        self.next_ctx += 1;
+        self.unconfirmed.insert(self.next_ctx, req);
+        self.next_ctx
+    }
+
+    /// Raft refused the read at once: forget it and hand it back.
+    pub fn abandon(&mut self, ctx: u64) -> Option<ClientRequest> {
+        self.unconfirmed.remove(&ctx)
+    }
+
+    pub fn confirm(&mut self, ctx: u64, index: LogIndex) {
+        if let Some(req) = self.unconfirmed.remove(&ctx) {
+            self.confirmed.insert((index, ctx), req);
+        }
+    }
+
+    /// Raft failed the read (leadership lost).
+    pub fn fail(&mut self, ctx: u64) -> Option<ClientRequest> {
+        self.unconfirmed.remove(&ctx)
+    }
+
+    /// Confirmed reads whose index is applied, in order.
+    pub fn take_servable(&mut self, applied: LogIndex) -> Vec<ClientRequest> {
+        let mut out = Vec::new();
+        while let Some(entry) = self.confirmed.first_entry() {
+            if entry.key().0 > applied {
+                break;
+            }
+            out.push(entry.remove());
+        }
+        out
+    }
+
+    /// Removes confirmed reads matching `pred` (those that need leadership
+    /// when served, on step-down).
+    pub fn take_confirmed_where(&mut self, pred: impl Fn(&ClientRequest) -> bool) -> Vec<ClientRequest> {
+        let keys: Vec<_> = self.confirmed.iter().filter(|(_, r)| pred(r)).map(|(k, _)| *k).collect();
+        keys.into_iter().filter_map(|k| self.confirmed.remove(&k)).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.unconfirmed.len() + self.confirmed.len()
+    }
+}

@@ -1,0 +1,110 @@
+//! Client requests at a server: who answers, and by which path.
+//!
+//! A follower answers `NotLeader` with its best guess of the leader (the
+//! client follows the hint). The leader proposes logged operations and
+//! answers them when it applies them; reads and `leader-monotonic`
+//! keep-alives go through the read index (thesis §6.4) instead of the log;
+//! `leader-stamped-wall` keep-alives are logged as `Refresh` with a new
+//! stamp (seed 001). Checks made here before proposing are repeated when
+//! applying, because several proposals can be in flight (seed 000).
+
+use crate::server::Server;
+use crate::service::session::Lookup;
+use crate::service::{ClientRequest, Command, Op, Response, ServiceError};
+use crate::types::{ExpiryStrategy, LeaseId};
+
+impl Server {
+    pub(super) fn on_request(&mut self, req: ClientRequest) {
+        if !self.is_leader() {
+            if let (true, Op::Get { key }) = (self.config.bugs.stale_follower_reads, &req.op) {
+                // Planted bug: a follower answers from whatever it applied.
+                let body = self.sm.read_value(key);
+                self.reply_to(&req, body);
+                return;
+            }
+            let leader_hint = self.raft.leader_id();
+            self.reply_to(&req, Response::Error(ServiceError::NotLeader { leader_hint }));
+            return;
+        }
+        match (&req.op, self.config.expiry) {
+            (Op::Get { .. } | Op::LeaseTimeToLive { .. } | Op::LeaseList, _) => self.start_read(req),
+            (Op::LeaseKeepAlive { .. }, ExpiryStrategy::LeaderMonotonic) => self.start_read(req),
+            (Op::LeaseKeepAlive { lease }, ExpiryStrategy::LeaderStampedWall) => {
+                let lease = *lease;
+                self.propose_refresh(req, lease);
+            }
+            _ => self.propose_request(req),
+        }
+    }
+
+    fn start_read(&mut self, req: ClientRequest) {
+        let ctx = self.reads.start(req);
+        if let Err(error) = self.raft.read_index(self.clocks.mono_ns, ctx) {
+            if let Some(req) = self.reads.abandon(ctx) {
+                let body = self.refused(error);
+                self.reply_to(&req, body);
+            }
+        }
+    }
+
+    /// Answers a read whose index this server has applied.
+    pub(super) fn serve_read(&mut self, req: ClientRequest) {
+        let body = match &req.op {
+            Op::Get { key } => self.sm.read_value(key),
+            Op::LeaseList => self.sm.lease_list(),
+            Op::LeaseTimeToLive { lease } => self.time_to_live(*lease),
+            Op::LeaseKeepAlive { .. } => return self.answer_keepalive(req),
+            // Only reads are ever registered.
+            _ => Response::Error(ServiceError::Retry),
+        };
+        self.reply_to(&req, body);
+    }
+
+    fn propose_request(&mut self, req: ClientRequest) {
+        if let Op::LeaseGrant { ttl_ns, id } = &req.op {
+            // Refuse what is certain to fail, but only for a request not
+            // seen before: a retried grant must get its recorded answer.
+            if self.sm.sessions().lookup(req.client, req.seq) == Lookup::New {
+                let min_ns = self.sm.settings().min_ttl_ns;
+                if *ttl_ns < min_ns {
+                    return self.reply_to(&req, Response::Error(ServiceError::TtlTooShort { min_ns }));
+                }
+                if let Some(lease) = id.filter(|id| *id != 0 && self.sm.leases().contains(*id)) {
+                    return self.reply_to(&req, Response::Error(ServiceError::DuplicateLease { lease }));
+                }
+            }
+        }
+        let command = Command::Request { req: req.clone(), stamp_wall_ns: self.clocks.wall_ns };
+        if let Err(error) = self.raft.propose(self.clocks.mono_ns, command) {
+            let body = self.refused(error);
+            self.reply_to(&req, body);
+        }
+    }
+
+    /// `leader-stamped-wall` keep-alive: stamp the leader's wall clock + TTL
+    /// and log it; answered when applied.
+    fn propose_refresh(&mut self, req: ClientRequest, lease: LeaseId) {
+        let wall = self.clocks.wall_ns;
+        let known = self.sm.leases().get(lease).map(|l| (l.ttl_ns, l.expiry_wall_ns.is_some_and(|e| e <= wall)));
+        let ttl_ns = match known {
+            // Past its stamp on the leader's own clock: expired here, and
+            // refreshing it would only extend it on servers whose clocks lag.
+            Some((_, true)) if !self.config.bugs.keepalive_after_revoke => {
+                return self.reply_to(&req, Response::Error(ServiceError::LeaseNotFound { lease }));
+            }
+            Some((ttl_ns, _)) => ttl_ns,
+            None if self.config.bugs.keepalive_after_revoke => self.sm.settings().min_ttl_ns,
+            // The leader's state may lag until it commits an entry of its
+            // term; only then is "unknown" an answer.
+            None if self.raft.has_committed_in_term() => {
+                return self.reply_to(&req, Response::Error(ServiceError::LeaseNotFound { lease }));
+            }
+            None => return self.reply_to(&req, Response::Error(ServiceError::Retry)),
+        };
+        let command = Command::Refresh { req: req.clone(), lease, expiry_wall_ns: wall.saturating_add(ttl_ns) };
+        if let Err(error) = self.raft.propose(self.clocks.mono_ns, command) {
+            let body = self.refused(error);
+            self.reply_to(&req, body);
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! The replicated state machine: key-value store, leases, locks and client
+//! sessions, applied from the Raft log identically on every server (except
+//! where `leader-stamped-wall` lets each server's wall clock judge expiry).
+//!
+//! One concept per file: [`command`] is the wire vocabulary, [`kv`],
+//! [`lease`], [`lock`] and [`session`] hold the replicated data,
+//! [`state_machine`] applies entries to them, [`effects`] is what an apply
+//! reports and [`invariants`] what must hold after each.
+
+mod command;
+pub mod effects;
+mod invariants;
+pub mod kv;
+pub mod lease;
+pub mod lock;
+pub mod session;
+pub mod state_machine;
+
+pub use command::*;
+pub use effects::{Effect, ReleaseCause, RevokeCause};
+pub use state_machine::{ApplyContext, MachineSettings, StateMachine};

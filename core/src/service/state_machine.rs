@@ -1,0 +1,517 @@
+//! The replicated state machine: applies committed entries, in index order,
+//! to the KV store, the lease table, the lock queues and the client sessions.
+//!
+//! Applying is deterministic given the entry and this server's
+//! [`ApplyContext`]; under `leader-monotonic` the context does not matter, so
+//! every server ends in the same state (Raft's state machine safety carried up
+//! to the service). Under `leader-stamped-wall` each server first expires the
+//! leases whose stamp its own wall clock has passed (seed 001: "each node
+//! checks the expiry time before modifying its local lock state"), so servers
+//! with skewed clocks may disagree: that divergence is what the clock-skew
+//! research measures.
+//!
+//! Operations that end a lease or free a lock only mark keys; grants happen
+//! once per key at the end of the entry, so one entry grants a key at most
+//! once and the token (the entry's index) is unique per key.
+
+use serde::Serialize;
+
+use crate::bugs::Bugs;
+use crate::raft::{Entry, Payload};
+use crate::service::effects::{Batch, Effect, ReleaseCause, RevokeCause};
+use crate::service::kv::Kv;
+use crate::service::lease::{Lease, Leases};
+use crate::service::lock::{Holder, Locks, Waiter};
+use crate::service::session::{Lookup, Sessions, DEFAULT_SESSION_WINDOW};
+use crate::service::{ClientRequest, Command, Op, Response, ServiceError};
+use crate::types::{ClientId, ExpiryStrategy, LeaseId, LogIndex, Term};
+
+/// Cluster-wide settings the state machine applies by. Every server must use
+/// the same, or their states diverge.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MachineSettings {
+    pub expiry: ExpiryStrategy,
+    /// Smallest TTL a grant may ask for. A lease shorter than an election
+    /// could expire merely because the cluster was electing a leader; etcd
+    /// sets its minimum to 1.5 × the election timeout (`minLeaseTTL`).
+    pub min_ttl_ns: u64,
+    /// Sequence numbers per client whose answers are kept (see `session`).
+    pub session_window: u64,
+    pub bugs: Bugs,
+}
+
+impl MachineSettings {
+    /// Settings with the etcd-style minimum TTL for `election_timeout_max_ns`.
+    pub fn new(expiry: ExpiryStrategy, election_timeout_max_ns: u64, bugs: Bugs) -> Self {
+        MachineSettings {
+            expiry,
+            min_ttl_ns: election_timeout_max_ns.saturating_mul(3) / 2,
+            session_window: DEFAULT_SESSION_WINDOW,
+            bugs,
+        }
+    }
+}
+
+/// What this server brings to an apply besides the entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ApplyContext {
+    /// This server's wall clock (`leader-stamped-wall` judges expiry by it).
+    pub wall_ns: u64,
+    /// This process's own count of lock grants since it started. Used only by
+    /// the planted bug `token_from_local_counter`; not replicated, so it
+    /// restarts from zero with the process.
+    pub local_grants: u64,
+}
+
+/// The service state: the Raft snapshot type.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StateMachine {
+    pub(crate) settings: MachineSettings,
+    pub(crate) kv: Kv,
+    pub(crate) leases: Leases,
+    pub(crate) locks: Locks,
+    pub(crate) sessions: Sessions,
+    pub(crate) applied_index: LogIndex,
+    pub(crate) applied_term: Term,
+}
+
+impl StateMachine {
+    pub fn new(settings: MachineSettings) -> Self {
+        let sessions = Sessions::new(settings.session_window);
+        StateMachine {
+            settings,
+            kv: Kv::default(),
+            leases: Leases::default(),
+            locks: Locks::default(),
+            sessions,
+            applied_index: 0,
+            applied_term: 0,
+        }
+    }
+
+    pub fn settings(&self) -> &MachineSettings {
+        &self.settings
+    }
+    pub fn kv(&self) -> &Kv {
+        &self.kv
+    }
+    pub fn leases(&self) -> &Leases {
+        &self.leases
+    }
+    pub fn locks(&self) -> &Locks {
+        &self.locks
+    }
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+    /// Index of the last applied entry (0: none).
+    pub fn applied_index(&self) -> LogIndex {
+        self.applied_index
+    }
+    pub fn applied_term(&self) -> Term {
+        self.applied_term
+    }
+
+    /// Applies one log entry (no-ops and configuration entries only advance
+    /// the applied index, and give `leader-stamped-wall` a moment to judge).
+    pub fn apply_entry(&mut self, entry: &Entry<Command>, ctx: &mut ApplyContext) -> Vec<Effect> {
+        let command = match &entry.payload {
+            Payload::Command(command) => Some(command),
+            Payload::Noop | Payload::Config(_) => None,
+        };
+        self.apply(entry.index, entry.term, command, ctx)
+    }
+
+    /// Applies the entry at `index`. Entries must come in increasing index
+    /// order (gaps only after a snapshot install replaced the state).
+    pub fn apply(&mut self, index: LogIndex, term: Term, command: Option<&Command>, ctx: &mut ApplyContext) -> Vec<Effect> {
+        debug_assert!(index > self.applied_index, "entry {index} applied after {}", self.applied_index);
+        let mut batch = Batch::new(index);
+        if self.settings.expiry == ExpiryStrategy::LeaderStampedWall {
+            for lease in self.leases.wall_expired(ctx.wall_ns) {
+                self.end_lease(lease, RevokeCause::WallClockExpiry, &mut batch);
+            }
+        }
+        match command {
+            None => {}
+            Some(Command::Request { req, stamp_wall_ns }) => {
+                let stamp_wall_ns = *stamp_wall_ns;
+                self.apply_logged(req, &mut batch, |sm, batch| sm.execute(req, stamp_wall_ns, batch));
+            }
+            Some(Command::Refresh { req, lease, expiry_wall_ns }) => {
+                // Not run through the session: a refresh only ever moves the
+                // stamp forward, so applying a retry again is harmless, and
+                // its answer must say whether the lease lives *now*; a
+                // recorded "alive" replayed after a revoke would be a
+                // keep-alive answered live after the revoke.
+                let body = self.refresh(*lease, *expiry_wall_ns, &mut batch);
+                batch.push(Effect::Reply { client: req.client, seq: req.seq, body });
+            }
+            // An Expire for a lease already gone (revoked meanwhile, or
+            // proposed twice across a leader change) changes nothing.
+            Some(Command::Expire { lease }) => self.end_lease(*lease, RevokeCause::Expire, &mut batch),
+            Some(Command::Checkpoint { remaining }) => self.checkpoint(remaining),
+        }
+        self.grant_waiting(&mut batch, ctx);
+        self.applied_index = index;
+        self.applied_term = term;
+        debug_assert_eq!(self.check_invariants(), Ok(()), "after applying index {index}");
+        batch.effects
+    }
+
+    /// Ends `lease` on this server alone, outside the log. Only the planted
+    /// bug `follower_expires_leases` calls this: the correct design never
+    /// changes replicated state except by applying an entry (seed 000).
+    pub fn expire_locally(&mut self, lease: LeaseId, ctx: &mut ApplyContext) -> Vec<Effect> {
+        let mut batch = Batch::new(self.applied_index);
+        if self.leases.contains(lease) {
+            self.end_lease(lease, RevokeCause::Expire, &mut batch);
+            self.grant_waiting(&mut batch, ctx);
+        }
+        batch.effects
+    }
+
+    /// Answers a read from this server's applied state.
+    pub fn read_value(&self, key: &str) -> Response {
+        match self.kv.get(key) {
+            Some(v) => Response::Value { value: Some(v.value.clone()), revision: v.mod_revision },
+            None => Response::Value { value: None, revision: 0 },
+        }
+    }
+
+    pub fn lease_list(&self) -> Response {
+        Response::Leases { ids: self.leases.ids() }
+    }
+
+    /// A `TimeToLive` answer; the caller supplies the remaining time because
+    /// the replicated state keeps no clock (`leader-monotonic`).
+    pub fn time_to_live(&self, lease: LeaseId, remaining_ns: u64) -> Response {
+        match self.leases.get(lease) {
+            Some(l) => Response::TimeToLive {
+                lease,
+                remaining_ns: remaining_ns.min(l.ttl_ns),
+                granted_ttl_ns: l.ttl_ns,
+                keys: l.keys.iter().cloned().collect(),
+            },
+            None => Response::Error(ServiceError::LeaseNotFound { lease }),
+        }
+    }
+
+    /// Runs a client request through its session: answered from the record
+    /// if seen before (thesis §6.3), executed otherwise. `exec` returns
+    /// `None` for a request that waits (a queued acquire).
+    fn apply_logged(
+        &mut self,
+        req: &ClientRequest,
+        batch: &mut Batch,
+        exec: impl FnOnce(&mut Self, &mut Batch) -> Option<Response>,
+    ) {
+        let (client, seq) = (req.client, req.seq);
+        match self.sessions.lookup(client, seq) {
+            Lookup::Answered(body) => {
+                batch.push(Effect::RequestDeduplicated { client, seq });
+                let body = self.revalidate(body);
+                batch.push(Effect::Reply { client, seq, body });
+            }
+            Lookup::Pending => batch.push(Effect::RequestDeduplicated { client, seq }),
+            Lookup::Expired => {
+                let body = Response::Error(ServiceError::SessionExpired);
+                batch.push(Effect::Reply { client, seq, body });
+            }
+            Lookup::New => {
+                batch.push(Effect::RequestApplied { client, seq });
+                match exec(self, batch) {
+                    Some(body) => self.answer(client, seq, body, batch),
+                    None => self.sessions.record_pending(client, seq),
+                }
+            }
+        }
+    }
+
+    /// A recorded answer as it may be replayed now. A grant whose lease has
+    /// since ended, or a lock grant since passed on, is not replayed as
+    /// alive: the retry arrives later than the original and the client would
+    /// time its belief from it.
+    fn revalidate(&self, body: Response) -> Response {
+        match body {
+            Response::LeaseGranted { lease, .. } if !self.leases.contains(lease) => {
+                Response::Error(ServiceError::LeaseNotFound { lease })
+            }
+            Response::LockGranted { key, token } if self.locks.holder(&key).map(|h| h.token) != Some(token) => {
+                Response::Error(ServiceError::NotLockHolder { key })
+            }
+            body => body,
+        }
+    }
+
+    /// Records an answer in the session and owes it to the client.
+    fn answer(&mut self, client: ClientId, seq: u64, body: Response, batch: &mut Batch) {
+        self.sessions.record_answer(client, seq, body.clone());
+        batch.push(Effect::Reply { client, seq, body });
+    }
+
+    fn execute(&mut self, req: &ClientRequest, stamp_wall_ns: u64, batch: &mut Batch) -> Option<Response> {
+        let index = batch.index;
+        Some(match &req.op {
+            Op::Get { key } => self.read_value(key),
+            Op::Put { key, value, lease } => self.put(key, value, *lease, index),
+            Op::Delete { key } => self.delete(key, index),
+            Op::Cas { key, expected, value, lease } => self.cas(key, expected.as_deref(), value, *lease, index),
+            Op::LeaseGrant { ttl_ns, id } => self.grant_lease(*ttl_ns, *id, stamp_wall_ns, batch),
+            Op::LeaseRevoke { lease } => {
+                if !self.leases.contains(*lease) {
+                    return Some(Response::Error(ServiceError::LeaseNotFound { lease: *lease }));
+                }
+                self.end_lease(*lease, RevokeCause::Revoke, batch);
+                Response::LeaseRevoked { lease: *lease }
+            }
+            // The server never logs these (they are reads or leader-only),
+            // but an entry carrying one still gets a deterministic answer.
+            Op::LeaseKeepAlive { lease } => match self.leases.get(*lease) {
+                Some(l) => Response::KeepAlive { lease: *lease, ttl_ns: l.ttl_ns },
+                None => Response::Error(ServiceError::LeaseNotFound { lease: *lease }),
+            },
+            Op::LeaseTimeToLive { lease } => {
+                let remaining_ns = self.leases.get(*lease).map_or(0, |l| l.checkpoint_remaining_ns.unwrap_or(l.ttl_ns));
+                self.time_to_live(*lease, remaining_ns)
+            }
+            Op::LeaseList => self.lease_list(),
+            Op::LockAcquire { key, lease } => return self.acquire(req, key, *lease, batch),
+            Op::LockRelease { key, token } => self.release(req.client, key, *token, batch),
+        })
+    }
+
+    fn put(&mut self, key: &str, value: &str, lease: Option<LeaseId>, index: LogIndex) -> Response {
+        if let Some(lease) = lease.filter(|l| !self.leases.contains(*l)) {
+            // Seed 000: "The lease to attach is not available with the
+            // Consistent Core" is an error, checked when applied.
+            return Response::Error(ServiceError::LeaseNotFound { lease });
+        }
+        let previous = self.kv.put(key, value, lease, index);
+        self.reattach(key, previous, lease);
+        Response::Done { revision: index }
+    }
+
+    fn delete(&mut self, key: &str, index: LogIndex) -> Response {
+        match self.kv.delete(key, index) {
+            Some(removed) => {
+                self.reattach(key, removed.lease, None);
+                Response::Done { revision: index }
+            }
+            None => Response::Done { revision: self.kv.revision() },
+        }
+    }
+
+    fn cas(&mut self, key: &str, expected: Option<&str>, value: &str, lease: Option<LeaseId>, index: LogIndex) -> Response {
+        if let Some(lease) = lease.filter(|l| !self.leases.contains(*l)) {
+            return Response::Error(ServiceError::LeaseNotFound { lease });
+        }
+        let current = self.kv.get(key);
+        if current.map(|v| v.value.as_str()) != expected {
+            return Response::Cas {
+                succeeded: false,
+                current: current.map(|v| v.value.clone()),
+                revision: current.map_or(0, |v| v.mod_revision),
+            };
+        }
+        let previous = self.kv.put(key, value, lease, index);
+        self.reattach(key, previous, lease);
+        Response::Cas { succeeded: true, current: Some(value.to_string()), revision: index }
+    }
+
+    /// Moves `key`'s attachment from lease `from` to lease `to`.
+    fn reattach(&mut self, key: &str, from: Option<LeaseId>, to: Option<LeaseId>) {
+        if from == to {
+            return;
+        }
+        if let Some(old) = from.and_then(|id| self.leases.get_mut(id)) {
+            old.keys.remove(key);
+        }
+        if let Some(new) = to.and_then(|id| self.leases.get_mut(id)) {
+            new.keys.insert(key.to_string());
+        }
+    }
+
+    fn grant_lease(&mut self, ttl_ns: u64, requested: Option<LeaseId>, stamp_wall_ns: u64, batch: &mut Batch) -> Response {
+        if ttl_ns < self.settings.min_ttl_ns {
+            return Response::Error(ServiceError::TtlTooShort { min_ns: self.settings.min_ttl_ns });
+        }
+        let id = match requested {
+            // Seed 000: checking for a duplicate before proposing is not
+            // enough with several grants in flight; check again here.
+            Some(id) if id != 0 && self.leases.contains(id) => {
+                return Response::Error(ServiceError::DuplicateLease { lease: id });
+            }
+            // Id 0 means "none", as in etcd.
+            Some(id) if id != 0 => id,
+            _ => self.leases.free_id_from(batch.index),
+        };
+        let expiry_wall_ns = match self.settings.expiry {
+            ExpiryStrategy::LeaderStampedWall => Some(stamp_wall_ns.saturating_add(ttl_ns)),
+            ExpiryStrategy::LeaderMonotonic => None,
+        };
+        self.leases.insert(Lease {
+            id,
+            ttl_ns,
+            granted_index: batch.index,
+            keys: Default::default(),
+            expiry_wall_ns,
+            checkpoint_remaining_ns: None,
+        });
+        batch.push(Effect::LeaseGranted { lease: id, ttl_ns });
+        Response::LeaseGranted { lease: id, ttl_ns }
+    }
+
+    /// `leader-stamped-wall` keep-alive: move the stamp, never backwards
+    /// (seed 002: "extend never shortens").
+    fn refresh(&mut self, lease: LeaseId, expiry_wall_ns: u64, batch: &mut Batch) -> Response {
+        match self.leases.get_mut(lease) {
+            Some(l) => {
+                let expiry = l.expiry_wall_ns.map_or(expiry_wall_ns, |e| e.max(expiry_wall_ns));
+                l.expiry_wall_ns = Some(expiry);
+                let ttl_ns = l.ttl_ns;
+                batch.push(Effect::LeaseRefreshed { lease, expiry_wall_ns: expiry });
+                Response::KeepAlive { lease, ttl_ns }
+            }
+            // Planted bug: a refresh of a revoked lease is answered live.
+            None if self.settings.bugs.keepalive_after_revoke => {
+                Response::KeepAlive { lease, ttl_ns: self.settings.min_ttl_ns }
+            }
+            None => Response::Error(ServiceError::LeaseNotFound { lease }),
+        }
+    }
+
+    fn checkpoint(&mut self, remaining: &[(LeaseId, u64)]) {
+        for (id, remaining_ns) in remaining {
+            if let Some(lease) = self.leases.get_mut(*id) {
+                // A remaining TTL of the full TTL or more is a reset (a
+                // keep-alive renewed the lease since the last checkpoint).
+                lease.checkpoint_remaining_ns = (*remaining_ns < lease.ttl_ns).then_some(*remaining_ns);
+            }
+        }
+    }
+
+    /// Joins the FIFO queue of `key`. Answered now only if this lease already
+    /// holds the lock (or the request is refused); otherwise it waits and is
+    /// answered by the entry that grants it.
+    fn acquire(&mut self, req: &ClientRequest, key: &str, lease: LeaseId, batch: &mut Batch) -> Option<Response> {
+        if !self.leases.contains(lease) {
+            return Some(Response::Error(ServiceError::LeaseNotFound { lease }));
+        }
+        let queue = self.locks.queue_mut(key);
+        if let Some(holder) = queue.holder.as_ref().filter(|h| h.lease == lease) {
+            // Re-acquiring under the lease that holds it: the lock is already
+            // this session's (as etcd's lock for one session).
+            return Some(Response::LockGranted { key: key.to_string(), token: holder.token });
+        }
+        if queue.is_waiting(lease) {
+            return Some(Response::Error(ServiceError::AlreadyQueued { key: key.to_string() }));
+        }
+        queue.waiters.push_back(Waiter { client: req.client, seq: req.seq, lease, queued_index: batch.index });
+        batch.push(Effect::LockQueued { key: key.to_string(), client: req.client, seq: req.seq, lease });
+        batch.dirty_keys.insert(key.to_string());
+        None
+    }
+
+    fn release(&mut self, by: ClientId, key: &str, token: u64, batch: &mut Batch) -> Response {
+        let check_owner = !self.settings.bugs.release_without_owner_check;
+        let Some(queue) = self.locks.get_mut(key) else {
+            return Response::Error(ServiceError::NotLockHolder { key: key.to_string() });
+        };
+        // Only the holder, identified by its token, may release (the token is
+        // the capability; a stale token names an earlier holder).
+        let is_holder = queue.holder.as_ref().is_some_and(|h| h.token == token || !check_owner);
+        if !is_holder {
+            return Response::Error(ServiceError::NotLockHolder { key: key.to_string() });
+        }
+        let holder = queue.holder.take().expect("checked above");
+        batch.push(Effect::LockReleased {
+            key: key.to_string(),
+            client: holder.client,
+            token: holder.token,
+            cause: ReleaseCause::Release { by },
+        });
+        batch.dirty_keys.insert(key.to_string());
+        Response::Released { key: key.to_string() }
+    }
+
+    /// Ends a lease: deletes its keys and releases its locks in this very
+    /// entry on every server (seed 000), and drops its waiters. A lease that
+    /// is already gone is left alone.
+    fn end_lease(&mut self, id: LeaseId, cause: RevokeCause, batch: &mut Batch) {
+        let Some(lease) = self.leases.remove(id) else { return };
+        let mut deleted_keys = Vec::new();
+        for key in &lease.keys {
+            if self.kv.get(key).is_some_and(|v| v.lease == Some(id)) {
+                self.kv.delete(key, batch.index);
+                deleted_keys.push(key.clone());
+            }
+        }
+        batch.push(Effect::LeaseRevoked { lease: id, cause, deleted_keys });
+        // Planted bug: waiters of the dead lease stay queued and are granted
+        // without a second look (etcd #11456).
+        let drop_waiters = !self.settings.bugs.grant_without_lease_check;
+        for key in self.locks.keys_of_lease(id) {
+            let queue = self.locks.get_mut(&key).expect("key listed by keys_of_lease");
+            if let Some(holder) = queue.holder.take_if(|h| h.lease == id) {
+                batch.push(Effect::LockReleased {
+                    key: key.clone(),
+                    client: holder.client,
+                    token: holder.token,
+                    cause: ReleaseCause::LeaseEnded,
+                });
+                batch.dirty_keys.insert(key.clone());
+            }
+            if drop_waiters {
+                let (dropped, kept) = std::mem::take(&mut queue.waiters).into_iter().partition(|w| w.lease == id);
+                queue.waiters = kept;
+                for waiter in dropped {
+                    self.drop_waiter(&key, waiter, batch);
+                }
+            }
+        }
+    }
+
+    /// A waiter leaves without the lock; its acquire is answered.
+    fn drop_waiter(&mut self, key: &str, waiter: Waiter, batch: &mut Batch) {
+        let Waiter { client, seq, lease, .. } = waiter;
+        batch.push(Effect::LockWaiterDropped { key: key.to_string(), client, seq, lease });
+        self.answer(client, seq, Response::Error(ServiceError::LeaseNotFound { lease }), batch);
+    }
+
+    /// Grants every free lock marked in this entry to the first waiter whose
+    /// lease is still alive (re-checked here: etcd #11456), without client
+    /// polling (seed 001's queues). Token = this entry's index.
+    fn grant_waiting(&mut self, batch: &mut Batch, ctx: &mut ApplyContext) {
+        let bugs = self.settings.bugs;
+        for key in std::mem::take(&mut batch.dirty_keys) {
+            while let Some(queue) = self.locks.get_mut(&key) {
+                if queue.holder.is_some() {
+                    break;
+                }
+                let Some(waiter) = queue.waiters.pop_front() else { break };
+                if !bugs.grant_without_lease_check && !self.leases.contains(waiter.lease) {
+                    self.drop_waiter(&key, waiter, batch);
+                    continue;
+                }
+                let token = if bugs.token_from_local_counter {
+                    ctx.local_grants += 1;
+                    ctx.local_grants
+                } else {
+                    batch.index
+                };
+                debug_assert!(
+                    token > queue.last_token || bugs.token_from_local_counter || bugs.follower_expires_leases,
+                    "token {token} for {key} not above {}",
+                    queue.last_token
+                );
+                queue.last_token = queue.last_token.max(token);
+                let Waiter { client, seq, lease, .. } = waiter;
+                queue.holder = Some(Holder { client, seq, lease, token, granted_index: batch.index });
+                batch.push(Effect::LockGranted { key: key.clone(), client, seq, lease, token });
+                self.answer(client, seq, Response::LockGranted { key: key.clone(), token }, batch);
+                break;
+            }
+        }
+    }
+}

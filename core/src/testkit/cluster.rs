@@ -1,0 +1,651 @@
+//! The in-memory cluster: N Raft nodes, their disks, their toy state
+//! machines, their clocks and the network between them, plus the manual
+//! controls story-style tests use ("fire node 1's election timeout",
+//! "deliver everything", "crash node 3"). The time-driven scheduler lives in
+//! `sim.rs`; the safety checks in `checker.rs`.
+//!
+//! Every input to a node is followed at once by carrying out its Ready the
+//! way a correct host must: persist (to the node's disk), then send, then
+//! install/apply, then check every invariant. The first violation is kept
+//! and can be read with [`Cluster::check`].
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::bugs::Bugs;
+use crate::raft::{ConfChange, Payload, ProposeError, RaftConfig, RaftEvent, ReadReady, Role};
+use crate::types::{LogIndex, NodeId};
+
+use super::checker::{check_log_matching, Checker, TestNode, Violation, ViolationKind};
+use super::disk::Disk;
+use super::network::{Envelope, NetFaults, Network, TestMessage};
+use super::toy::ToyState;
+
+#[derive(Clone, Debug)]
+pub struct ClusterOptions {
+    /// Initial voters: ids `1..=voters`.
+    pub voters: usize,
+    /// Spare servers (ids after the voters): running, not in the
+    /// configuration, waiting to be added.
+    pub spares: usize,
+    /// Template for every node's settings (`id` and `voters` are filled in).
+    pub raft: RaftConfig,
+    pub seed: u64,
+    pub net: NetFaults,
+    /// Compact a node once it has applied this many entries past its
+    /// snapshot (0: only when asked).
+    pub compact_every: u64,
+    /// Check after every Ready that term, vote and log are on disk.
+    pub check_durability: bool,
+    /// Check Log Matching after every input (O(log) per pair of nodes).
+    pub check_log_matching: bool,
+    /// Each node's clock runs at 1 ± up to this many millionths.
+    pub max_drift_ppm: u32,
+    /// Keep a readable trace of recent events.
+    pub trace: bool,
+}
+
+impl ClusterOptions {
+    /// `voters` voters, no spares, default Raft settings, reliable network
+    /// (1..5 ms delays), every check on.
+    pub fn new(voters: usize) -> Self {
+        ClusterOptions {
+            voters,
+            spares: 0,
+            raft: RaftConfig::new(0, BTreeSet::new()),
+            seed: 1,
+            net: NetFaults::default(),
+            compact_every: 0,
+            check_durability: true,
+            check_log_matching: true,
+            max_drift_ppm: 0,
+            trace: false,
+        }
+    }
+    pub fn spares(mut self, spares: usize) -> Self {
+        self.spares = spares;
+        self
+    }
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Adjusts the Raft settings template.
+    pub fn raft(mut self, f: impl FnOnce(&mut RaftConfig)) -> Self {
+        f(&mut self.raft);
+        self
+    }
+    pub fn bugs(mut self, bugs: Bugs) -> Self {
+        self.raft.bugs = bugs;
+        self
+    }
+    pub fn net(mut self, net: NetFaults) -> Self {
+        self.net = net;
+        self
+    }
+    pub fn compact_every(mut self, entries: u64) -> Self {
+        self.compact_every = entries;
+        self
+    }
+    pub fn trace(mut self, on: bool) -> Self {
+        self.trace = on;
+        self
+    }
+}
+
+/// Counters for throughput and coverage reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Messages handed to `RaftNode::step`.
+    pub steps: u64,
+    pub ticks: u64,
+    pub proposals: u64,
+    pub applied: u64,
+    pub crashes: u64,
+    pub snapshots_installed: u64,
+    pub reads_served: u64,
+    pub reads_failed: u64,
+    pub elections_won: u64,
+}
+
+/// One server: the node while it runs, and what outlives it.
+pub(super) struct Slot {
+    pub(super) node: Option<TestNode>,
+    pub(super) disk: Disk,
+    pub(super) state: ToyState,
+    clock_offset_ns: u64,
+    drift_ppm: i64,
+    pub(super) local_ns: u64,
+    /// Outstanding reads: ctx -> the index they must cover.
+    reads: BTreeMap<u64, LogIndex>,
+}
+
+pub struct Cluster {
+    pub(super) opts: ClusterOptions,
+    pub(super) slots: BTreeMap<NodeId, Slot>,
+    pub net: Network,
+    pub(super) rng: ChaCha8Rng,
+    /// Global ("true") simulated time.
+    pub(super) now_ns: u64,
+    checker: Checker,
+    violation: Option<Violation>,
+    pub stats: Stats,
+    trace: VecDeque<String>,
+    next_ctx: u64,
+    /// A command the liveness check waits for.
+    pub(super) watched_command: Option<u64>,
+    pub(super) watched_applied: bool,
+    pub served_reads: Vec<(NodeId, ReadReady)>,
+    pub failed_reads: Vec<(NodeId, u64)>,
+    /// Every event any node reported, in order.
+    pub events: Vec<(NodeId, RaftEvent)>,
+}
+
+const TRACE_LINES: usize = 400_000;
+
+impl Cluster {
+    pub fn new(opts: ClusterOptions) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+        let voters: BTreeSet<NodeId> = (1..=opts.voters as NodeId).collect();
+        let mut slots = BTreeMap::new();
+        for id in 1..=(opts.voters + opts.spares) as NodeId {
+            let mut config = opts.raft.clone();
+            config.id = id;
+            config.voters = voters.clone();
+            let clock_offset_ns = rng.gen_range(0..1_000_000_000);
+            let drift = opts.max_drift_ppm as i64;
+            let drift_ppm = if drift > 0 { rng.gen_range(-drift..=drift) } else { 0 };
+            let node = TestNode::new(config, rng.gen(), clock_offset_ns);
+            slots.insert(
+                id,
+                Slot {
+                    node: Some(node),
+                    disk: Disk::default(),
+                    state: ToyState::default(),
+                    clock_offset_ns,
+                    drift_ppm,
+                    local_ns: clock_offset_ns,
+                    reads: BTreeMap::new(),
+                },
+            );
+        }
+        let net = Network { faults: opts.net.clone(), ..Network::default() };
+        Cluster {
+            opts,
+            slots,
+            net,
+            rng,
+            now_ns: 0,
+            checker: Checker::default(),
+            violation: None,
+            stats: Stats::default(),
+            trace: VecDeque::new(),
+            next_ctx: 0,
+            watched_command: None,
+            watched_applied: false,
+            served_reads: Vec::new(),
+            failed_reads: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    // ----- observation -----
+
+    pub fn ids(&self) -> Vec<NodeId> {
+        self.slots.keys().copied().collect()
+    }
+    pub fn is_up(&self, id: NodeId) -> bool {
+        self.slots.get(&id).is_some_and(|s| s.node.is_some())
+    }
+    /// The running node `id` (panics if it is down: a test bug).
+    pub fn node(&self, id: NodeId) -> &TestNode {
+        self.try_node(id).unwrap_or_else(|| panic!("node {id} is down"))
+    }
+    pub fn try_node(&self, id: NodeId) -> Option<&TestNode> {
+        self.slots.get(&id).and_then(|s| s.node.as_ref())
+    }
+    pub fn state(&self, id: NodeId) -> &ToyState {
+        &self.slots[&id].state
+    }
+    pub fn disk(&self, id: NodeId) -> &Disk {
+        &self.slots[&id].disk
+    }
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+    pub fn local_ns(&self, id: NodeId) -> u64 {
+        self.slots[&id].local_ns
+    }
+    /// The running leader with the highest term, if any.
+    pub fn leader(&self) -> Option<NodeId> {
+        self.slots
+            .iter()
+            .filter_map(|(id, s)| s.node.as_ref().filter(|n| n.role() == Role::Leader).map(|n| (n.term(), *id)))
+            .max()
+            .map(|(_, id)| id)
+    }
+    /// The first violation seen, if any.
+    pub fn violation(&self) -> Option<&Violation> {
+        self.violation.as_ref()
+    }
+    pub fn check(&self) -> Result<(), Violation> {
+        self.violation.clone().map_or(Ok(()), Err)
+    }
+    /// The recent trace (empty unless `ClusterOptions::trace`).
+    pub fn trace(&self) -> String {
+        self.trace.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+    pub fn messages_in_flight(&self) -> impl Iterator<Item = &Envelope> {
+        self.net.in_flight()
+    }
+
+    pub(super) fn note(&mut self, line: impl FnOnce() -> String) {
+        if self.opts.trace {
+            if self.trace.len() == TRACE_LINES {
+                self.trace.pop_front();
+            }
+            let line = format!("{:>12} {}", self.now_ns, line());
+            self.trace.push_back(line);
+        }
+    }
+
+    pub(super) fn record(&mut self, kind: ViolationKind, detail: String) {
+        if self.violation.is_none() {
+            self.note(|| format!("VIOLATION {kind:?}: {detail}"));
+            self.violation = Some(Violation { kind, at_ns: self.now_ns, detail });
+        }
+    }
+
+    // ----- clocks -----
+
+    /// A node's clock reading at global time `global_ns` (its own offset and
+    /// drift; never behind what it already showed).
+    pub(super) fn sync_clock(&mut self, id: NodeId) {
+        let global = self.now_ns;
+        let slot = self.slots.get_mut(&id).expect("known node");
+        let drifted = global as i128 + global as i128 * slot.drift_ppm as i128 / 1_000_000;
+        let local = (slot.clock_offset_ns as i128 + drifted).max(0) as u64;
+        slot.local_ns = slot.local_ns.max(local);
+    }
+
+    /// The global time at which node `id`'s clock reaches `local_ns`.
+    pub(super) fn global_at_local(&self, id: NodeId, local_ns: u64) -> u64 {
+        let slot = &self.slots[&id];
+        if local_ns <= slot.local_ns {
+            return self.now_ns;
+        }
+        let elapsed = (local_ns - slot.clock_offset_ns.min(local_ns)) as i128;
+        let rate = 1_000_000 + slot.drift_ppm as i128;
+        let global = (elapsed * 1_000_000 + rate - 1) / rate;
+        (global as u64).max(self.now_ns)
+    }
+
+    /// Moves one node's clock forward (manual tests: "time passes at node 2").
+    pub fn advance_clock(&mut self, id: NodeId, by_ns: u64) {
+        self.slots.get_mut(&id).expect("known node").local_ns += by_ns;
+    }
+
+    // ----- inputs -----
+
+    /// Runs one input on node `id` at its current clock and carries out the
+    /// Ready. Returns `None` if the node is down.
+    pub(super) fn input<R>(&mut self, id: NodeId, f: impl FnOnce(&mut TestNode, u64) -> R) -> Option<R> {
+        self.sync_clock(id);
+        let slot = self.slots.get_mut(&id)?;
+        let now = slot.local_ns;
+        let node = slot.node.as_mut()?;
+        let result = f(node, now);
+        self.process_ready(id);
+        Some(result)
+    }
+
+    /// Calls `tick` at the node's current clock.
+    pub fn tick(&mut self, id: NodeId) {
+        self.stats.ticks += 1;
+        self.input(id, |n, now| n.tick(now));
+    }
+
+    /// Moves the node's clock to its next deadline and ticks it: its election
+    /// timeout (or heartbeat, for a leader) fires.
+    pub fn fire_timeout(&mut self, id: NodeId) {
+        let Some(deadline) = self.try_node(id).map(|n| n.next_deadline_ns()) else { return };
+        self.sync_clock(id);
+        let slot = self.slots.get_mut(&id).expect("known node");
+        slot.local_ns = slot.local_ns.max(deadline);
+        self.note(|| format!("node {id} timer fires"));
+        self.tick(id);
+    }
+
+    pub fn propose(&mut self, id: NodeId, command: u64) -> Result<LogIndex, ProposeError> {
+        self.stats.proposals += 1;
+        self.note(|| format!("propose {command} at node {id}"));
+        self.input(id, |n, now| n.propose(now, command)).unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }))
+    }
+
+    pub fn propose_conf_change(&mut self, id: NodeId, change: ConfChange) -> Result<LogIndex, ProposeError> {
+        self.note(|| format!("propose {change:?} at node {id}"));
+        self.input(id, |n, now| n.propose_conf_change(now, change))
+            .unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }))
+    }
+
+    /// Starts a read at node `id`; returns its ctx. The read must later cover
+    /// every entry applied anywhere by now.
+    pub fn read_index(&mut self, id: NodeId) -> Result<u64, ProposeError> {
+        self.next_ctx += 1;
+        let ctx = self.next_ctx;
+        let must_cover = self.checker.max_applied;
+        if self.is_up(id) {
+            self.slots.get_mut(&id).expect("known node").reads.insert(ctx, must_cover);
+        }
+        let result = self.input(id, |n, now| n.read_index(now, ctx)).unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }));
+        if result.is_err() {
+            self.slots.get_mut(&id).expect("known node").reads.remove(&ctx);
+        }
+        result.map(|()| ctx)
+    }
+
+    /// Snapshots node `id` at its applied index.
+    pub fn compact(&mut self, id: NodeId) {
+        let slot = self.slots.get_mut(&id).expect("known node");
+        let Some(node) = slot.node.as_mut() else { return };
+        let applied = slot.state.applied_index;
+        if applied >= node.first_index() {
+            node.compact(applied, slot.state.clone());
+            self.note(|| format!("node {id} compacts to {applied}"));
+            self.process_ready(id);
+        }
+    }
+
+    /// Kills node `id`: everything not on its disk is lost.
+    pub fn crash(&mut self, id: NodeId) {
+        let slot = self.slots.get_mut(&id).expect("known node");
+        if slot.node.take().is_some() {
+            slot.state = ToyState::default();
+            slot.reads.clear();
+            self.stats.crashes += 1;
+            self.note(|| format!("node {id} crashes"));
+        }
+    }
+
+    /// Restarts node `id` from its disk (`RaftNode::restore`).
+    pub fn restart(&mut self, id: NodeId) {
+        if self.is_up(id) {
+            return;
+        }
+        self.sync_clock(id);
+        let seed = self.rng.gen();
+        let slot = self.slots.get_mut(&id).expect("known node");
+        let mut config = self.opts.raft.clone();
+        config.id = id;
+        config.voters = (1..=self.opts.voters as NodeId).collect();
+        slot.node = Some(TestNode::restore(config, slot.disk.persisted.clone(), seed, slot.local_ns));
+        self.note(|| format!("node {id} restarts"));
+        self.process_ready(id);
+    }
+
+    /// Story helper: node `id`'s election timeout fires and every message is
+    /// delivered. Returns whether `id` ends up leading.
+    pub fn elect(&mut self, id: NodeId) -> bool {
+        self.fire_timeout(id);
+        self.deliver_all();
+        self.try_node(id).is_some_and(|n| n.role() == Role::Leader)
+    }
+
+    /// Story helper: whether every running node has applied through `index`.
+    pub fn applied_everywhere(&self, index: LogIndex) -> bool {
+        self.slots.values().filter(|s| s.node.is_some()).all(|s| s.state.applied_index >= index)
+    }
+
+    // ----- network controls -----
+
+    /// Cuts node `id` off from every other node.
+    pub fn isolate(&mut self, id: NodeId) {
+        for other in self.ids() {
+            if other != id {
+                self.net.cut(id, other);
+            }
+        }
+        self.note(|| format!("node {id} isolated"));
+    }
+
+    /// Splits the cluster: links between different groups are cut. Nodes in
+    /// no group are cut off from everyone.
+    pub fn partition(&mut self, groups: &[&[NodeId]]) {
+        let group_of = |id: NodeId| groups.iter().position(|g| g.contains(&id));
+        for a in self.ids() {
+            for b in self.ids() {
+                if a != b && (group_of(a).is_none() || group_of(a) != group_of(b)) {
+                    self.net.blocked.insert((a, b));
+                }
+            }
+        }
+        self.note(|| format!("partition {groups:?}"));
+    }
+
+    pub fn heal(&mut self) {
+        self.net.blocked.clear();
+        self.note(|| "network healed".to_string());
+    }
+
+    /// Delivers one message (lost if its link is cut or its receiver down).
+    pub(super) fn deliver(&mut self, envelope: Envelope) {
+        let Envelope { from, to, msg } = envelope;
+        if self.net.is_blocked(from, to) || !self.is_up(to) {
+            self.net.dropped += 1;
+            return;
+        }
+        self.stats.steps += 1;
+        if self.opts.trace {
+            self.note(|| format!("{from} -> {to}: {}", brief(&msg)));
+        }
+        self.input(to, |n, now| n.step(now, from, msg));
+    }
+
+    /// Delivers the next message in flight; false if none.
+    pub fn deliver_next(&mut self) -> bool {
+        match self.net.pop_next() {
+            Some(envelope) => {
+                self.deliver(envelope);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Delivers messages (including the ones they cause) until none is in
+    /// flight, ignoring delivery times; stops after `limit` deliveries.
+    pub fn deliver_all(&mut self) {
+        let limit = 100_000;
+        for _ in 0..limit {
+            if !self.deliver_next() {
+                return;
+            }
+        }
+    }
+
+    /// Delivers, in order, the messages now in flight that match (messages
+    /// they cause stay in flight). Returns how many.
+    pub fn deliver_where(&mut self, mut pred: impl FnMut(&Envelope) -> bool) -> usize {
+        let keys: Vec<(u64, u64)> = self.net.in_flight.iter().filter(|(_, e)| pred(e)).map(|(k, _)| *k).collect();
+        for key in &keys {
+            if let Some(envelope) = self.net.in_flight.remove(key) {
+                self.deliver(envelope);
+            }
+        }
+        keys.len()
+    }
+
+    /// Loses the messages in flight that match. Returns how many.
+    pub fn drop_where(&mut self, pred: impl FnMut(&Envelope) -> bool) -> usize {
+        self.net.drop_where(pred)
+    }
+
+    // ----- carrying out a Ready -----
+
+    pub(super) fn process_ready(&mut self, id: NodeId) {
+        let slot = self.slots.get_mut(&id).expect("known node");
+        let Some(node) = slot.node.as_mut() else { return };
+        let ready = node.take_ready();
+        let term = node.term();
+        let mut problems: Vec<(ViolationKind, String)> = Vec::new();
+        // 1. Persist, in order.
+        for op in ready.persist {
+            if let Err(e) = slot.disk.apply(op) {
+                problems.push((ViolationKind::Durability, format!("node {id}: {e}")));
+            }
+        }
+        // The messages below promise that term, vote and log are on disk.
+        if self.opts.check_durability && !ready.messages.is_empty() {
+            let hs = slot.disk.persisted.hard_state;
+            if hs.term != node.term() || hs.voted_for != node.voted_for() {
+                problems.push((
+                    ViolationKind::Durability,
+                    format!(
+                        "node {id} sends messages with term {} vote {:?} while its disk holds term {} vote {:?}",
+                        node.term(),
+                        node.voted_for(),
+                        hs.term,
+                        hs.voted_for
+                    ),
+                ));
+            }
+            if slot.disk.last_index() != node.last_index() || slot.disk.last_term() != node.last_term() {
+                problems.push((
+                    ViolationKind::Durability,
+                    format!(
+                        "node {id} log ends at {}/{} but its disk log at {}/{}",
+                        node.last_index(),
+                        node.last_term(),
+                        slot.disk.last_index(),
+                        slot.disk.last_term()
+                    ),
+                ));
+            }
+        }
+        // 2. Send.
+        for (to, msg) in ready.messages {
+            self.net.send(&mut self.rng, self.now_ns, Envelope { from: id, to, msg });
+        }
+        // 3. Install, then apply.
+        if let Some(snapshot) = ready.install {
+            if let Err(p) = self.checker.on_install(id, &snapshot) {
+                problems.push(p);
+            }
+            slot.state = snapshot.data;
+            self.stats.snapshots_installed += 1;
+        }
+        for entry in &ready.committed {
+            if let Err(p) = self.checker.on_apply(id, term, &slot.state, entry) {
+                problems.push(p);
+            }
+            slot.state.apply(entry);
+            if let Err(p) = self.checker.on_state(id, &slot.state) {
+                problems.push(p);
+            }
+            if let Payload::Command(c) = entry.payload {
+                if Some(c) == self.watched_command {
+                    self.watched_applied = true;
+                }
+            }
+            self.stats.applied += 1;
+        }
+        // 4. Reads: a read index must cover everything applied anywhere
+        // before the read was asked for.
+        for read in ready.reads {
+            let must_cover = slot.reads.remove(&read.ctx).unwrap_or(0);
+            if read.index < must_cover || read.index > node.commit_index() {
+                problems.push((
+                    ViolationKind::StaleRead,
+                    format!(
+                        "node {id} read ctx {} at index {} but index {must_cover} was applied before the read began \
+                         (its commit index is {})",
+                        read.ctx,
+                        read.index,
+                        node.commit_index()
+                    ),
+                ));
+            }
+            self.stats.reads_served += 1;
+            self.served_reads.push((id, read));
+        }
+        for ctx in ready.reads_failed {
+            slot.reads.remove(&ctx);
+            self.stats.reads_failed += 1;
+            self.failed_reads.push((id, ctx));
+        }
+        let applied_index = slot.state.applied_index;
+        // 5. Election Safety and Leader Completeness.
+        let node = self.slots[&id].node.as_ref().expect("still running");
+        if node.role() == Role::Leader {
+            if let Err(p) = self.checker.on_leader(id, node.term()) {
+                problems.push(p);
+            }
+        }
+        for event in &ready.events {
+            if let RaftEvent::BecameLeader { term } = event {
+                self.stats.elections_won += 1;
+                if self.opts.trace {
+                    self.trace.push_back(format!("{:>12} node {id} leads term {term}", self.now_ns));
+                }
+                if let Err(p) = self.checker.check_leader_completeness(node) {
+                    problems.push(p);
+                }
+            }
+        }
+        // 6. Log Matching against every other running node.
+        if self.opts.check_log_matching {
+            for (other_id, other) in &self.slots {
+                if let (true, Some(other)) = (*other_id != id, other.node.as_ref()) {
+                    if let Err(p) = check_log_matching(node, other) {
+                        problems.push(p);
+                    }
+                }
+            }
+        }
+        let compact_due =
+            self.opts.compact_every > 0 && applied_index >= node.first_index() + self.opts.compact_every;
+        for (kind, detail) in problems {
+            self.record(kind, detail);
+        }
+        self.events.extend(ready.events.into_iter().map(|e| (id, e)));
+        if compact_due {
+            self.compact(id);
+        }
+    }
+
+    /// Forgets checker history below every disk's snapshot.
+    pub(super) fn prune_history(&mut self) {
+        let floor = self.slots.values().map(|s| s.disk.snapshot_index()).min().unwrap_or(0);
+        if floor > 0 {
+            self.checker.prune_below(floor);
+        }
+    }
+}
+
+/// A one-line rendering of a message for traces.
+pub fn brief(msg: &TestMessage) -> String {
+    use crate::raft::Message::*;
+    match msg {
+        RequestVote { term, pre_vote, last_log_index, last_log_term } => {
+            format!("{}Vote? t{term} last {last_log_index}/{last_log_term}", if *pre_vote { "Pre" } else { "" })
+        }
+        VoteResponse { term, pre_vote, granted } => {
+            format!("{}Vote t{term} {}", if *pre_vote { "Pre" } else { "" }, if *granted { "yes" } else { "no" })
+        }
+        AppendEntries { term, prev_log_index, prev_log_term, entries, leader_commit, read_ctx } => format!(
+            "Append t{term} prev {prev_log_index}/{prev_log_term} [{}] commit {leader_commit} read {read_ctx}",
+            entries.iter().map(|e| format!("{}/{}", e.index, e.term)).collect::<Vec<_>>().join(" ")
+        ),
+        AppendResponse { term, success, match_index, conflict_index, conflict_term, read_ctx } => format!(
+            "AppendResp t{term} {} match {match_index} conflict {conflict_index}/{conflict_term:?} read {read_ctx}",
+            if *success { "ok" } else { "REJECT" }
+        ),
+        InstallSnapshot { term, snapshot } => {
+            format!("Snapshot t{term} up to {}/{}", snapshot.last_index, snapshot.last_term)
+        }
+        InstallSnapshotResponse { term, last_index } => format!("SnapshotResp t{term} {last_index}"),
+        TimeoutNow { term } => format!("TimeoutNow t{term}"),
+    }
+}

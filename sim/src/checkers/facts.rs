@@ -1,0 +1,50 @@
+//! Shared readings of the observation log that several checkers need.
+
+use std::collections::BTreeMap;
+
+use leasesim_core::server::ServerEvent;
+use leasesim_core::service::RevokeCause;
+use leasesim_core::{LeaseId, NodeId};
+
+use super::RunRecord;
+use crate::observe::{Event, Obs};
+use crate::world::wire::Proc;
+
+/// Server events with their true time and server.
+pub fn server_events<'a>(obs: &'a [Obs]) -> impl Iterator<Item = (u64, NodeId, &'a ServerEvent)> + 'a {
+    obs.iter().filter_map(|o| match (&o.proc, &o.event) {
+        (Proc::Server(n), Event::Server { event }) => Some((o.at_ns, *n, event)),
+        _ => None,
+    })
+}
+
+/// When a lease's end first took effect anywhere (true time), and whether it
+/// ended by expiry (not an explicit revoke).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeaseEnd {
+    pub at_ns: u64,
+    pub server: NodeId,
+    pub by_expiry: bool,
+}
+
+pub fn lease_ends(run: &RunRecord<'_>) -> BTreeMap<LeaseId, LeaseEnd> {
+    let mut ends: BTreeMap<LeaseId, LeaseEnd> = BTreeMap::new();
+    for (at_ns, server, event) in server_events(run.obs) {
+        if let ServerEvent::LeaseRevoked { lease, cause, .. } = event {
+            let by_expiry = !matches!(cause, RevokeCause::Revoke);
+            ends.entry(*lease).or_insert(LeaseEnd { at_ns, server, by_expiry });
+        }
+    }
+    ends
+}
+
+/// TTL of each granted lease, from the grant entry.
+pub fn lease_ttls(obs: &[Obs]) -> BTreeMap<LeaseId, u64> {
+    let mut ttls = BTreeMap::new();
+    for (_, _, event) in server_events(obs) {
+        if let ServerEvent::LeaseGranted { lease, ttl_ns, .. } = event {
+            ttls.insert(*lease, *ttl_ns);
+        }
+    }
+    ttls
+}

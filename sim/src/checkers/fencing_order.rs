@@ -1,0 +1,28 @@
+//! `fencing-order`: the data store's accepted writes per key are in
+//! non-decreasing token order (seed 001; Kleppmann, "How to do distributed
+//! locking"). Fires when an unfenced store takes a stale holder's late write.
+
+use std::collections::BTreeMap;
+
+use super::{RunRecord, Violation};
+use crate::observe::Event;
+
+pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
+    let mut highest: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    let mut violations = Vec::new();
+    for o in run.obs {
+        let Event::StoreAccepted { client, key, token } = &o.event else { continue };
+        if let Some((top, by)) = highest.get(key.as_str()) {
+            if token < top {
+                violations.push(run.violation(
+                    "fencing-order",
+                    o.at_ns,
+                    format!("the store accepted c{client}'s write to {key} with token {token} after c{by}'s with token {top}"),
+                ));
+                continue;
+            }
+        }
+        highest.insert(key, (*token, *client));
+    }
+    violations
+}

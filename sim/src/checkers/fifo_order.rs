@@ -1,0 +1,70 @@
+//! `fifo-order`: waiters are granted in the order their acquire requests
+//! were committed (seed 001's per-key FIFO queue, kept as replicated state
+//! so the order survives leader changes). A waiter whose lease ended leaves
+//! the queue without the lock.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use leasesim_core::server::ServerEvent;
+
+use super::facts::server_events;
+use super::{RunRecord, Violation};
+
+/// Replays each key's queue from the log's events: every server applies the
+/// same entries, so each event is taken once, when first reported.
+pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
+    // Each event once: servers re-apply entries after a restart.
+    let mut seen = std::collections::BTreeSet::new();
+    let mut queues: BTreeMap<&str, VecDeque<(u64, u64, u64)>> = BTreeMap::new(); // (client, seq, queued at index)
+    let mut violations = Vec::new();
+    for (at_ns, _, event) in server_events(run.obs) {
+        let index = match event {
+            ServerEvent::LockQueued { index, .. }
+            | ServerEvent::LockGranted { index, .. }
+            | ServerEvent::LockWaiterDropped { index, .. } => *index,
+            _ => continue,
+        };
+        if !seen.insert((index, format!("{event:?}"))) {
+            continue;
+        }
+        match event {
+            ServerEvent::LockQueued { key, client, seq, .. } => {
+                queues.entry(key).or_default().push_back((*client, *seq, index));
+            }
+            ServerEvent::LockWaiterDropped { key, client, seq, .. } => {
+                let queue = queues.entry(key).or_default();
+                queue.retain(|(c, s, _)| (c, s) != (client, seq));
+            }
+            ServerEvent::LockGranted { key, client, seq, .. } => {
+                let queue = queues.entry(key).or_default();
+                match queue.iter().position(|(c, s, _)| (c, s) == (client, seq)) {
+                    Some(0) => {
+                        queue.pop_front();
+                    }
+                    Some(position) => {
+                        let (first, _, first_index) = queue[0];
+                        violations.push(run.violation(
+                            "fifo-order",
+                            at_ns,
+                            format!(
+                                "{key} granted to c{client} at index {index} ahead of c{first}, queued earlier at index {first_index}"
+                            ),
+                        ));
+                        queue.remove(position);
+                    }
+                    None => {
+                        if let Some((first, _, first_index)) = queue.front() {
+                            violations.push(run.violation(
+                                "fifo-order",
+                                at_ns,
+                                format!("{key} granted to c{client} at index {index}, who never queued, while c{first} waited since index {first_index}"),
+                            ));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    violations
+}

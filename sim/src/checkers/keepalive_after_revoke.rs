@@ -1,0 +1,31 @@
+//! `keepalive-after-revoke`: no keep-alive is answered with a live TTL after
+//! the lease was revoked or expired anywhere (etcd's lessor refuses renewals
+//! of revoked leases; a stale leader that still answers breaks the lease's
+//! promise to the next holder).
+
+use leasesim_core::server::ServerEvent;
+
+use super::facts::{lease_ends, server_events};
+use super::{RunRecord, Violation};
+
+pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
+    let ends = lease_ends(run);
+    let mut violations = Vec::new();
+    for (at_ns, server, event) in server_events(run.obs) {
+        let ServerEvent::KeepAliveAnswered { lease, client, ttl_ns, .. } = event else { continue };
+        let Some(end) = ends.get(lease) else { continue };
+        if at_ns > end.at_ns && *ttl_ns > 0 {
+            violations.push(run.violation(
+                "keepalive-after-revoke",
+                at_ns,
+                format!(
+                    "s{server} answered c{client}'s keep-alive of lease {lease} live (TTL {}) after s{} ended it at {}",
+                    leasesim_core::fmt_secs(*ttl_ns),
+                    end.server,
+                    leasesim_core::fmt_secs(end.at_ns)
+                ),
+            ));
+        }
+    }
+    violations
+}

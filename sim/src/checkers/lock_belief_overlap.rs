@@ -1,0 +1,91 @@
+//! `lock-belief-overlap`: no two clients believe they hold one lock at the
+//! same true instant — the property a lock exists for (SCENARIO-FORMAT.md,
+//! "belief"). A belief runs from the grant reply until the client's own
+//! clock reaches its end (renewed by keep-alives), or until it is ended
+//! early; its end is mapped to true time through the client's clock history.
+
+use std::collections::BTreeMap;
+
+use super::{RunRecord, Violation};
+use crate::observe::Event;
+use crate::world::wire::Proc;
+
+#[derive(Clone, Debug)]
+struct Interval {
+    client: u64,
+    token: u64,
+    start_ns: u64,
+    end_ns: u64,
+}
+
+pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
+    let intervals = beliefs(run);
+    let mut violations = Vec::new();
+    for (key, mut list) in intervals {
+        list.sort_by_key(|i| (i.start_ns, i.client));
+        for (n, later) in list.iter().enumerate() {
+            if let Some(earlier) = list[..n].iter().find(|e| e.client != later.client && e.end_ns > later.start_ns) {
+                violations.push(run.violation(
+                    "lock-belief-overlap",
+                    later.start_ns,
+                    format!(
+                        "c{} (token {}) and c{} (token {}) both believe they hold {key} from {} to {}",
+                        earlier.client,
+                        earlier.token,
+                        later.client,
+                        later.token,
+                        leasesim_core::fmt_secs(later.start_ns),
+                        leasesim_core::fmt_secs(earlier.end_ns.min(later.end_ns)),
+                    ),
+                ));
+            }
+        }
+    }
+    violations
+}
+
+/// Belief intervals per key, in true time.
+fn beliefs(run: &RunRecord<'_>) -> BTreeMap<String, Vec<Interval>> {
+    struct Open {
+        key: String,
+        token: u64,
+        start_ns: u64,
+        until_mono_ns: u64,
+    }
+    let mut open: BTreeMap<u64, Open> = BTreeMap::new();
+    let mut done: BTreeMap<String, Vec<Interval>> = BTreeMap::new();
+    let lapse_ns = |client: u64, until_mono_ns: u64| run.clocks[&Proc::Client(client)].true_time_of_mono(until_mono_ns);
+    let close = |client: u64, o: Open, at_ns: u64, done: &mut BTreeMap<String, Vec<Interval>>| {
+        let end_ns = at_ns.min(lapse_ns(client, o.until_mono_ns));
+        done.entry(o.key).or_default().push(Interval { client, token: o.token, start_ns: o.start_ns, end_ns });
+    };
+    for obs in run.obs {
+        let Proc::Client(client) = obs.proc else { continue };
+        match &obs.event {
+            Event::BeliefStarted { key, token, until_mono_ns, .. } => {
+                let o = Open { key: key.clone(), token: *token, start_ns: obs.at_ns, until_mono_ns: *until_mono_ns };
+                if let Some(previous) = open.insert(client, o) {
+                    close(client, previous, obs.at_ns, &mut done);
+                }
+            }
+            Event::BeliefExtended { until_mono_ns, .. } => {
+                if let Some(o) = open.get_mut(&client) {
+                    // A renewal counts only while the belief still holds.
+                    if obs.at_ns < lapse_ns(client, o.until_mono_ns) {
+                        o.until_mono_ns = o.until_mono_ns.max(*until_mono_ns);
+                    }
+                }
+            }
+            Event::BeliefEnded { .. } => {
+                if let Some(o) = open.remove(&client) {
+                    close(client, o, obs.at_ns, &mut done);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (client, o) in std::mem::take(&mut open) {
+        close(client, o, run.end_ns, &mut done);
+    }
+    done
+}

@@ -1,0 +1,48 @@
+//! `log-matching`: if two logs hold an entry with the same index and term,
+//! they agree on every entry up to it (Raft §5.3, Figure 3 "Log Matching").
+//! Judged on the servers' in-memory logs when the run ends, and throughout
+//! the run on every applied entry (same index and term ⇒ same content).
+
+use std::collections::BTreeMap;
+
+use leasesim_core::server::ServerEvent;
+
+use super::facts::server_events;
+use super::{RunRecord, Violation};
+
+pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    let mut content = BTreeMap::new();
+    for (at_ns, server, event) in server_events(run.obs) {
+        let ServerEvent::Applied { index, term, fingerprint } = event else { continue };
+        let first = *content.entry((*index, *term)).or_insert((*fingerprint, server));
+        if first.0 != *fingerprint {
+            violations.push(run.violation(
+                "log-matching",
+                at_ns,
+                format!("s{server} and s{} hold different entries at index {index} of term {term}", first.1),
+            ));
+        }
+    }
+    // End of run: for every pair of logs, find the last index where both
+    // hold the same term; below it every shared index must agree.
+    let logs: Vec<_> = run.servers.iter().map(|(id, s)| (*id, s.log_terms.iter().copied().collect::<BTreeMap<_, _>>())).collect();
+    for (i, (a, log_a)) in logs.iter().enumerate() {
+        for (b, log_b) in &logs[i + 1..] {
+            let last_match = log_a.iter().rev().find(|(index, term)| log_b.get(index) == Some(term)).map(|(index, _)| *index);
+            let Some(last_match) = last_match else { continue };
+            let disagreement = log_a.range(..=last_match).find(|(index, term)| log_b.get(index).is_some_and(|t| t != *term));
+            if let Some((index, term)) = disagreement {
+                violations.push(run.violation(
+                    "log-matching",
+                    run.end_ns,
+                    format!(
+                        "s{a} and s{b} agree at index {last_match} but differ at index {index} (term {term} vs {})",
+                        log_b[index]
+                    ),
+                ));
+            }
+        }
+    }
+    violations
+}

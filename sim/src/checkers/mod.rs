@@ -1,0 +1,122 @@
+//! Checkers: one invariant per file, each citing where its rule comes from,
+//! each judging the whole run after it ends from the observations (stamped
+//! with true simulated time) and the clocks' histories — never from a
+//! node's own clock.
+//!
+//! Every violation says whether the run stayed inside the assumptions the
+//! design states (every clock's rate error within `drift_bound`; for
+//! wall-clock strategies, no wall-clock steps): a violation inside them is a
+//! **bug**, outside them **assumption broken**.
+
+mod durability;
+mod election_safety;
+mod fencing_order;
+mod fifo_order;
+mod keepalive_after_revoke;
+mod lease_early_expiry;
+mod liveness;
+mod lock_belief_overlap;
+mod log_matching;
+mod release_by_owner;
+mod state_machine_safety;
+mod token_monotonic;
+
+pub mod facts;
+
+use std::collections::BTreeMap;
+
+use leasesim_core::{fmt_secs, ExpiryStrategy, NodeId};
+use serde::Serialize;
+
+use crate::observe::Obs;
+use crate::world::clock::SimClock;
+use crate::world::wire::Proc;
+use crate::world::ServerProbe;
+
+/// What a server looked like when the run ended (for the end-of-run checks).
+#[derive(Clone, Debug)]
+pub struct FinalServer {
+    pub up: bool,
+    pub voter: bool,
+    pub probe: Option<ServerProbe>,
+    pub first_index: u64,
+    /// (index, term) of every entry still in its in-memory log.
+    pub log_terms: Vec<(u64, u64)>,
+    /// Keys present in its state machine.
+    pub keys: Vec<String>,
+}
+
+/// Everything a checker may look at.
+pub struct RunRecord<'a> {
+    pub obs: &'a [Obs],
+    pub clocks: &'a BTreeMap<Proc, SimClock>,
+    pub drift_bound: f64,
+    pub expiry: ExpiryStrategy,
+    pub election_timeout_max_ns: u64,
+    pub settle_at_ns: u64,
+    pub end_ns: u64,
+    pub servers: &'a BTreeMap<NodeId, FinalServer>,
+    /// Registry client → TTL of its leases.
+    pub registry_ttl_ns: &'a BTreeMap<u64, u64>,
+    /// Lock workload bounds for liveness: (clients, hold max, ttl).
+    pub lock_wait_bound_ns: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Violation {
+    pub invariant: &'static str,
+    pub at_ns: u64,
+    pub detail: String,
+    pub assumptions_held: bool,
+}
+
+impl Violation {
+    pub fn at(&self) -> String {
+        fmt_secs(self.at_ns)
+    }
+}
+
+impl RunRecord<'_> {
+    /// Whether every clock stayed within the stated assumptions up to
+    /// `true_ns`: rate error within `drift_bound`, and (for strategies that
+    /// compare wall clocks) no wall-clock steps.
+    pub fn assumptions_held_until(&self, true_ns: u64) -> bool {
+        let wall_matters = self.expiry == ExpiryStrategy::LeaderStampedWall;
+        self.clocks.values().all(|c| {
+            c.max_abs_drift_until(true_ns) <= self.drift_bound + 1e-12 && !(wall_matters && c.wall_jumped_until(true_ns))
+        })
+    }
+
+    pub fn violation(&self, invariant: &'static str, at_ns: u64, detail: String) -> Violation {
+        Violation { invariant, at_ns, detail, assumptions_held: self.assumptions_held_until(at_ns) }
+    }
+}
+
+/// A checker's rule.
+pub type Check = fn(&RunRecord<'_>) -> Vec<Violation>;
+
+/// Every checker, with its invariant id (SCENARIO-FORMAT.md).
+pub const CHECKERS: &[(&str, Check)] = &[
+    ("election-safety", election_safety::check),
+    ("log-matching", log_matching::check),
+    ("state-machine-safety", state_machine_safety::check),
+    ("durability", durability::check),
+    ("lease-early-expiry", lease_early_expiry::check),
+    ("keepalive-after-revoke", keepalive_after_revoke::check),
+    ("lock-belief-overlap", lock_belief_overlap::check),
+    ("fencing-order", fencing_order::check),
+    ("token-monotonic", token_monotonic::check),
+    ("fifo-order", fifo_order::check),
+    ("release-by-owner", release_by_owner::check),
+    ("liveness", liveness::check),
+];
+
+/// Runs every checker; violations sorted by time.
+pub fn check_all(run: &RunRecord<'_>) -> Vec<Violation> {
+    let mut violations: Vec<Violation> = CHECKERS.iter().flat_map(|(_, check)| check(run)).collect();
+    violations.sort_by(|a, b| (a.at_ns, a.invariant).cmp(&(b.at_ns, b.invariant)));
+    violations
+}
+
+#[cfg(test)]
+pub(crate) mod testing;

@@ -1,0 +1,140 @@
+//! The `leasesim` command line (clap). Exit codes: 0 = as expected,
+//! 1 = a violation or an expectation not met, 2 = bad input (file, flag).
+
+mod run;
+mod sweep;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use leasesim_core::bugs::Bugs;
+
+pub use run::{replay_command, run_command};
+pub use sweep::sweep_command;
+
+#[derive(Parser, Debug)]
+#[command(name = "leasesim", version, about = "Deterministic simulation testbed for leases and locks on Raft")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one seed of a scenario; exit 1 if an invariant outside the scenario's expectation fired.
+    Run(RunArgs),
+    /// Run many seeds of many scenarios; exit 1 if any file's expectation is not met.
+    Sweep(SweepArgs),
+    /// Validate scenario files; errors as file:line:col, exit 2.
+    Check {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Re-run one seed with the full trace on stderr (RUST_LOG filters it).
+    Replay(ReplayArgs),
+    /// Check a history file for linearizability (Jepsen or leasesim format).
+    CheckHistory(crate::linearizability::cli::CheckHistoryArgs),
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct BugArgs {
+    /// Turn on a planted bug (repeatable); see `leasesim run --help` for names.
+    #[arg(long = "bug", value_name = "NAME", value_parser = parse_bug)]
+    pub bugs: Vec<String>,
+}
+
+impl BugArgs {
+    pub fn to_bugs(&self) -> Bugs {
+        let mut bugs = Bugs::default();
+        for name in &self.bugs {
+            bugs.enable(name).expect("validated by the parser");
+        }
+        bugs
+    }
+}
+
+fn parse_bug(name: &str) -> Result<String, String> {
+    Bugs::default().enable(name).map(|_| name.to_string())
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    pub file: PathBuf,
+    /// Seed to run (default: the first of the scenario's `seeds`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print the run as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Write every observation as JSON lines to this file.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Run twice and compare trace digests; exit 1 if they differ.
+    #[arg(long)]
+    pub check_determinism: bool,
+    #[command(flatten)]
+    pub bugs: BugArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub bugs: BugArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Scenario files or directories of them.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Seed range `A..B` (B excluded), instead of each scenario's own `seeds`.
+    #[arg(long, value_parser = parse_seed_range)]
+    pub seeds: Option<std::ops::Range<u64>>,
+    /// Runs in parallel (default: the number of cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run only shard I of N (1-based): seeds whose position modulo N is I-1.
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
+    /// Print one JSON object per run (JSON lines) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub bugs: BugArgs,
+}
+
+pub fn parse_seed_range(text: &str) -> Result<std::ops::Range<u64>, String> {
+    let fix = "write a seed range as A..B with A < B, e.g. 0..200";
+    let (a, b) = text.split_once("..").ok_or_else(|| format!("`{text}` is not a seed range; {fix}"))?;
+    let a: u64 = a.trim().parse().map_err(|_| format!("`{a}` is not a seed number; {fix}"))?;
+    let b: u64 = b.trim().parse().map_err(|_| format!("`{b}` is not a seed number; {fix}"))?;
+    if a >= b {
+        return Err(format!("`{text}` is empty; {fix}"));
+    }
+    Ok(a..b)
+}
+
+pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let fix = "write a shard as I/N with 1 <= I <= N, e.g. 2/8";
+    let (i, n) = text.split_once('/').ok_or_else(|| format!("`{text}` is not a shard; {fix}"))?;
+    let i: u64 = i.trim().parse().map_err(|_| format!("`{i}` is not a number; {fix}"))?;
+    let n: u64 = n.trim().parse().map_err(|_| format!("`{n}` is not a number; {fix}"))?;
+    if i == 0 || n == 0 || i > n {
+        return Err(format!("`{text}` is out of range; {fix}"));
+    }
+    Ok((i, n))
+}
+
+/// Runs the parsed command; returns the exit code.
+pub fn main_with(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Run(args) => run_command(&args),
+        Command::Sweep(args) => sweep_command(&args),
+        Command::Check { paths } => crate::scenario::check::check_command(&paths),
+        Command::Replay(args) => replay_command(&args),
+        Command::CheckHistory(args) => crate::linearizability::cli::check_history_command(&args),
+    }
+}

@@ -1,0 +1,122 @@
+//! A Raft server process: restores its core from its disk, then feeds it
+//! peer messages, client requests and timer firings with its own clocks.
+//!
+//! The core lives in a slot the world also holds, so that when the run ends
+//! the judge can read every server's final log and state directly.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use leasesim_core::raft::ConfChange;
+use leasesim_core::server::{Clocks, Server, ServerConfig};
+use leasesim_core::NodeId;
+
+use super::{Actor, Step};
+use crate::checkers::FinalServer;
+use crate::observe::Event;
+use crate::world::wire::{Proc, Wire};
+use crate::world::ServerProbe;
+
+/// A server's core, shared between its process and the judge.
+pub type ServerSlot = Arc<Mutex<Option<Server>>>;
+
+pub struct ServerActor {
+    id: NodeId,
+    config: ServerConfig,
+    rng_seed: u64,
+    slot: ServerSlot,
+}
+
+impl ServerActor {
+    pub fn new(id: NodeId, config: ServerConfig, rng_seed: u64, slot: ServerSlot) -> Self {
+        ServerActor { id, config, rng_seed, slot }
+    }
+
+    fn server(&self) -> MutexGuard<'_, Option<Server>> {
+        self.slot.lock().expect("single-threaded simulation")
+    }
+
+    fn clocks(step: &Step<'_>) -> Clocks {
+        Clocks { mono_ns: step.mono_ns, wall_ns: step.wall_ns }
+    }
+
+    /// Feeds one input to the core and moves its output into the step, in
+    /// the durability order.
+    fn drive(&self, step: &mut Step<'_>, input: impl FnOnce(&mut Server, Clocks)) {
+        let clocks = Self::clocks(step);
+        let mut guard = self.server();
+        let server = guard.as_mut().expect("started");
+        input(server, clocks);
+        let output = server.take_output();
+        let raft = server.raft();
+        let probe = ServerProbe { role: raft.role(), term: raft.term(), commit_index: raft.commit_index() };
+        drop(guard);
+        step.persist(output.persist);
+        for (to, message) in output.messages {
+            step.send(Proc::Server(to), Wire::Peer(message));
+        }
+        for reply in output.replies {
+            step.send(Proc::Client(reply.client), Wire::Response(reply));
+        }
+        for event in output.events {
+            step.record(Event::Server { event });
+        }
+        step.world.set_probe(self.id, probe);
+    }
+
+    fn propose_change(&self, step: &mut Step<'_>, change: ConfChange) {
+        let mut result = None;
+        self.drive(step, |server, clocks| result = Some(server.propose_conf_change(clocks, change)));
+        let action = format!("{change:?} via s{}", self.id);
+        match result.expect("driven") {
+            Ok(index) => step.record(Event::Fault { action: format!("{action} proposed at index {index}") }),
+            Err(e) => step.record(Event::FaultSkipped { action, why: format!("the cluster refused: {e:?}") }),
+        }
+    }
+}
+
+impl Actor for ServerActor {
+    fn start(&mut self, step: &mut Step<'_>) {
+        let image = {
+            let mut disk = step.world.disk(self.id);
+            disk.crash();
+            disk.image()
+        };
+        let server = Server::new(self.config.clone(), image, self.rng_seed, Self::clocks(step));
+        *self.server() = Some(server);
+        self.drive(step, |_, _| {});
+    }
+
+    fn on_message(&mut self, step: &mut Step<'_>, from: Proc, wire: Wire) {
+        match (from, wire) {
+            (Proc::Server(peer), Wire::Peer(message)) => self.drive(step, |s, c| s.handle_peer(c, peer, message)),
+            (Proc::Client(_), Wire::Request(request)) => self.drive(step, |s, c| s.handle_client(c, request)),
+            (Proc::Admin, Wire::Admin(change)) => self.propose_change(step, change),
+            (from, wire) => panic!("s{} got an unexpected message from {from}: {wire:?}", self.id),
+        }
+    }
+
+    fn on_timer(&mut self, step: &mut Step<'_>) {
+        self.drive(step, |s, c| s.tick(c));
+    }
+
+    fn next_deadline_mono_ns(&self) -> Option<u64> {
+        self.server().as_ref().map(|s| s.next_deadline_ns())
+    }
+}
+
+/// What the judge reads of a server when the run ends.
+pub fn final_state(slot: &ServerSlot, id: NodeId, up: bool) -> FinalServer {
+    let guard = slot.lock().expect("single-threaded simulation");
+    let Some(server) = guard.as_ref() else {
+        return FinalServer { up, voter: false, probe: None, first_index: 1, log_terms: Vec::new(), keys: Vec::new() };
+    };
+    let raft = server.raft();
+    FinalServer {
+        up,
+        voter: raft.voters().contains(&id),
+        probe: Some(ServerProbe { role: raft.role(), term: raft.term(), commit_index: raft.commit_index() }),
+        first_index: raft.first_index(),
+        log_terms: raft.entries(raft.first_index(), raft.last_index()).iter().map(|e| (e.index, e.term)).collect(),
+        keys: server.state_machine().kv().iter().map(|(key, _)| key.clone()).collect(),
+    }
+}

@@ -1,0 +1,25 @@
+//! leasesim: the deterministic simulation testbed for leasesim-core.
+//!
+//! Every server, client and the data store runs as a madsim node ([`host`],
+//! [`workload`]) in a shared [`world`] of skewed clocks, disks and a faulty
+//! network; a [`scenario`] file drives the faults ([`run`]); [`checkers`]
+//! judge the run against true simulated time.
+
+// The simulator exists only under `--cfg madsim` (see main.rs); the
+// scenario loader and the linearizability checker are plain code.
+#[cfg(madsim)]
+pub mod checkers;
+#[cfg(madsim)]
+pub mod cli;
+#[cfg(madsim)]
+pub mod host;
+pub mod linearizability;
+#[cfg(madsim)]
+pub mod observe;
+#[cfg(madsim)]
+pub mod run;
+pub mod scenario;
+#[cfg(madsim)]
+pub mod workload;
+#[cfg(madsim)]
+pub mod world;

@@ -1,0 +1,110 @@
+//! Observations: what every process reports, stamped with true simulated
+//! time, for the checkers, the trace, the reports and the run's digest.
+//!
+//! Checkers judge only from these and from the clocks' histories, never
+//! from a node's own view of time.
+
+use std::hash::{Hash, Hasher};
+
+use leasesim_core::server::ServerEvent;
+use leasesim_core::{ClientId, LeaseId};
+use serde::Serialize;
+
+use crate::world::wire::Proc;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Obs {
+    /// True simulated time since the run started.
+    pub at_ns: u64,
+    pub proc: Proc,
+    pub event: Event,
+}
+
+/// Why a client stopped believing it holds a lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BeliefEnd {
+    Released,
+    KeepAliveRefused,
+    /// Its own clock reached the end of the belief.
+    TimerLapsed,
+    /// The process crashed (the belief dies with it).
+    Crashed,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Event {
+    /// A server applied or decided something.
+    Server { event: ServerEvent },
+
+    // Process lifecycle and faults, as the supervisor carried them out.
+    Crashed,
+    Restarted,
+    Paused,
+    Resumed,
+    /// A fault fired (human-readable), or was skipped and why.
+    Fault { action: String },
+    FaultSkipped { action: String, why: String },
+    SettleBegins,
+
+    // Client side: requests and replies that checkers reason about.
+    /// A grant or keep-alive reply said the lease lives `ttl_ns` from when
+    /// the answered copy of the request was sent (`sent_at_ns`, true time).
+    LeaseAcked { lease: LeaseId, ttl_ns: u64, sent_at_ns: u64, keepalive: bool },
+    KeepAliveRefused { lease: LeaseId },
+    /// The client believes it holds `key` until its own monotonic clock
+    /// reads `until_mono_ns` (extended by later `BeliefExtended`).
+    BeliefStarted { key: String, lease: LeaseId, token: u64, until_mono_ns: u64 },
+    BeliefExtended { key: String, until_mono_ns: u64 },
+    BeliefEnded { key: String, why: BeliefEnd },
+    /// The holder checked its belief and starts its work.
+    WorkStarted { key: String, token: u64 },
+    /// An acquire request left the client (first send).
+    AcquireSent { key: String, lease: LeaseId, seq: u64 },
+    /// A registry client registered its key under its lease.
+    Registered { key: String, lease: LeaseId },
+
+    /// A KV client invoked an operation (sequence number names it).
+    KvCall { seq: u64, op: leasesim_core::service::Op },
+    KvReturn { seq: u64, response: leasesim_core::service::Response },
+
+    // The data store (seed 001).
+    StoreAccepted { client: ClientId, key: String, token: u64 },
+    StoreRejected { client: ClientId, key: String, token: u64, highest: u64 },
+}
+
+impl Obs {
+    /// Feeds the observation into the run's digest. Only stable data goes
+    /// in (no addresses, no wall-clock time of the host).
+    pub fn digest_into(&self, hasher: &mut Fnv64) {
+        self.at_ns.hash(hasher);
+        self.proc.hash(hasher);
+        // Debug text of the event: stable for one build, which is the
+        // determinism contract (same build + scenario + seed).
+        hasher.write(format!("{:?}", self.event).as_bytes());
+    }
+}
+
+/// FNV-1a, 64 bit: a stable hash (std's SipHash keys are per-process).
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv64(u64);
+
+impl Default for Fnv64 {
+    fn default() -> Self {
+        Fnv64(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv64 {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}

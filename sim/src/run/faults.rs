@@ -1,0 +1,373 @@
+//! The fault injector: carries out the scenario's timeline (and the faults
+//! chaos drew) at their true times, undoes each after its `for`, and heals
+//! everything when the settle phase begins.
+//!
+//! Selectors are resolved when the fault fires (`leader` is whoever leads
+//! then); the undo acts on what was resolved, not on a fresh resolution.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use leasesim_core::raft::ConfChange;
+use madsim::net::NetSim;
+use madsim::runtime::Handle;
+use madsim::task::NodeId as SimNodeId;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use crate::observe::{BeliefEnd, Event};
+use crate::scenario::{FaultAction, Scenario, Selector};
+use crate::world::wire::{Proc, Wire};
+use crate::world::World;
+
+/// Something the injector does at a true time.
+#[derive(Clone, Debug)]
+pub enum Step {
+    Fire { id: usize, action: FaultAction, for_ns: Option<u64> },
+    Undo { id: usize },
+}
+
+/// What a fired fault did, so its undo can reverse exactly that.
+#[derive(Clone, Debug)]
+enum Done {
+    Links(Vec<(Proc, Proc)>),
+    Crashed(Proc),
+    Paused(Proc),
+    Loss(f64),
+    Nothing,
+}
+
+pub struct Injector {
+    handle: Handle,
+    world: Arc<World>,
+    scenario: Arc<Scenario>,
+    ids: BTreeMap<Proc, SimNodeId>,
+    rng: ChaCha8Rng,
+    /// How many active faults block each directed link.
+    blocked: BTreeMap<(Proc, Proc), u32>,
+    crashed: BTreeSet<Proc>,
+    paused: BTreeSet<Proc>,
+    active: BTreeMap<usize, Done>,
+    admin: tokio::sync::mpsc::UnboundedSender<(Proc, Wire)>,
+}
+
+impl Injector {
+    pub fn new(
+        handle: Handle,
+        world: Arc<World>,
+        scenario: Arc<Scenario>,
+        ids: BTreeMap<Proc, SimNodeId>,
+        rng: ChaCha8Rng,
+        admin: tokio::sync::mpsc::UnboundedSender<(Proc, Wire)>,
+    ) -> Self {
+        Injector {
+            handle,
+            world,
+            scenario,
+            ids,
+            rng,
+            blocked: BTreeMap::new(),
+            crashed: BTreeSet::new(),
+            paused: BTreeSet::new(),
+            active: BTreeMap::new(),
+            admin,
+        }
+    }
+
+    pub fn crashed(&self) -> &BTreeSet<Proc> {
+        &self.crashed
+    }
+
+    fn note(&self, action: String) {
+        self.world.record(Proc::Admin, Event::Fault { action });
+    }
+
+    fn skip(&self, action: String, why: String) {
+        self.world.record(Proc::Admin, Event::FaultSkipped { action, why });
+    }
+
+    fn servers(&self) -> Vec<Proc> {
+        (1..=self.scenario.cluster.servers + self.scenario.cluster.spares).map(Proc::Server).collect()
+    }
+
+    fn clients(&self) -> Vec<Proc> {
+        (1..=self.scenario.client_count()).map(Proc::Client).collect()
+    }
+
+    /// Resolves a selector now; `None` when it matches nothing.
+    fn resolve(&mut self, selector: &Selector) -> Option<Proc> {
+        match selector {
+            Selector::Server(n) => Some(Proc::Server(*n)),
+            Selector::Client(n) => Some(Proc::Client(*n)),
+            Selector::Store => Some(Proc::Store),
+            Selector::Leader => self.world.leader().map(Proc::Server),
+            Selector::Holder(key) => self.world.holder(key).map(Proc::Client),
+            Selector::Follower => {
+                let leader = self.world.leader().map(Proc::Server);
+                let followers: Vec<Proc> = (1..=self.scenario.cluster.servers)
+                    .map(Proc::Server)
+                    .filter(|p| Some(*p) != leader && self.world.is_up(*p))
+                    .collect();
+                followers.choose(&mut self.rng).copied()
+            }
+            Selector::RandomServer => self.servers().choose(&mut self.rng).copied(),
+            Selector::RandomClient => self.clients().choose(&mut self.rng).copied(),
+        }
+    }
+
+    fn all_procs(&self) -> Vec<Proc> {
+        self.ids.keys().copied().filter(|p| *p != Proc::Admin).collect()
+    }
+
+    fn block_links(&mut self, links: &[(Proc, Proc)]) {
+        let net = NetSim::current();
+        for (from, to) in links {
+            let count = self.blocked.entry((*from, *to)).or_insert(0);
+            *count += 1;
+            if *count == 1 {
+                net.clog_link(self.ids[from], self.ids[to]);
+            }
+        }
+    }
+
+    fn unblock_links(&mut self, links: &[(Proc, Proc)]) {
+        let net = NetSim::current();
+        for link in links {
+            if let Some(count) = self.blocked.get_mut(link) {
+                *count -= 1;
+                if *count == 0 {
+                    self.blocked.remove(link);
+                    net.unclog_link(self.ids[&link.0], self.ids[&link.1]);
+                }
+            }
+        }
+    }
+
+    pub fn fire(&mut self, id: usize, action: &FaultAction) {
+        let text = describe(action);
+        let done = match action {
+            FaultAction::Partition(groups) => {
+                let mut resolved: Vec<Vec<Proc>> = Vec::new();
+                for group in groups {
+                    resolved.push(group.iter().filter_map(|s| self.resolve(s)).collect());
+                }
+                let mut links = Vec::new();
+                for (i, a) in resolved.iter().enumerate() {
+                    for (j, b) in resolved.iter().enumerate() {
+                        if i != j {
+                            links.extend(a.iter().flat_map(|x| b.iter().filter(move |y| *y != x).map(move |y| (*x, *y))));
+                        }
+                    }
+                }
+                let shown: Vec<String> =
+                    resolved.iter().map(|g| g.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")).collect();
+                self.note(format!("partition [{}]", shown.join("] | [")));
+                self.block_links(&links);
+                Done::Links(links)
+            }
+            FaultAction::Isolate(selector) => match self.resolve(selector) {
+                None => return self.skip(text, "the selector matched no process".into()),
+                Some(p) => {
+                    let links: Vec<(Proc, Proc)> =
+                        self.all_procs().into_iter().filter(|q| *q != p).flat_map(|q| [(p, q), (q, p)]).collect();
+                    self.note(format!("isolate {p}"));
+                    self.block_links(&links);
+                    Done::Links(links)
+                }
+            },
+            FaultAction::Block { from, to } => match self.resolve(from) {
+                None => return self.skip(text, "`from` matched no process".into()),
+                Some(p) => {
+                    let targets: Vec<Proc> = to.iter().filter_map(|s| self.resolve(s)).filter(|q| *q != p).collect();
+                    let links: Vec<(Proc, Proc)> = targets.iter().map(|q| (p, *q)).collect();
+                    let shown: Vec<String> = targets.iter().map(|q| q.to_string()).collect();
+                    self.note(format!("block {p} -> [{}]", shown.join(",")));
+                    self.block_links(&links);
+                    Done::Links(links)
+                }
+            },
+            FaultAction::Crash(selector) => match self.resolve(selector) {
+                None => return self.skip(text, "the selector matched no process".into()),
+                Some(p) if self.crashed.contains(&p) => return self.skip(text, format!("{p} is already down")),
+                Some(p) => {
+                    self.crash(p);
+                    Done::Crashed(p)
+                }
+            },
+            FaultAction::Pause(selector) => match self.resolve(selector) {
+                None => return self.skip(text, "the selector matched no process".into()),
+                Some(p) if self.paused.contains(&p) || self.crashed.contains(&p) => {
+                    return self.skip(text, format!("{p} is already paused or down"))
+                }
+                Some(p) => {
+                    self.handle.pause(self.ids[&p]);
+                    self.paused.insert(p);
+                    self.world.record(p, Event::Paused);
+                    Done::Paused(p)
+                }
+            },
+            FaultAction::Clock { target, drift, jump_ns } => match self.resolve(target) {
+                None => return self.skip(text, "the selector matched no process".into()),
+                Some(p) => {
+                    let (drift, jump_ns) = (*drift, *jump_ns);
+                    self.world.change_clock(p, |clock, now_ns| {
+                        if let Some(drift) = drift {
+                            clock.set_drift(now_ns, drift);
+                        }
+                        if let Some(jump_ns) = jump_ns {
+                            clock.jump_wall(now_ns, jump_ns);
+                        }
+                    });
+                    self.note(format!("clock of {p}: {}", text.trim_start_matches("clock ")));
+                    Done::Nothing
+                }
+            },
+            FaultAction::Loss(p) => {
+                let mut previous = 0.0;
+                NetSim::current().update_config(|c| {
+                    previous = c.packet_loss_rate;
+                    c.packet_loss_rate = *p;
+                });
+                self.note(format!("loss {p}"));
+                Done::Loss(previous)
+            }
+            FaultAction::Add(n) => {
+                self.membership(text, ConfChange::AddServer(*n));
+                Done::Nothing
+            }
+            FaultAction::Remove(selector) => match self.resolve(selector) {
+                Some(Proc::Server(n)) => {
+                    self.membership(text, ConfChange::RemoveServer(n));
+                    Done::Nothing
+                }
+                _ => return self.skip(text, "the selector matched no server".into()),
+            },
+        };
+        self.active.insert(id, done);
+    }
+
+    fn membership(&mut self, text: String, change: ConfChange) {
+        match self.world.leader() {
+            None => self.skip(text, "no leader to ask".into()),
+            Some(leader) => {
+                self.note(format!("ask s{leader}: {change:?}"));
+                let _ = self.admin.send((Proc::Server(leader), Wire::Admin(change)));
+            }
+        }
+    }
+
+    fn crash(&mut self, p: Proc) {
+        self.handle.kill(self.ids[&p]);
+        self.paused.remove(&p);
+        self.crashed.insert(p);
+        self.world.set_up(p, false);
+        if let Proc::Server(n) = p {
+            let lost = self.world.disk(n).crash();
+            self.world.record(p, Event::Fault { action: format!("crash: {lost} unsynced disk writes lost") });
+        }
+        self.world.record(p, Event::Crashed);
+        if let Proc::Client(c) = p {
+            // A dead client believes nothing.
+            for key in self.scenario.lock_keys() {
+                if self.world.holder(key) == Some(c) {
+                    self.world.set_holder(key, None);
+                    self.world.record(p, Event::BeliefEnded { key: key.to_string(), why: BeliefEnd::Crashed });
+                }
+            }
+        }
+    }
+
+    fn restart(&mut self, p: Proc) {
+        if self.crashed.remove(&p) {
+            self.handle.restart(self.ids[&p]);
+            self.world.set_up(p, true);
+            self.world.record(p, Event::Restarted);
+        }
+    }
+
+    fn resume(&mut self, p: Proc) {
+        if self.paused.remove(&p) {
+            self.handle.resume(self.ids[&p]);
+            self.world.record(p, Event::Resumed);
+        }
+    }
+
+    pub fn undo(&mut self, id: usize) {
+        match self.active.remove(&id) {
+            Some(Done::Links(links)) => {
+                self.unblock_links(&links);
+                self.note(format!("heal links of fault #{id}"));
+            }
+            Some(Done::Crashed(p)) => self.restart(p),
+            Some(Done::Paused(p)) => self.resume(p),
+            Some(Done::Loss(previous)) => {
+                NetSim::current().update_config(|c| c.packet_loss_rate = previous);
+                self.note(format!("loss back to {previous}"));
+            }
+            Some(Done::Nothing) | None => {}
+        }
+    }
+
+    /// The settle phase: every link unblocked, every process resumed and
+    /// restarted, loss back to the scenario's. Clock changes stay.
+    pub fn heal_all(&mut self) {
+        let links: Vec<(Proc, Proc)> = self.blocked.keys().copied().collect();
+        let net = NetSim::current();
+        for (from, to) in links {
+            net.unclog_link(self.ids[&from], self.ids[&to]);
+        }
+        self.blocked.clear();
+        for p in self.paused.clone() {
+            self.resume(p);
+        }
+        for p in self.crashed.clone() {
+            self.restart(p);
+        }
+        let loss = self.scenario.network.loss;
+        net.update_config(|c| c.packet_loss_rate = loss);
+        self.active.clear();
+        self.world.record(Proc::Admin, Event::SettleBegins);
+    }
+}
+
+/// A one-line description of an action, as a trace shows it.
+pub fn describe(action: &FaultAction) -> String {
+    let sel = |s: &Selector| s.to_string();
+    match action {
+        FaultAction::Partition(groups) => {
+            let shown: Vec<String> = groups.iter().map(|g| g.iter().map(sel).collect::<Vec<_>>().join(",")).collect();
+            format!("partition [{}]", shown.join("] | ["))
+        }
+        FaultAction::Isolate(s) => format!("isolate {}", sel(s)),
+        FaultAction::Block { from, to } => format!("block {} -> [{}]", sel(from), to.iter().map(sel).collect::<Vec<_>>().join(",")),
+        FaultAction::Crash(s) => format!("crash {}", sel(s)),
+        FaultAction::Pause(s) => format!("pause {}", sel(s)),
+        FaultAction::Clock { target, drift, jump_ns } => {
+            let mut parts = vec![format!("clock {}", sel(target))];
+            if let Some(d) = drift {
+                parts.push(format!("drift={d}"));
+            }
+            if let Some(j) = jump_ns {
+                parts.push(format!("jump={}{}", if *j < 0 { "-" } else { "+" }, leasesim_core::fmt_secs(j.unsigned_abs())));
+            }
+            parts.join(" ")
+        }
+        FaultAction::Loss(p) => format!("loss {p}"),
+        FaultAction::Add(n) => format!("add s{n}"),
+        FaultAction::Remove(s) => format!("remove {}", sel(s)),
+    }
+}
+
+/// Orders fires and undos by time (fires before undos at one instant; then
+/// file order), so the injector's behaviour depends only on the scenario.
+pub fn timeline(faults: &[(u64, FaultAction, Option<u64>)]) -> Vec<(u64, Step)> {
+    let mut steps = Vec::new();
+    for (id, (at_ns, action, for_ns)) in faults.iter().enumerate() {
+        steps.push((*at_ns, 0, id, Step::Fire { id, action: action.clone(), for_ns: *for_ns }));
+        if let Some(for_ns) = for_ns {
+            steps.push((at_ns + for_ns, 1, id, Step::Undo { id }));
+        }
+    }
+    steps.sort_by_key(|(at, kind, id, _)| (*at, *kind, *id));
+    steps.into_iter().map(|(at, _, _, step)| (at, step)).collect()
+}

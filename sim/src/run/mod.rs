@@ -1,0 +1,177 @@
+//! One seed of one scenario, start to finish: build the world, run the fault
+//! phase and the settle phase under madsim, then judge the run.
+//!
+//! Each run gets its own OS thread and its own madsim runtime (madsim's
+//! HashMap order is only deterministic for the first runtime on a fresh
+//! thread), and an engine panic becomes a reported failure, not a crash of
+//! the sweep.
+
+pub mod chaos;
+pub mod faults;
+pub mod outcome;
+pub mod setup;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use leasesim_core::bugs::Bugs;
+use madsim::net::Endpoint;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::checkers::{check_all, RunRecord};
+use crate::scenario::{Scenario, WorkloadKind};
+use crate::world::wire::{Proc, Wire};
+use crate::world::{Recorder, World};
+use faults::{timeline, Injector, Step};
+pub use outcome::RunOutcome;
+
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Echo every observation through tracing as it happens (replay).
+    pub trace: bool,
+    /// Planted bugs turned on in addition to the scenario's.
+    pub extra_bugs: Bugs,
+    /// Keep the observation log in the outcome (for `--trace` and reports).
+    pub keep_observations: bool,
+}
+
+/// What the simulation hands back to the judge.
+struct Simulated {
+    recorder: Recorder,
+    clocks: BTreeMap<Proc, crate::world::clock::SimClock>,
+    finals: BTreeMap<u64, crate::checkers::FinalServer>,
+    settle_at_ns: u64,
+    end_ns: u64,
+}
+
+/// Runs `seed` of `scenario` on a fresh thread and judges it.
+pub fn run_seed(scenario: &Scenario, seed: u64, options: &RunOptions) -> RunOutcome {
+    let scenario = Arc::new(scenario.clone());
+    let options = options.clone();
+    let started = Instant::now();
+    let thread_scenario = scenario.clone();
+    let thread_options = options.clone();
+    let joined = std::thread::Builder::new()
+        .name(format!("{}#{seed}", scenario.name))
+        .stack_size(64 << 20)
+        .spawn(move || simulate_on_this_thread(thread_scenario, seed, &thread_options))
+        .expect("spawn a simulation thread")
+        .join();
+    let wall_seconds = started.elapsed().as_secs_f64();
+    match joined {
+        Ok(simulated) => judge(&scenario, seed, &options, simulated, wall_seconds),
+        Err(panic) => RunOutcome::panicked(&scenario, seed, panic_message(&*panic), wall_seconds),
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+fn simulate_on_this_thread(scenario: Arc<Scenario>, seed: u64, options: &RunOptions) -> Simulated {
+    let mut config = madsim::Config::default();
+    let (lo_ns, hi_ns) = scenario.network.latency_ns;
+    config.net.send_latency = Duration::from_nanos(lo_ns)..Duration::from_nanos(hi_ns.max(lo_ns + 1));
+    config.net.packet_loss_rate = scenario.network.loss;
+    let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, config);
+    let options = options.clone();
+    runtime.block_on(simulate(scenario, seed, options))
+}
+
+async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions) -> Simulated {
+    let handle = madsim::runtime::Handle::current();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x1ea5_e51a_u64);
+    let bugs = merge_bugs(scenario.bugs, options.extra_bugs);
+    let rates = scenario.chaos.as_ref().map(|c| chaos::rates(c, &mut rng));
+    let chaos_drift = rates.as_ref().map_or(0.0, |r| r.drift);
+    let clocks = setup::clocks(&scenario, chaos_drift, &mut rng);
+    let servers = 1..=scenario.cluster.servers + scenario.cluster.spares;
+    let world = Arc::new(World::new(clocks, servers, options.trace));
+    let mut ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
+
+    // The operator's node, through which membership changes reach a leader.
+    let (admin_tx, mut admin_rx) = tokio::sync::mpsc::unbounded_channel::<(Proc, Wire)>();
+    let admin = handle.create_node().name("admin").ip(Proc::Admin.addr().ip()).build();
+    ids.insert(Proc::Admin, admin.id());
+    admin.spawn(async move {
+        let endpoint = Endpoint::bind(Proc::Admin.addr()).await.expect("bind the admin address");
+        while let Some((to, wire)) = admin_rx.recv().await {
+            let _ = endpoint.send_to_raw(to.addr(), 0, Box::new(wire)).await;
+        }
+    });
+
+    let mut faults: Vec<_> = scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns)).collect();
+    if let Some(rates) = &rates {
+        faults.extend(chaos::draw(&scenario, rates, &mut rng));
+    }
+    let mut injector = Injector::new(handle.clone(), world.clone(), scenario.clone(), ids, rng, admin_tx);
+    for (at_ns, step) in timeline(&faults) {
+        madsim::time::sleep_until(world.instant_of(at_ns)).await;
+        match step {
+            Step::Fire { id, action, .. } => injector.fire(id, &action),
+            Step::Undo { id } => injector.undo(id),
+        }
+    }
+    let settle_at_ns = scenario.duration_ns;
+    madsim::time::sleep_until(world.instant_of(settle_at_ns)).await;
+    injector.heal_all();
+    let end_ns = settle_at_ns + scenario.settle_ns;
+    madsim::time::sleep_until(world.instant_of(end_ns)).await;
+    Simulated {
+        recorder: world.take_recorder(),
+        clocks: world.clocks_snapshot(),
+        finals: world.finals(),
+        settle_at_ns,
+        end_ns,
+    }
+}
+
+fn merge_bugs(a: Bugs, b: Bugs) -> Bugs {
+    let mut merged = a;
+    for name in b.enabled() {
+        merged.enable(name).expect("a name from Bugs::NAMES");
+    }
+    merged
+}
+
+fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simulated, wall_seconds: f64) -> RunOutcome {
+    let registry_ttl_ns: BTreeMap<u64, u64> = scenario
+        .workloads
+        .iter()
+        .filter_map(|w| match &w.kind {
+            WorkloadKind::Registry(r) => Some(w.client_ids().map(move |c| (c, r.ttl_ns))),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let lock_wait_bound_ns = scenario
+        .workloads
+        .iter()
+        .filter_map(|w| match &w.kind {
+            WorkloadKind::Lock(l) => Some((w.clients + 1) * (l.hold_ns.1 + l.ttl_ns + l.think_ns.1)),
+            _ => None,
+        })
+        .sum();
+    let record = RunRecord {
+        obs: &simulated.recorder.obs,
+        clocks: &simulated.clocks,
+        drift_bound: scenario.cluster.drift_bound,
+        expiry: scenario.cluster.lease_expiry,
+        election_timeout_max_ns: scenario.cluster.election_timeout_ns.1,
+        settle_at_ns: simulated.settle_at_ns,
+        end_ns: simulated.end_ns,
+        servers: &simulated.finals,
+        registry_ttl_ns: &registry_ttl_ns,
+        lock_wait_bound_ns,
+    };
+    let violations = check_all(&record);
+    RunOutcome::judged(scenario, seed, options, simulated.recorder, simulated.clocks, simulated.end_ns, violations, wall_seconds)
+}

@@ -1,0 +1,135 @@
+//! The result of one run: the verdict, the violations, the trace digest and
+//! the figures (`--json` prints one of these per run; SCENARIO-FORMAT.md).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::RunOptions;
+use crate::checkers::Violation;
+use crate::observe::Obs;
+use crate::scenario::{Scenario, Verdict};
+use crate::world::clock::SimClock;
+use crate::world::wire::Proc;
+use crate::world::Recorder;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ViolationJson {
+    pub invariant: String,
+    pub at: String,
+    pub at_ns: u64,
+    pub detail: String,
+    pub assumptions_held: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunOutcome {
+    pub scenario: String,
+    pub file: String,
+    pub seed: u64,
+    /// `ok` or `violation`.
+    pub verdict: &'static str,
+    pub violations: Vec<ViolationJson>,
+    /// Whether this run is what the scenario's `[expect]` allows (a run of a
+    /// `violation` scenario may be clean; it may not fire other invariants).
+    pub expected: bool,
+    pub trace_digest: String,
+    pub sim_seconds: f64,
+    pub wall_seconds: f64,
+    /// Actor steps: messages handled and timers fired.
+    pub events: u64,
+    pub messages: u64,
+    pub observations: usize,
+    pub replay: String,
+    #[serde(skip)]
+    pub obs: Vec<Obs>,
+    #[serde(skip)]
+    pub clocks: BTreeMap<Proc, SimClock>,
+}
+
+impl RunOutcome {
+    #[allow(clippy::too_many_arguments)]
+    pub fn judged(
+        scenario: &Scenario,
+        seed: u64,
+        options: &RunOptions,
+        recorder: Recorder,
+        clocks: BTreeMap<Proc, SimClock>,
+        end_ns: u64,
+        violations: Vec<Violation>,
+        wall_seconds: f64,
+    ) -> Self {
+        let violations: Vec<ViolationJson> = violations
+            .into_iter()
+            .map(|v| ViolationJson { invariant: v.invariant.to_string(), at: v.at(), at_ns: v.at_ns, detail: v.detail, assumptions_held: v.assumptions_held })
+            .collect();
+        let observations = recorder.obs.len();
+        RunOutcome {
+            scenario: scenario.name.clone(),
+            file: scenario.path.display().to_string(),
+            seed,
+            verdict: if violations.is_empty() { "ok" } else { "violation" },
+            expected: allowed(scenario, &violations),
+            violations,
+            trace_digest: format!("{:016x}", recorder.digest()),
+            sim_seconds: end_ns as f64 / 1e9,
+            wall_seconds,
+            events: recorder.steps,
+            messages: recorder.messages_sent,
+            observations,
+            replay: replay_command(scenario, seed),
+            obs: if options.keep_observations { recorder.obs } else { Vec::new() },
+            clocks,
+        }
+    }
+
+    pub fn panicked(scenario: &Scenario, seed: u64, message: String, wall_seconds: f64) -> Self {
+        let violations = vec![ViolationJson {
+            invariant: "engine-panic".to_string(),
+            at: "?".to_string(),
+            at_ns: 0,
+            detail: message,
+            assumptions_held: true,
+        }];
+        RunOutcome {
+            scenario: scenario.name.clone(),
+            file: scenario.path.display().to_string(),
+            seed,
+            verdict: "violation",
+            expected: false,
+            violations,
+            trace_digest: String::new(),
+            sim_seconds: 0.0,
+            wall_seconds,
+            events: 0,
+            messages: 0,
+            observations: 0,
+            replay: replay_command(scenario, seed),
+            obs: Vec::new(),
+            clocks: BTreeMap::new(),
+        }
+    }
+
+    /// Invariant ids that fired, deduplicated, in order of first firing.
+    pub fn fired(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = Vec::new();
+        for v in &self.violations {
+            if !ids.contains(&v.invariant.as_str()) {
+                ids.push(&v.invariant);
+            }
+        }
+        ids
+    }
+}
+
+/// Whether these violations are allowed by the scenario's expectation.
+fn allowed(scenario: &Scenario, violations: &[ViolationJson]) -> bool {
+    match &scenario.expect.verdict {
+        Verdict::Safe => violations.is_empty(),
+        Verdict::Violation { ids } => violations.iter().all(|v| ids.contains(&v.invariant)),
+    }
+}
+
+pub fn replay_command(scenario: &Scenario, seed: u64) -> String {
+    format!("leasesim replay {} --seed {seed}", scenario.path.display())
+}

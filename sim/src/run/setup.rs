@@ -1,0 +1,176 @@
+//! Turning a scenario into a world: clocks drawn from the seed, the servers'
+//! configuration, and one madsim node per process.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use leasesim_core::bugs::Bugs;
+use leasesim_core::client::BeliefFrom as CoreBeliefFrom;
+use leasesim_core::raft::RaftConfig;
+use leasesim_core::server::ServerConfig;
+use leasesim_core::NodeId;
+use madsim::runtime::Handle;
+use madsim::task::NodeId as SimNodeId;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::host::server::ServerActor;
+use crate::host::store::StoreActor;
+use crate::host::{run_actor, HostNet};
+use crate::scenario::{BeliefFrom, Process, Scenario, WorkloadKind};
+use crate::workload::kv::{KvClient, KvSpec};
+use crate::workload::lock::{LockClient, LockSpec};
+use crate::workload::registry::{RegistryClient, RegistrySpec};
+use crate::world::clock::SimClock;
+use crate::world::wire::Proc;
+use crate::world::World;
+
+/// Wall clocks read about 2026-01-01 at true time 0 (plus their offset), so
+/// no offset in a scenario can make one negative.
+pub const WALL_EPOCH_NS: u64 = 1_767_225_600 * 1_000_000_000;
+
+pub fn proc_of(p: Process) -> Proc {
+    match p {
+        Process::Server(n) => Proc::Server(n),
+        Process::Client(n) => Proc::Client(n),
+        Process::Store => Proc::Store,
+    }
+}
+
+/// Every process's clock: the scenario's `[clocks.NAME]`, else a drift drawn
+/// from `[chaos] drift`, else exact; monotonic clocks start at arbitrary
+/// values so nothing can compare them across processes.
+pub fn clocks(scenario: &Scenario, chaos_drift: f64, rng: &mut ChaCha8Rng) -> BTreeMap<Proc, SimClock> {
+    let mut clocks = BTreeMap::new();
+    for p in scenario.processes() {
+        let mono_start_ns = rng.gen_range(1_000_000_000..1_000_000_000_000_000u64);
+        let drawn_drift = if chaos_drift > 0.0 { rng.gen_range(-chaos_drift..=chaos_drift) } else { 0.0 };
+        let (drift, offset_ns) = match scenario.clocks.get(&p) {
+            Some(spec) => (spec.drift, spec.offset_ns),
+            None => (drawn_drift, 0),
+        };
+        let wall_start_ns = (WALL_EPOCH_NS as i64 + offset_ns) as u64;
+        clocks.insert(proc_of(p), SimClock::new(mono_start_ns, wall_start_ns, drift));
+    }
+    clocks.insert(Proc::Admin, SimClock::new(0, WALL_EPOCH_NS, 0.0));
+    clocks
+}
+
+pub fn server_config(scenario: &Scenario, id: NodeId, bugs: Bugs) -> ServerConfig {
+    let cluster = &scenario.cluster;
+    let voters: BTreeSet<NodeId> = (1..=cluster.servers).collect();
+    let raft = RaftConfig {
+        id,
+        voters,
+        election_timeout_min_ns: cluster.election_timeout_ns.0,
+        election_timeout_max_ns: cluster.election_timeout_ns.1,
+        heartbeat_ns: cluster.heartbeat_ns,
+        max_entries_per_append: 64,
+        pre_vote: true,
+        check_quorum: true,
+        bugs,
+    };
+    ServerConfig::new(raft, cluster.lease_expiry).with_bugs(bugs)
+}
+
+fn core_belief_from(b: BeliefFrom) -> CoreBeliefFrom {
+    match b {
+        BeliefFrom::Send => CoreBeliefFrom::Send,
+        BeliefFrom::Receipt => CoreBeliefFrom::Receipt,
+    }
+}
+
+/// Creates one madsim node per process; returns their madsim ids.
+pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scenario>, seed: u64, bugs: Bugs) -> BTreeMap<Proc, SimNodeId> {
+    let net = HostNet { duplicate: scenario.network.duplicate };
+    let mut ids = BTreeMap::new();
+    let servers: Vec<NodeId> = (1..=scenario.cluster.servers).collect();
+    for id in 1..=scenario.cluster.servers + scenario.cluster.spares {
+        let proc = Proc::Server(id);
+        let config = server_config(scenario, id, bugs);
+        let world = world.clone();
+        let slot = world.server_slot(id);
+        let restarts = Arc::new(AtomicU64::new(0));
+        let node = handle
+            .create_node()
+            .name(proc.to_string())
+            .ip(proc.addr().ip())
+            .init(move || {
+                let incarnation = restarts.fetch_add(1, Ordering::Relaxed);
+                let rng_seed = seed ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ incarnation.rotate_left(32);
+                let actor = ServerActor::new(id, config.clone(), rng_seed, slot.clone());
+                run_actor(world.clone(), proc, net, actor)
+            })
+            .build();
+        ids.insert(proc, node.id());
+    }
+    let mut fenced = BTreeMap::new();
+    for workload in &scenario.workloads {
+        for client in workload.client_ids() {
+            let proc = Proc::Client(client);
+            let world = world.clone();
+            let kind = workload.kind.clone();
+            let servers = servers.clone();
+            let restarts = Arc::new(AtomicU64::new(0));
+            if let WorkloadKind::Lock(lock) = &kind {
+                for key in &lock.keys {
+                    *fenced.entry(key.clone()).or_insert(false) |= lock.fenced;
+                }
+            }
+            let trust_full_ttl = bugs.client_trusts_full_ttl;
+            let node = handle
+                .create_node()
+                .name(proc.to_string())
+                .ip(proc.addr().ip())
+                .init(move || {
+                    let incarnation = restarts.fetch_add(1, Ordering::Relaxed);
+                    let world = world.clone();
+                    let servers = servers.clone();
+                    let kind = kind.clone();
+                    async move {
+                        match kind {
+                            WorkloadKind::Lock(w) => {
+                                let spec = LockSpec {
+                                    keys: w.keys,
+                                    ttl_ns: w.ttl_ns,
+                                    keepalive_ns: w.keepalive_ns,
+                                    hold_ns: w.hold_ns,
+                                    think_ns: w.think_ns,
+                                    margin: w.margin,
+                                    belief_from: core_belief_from(w.belief_from),
+                                    trust_full_ttl,
+                                };
+                                let actor = LockClient::new(client, spec, servers, seed, incarnation);
+                                run_actor(world, proc, net, actor).await
+                            }
+                            WorkloadKind::Registry(w) => {
+                                let spec = RegistrySpec { ttl_ns: w.ttl_ns, keepalive_ns: w.keepalive_ns };
+                                run_actor(world, proc, net, RegistryClient::new(client, spec, servers, incarnation)).await
+                            }
+                            WorkloadKind::Kv(w) => {
+                                let spec = KvSpec { keys: w.keys as usize, interval_ns: w.interval_ns };
+                                run_actor(world, proc, net, KvClient::new(client, spec, servers, seed, incarnation)).await
+                            }
+                        }
+                    }
+                })
+                .build();
+            ids.insert(proc, node.id());
+        }
+    }
+    // The store's state survives its own crash: a real store is durable.
+    let store_state = Arc::new(std::sync::Mutex::new(BTreeMap::new()));
+    let world_for_store = world.clone();
+    let node = handle
+        .create_node()
+        .name("store")
+        .ip(Proc::Store.addr().ip())
+        .init(move || {
+            let actor = StoreActor::new(fenced.clone(), store_state.clone());
+            run_actor(world_for_store.clone(), Proc::Store, net, actor)
+        })
+        .build();
+    ids.insert(Proc::Store, node.id());
+    ids
+}

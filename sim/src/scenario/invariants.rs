@@ -1,0 +1,35 @@
+//! Invariant ids: the names `[expect] violations` may list.
+//!
+//! They are part of the contract (SCENARIO-FORMAT.md); checkers report
+//! violations under exactly these ids, so an expectation naming any other
+//! string could never be met and is rejected up front.
+
+/// The ids of SCENARIO-FORMAT.md's table, in its order.
+pub const INVARIANT_IDS: [&str; 13] = [
+    "election-safety",
+    "log-matching",
+    "state-machine-safety",
+    "durability",
+    "lease-early-expiry",
+    "keepalive-after-revoke",
+    "lock-belief-overlap",
+    "fencing-order",
+    "token-monotonic",
+    "fifo-order",
+    "release-by-owner",
+    "linearizable",
+    "liveness",
+];
+
+/// Ids reserved for checkers still to come; valid in expectations already.
+pub const RESERVED_INVARIANT_IDS: [&str; 3] = ["task-once", "task-lost", "singleton-overlap"];
+
+/// Whether `id` is a documented or reserved invariant id.
+pub fn is_known_invariant(id: &str) -> bool {
+    all_ids().any(|known| known == id)
+}
+
+/// Every id an expectation may name.
+pub fn all_ids() -> impl Iterator<Item = &'static str> {
+    INVARIANT_IDS.into_iter().chain(RESERVED_INVARIANT_IDS)
+}

@@ -1,0 +1,41 @@
+//! Scenario files: parsing, validation and `file:line:col` errors (see
+//! SCENARIO-FORMAT.md, and docs/SCENARIO-EXTENSIONS.md for additions).
+//!
+//! Scenario files are the product's main interface, so this module turns
+//! them into a fully typed, defaulted and cross-checked [`Scenario`] (the
+//! simulator never re-validates), reports every problem with where it is and
+//! how to fix it, and writes scenarios back ([`to_toml`]) for `shrink`.
+//!
+//! Pipeline: [`raw`](self) spanned TOML tree → `validate` (with `fields`,
+//! `workload`, `fault`, `chaos`, `expect`, `selector`) → [`model`] types.
+
+mod chaos;
+pub mod check;
+pub mod duration;
+mod error;
+mod expect;
+mod fault;
+mod fields;
+mod invariants;
+mod load;
+pub mod model;
+mod raw;
+mod selector;
+mod span;
+mod suggest;
+mod validate;
+mod workload;
+mod write;
+
+pub use check::check_command;
+pub use error::{Diagnostic, Location, ScenarioError, Snippet};
+pub use invariants::{all_ids as invariant_ids, is_known_invariant, INVARIANT_IDS, RESERVED_INVARIANT_IDS};
+pub use load::{load, load_all, load_each};
+pub use model::*;
+pub use write::to_toml;
+
+/// Parses and validates scenario text; `file_name` is used in errors and
+/// becomes the scenario's `path`.
+pub fn parse(text: &str, file_name: &str) -> Result<Scenario, ScenarioError> {
+    validate::parse_located(text, file_name).map(|(scenario, _)| scenario)
+}

@@ -1,0 +1,326 @@
+//! The typed, validated scenario: what the simulator runs.
+//!
+//! Every value here has passed validation (ranges ordered, probabilities in
+//! [0, 1], selectors naming processes that exist…), and every default of
+//! SCENARIO-FORMAT.md is filled in, so the simulator never re-checks or
+//! guesses. Times are `u64` nanoseconds (`_ns`), signed where a sign makes
+//! sense; ranges are `(lo_ns, hi_ns)` with `lo_ns <= hi_ns`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::PathBuf;
+
+use leasesim_core::bugs::Bugs;
+use leasesim_core::{ClientId, ExpiryStrategy, NodeId};
+
+pub use super::selector::{Process, Selector};
+
+/// One scenario file.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Unique across the files checked or swept together; kebab-case.
+    pub name: String,
+    pub description: Option<String>,
+    /// Where it was loaded from (the `file_name` given to `parse`).
+    pub path: PathBuf,
+    /// Length of the fault phase.
+    pub duration_ns: u64,
+    /// Length of the healed phase after it, in which liveness is checked.
+    pub settle_ns: u64,
+    /// Default seeds for a sweep; never empty.
+    pub seeds: Range<u64>,
+    pub cluster: Cluster,
+    pub network: Network,
+    /// Only the processes the file names; every other clock is exact.
+    pub clocks: BTreeMap<Process, ClockSpec>,
+    /// In file order; clients are numbered across them.
+    pub workloads: Vec<Workload>,
+    /// In file order (not sorted by `at_ns`).
+    pub faults: Vec<Fault>,
+    pub chaos: Option<Chaos>,
+    pub expect: Expect,
+    /// Planted bugs the file turns on (the `bugs = [..]` extension).
+    pub bugs: Bugs,
+}
+
+/// Equal when they describe the same run: `path` says only where the file
+/// was, so a scenario written back by `to_toml` equals its original.
+impl PartialEq for Scenario {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && self.duration_ns == other.duration_ns
+            && self.settle_ns == other.settle_ns
+            && self.seeds == other.seeds
+            && self.cluster == other.cluster
+            && self.network == other.network
+            && self.clocks == other.clocks
+            && self.workloads == other.workloads
+            && self.faults == other.faults
+            && self.chaos == other.chaos
+            && self.expect == other.expect
+            && self.bugs == other.bugs
+    }
+}
+
+impl Scenario {
+    /// Number of clients over all workloads (`c1`..=`cN`).
+    pub fn client_count(&self) -> u64 {
+        self.workloads.iter().map(|w| w.clients).sum()
+    }
+
+    /// The workload client `c` belongs to.
+    pub fn workload_of(&self, client: ClientId) -> Option<&Workload> {
+        self.workloads.iter().find(|w| w.client_ids().contains(&client))
+    }
+
+    /// Every key some lock workload contends on.
+    pub fn lock_keys(&self) -> BTreeSet<&str> {
+        self.workloads
+            .iter()
+            .filter_map(|w| match &w.kind {
+                WorkloadKind::Lock(lock) => Some(lock.keys.iter().map(String::as_str)),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    /// Every process of the run: voters, spares, clients, the data store.
+    pub fn processes(&self) -> Vec<Process> {
+        let servers = (1..=self.cluster.servers + self.cluster.spares).map(Process::Server);
+        let clients = (1..=self.client_count()).map(Process::Client);
+        servers.chain(clients).chain([Process::Store]).collect()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cluster {
+    /// Voters `s1`..=`sN`, 1 to 9.
+    pub servers: u64,
+    pub election_timeout_ns: (u64, u64),
+    pub heartbeat_ns: u64,
+    pub lease_expiry: ExpiryStrategy,
+    /// Running servers outside the configuration until added, numbered
+    /// after the voters.
+    pub spares: u64,
+    /// The clock-rate error the design assumes, in [0, 1).
+    pub drift_bound: f64,
+}
+
+impl Cluster {
+    /// Whether server `n` is one of the spares.
+    pub fn is_spare(&self, n: NodeId) -> bool {
+        n > self.servers && n <= self.servers + self.spares
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Network {
+    /// One-way latency range.
+    pub latency_ns: (u64, u64),
+    /// Probability per message, in [0, 1].
+    pub loss: f64,
+    /// Probability per message, in [0, 1].
+    pub duplicate: f64,
+}
+
+/// A process's clock at the start of the run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClockSpec {
+    /// Rate error in (-1, 1): 0.05 runs 5% fast.
+    pub drift: f64,
+    /// Wall-clock offset from true time.
+    pub offset_ns: i64,
+}
+
+/// One `[[workload]]`: a group of clients doing the same thing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    /// Id of its first client: clients are numbered c1.. across workloads in
+    /// file order.
+    pub first_client: ClientId,
+    /// How many clients, at least 1.
+    pub clients: u64,
+    pub kind: WorkloadKind,
+}
+
+impl Workload {
+    /// The ids of this workload's clients.
+    pub fn client_ids(&self) -> Range<ClientId> {
+        self.first_client..self.first_client + self.clients
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkloadKind {
+    Lock(LockWorkload),
+    Registry(RegistryWorkload),
+    Kv(KvWorkload),
+}
+
+impl WorkloadKind {
+    /// The `kind = "…"` string.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WorkloadKind::Lock(_) => "lock",
+            WorkloadKind::Registry(_) => "registry",
+            WorkloadKind::Kv(_) => "kv",
+        }
+    }
+}
+
+/// Clients acquire, hold, write to the data store with their token, release.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockWorkload {
+    /// Lock keys, non-empty and distinct.
+    pub keys: Vec<String>,
+    pub ttl_ns: u64,
+    /// Keep-alive interval, shorter than the TTL (default TTL / 3).
+    pub keepalive_ns: u64,
+    pub hold_ns: (u64, u64),
+    pub think_ns: (u64, u64),
+    /// Fraction of the TTL the client gives up its belief early, in [0, 1).
+    pub margin: f64,
+    pub belief_from: BeliefFrom,
+    /// Whether the data store checks fencing tokens.
+    pub fenced: bool,
+}
+
+/// When a client's lease timer starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BeliefFrom {
+    /// At the request's send (safe: the server's TTL starts later).
+    Send,
+    /// At the reply's receipt (unsafe under delays: a deliberate hazard).
+    Receipt,
+}
+
+impl BeliefFrom {
+    pub fn name(self) -> &'static str {
+        match self {
+            BeliefFrom::Send => "send",
+            BeliefFrom::Receipt => "receipt",
+        }
+    }
+}
+
+/// Each client registers `/services/<client>` on its lease, kept alive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegistryWorkload {
+    pub ttl_ns: u64,
+    pub keepalive_ns: u64,
+}
+
+/// Random read / write / cas on a few keys, for linearizability.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvWorkload {
+    /// How many keys, at least 1.
+    pub keys: u64,
+    /// Pause between a client's operations.
+    pub interval_ns: (u64, u64),
+}
+
+/// One `[[fault]]` of the timeline.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    /// From the start of the run; at most the duration.
+    pub at_ns: u64,
+    pub action: FaultAction,
+    /// Undo after this long; `None`: lasts until the settle phase heals it.
+    /// Never set for `Clock`, `Add` and `Remove` (they are not undone).
+    pub for_ns: Option<u64>,
+    /// Line of the `[[fault]]` in its file, for traces and messages.
+    pub line: usize,
+}
+
+/// Equal when they do the same thing at the same time: `line` only says
+/// where the fault was written.
+impl PartialEq for Fault {
+    fn eq(&self, other: &Self) -> bool {
+        self.at_ns == other.at_ns && self.action == other.action && self.for_ns == other.for_ns
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultAction {
+    /// Groups (at least two, disjoint) that cannot reach each other;
+    /// unlisted processes reach everyone.
+    Partition(Vec<Vec<Selector>>),
+    /// Cut one process off from all others, both ways.
+    Isolate(Selector),
+    /// One-way: messages from `from` to each of `to` are dropped.
+    Block { from: Selector, to: Vec<Selector> },
+    Crash(Selector),
+    Pause(Selector),
+    /// Change the rate from now on and/or step the wall clock; at least one
+    /// of the two is set.
+    Clock { target: Selector, drift: Option<f64>, jump_ns: Option<i64> },
+    /// Change the network's loss probability.
+    Loss(f64),
+    /// Add spare server `sN` to the configuration.
+    Add(NodeId),
+    /// Remove a server (always a server selector) from the configuration.
+    Remove(Selector),
+}
+
+impl FaultAction {
+    /// The action's key in the file.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultAction::Partition(_) => "partition",
+            FaultAction::Isolate(_) => "isolate",
+            FaultAction::Block { .. } => "block",
+            FaultAction::Crash(_) => "crash",
+            FaultAction::Pause(_) => "pause",
+            FaultAction::Clock { .. } => "clock",
+            FaultAction::Loss(_) => "loss",
+            FaultAction::Add(_) => "add",
+            FaultAction::Remove(_) => "remove",
+        }
+    }
+}
+
+/// Seeded random faults on top of the timeline. A fault kind whose mean
+/// interval is absent does not happen.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chaos {
+    pub partitions: Option<ChaosRate>,
+    pub crashes: Option<ChaosRate>,
+    pub pauses: Option<ChaosRate>,
+    pub clock_jumps: Option<ChaosJumps>,
+    /// Each process draws its rate error uniformly in [-drift, drift];
+    /// in [0, 1).
+    pub drift: f64,
+    /// Each seed first draws every rate between none and the given value.
+    pub swarm: bool,
+}
+
+/// A kind of chaos fault: how often, and how long each lasts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChaosRate {
+    /// Mean time between two faults of this kind; positive.
+    pub mean_interval_ns: u64,
+    pub for_ns: (u64, u64),
+}
+
+/// Chaos wall-clock jumps: how often, and by how much.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChaosJumps {
+    pub mean_interval_ns: u64,
+    pub jump_ns: (i64, i64),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expect {
+    pub verdict: Verdict,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No invariant may fire in any seed.
+    Safe,
+    /// Some seed must fire one of these invariant ids (distinct, known, at
+    /// least one); no other invariant may fire.
+    Violation { ids: Vec<String> },
+}

@@ -1,0 +1,356 @@
+//! From the spanned tree to a `Scenario`: the top level, `[cluster]`,
+//! `[network]`, `[clocks.NAME]`, and the order in which sections are read.
+//!
+//! Order matters because sections check against each other: selectors in
+//! faults and clock names need the server and client counts, `holder:KEY`
+//! needs the lock keys, `at` needs the duration. Each section reads as much
+//! as it can even after an error, so one run reports every problem.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::PathBuf;
+
+use leasesim_core::bugs::Bugs;
+use leasesim_core::ExpiryStrategy;
+
+use super::error::{Diagnostic, Diags, Location, ScenarioError};
+use super::fields::{Field, TableReader, Val};
+use super::model::{ClockSpec, Cluster, Network, Process, Scenario, Workload};
+use super::raw::{self, Node, Value};
+use super::selector::World;
+use super::{chaos, expect, fault, suggest, workload};
+
+const TOP_KEYS: [&str; 13] = ["name", "description", "duration", "settle", "seeds", "bugs", "cluster", "network", "clocks", "workload", "fault", "chaos", "expect"];
+const CLUSTER_KEYS: [&str; 6] = ["servers", "election_timeout", "heartbeat", "lease_expiry", "spares", "drift_bound"];
+const NETWORK_KEYS: [&str; 3] = ["latency", "loss", "duplicate"];
+const CLOCK_KEYS: [&str; 2] = ["drift", "offset"];
+
+const NS_PER_MS: u64 = 1_000_000;
+const NS_PER_SEC: u64 = 1_000_000_000;
+pub(crate) const MAX_SERVERS: u64 = 9;
+
+/// Every expiry strategy with its name in scenario files.
+pub(crate) const EXPIRY_STRATEGIES: [ExpiryStrategy; 2] = [ExpiryStrategy::LeaderMonotonic, ExpiryStrategy::LeaderStampedWall];
+
+/// The name of a strategy in scenario files; exhaustive so that a new
+/// strategy in core cannot be forgotten here.
+pub(crate) fn expiry_name(strategy: ExpiryStrategy) -> &'static str {
+    match strategy {
+        ExpiryStrategy::LeaderMonotonic => "leader-monotonic",
+        ExpiryStrategy::LeaderStampedWall => "leader-stamped-wall",
+    }
+}
+
+/// Where a scenario's `name` value is, so that a later file with the same
+/// name can say where the first one was, and be pointed at itself.
+pub(crate) struct NameSite {
+    pub(crate) location: Location,
+    /// A ready diagnostic for "this name is already used", at the value;
+    /// its message is filled in by the caller.
+    pub(crate) diagnostic: Diagnostic,
+}
+
+/// Parses and validates one file's text, with where its `name` is.
+pub(crate) fn parse_located(text: &str, file: &str) -> Result<(Scenario, NameSite), ScenarioError> {
+    let mut d = Diags::new(text);
+    let root = match raw::parse_document(text) {
+        Ok(root) => root,
+        Err(error) => {
+            let fix = if error.message.contains("duplicate key") {
+                "each key may appear once per table; remove or rename the repeated one"
+            } else {
+                "fix the TOML syntax (https://toml.io); strings need quotes, e.g. duration = \"30s\""
+            };
+            d.error(error.span, format!("TOML syntax error: {}", error.message), fix);
+            return Err(d.into_error(file));
+        }
+    };
+    match scenario(&root, &mut d, file) {
+        Some((scenario, name_span)) if d.is_empty() => {
+            let location = d.locate(&name_span);
+            let diagnostic = d.diagnostic(name_span, "", "names must be unique among the files checked or swept together: rename one of them");
+            Ok((scenario, NameSite { location, diagnostic }))
+        }
+        result => {
+            if d.is_empty() {
+                // Every path that yields `None` reports first; this is a
+                // guard against a silent rejection, never a default.
+                let missing = if result.is_none() { "validation failed without a message" } else { "validation reported nothing" };
+                d.error(None, format!("internal error: {missing}"), "please report this file to the leasesim developers");
+            }
+            Err(d.into_error(file))
+        }
+    }
+}
+
+fn scenario(root: &Node, d: &mut Diags, file: &str) -> Option<(Scenario, Option<Range<usize>>)> {
+    let mut top = TableReader::root(root);
+    let mut name_span = None;
+    let name = top.require("name", "\"my-scenario\"", d, |v, d| {
+        name_span = v.span.clone();
+        name(v, d)
+    });
+    let description = top.get("description", d, |v, d| v.string(d, "\"what this shows\"").map(str::to_string)).optional();
+    let duration_ns = top.require("duration", "\"30s\"", d, |v, d| v.positive_duration(d));
+    let settle_ns = top.get("settle", d, |v, d| v.duration(d)).or(10 * NS_PER_SEC);
+    let seeds = top.get("seeds", d, seeds).or(0..100);
+    let bugs = top.get("bugs", d, bugs).or(Bugs::default());
+
+    let (cluster, mut world) = match section(&mut top, "cluster", "[cluster]", d).or_else(|| TableReader::empty("[cluster]")) {
+        Some(t) => cluster(t, d),
+        None => (None, World::default()),
+    };
+    let network = section(&mut top, "network", "[network]", d).or_else(|| TableReader::empty("[network]")).and_then(|t| network(t, d));
+
+    let workloads = workloads(&mut top, d, &mut world);
+    let clocks = section(&mut top, "clocks", "[clocks]", d).or_else(|| TableReader::empty("[clocks]")).and_then(|t| clocks(t, d, &world));
+    let faults = match tables(&mut top, "fault", d) {
+        Field::Missing => Some(Vec::new()),
+        Field::Bad => None,
+        Field::Ok(tables) => {
+            // Collected in full first: every fault gets checked and reported.
+            let faults: Vec<_> = tables.into_iter().map(|t| fault::fault(t, d, &world, duration_ns)).collect();
+            faults.into_iter().collect::<Option<Vec<_>>>()
+        }
+    };
+    let chaos = match section(&mut top, "chaos", "[chaos]", d) {
+        Field::Missing => Some(None),
+        Field::Bad => None,
+        Field::Ok(t) => chaos::chaos(t, d).map(Some),
+    };
+    let expect = match section(&mut top, "expect", "[expect]", d) {
+        Field::Bad => None,
+        Field::Missing => expect::expect(None, d),
+        Field::Ok(t) => expect::expect(Some(t), d),
+    };
+    top.finish(d, &TOP_KEYS);
+
+    let scenario = Scenario {
+        name: name?,
+        description: description?,
+        path: PathBuf::from(file),
+        duration_ns: duration_ns?,
+        settle_ns: settle_ns?,
+        seeds: seeds?,
+        cluster: cluster?,
+        network: network?,
+        clocks: clocks?,
+        workloads: workloads?,
+        faults: faults?,
+        chaos: chaos?,
+        expect: expect?,
+        bugs: bugs?,
+    };
+    Some((scenario, name_span))
+}
+
+/// A `[section]` of the top level, as a table reader.
+fn section<'a>(top: &mut TableReader<'a>, key: &str, title: &str, d: &mut Diags) -> Field<TableReader<'a>> {
+    match top.take(key) {
+        None => Field::Missing,
+        Some(v) => v.table(d, title, &format!("write it as a {title} section")).map_or(Field::Bad, Field::Ok),
+    }
+}
+
+/// The tables of an array of tables (`[[workload]]`, `[[fault]]`), titled
+/// `[[key]] #n`. `None` after reporting a value of the wrong shape.
+fn tables<'a>(top: &mut TableReader<'a>, key: &str, d: &mut Diags) -> Field<Vec<TableReader<'a>>> {
+    let Some(v) = top.take(key) else { return Field::Missing };
+    let fix = format!("write each as a [[{key}]] section (double brackets)");
+    let Value::Array(items) = &v.node.value else {
+        v.error(d, format!("`{key}` must be an array of tables, found {}", v.node.value.kind()), fix);
+        return Field::Bad;
+    };
+    let mut out = Vec::with_capacity(items.len());
+    let mut ok = true;
+    for (i, item) in items.iter().enumerate() {
+        let title = format!("[[{key}]] #{}", i + 1);
+        match v.element(item).table(d, &title, &fix) {
+            Some(t) => out.push(t),
+            None => ok = false,
+        }
+    }
+    if ok {
+        Field::Ok(out)
+    } else {
+        Field::Bad
+    }
+}
+
+fn name<'a>(v: &Val<'a>, d: &mut Diags) -> Option<String> {
+    let text = v.string(d, "\"my-scenario\"")?;
+    let kebab = text.split('-').all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+    if kebab {
+        return Some(text.to_string());
+    }
+    let mut suggestion = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            suggestion.push(c.to_ascii_lowercase());
+        } else if !suggestion.is_empty() && !suggestion.ends_with('-') {
+            suggestion.push('-');
+        }
+    }
+    let suggestion = suggestion.trim_end_matches('-');
+    let example = if suggestion.is_empty() { "my-scenario" } else { suggestion };
+    v.error(d, format!("`{text}` is not a kebab-case name"), format!("use lowercase letters, digits and single hyphens, e.g. \"{example}\""));
+    None
+}
+
+fn seeds(v: &Val<'_>, d: &mut Diags) -> Option<Range<u64>> {
+    let text = v.string(d, "\"0..100\"")?;
+    let parsed = text.split_once("..").and_then(|(low, high)| {
+        let number = |s: &str| if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) { s.parse::<u64>().ok() } else { None };
+        Some((number(low)?, number(high)?))
+    });
+    let Some((low, high)) = parsed else {
+        v.error(d, format!("`{text}` is not a seed range"), "write \"A..B\" (B excluded), e.g. \"0..100\"");
+        return None;
+    };
+    if low > high {
+        v.error(d, format!("`{text}`: low is above high"), format!("write the low end first: \"{high}..{low}\""));
+        return None;
+    }
+    if low == high {
+        v.error(d, format!("`{text}` is empty: the high end is excluded"), format!("e.g. \"{low}..{}\" for seed {low} alone", low.saturating_add(1)));
+        return None;
+    }
+    Some(low..high)
+}
+
+fn bugs(v: &Val<'_>, d: &mut Diags) -> Option<Bugs> {
+    let names = v.strings(d, "[\"vote-without-log-check\"]")?;
+    let mut bugs = Some(Bugs::default());
+    let mut seen = BTreeSet::new();
+    for (name, element) in names {
+        if !seen.insert(name) {
+            element.error(d, format!("bug `{name}` is listed twice"), "list each bug once");
+            bugs = None;
+            continue;
+        }
+        let enabled = bugs.as_mut().map_or(Bugs::default().enable(name), |b| b.enable(name));
+        if enabled.is_err() {
+            let message = format!("unknown bug `{name}`{}", suggest::did_you_mean(name, Bugs::NAMES));
+            element.error(d, message, format!("known bugs: {}", Bugs::NAMES.join(", ")));
+            bugs = None;
+        }
+    }
+    bugs
+}
+
+/// `[cluster]`; also starts the `World` with the server counts, which are
+/// known even when another cluster key is bad.
+fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
+    let servers = t.get("servers", d, |v, d| v.integer(d, 1, MAX_SERVERS, "a cluster has 1 to 9 servers, named s1…s9")).or(3);
+    let election_timeout_ns = t
+        .get("election_timeout", d, |v, d| {
+            let range = v.duration_range(d)?;
+            if range.0 == 0 {
+                v.error(d, "`election_timeout` must be longer than zero", "write e.g. `election_timeout = [\"150ms\", \"300ms\"]`");
+                return None;
+            }
+            Some(range)
+        })
+        .or((150 * NS_PER_MS, 300 * NS_PER_MS));
+    let heartbeat_ns = t.get("heartbeat", d, |v, d| v.positive_duration(d)).or(50 * NS_PER_MS);
+    let lease_expiry = t.get("lease_expiry", d, lease_expiry).or(ExpiryStrategy::LeaderMonotonic);
+    let spares = t.get("spares", d, |v, d| v.integer(d, 0, MAX_SERVERS, "at most 9 spares, numbered after the voters")).or(0);
+    let drift_bound = t.get("drift_bound", d, |v, d| v.fraction(d, "0.001")).or(0.001);
+    t.finish(d, &CLUSTER_KEYS);
+    let world = World { servers, spares, ..World::default() };
+    let cluster = (|| {
+        Some(Cluster {
+            servers: servers?,
+            election_timeout_ns: election_timeout_ns?,
+            heartbeat_ns: heartbeat_ns?,
+            lease_expiry: lease_expiry?,
+            spares: spares?,
+            drift_bound: drift_bound?,
+        })
+    })();
+    (cluster, world)
+}
+
+fn lease_expiry(v: &Val<'_>, d: &mut Diags) -> Option<ExpiryStrategy> {
+    let text = v.string(d, "\"leader-monotonic\"")?;
+    if let Some(&strategy) = EXPIRY_STRATEGIES.iter().find(|&&s| expiry_name(s) == text) {
+        return Some(strategy);
+    }
+    let names: Vec<&str> = EXPIRY_STRATEGIES.iter().map(|&s| expiry_name(s)).collect();
+    let message = format!("unknown `lease_expiry` = \"{text}\"{}", suggest::did_you_mean(text, names.iter().copied()));
+    v.error(d, message, format!("strategies: {}", names.join(", ")));
+    None
+}
+
+fn network(mut t: TableReader<'_>, d: &mut Diags) -> Option<Network> {
+    let latency_ns = t.get("latency", d, |v, d| v.duration_range(d)).or((NS_PER_MS, 10 * NS_PER_MS));
+    let loss = t.get("loss", d, |v, d| v.probability(d)).or(0.0);
+    let duplicate = t.get("duplicate", d, |v, d| v.probability(d)).or(0.0);
+    t.finish(d, &NETWORK_KEYS);
+    Some(Network { latency_ns: latency_ns?, loss: loss?, duplicate: duplicate? })
+}
+
+/// Reads the workloads, numbering clients, and completes the `World` with
+/// the client count and lock keys (each left unknown if a workload is bad).
+fn workloads(top: &mut TableReader<'_>, d: &mut Diags, world: &mut World) -> Option<Vec<Workload>> {
+    let tables = match tables(top, "workload", d) {
+        Field::Missing => Vec::new(),
+        Field::Ok(tables) => tables,
+        Field::Bad => {
+            world.clients = None;
+            world.lock_keys = None;
+            return None;
+        }
+    };
+    let mut out = Some(Vec::with_capacity(tables.len()));
+    let mut next_client = Some(1u64);
+    let mut lock_keys = Some(BTreeSet::new());
+    for t in tables {
+        let parsed = workload::workload(t, d);
+        match (&mut lock_keys, parsed.lock_keys) {
+            (Some(all), Some(keys)) => all.extend(keys),
+            _ => lock_keys = None,
+        }
+        let first_client = next_client;
+        next_client = next_client.zip(parsed.clients).map(|(next, clients)| next + clients);
+        match (out.as_mut(), first_client, parsed.clients, parsed.kind) {
+            (Some(list), Some(first_client), Some(clients), Some(kind)) => list.push(Workload { first_client, clients, kind }),
+            _ => out = None,
+        }
+    }
+    world.clients = next_client.map(|next| next - 1);
+    world.lock_keys = lock_keys;
+    out
+}
+
+fn clocks(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Option<BTreeMap<Process, ClockSpec>> {
+    let mut out = Some(BTreeMap::new());
+    for v in t.take_all() {
+        let title = format!("[clocks.{}]", v.key);
+        let process = match Process::parse(v.key) {
+            Ok(process) => world.check_process(process).map(|()| process),
+            Err(message) => Err((message, "name a process: s1…, c1… or store".to_string())),
+        };
+        let process = match process {
+            Ok(process) => Some(process),
+            Err((message, fix)) => {
+                d.error(v.key_span.clone(), format!("{title}: {message}"), fix);
+                None
+            }
+        };
+        let Some(mut clock) = v.table(d, &title, &format!("write a {title} section with `drift` and/or `offset`")) else {
+            out = None;
+            continue;
+        };
+        let drift = clock.get("drift", d, |v, d| v.drift(d)).or(0.0);
+        let offset_ns = clock.get("offset", d, |v, d| v.signed_duration(d)).or(0);
+        clock.finish(d, &CLOCK_KEYS);
+        match (out.as_mut(), process, drift, offset_ns) {
+            (Some(map), Some(process), Some(drift), Some(offset_ns)) => {
+                map.insert(process, ClockSpec { drift, offset_ns });
+            }
+            _ => out = None,
+        }
+    }
+    out
+}

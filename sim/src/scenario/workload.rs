@@ -1,0 +1,147 @@
+//! `[[workload]]` tables: lock, registry and kv clients.
+//!
+//! The keys a workload may have depend on its `kind`, so the kind is read
+//! first; with a bad kind only `clients` is still read (it numbers the
+//! clients of later workloads) and no key is called unknown on a guess.
+
+use std::collections::BTreeSet;
+
+use super::error::Diags;
+use super::fields::{TableReader, Val};
+use super::model::{BeliefFrom, KvWorkload, LockWorkload, RegistryWorkload, WorkloadKind};
+use super::suggest;
+
+pub(crate) const KINDS: [&str; 3] = ["lock", "registry", "kv"];
+const LOCK_KEYS: [&str; 10] = ["kind", "clients", "keys", "ttl", "keepalive", "hold", "think", "margin", "belief_from", "fenced"];
+const REGISTRY_KEYS: [&str; 4] = ["kind", "clients", "ttl", "keepalive"];
+const KV_KEYS: [&str; 4] = ["kind", "clients", "keys", "interval"];
+
+/// Largest client count per workload: far beyond useful, small enough that a
+/// typo (`clients = 30000`) is caught before it builds a huge simulation.
+pub(crate) const MAX_CLIENTS: u64 = 1000;
+const MAX_KV_KEYS: u64 = 1000;
+
+const NS_PER_MS: u64 = 1_000_000;
+
+/// What validation learned from one workload, even if parts were bad.
+pub(crate) struct ParsedWorkload {
+    pub(crate) clients: Option<u64>,
+    pub(crate) kind: Option<WorkloadKind>,
+    /// Its lock keys; `None` when unknown (bad kind or bad `keys`).
+    pub(crate) lock_keys: Option<Vec<String>>,
+}
+
+pub(crate) fn workload(mut t: TableReader<'_>, d: &mut Diags) -> ParsedWorkload {
+    let kind_name = t.require("kind", "\"lock\"", d, |v, d| kind(v, d));
+    let clients = t.require("clients", "3", d, |v, d| {
+        v.integer(d, 1, MAX_CLIENTS, &format!("a workload has 1 to {MAX_CLIENTS} clients"))
+    });
+    let Some(kind_name) = kind_name else {
+        return ParsedWorkload { clients, kind: None, lock_keys: None };
+    };
+    let (kind, lock_keys, valid_keys): (_, _, &[&str]) = match kind_name {
+        "lock" => {
+            let lock = lock(&mut t, d);
+            let keys = lock.as_ref().map(|l| l.keys.clone());
+            (lock.map(WorkloadKind::Lock), keys, &LOCK_KEYS)
+        }
+        "registry" => (registry(&mut t, d).map(WorkloadKind::Registry), Some(Vec::new()), &REGISTRY_KEYS),
+        _ => (kv(&mut t, d).map(WorkloadKind::Kv), Some(Vec::new()), &KV_KEYS),
+    };
+    let title = format!("{} (kind = \"{kind_name}\")", t.title);
+    t.title = title;
+    t.finish(d, valid_keys);
+    ParsedWorkload { clients, kind, lock_keys }
+}
+
+fn kind<'a>(v: &Val<'a>, d: &mut Diags) -> Option<&'a str> {
+    let name = v.string(d, "\"lock\"")?;
+    if KINDS.contains(&name) {
+        return Some(name);
+    }
+    let message = format!("unknown workload kind `{name}`{}", suggest::did_you_mean(name, KINDS));
+    v.error(d, message, format!("kinds: {}", KINDS.join(", ")));
+    None
+}
+
+/// Reads `ttl` and `keepalive` (default ttl / 3, shorter than the ttl).
+fn lease(t: &mut TableReader<'_>, d: &mut Diags) -> Option<(u64, u64)> {
+    let ttl_ns = t.require("ttl", "\"2s\"", d, |v, d| v.positive_duration(d));
+    let keepalive = t.take("keepalive");
+    let keepalive_ns = match &keepalive {
+        Some(v) => Some(v.positive_duration(d)?),
+        None => None,
+    };
+    let ttl_ns = ttl_ns?;
+    let keepalive_ns = keepalive_ns.unwrap_or(ttl_ns / 3);
+    if keepalive_ns > 0 && keepalive_ns < ttl_ns {
+        return Some((ttl_ns, keepalive_ns));
+    }
+    let shown = super::duration::format_duration;
+    let (message, fix) = if keepalive.is_some() {
+        (format!("`keepalive` = {} is not shorter than `ttl` = {}", shown(keepalive_ns), shown(ttl_ns)), "keep-alives must come more often than the lease expires; leave `keepalive` out for ttl / 3".to_string())
+    } else {
+        (format!("`ttl` = {} is too short for the default `keepalive` of ttl / 3", shown(ttl_ns)), "use a ttl of at least 3ns, or set `keepalive`".to_string())
+    };
+    match keepalive {
+        Some(v) => v.error(d, message, fix),
+        None => d.error(t.span.clone(), message, fix),
+    }
+    None
+}
+
+fn lock(t: &mut TableReader<'_>, d: &mut Diags) -> Option<LockWorkload> {
+    let keys = t.require("keys", "[\"orders\"]", d, |v, d| lock_keys(v, d));
+    let lease = lease(t, d);
+    let hold_ns = t.get("hold", d, |v, d| v.duration_range(d)).or((100 * NS_PER_MS, 1000 * NS_PER_MS));
+    let think_ns = t.get("think", d, |v, d| v.duration_range(d)).or((0, 200 * NS_PER_MS));
+    let margin = t.get("margin", d, |v, d| v.fraction(d, "0.1")).or(0.1);
+    let belief_from = t.get("belief_from", d, |v, d| belief_from(v, d)).or(BeliefFrom::Send);
+    let fenced = t.get("fenced", d, |v, d| v.boolean(d)).or(true);
+    let (ttl_ns, keepalive_ns) = lease?;
+    Some(LockWorkload { keys: keys?, ttl_ns, keepalive_ns, hold_ns: hold_ns?, think_ns: think_ns?, margin: margin?, belief_from: belief_from?, fenced: fenced? })
+}
+
+fn lock_keys(v: &Val<'_>, d: &mut Diags) -> Option<Vec<String>> {
+    let items = v.strings(d, "[\"orders\"]")?;
+    if items.is_empty() {
+        v.error(d, "`keys` is empty: a lock workload needs at least one key", "write e.g. `keys = [\"orders\"]`");
+        return None;
+    }
+    let mut seen = BTreeSet::new();
+    let mut ok = true;
+    for (key, element) in &items {
+        if key.is_empty() {
+            element.error(d, "a lock key cannot be empty", "name it, e.g. \"orders\"");
+            ok = false;
+        } else if !seen.insert(*key) {
+            element.error(d, format!("`{key}` is listed twice in `keys`"), "list each lock key once");
+            ok = false;
+        }
+    }
+    ok.then(|| items.iter().map(|(key, _)| key.to_string()).collect())
+}
+
+fn belief_from(v: &Val<'_>, d: &mut Diags) -> Option<BeliefFrom> {
+    match v.string(d, "\"send\"")? {
+        "send" => Some(BeliefFrom::Send),
+        "receipt" => Some(BeliefFrom::Receipt),
+        other => {
+            let message = format!("unknown `belief_from` = \"{other}\"{}", suggest::did_you_mean(other, ["send", "receipt"]));
+            v.error(d, message, "use \"send\" (timer starts when the request is sent) or \"receipt\" (when the reply arrives)");
+            None
+        }
+    }
+}
+
+fn registry(t: &mut TableReader<'_>, d: &mut Diags) -> Option<RegistryWorkload> {
+    let (ttl_ns, keepalive_ns) = lease(t, d)?;
+    Some(RegistryWorkload { ttl_ns, keepalive_ns })
+}
+
+fn kv(t: &mut TableReader<'_>, d: &mut Diags) -> Option<KvWorkload> {
+    let fix = format!("for kind = \"kv\", `keys` is how many keys the clients use, 1 to {MAX_KV_KEYS}");
+    let keys = t.get("keys", d, |v, d| v.integer(d, 1, MAX_KV_KEYS, &fix)).or(3);
+    let interval_ns = t.get("interval", d, |v, d| v.duration_range(d)).or((10 * NS_PER_MS, 100 * NS_PER_MS));
+    Some(KvWorkload { keys: keys?, interval_ns: interval_ns? })
+}

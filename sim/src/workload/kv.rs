@@ -1,0 +1,106 @@
+//! The KV workload: each client issues one operation at a time — get, put or
+//! compare-and-set on a small key space — and records its call and return
+//! (true time) for the linearizability checker. An operation still pending
+//! at the end of the run has an unknown outcome.
+
+use leasesim_core::client::Session;
+use leasesim_core::service::{ClientResponse, Op};
+use leasesim_core::{ClientId, NodeId};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::{client_rng, draw_ns, session};
+use crate::host::{Actor, Step};
+use crate::observe::Event;
+use crate::world::wire::{Proc, Wire};
+
+#[derive(Clone, Debug)]
+pub struct KvSpec {
+    pub keys: usize,
+    pub interval_ns: (u64, u64),
+}
+
+pub struct KvClient {
+    id: ClientId,
+    spec: KvSpec,
+    servers: Vec<NodeId>,
+    incarnation: u64,
+    rng: ChaCha8Rng,
+    session: Option<Session>,
+    in_flight: Option<u64>,
+    next_op_mono_ns: u64,
+    /// Values written are unique per client and incarnation, so a read
+    /// names the write it saw.
+    writes: u64,
+}
+
+impl KvClient {
+    pub fn new(id: ClientId, spec: KvSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64) -> Self {
+        let rng = client_rng(run_seed, id, incarnation);
+        KvClient { id, spec, servers, incarnation, rng, session: None, in_flight: None, next_op_mono_ns: 0, writes: 0 }
+    }
+
+    fn draw_op(&mut self) -> Op {
+        let key = format!("k{}", self.rng.gen_range(0..self.spec.keys.max(1)));
+        self.writes += 1;
+        let value = format!("c{}.{}.{}", self.id, self.incarnation, self.writes);
+        match self.rng.gen_range(0..3) {
+            0 => Op::Get { key },
+            1 => Op::Put { key, value, lease: None },
+            _ => {
+                let expected = if self.rng.gen_bool(0.2) {
+                    None
+                } else {
+                    let earlier = self.rng.gen_range(1..=self.writes);
+                    Some(format!("c{}.{}.{}", self.id, self.incarnation, earlier))
+                };
+                Op::Cas { key, expected, value, lease: None }
+            }
+        }
+    }
+
+    fn flush(&mut self, step: &mut Step<'_>) {
+        for (server, request) in self.session.as_mut().expect("started").take_sends() {
+            step.send(Proc::Server(server), Wire::Request(request));
+        }
+    }
+}
+
+impl Actor for KvClient {
+    fn start(&mut self, step: &mut Step<'_>) {
+        self.session = Some(session(self.id, &self.servers, self.incarnation));
+        self.next_op_mono_ns = step.mono_ns + draw_ns(&mut self.rng, self.spec.interval_ns);
+    }
+
+    fn on_message(&mut self, step: &mut Step<'_>, from: Proc, wire: Wire) {
+        let Wire::Response(response) = wire else {
+            panic!("c{} got an unexpected message from {from}: {wire:?}", self.id);
+        };
+        let response: ClientResponse = response;
+        if let Some(done) = self.session.as_mut().expect("started").on_response(step.mono_ns, response) {
+            if self.in_flight == Some(done.seq) {
+                self.in_flight = None;
+                step.record(Event::KvReturn { seq: done.seq, response: done.response });
+                self.next_op_mono_ns = step.mono_ns + draw_ns(&mut self.rng, self.spec.interval_ns);
+            }
+        }
+        self.flush(step);
+    }
+
+    fn on_timer(&mut self, step: &mut Step<'_>) {
+        self.session.as_mut().expect("started").tick(step.mono_ns);
+        if self.in_flight.is_none() && self.next_op_mono_ns <= step.mono_ns {
+            let op = self.draw_op();
+            let seq = self.session.as_mut().expect("started").submit(step.mono_ns, op.clone());
+            step.record(Event::KvCall { seq, op });
+            self.in_flight = Some(seq);
+        }
+        self.flush(step);
+    }
+
+    fn next_deadline_mono_ns(&self) -> Option<u64> {
+        let session_ns = self.session.as_ref().and_then(|s| s.next_deadline_ns());
+        let op_ns = if self.in_flight.is_none() { Some(self.next_op_mono_ns) } else { None };
+        session_ns.into_iter().chain(op_ns).min()
+    }
+}

@@ -1,0 +1,51 @@
+//! Workloads: the client processes a scenario runs. Each is a sans-IO actor
+//! (see `host`) built on the core's client [`Session`], so a client's pause,
+//! crash and clock drift act on it exactly as on a real process.
+//!
+//! - [`lock`]: acquire, check the belief, work, write with the token, release.
+//! - [`registry`]: a key attached to a kept-alive lease.
+//! - [`kv`]: random reads, writes and compare-and-sets, for linearizability.
+
+pub mod keeper;
+pub mod kv;
+pub mod lock;
+pub mod registry;
+
+use leasesim_core::client::{ClientConfig, Session};
+use leasesim_core::{ClientId, NodeId, NS_PER_MS};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// Sequence numbers of one incarnation of a client start here, so that a
+/// restarted client never reuses a sequence number its session record holds.
+const SEQS_PER_INCARNATION: u64 = 1 << 32;
+
+/// A client session as every workload uses it.
+pub fn session(client: ClientId, servers: &[NodeId], incarnation: u64) -> Session {
+    Session::new(ClientConfig {
+        id: client,
+        servers: servers.to_vec(),
+        request_timeout_ns: 500 * NS_PER_MS,
+        max_redirects: 3,
+        first_seq: 1 + incarnation * SEQS_PER_INCARNATION,
+    })
+}
+
+/// A client's private PRNG: its choices depend on the seed and on which
+/// client (and incarnation) it is, never on scheduling.
+pub fn client_rng(run_seed: u64, client: ClientId, incarnation: u64) -> ChaCha8Rng {
+    let mixed = run_seed
+        ^ client.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ incarnation.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    ChaCha8Rng::seed_from_u64(mixed)
+}
+
+/// Draws uniformly from an inclusive range of nanoseconds.
+pub fn draw_ns(rng: &mut ChaCha8Rng, (lo_ns, hi_ns): (u64, u64)) -> u64 {
+    use rand::Rng;
+    if lo_ns >= hi_ns {
+        lo_ns
+    } else {
+        rng.gen_range(lo_ns..=hi_ns)
+    }
+}

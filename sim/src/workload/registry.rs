@@ -1,0 +1,105 @@
+//! The registry workload (seed 000's service discovery): each client
+//! registers `/services/<client>` attached to its lease and keeps the lease
+//! alive. When the client crashes, the lease expires and the key must
+//! disappear on every server (checked by `liveness`).
+
+use leasesim_core::client::{BeliefFrom, Session};
+use leasesim_core::service::{ClientResponse, Op, Response};
+use leasesim_core::{ClientId, LeaseId, NodeId};
+
+use super::keeper::{LeaseKeeper, LeaseNews};
+use super::session;
+use crate::host::{Actor, Step};
+use crate::observe::Event;
+use crate::world::wire::{Proc, Wire};
+
+#[derive(Clone, Debug)]
+pub struct RegistrySpec {
+    pub ttl_ns: u64,
+    pub keepalive_ns: u64,
+}
+
+pub fn registry_key(client: ClientId) -> String {
+    format!("/services/c{client}")
+}
+
+pub struct RegistryClient {
+    id: ClientId,
+    spec: RegistrySpec,
+    servers: Vec<NodeId>,
+    incarnation: u64,
+    session: Option<Session>,
+    keeper: Option<LeaseKeeper>,
+    /// The put in flight, with the lease it attaches to.
+    registering: Option<(u64, LeaseId)>,
+}
+
+impl RegistryClient {
+    pub fn new(id: ClientId, spec: RegistrySpec, servers: Vec<NodeId>, incarnation: u64) -> Self {
+        RegistryClient { id, spec, servers, incarnation, session: None, keeper: None, registering: None }
+    }
+
+    fn flush(&mut self, step: &mut Step<'_>) {
+        for (server, request) in self.session.as_mut().expect("started").take_sends() {
+            step.send(Proc::Server(server), Wire::Request(request));
+        }
+    }
+
+    fn register(&mut self, now_mono_ns: u64, lease: LeaseId) {
+        let key = registry_key(self.id);
+        let op = Op::Put { key, value: format!("c{}@{}", self.id, self.incarnation), lease: Some(lease) };
+        let seq = self.session.as_mut().expect("started").submit(now_mono_ns, op);
+        self.registering = Some((seq, lease));
+    }
+
+    fn on_response(&mut self, step: &mut Step<'_>, response: ClientResponse) {
+        let session = self.session.as_mut().expect("started");
+        let Some(done) = session.on_response(step.mono_ns, response) else { return };
+        if let Some(news) = self.keeper.as_mut().expect("started").on_completion(step, session, &done) {
+            match news {
+                LeaseNews::Granted { lease } => self.register(step.mono_ns, lease),
+                LeaseNews::Renewed { .. } | LeaseNews::Lost { .. } => {}
+            }
+            return;
+        }
+        if let Some((seq, lease)) = self.registering {
+            if seq == done.seq {
+                self.registering = None;
+                if let Response::Done { .. } = done.response {
+                    step.record(Event::Registered { key: registry_key(self.id), lease });
+                }
+            }
+        }
+    }
+}
+
+impl Actor for RegistryClient {
+    fn start(&mut self, step: &mut Step<'_>) {
+        let mut session = session(self.id, &self.servers, self.incarnation);
+        let belief = LeaseKeeper::new_belief(0.0, BeliefFrom::Send, false);
+        self.keeper = Some(LeaseKeeper::start(&mut session, step.mono_ns, self.spec.ttl_ns, self.spec.keepalive_ns, belief));
+        self.session = Some(session);
+        self.flush(step);
+    }
+
+    fn on_message(&mut self, step: &mut Step<'_>, from: Proc, wire: Wire) {
+        match wire {
+            Wire::Response(response) => self.on_response(step, response),
+            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.id),
+        }
+        self.flush(step);
+    }
+
+    fn on_timer(&mut self, step: &mut Step<'_>) {
+        let session = self.session.as_mut().expect("started");
+        session.tick(step.mono_ns);
+        self.keeper.as_mut().expect("started").on_timer(session, step.mono_ns);
+        self.flush(step);
+    }
+
+    fn next_deadline_mono_ns(&self) -> Option<u64> {
+        let session_ns = self.session.as_ref().and_then(|s| s.next_deadline_ns());
+        let keeper_ns = self.keeper.as_ref().and_then(|k| k.next_deadline_mono_ns());
+        session_ns.into_iter().chain(keeper_ns).min()
+    }
+}

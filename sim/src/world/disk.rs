@@ -1,0 +1,73 @@
+//! A server's disk, owned by the simulator so it survives a kill.
+//!
+//! Writes land in a volatile buffer; `sync` makes them durable. A crash
+//! drops whatever was written but not synced — the reason the host must
+//! sync a `Ready`'s persist operations before sending its messages.
+
+use leasesim_core::raft::{PersistOp, Persisted};
+use leasesim_core::service::StateMachine;
+
+pub type Op = PersistOp<leasesim_core::service::Command, StateMachine>;
+pub type Image = Persisted<leasesim_core::service::Command, StateMachine>;
+
+#[derive(Debug, Default)]
+pub struct Disk {
+    durable: Image,
+    unsynced: Vec<Op>,
+    /// Totals for the run's figures.
+    pub syncs: u64,
+    pub ops_written: u64,
+}
+
+impl Disk {
+    pub fn write(&mut self, ops: Vec<Op>) {
+        self.ops_written += ops.len() as u64;
+        self.unsynced.extend(ops);
+    }
+
+    pub fn has_unsynced(&self) -> bool {
+        !self.unsynced.is_empty()
+    }
+
+    pub fn sync(&mut self) {
+        self.syncs += 1;
+        for op in std::mem::take(&mut self.unsynced) {
+            apply(&mut self.durable, op);
+        }
+    }
+
+    /// The process died: unsynced writes are gone.
+    pub fn crash(&mut self) -> usize {
+        let lost = self.unsynced.len();
+        self.unsynced.clear();
+        lost
+    }
+
+    /// What a restarting server reads back.
+    pub fn image(&self) -> Image {
+        assert!(self.unsynced.is_empty(), "read the disk only after a crash or a sync");
+        self.durable.clone()
+    }
+
+    pub fn entries_len(&self) -> usize {
+        self.durable.entries.len()
+    }
+}
+
+fn apply(image: &mut Image, op: Op) {
+    match op {
+        PersistOp::SetHardState(hard_state) => image.hard_state = hard_state,
+        PersistOp::TruncateFrom(index) => image.entries.retain(|e| e.index < index),
+        PersistOp::Append(entries) => {
+            if let (Some(last), Some(first)) = (image.entries.last(), entries.first()) {
+                assert_eq!(last.index + 1, first.index, "appends must be contiguous");
+            }
+            image.entries.extend(entries);
+        }
+        PersistOp::SaveSnapshot(snapshot) => {
+            let last_index = snapshot.last_index;
+            image.entries.retain(|e| e.index > last_index);
+            image.snapshot = Some(snapshot);
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! The simulated world every process shares: true time, per-process clocks,
+//! server disks, the observation log and what the fault injector needs to
+//! resolve selectors (`leader`, `holder:KEY`).
+//!
+//! All of it lives outside the processes so it survives crashes. madsim runs
+//! one simulation on one thread, so plain mutexes never contend; they exist
+//! only because madsim's node closures must be `Send + Sync`.
+
+pub mod clock;
+pub mod disk;
+pub mod wire;
+
+use std::collections::BTreeMap;
+use std::hash::Hasher;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use leasesim_core::raft::Role;
+use leasesim_core::{NodeId, Term};
+
+use crate::observe::{Event, Fnv64, Obs};
+use clock::SimClock;
+use disk::Disk;
+use wire::Proc;
+
+/// What a server last reported about itself (for selectors and liveness).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerProbe {
+    pub role: Role,
+    pub term: Term,
+    pub commit_index: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Recorder {
+    pub obs: Vec<Obs>,
+    digest: Fnv64,
+    /// Actor steps taken (messages handled + timers fired).
+    pub steps: u64,
+    pub messages_sent: u64,
+    /// Full trace to stderr (replay) — off in sweeps.
+    pub echo: bool,
+}
+
+impl Recorder {
+    pub fn digest(&self) -> u64 {
+        self.digest.finish()
+    }
+}
+
+pub struct World {
+    start: madsim::time::Instant,
+    clocks: Mutex<BTreeMap<Proc, SimClock>>,
+    clock_changed: BTreeMap<Proc, Arc<tokio::sync::Notify>>,
+    disks: BTreeMap<NodeId, Mutex<Disk>>,
+    recorder: Mutex<Recorder>,
+    probes: Mutex<BTreeMap<NodeId, ServerProbe>>,
+    /// Lock key → client that currently believes it holds it.
+    holders: Mutex<BTreeMap<String, u64>>,
+    up: Mutex<BTreeMap<Proc, bool>>,
+    slots: BTreeMap<NodeId, crate::host::server::ServerSlot>,
+}
+
+impl World {
+    pub fn new(clocks: BTreeMap<Proc, SimClock>, servers: impl IntoIterator<Item = NodeId>, echo: bool) -> Self {
+        let servers: Vec<NodeId> = servers.into_iter().collect();
+        let slots = servers.iter().map(|n| (*n, Arc::new(Mutex::new(None)))).collect();
+        let clock_changed = clocks.keys().map(|p| (*p, Arc::new(tokio::sync::Notify::new()))).collect();
+        let up = clocks.keys().map(|p| (*p, true)).collect();
+        World {
+            start: madsim::time::Instant::now(),
+            clocks: Mutex::new(clocks),
+            clock_changed,
+            disks: servers.iter().map(|n| (*n, Mutex::new(Disk::default()))).collect(),
+            recorder: Mutex::new(Recorder { echo, ..Recorder::default() }),
+            probes: Mutex::new(BTreeMap::new()),
+            holders: Mutex::new(BTreeMap::new()),
+            up: Mutex::new(up),
+            slots,
+        }
+    }
+
+    /// True simulated time since the run started.
+    pub fn now_ns(&self) -> u64 {
+        madsim::time::Instant::now().duration_since(self.start).as_nanos() as u64
+    }
+
+    pub fn instant_of(&self, true_ns: u64) -> madsim::time::Instant {
+        self.start + std::time::Duration::from_nanos(true_ns)
+    }
+
+    pub fn clocks(&self) -> MutexGuard<'_, BTreeMap<Proc, SimClock>> {
+        self.clocks.lock().expect("single-threaded simulation")
+    }
+
+    /// (monotonic, wall) readings of `proc`'s clocks now.
+    pub fn read_clock(&self, proc: Proc) -> (u64, u64) {
+        let now_ns = self.now_ns();
+        let clocks = self.clocks();
+        let clock = &clocks[&proc];
+        (clock.mono_at(now_ns), clock.wall_at(now_ns))
+    }
+
+    pub fn true_time_of_mono(&self, proc: Proc, mono_ns: u64) -> u64 {
+        self.clocks()[&proc].true_time_of_mono(mono_ns)
+    }
+
+    pub fn clock_changed(&self, proc: Proc) -> Arc<tokio::sync::Notify> {
+        self.clock_changed[&proc].clone()
+    }
+
+    /// Changes a clock and wakes its process so it re-arms its timer.
+    pub fn change_clock(&self, proc: Proc, change: impl FnOnce(&mut SimClock, u64)) {
+        let now_ns = self.now_ns();
+        change(self.clocks().get_mut(&proc).expect("every process has a clock"), now_ns);
+        self.clock_changed[&proc].notify_one();
+    }
+
+    pub fn disk(&self, server: NodeId) -> MutexGuard<'_, Disk> {
+        self.disks[&server].lock().expect("single-threaded simulation")
+    }
+
+    pub fn record(&self, proc: Proc, event: Event) {
+        let obs = Obs { at_ns: self.now_ns(), proc, event };
+        let mut recorder = self.recorder.lock().expect("single-threaded simulation");
+        if recorder.echo {
+            tracing::info!(target: "leasesim::trace", at = %leasesim_core::fmt_secs(obs.at_ns), proc = %proc, event = ?obs.event);
+        }
+        let mut digest = recorder.digest;
+        obs.digest_into(&mut digest);
+        recorder.digest = digest;
+        recorder.obs.push(obs);
+    }
+
+    pub fn count_step(&self, messages_sent: usize) {
+        let mut recorder = self.recorder.lock().expect("single-threaded simulation");
+        recorder.steps += 1;
+        recorder.messages_sent += messages_sent as u64;
+    }
+
+    pub fn take_recorder(&self) -> Recorder {
+        std::mem::take(&mut *self.recorder.lock().expect("single-threaded simulation"))
+    }
+
+    pub fn set_probe(&self, server: NodeId, probe: ServerProbe) {
+        self.probes.lock().expect("single-threaded simulation").insert(server, probe);
+    }
+
+    pub fn probes(&self) -> BTreeMap<NodeId, ServerProbe> {
+        self.probes.lock().expect("single-threaded simulation").clone()
+    }
+
+    pub fn set_holder(&self, key: &str, client: Option<u64>) {
+        let mut holders = self.holders.lock().expect("single-threaded simulation");
+        match client {
+            Some(c) => holders.insert(key.to_string(), c),
+            None => holders.remove(key),
+        };
+    }
+
+    pub fn holder(&self, key: &str) -> Option<u64> {
+        self.holders.lock().expect("single-threaded simulation").get(key).copied()
+    }
+
+    pub fn set_up(&self, proc: Proc, up: bool) {
+        self.up.lock().expect("single-threaded simulation").insert(proc, up);
+    }
+
+    pub fn is_up(&self, proc: Proc) -> bool {
+        self.up.lock().expect("single-threaded simulation").get(&proc).copied().unwrap_or(false)
+    }
+
+    /// The current leader: the up server reporting Leader with the highest term.
+    pub fn leader(&self) -> Option<NodeId> {
+        let probes = self.probes();
+        probes
+            .iter()
+            .filter(|(n, p)| p.role == Role::Leader && self.is_up(Proc::Server(**n)))
+            .max_by_key(|(_, p)| p.term)
+            .map(|(n, _)| *n)
+    }
+
+    /// The slot holding server `id`'s core (see `host::server`).
+    pub fn server_slot(&self, id: NodeId) -> crate::host::server::ServerSlot {
+        self.slots[&id].clone()
+    }
+
+    /// Every server's final state, read directly from its core.
+    pub fn finals(&self) -> BTreeMap<NodeId, crate::checkers::FinalServer> {
+        self.slots.iter().map(|(id, slot)| (*id, crate::host::server::final_state(slot, *id, self.is_up(Proc::Server(*id))))).collect()
+    }
+
+    pub fn clocks_snapshot(&self) -> BTreeMap<Proc, SimClock> {
+        self.clocks().clone()
+    }
+}

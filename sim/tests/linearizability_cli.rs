@@ -1,0 +1,99 @@
+//! `leasesim check-history` end to end on small files: exit codes, format
+//! detection, and bad input named by file and line.
+
+use std::path::PathBuf;
+
+use leasesim::linearizability::cli::{
+    check_history, check_history_command, CheckHistoryArgs, HistoryFormat, EXIT_BAD_INPUT, EXIT_LINEARIZABLE,
+    EXIT_NOT_LINEARIZABLE, EXIT_UNKNOWN,
+};
+
+/// Writes `text` to a file unique to this test process.
+fn file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("leasesim-lin-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn args(file: PathBuf) -> CheckHistoryArgs {
+    CheckHistoryArgs { file, format: None, json: false, budget: 1_000_000 }
+}
+
+fn jepsen(events: &[(u64, &str, &str, &str)]) -> String {
+    events.iter().map(|(p, t, f, v)| format!("INFO  jepsen.util - {p}\t:{t}\t:{f}\t{v}\n")).collect()
+}
+
+const STALE_READ: &[(u64, &str, &str, &str)] = &[
+    (0, "invoke", "write", "1"),
+    (0, "ok", "write", "1"),
+    (1, "invoke", "read", "nil"),
+    (1, "ok", "read", "nil"),
+];
+
+#[test]
+fn jepsen_file_verdicts_and_exit_codes() {
+    let good = file("good.log", &jepsen(&STALE_READ[..2]));
+    assert_eq!(check_history_command(&args(good)), EXIT_LINEARIZABLE);
+    let stale = file("stale.log", &jepsen(STALE_READ));
+    assert_eq!(check_history_command(&args(stale.clone())), EXIT_NOT_LINEARIZABLE);
+    let json = CheckHistoryArgs { json: true, format: Some(HistoryFormat::Jepsen), ..args(stale) };
+    assert_eq!(check_history_command(&json), EXIT_NOT_LINEARIZABLE);
+}
+
+const PUT: &str = r#"{"client":1,"call_ns":0,"return_ns":10,"input":{"put":{"key":"a","value":"1"}},"output":"ok"}"#;
+const GET_1: &str = r#"{"client":2,"call_ns":20,"return_ns":30,"input":{"get":{"key":"a"}},"output":{"value":"1"}}"#;
+const GET_NIL: &str = r#"{"client":2,"call_ns":40,"return_ns":50,"input":{"get":{"key":"a"}},"output":{"value":null}}"#;
+
+#[test]
+fn leasesim_files_in_both_forms() {
+    let lines = file("ok.jsonl", &format!("{PUT}\n{GET_1}\n"));
+    assert_eq!(check_history(&args(lines)), Ok(EXIT_LINEARIZABLE));
+    let doc = file("bad.json", &format!("{{\n\"ops\": [\n{PUT},\n{GET_1},\n{GET_NIL}\n]\n}}\n"));
+    assert_eq!(check_history(&args(doc)), Ok(EXIT_NOT_LINEARIZABLE));
+}
+
+#[test]
+fn a_spent_budget_exits_3() {
+    let lines = file("budget.jsonl", &format!("{PUT}\n{GET_1}\n"));
+    assert_eq!(check_history(&CheckHistoryArgs { budget: 1, ..args(lines) }), Ok(EXIT_UNKNOWN));
+}
+
+fn bad_input(name: &str, text: &str) -> String {
+    let path = file(name, text);
+    assert_eq!(check_history_command(&args(path.clone())), EXIT_BAD_INPUT);
+    let message = check_history(&args(path.clone())).expect_err("bad input");
+    assert!(message.contains(&path.display().to_string()), "names the file: {message}");
+    message
+}
+
+#[test]
+fn bad_input_names_file_line_and_problem() {
+    let m = bad_input("broken.jsonl", &format!("{PUT}\n{}\n", GET_1.replace("\"get\"", "\"fetch\"")));
+    assert!(m.contains("broken.jsonl:2:") && m.contains("fetch"), "{m}");
+
+    let m = bad_input("backwards.jsonl", &format!("{PUT}\n\n{}\n", GET_1.replace("\"return_ns\":30", "\"return_ns\":5")));
+    assert!(m.contains("backwards.jsonl:3:") && m.contains("before call_ns"), "{m}");
+
+    let m = bad_input("jepsen-bad.log", &jepsen(&[(0, "invoke", "write", "1"), (1, "ok", "write", "1")]));
+    assert!(m.contains("jepsen-bad.log:2:") && m.contains("no pending invocation"), "{m}");
+
+    let m = bad_input("what.txt", "\n\nhello world\n");
+    assert!(m.contains("what.txt:3:") && m.contains("--format"), "{m}");
+
+    let m = bad_input("empty.log", "");
+    assert!(m.contains("empty"), "{m}");
+
+    let missing = std::env::temp_dir().join("leasesim-lin-cli-no-such-file.log");
+    let m = check_history(&args(missing)).expect_err("missing file");
+    assert!(m.contains("no-such-file") && m.contains("cannot read"), "{m}");
+}
+
+#[test]
+fn forcing_the_wrong_format_is_bad_input_not_a_panic() {
+    let path = file("forced.jsonl", &format!("{PUT}\n"));
+    let forced = CheckHistoryArgs { format: Some(HistoryFormat::Jepsen), ..args(path) };
+    let m = check_history(&forced).expect_err("not a Jepsen log");
+    assert!(m.contains("forced.jsonl:1:"), "{m}");
+}
