@@ -1,6 +1,6 @@
 //! Planted bugs: each switch breaks one rule on purpose, so that tests can
 //! prove the checkers catch what they claim to catch. All are off by default;
-//! only a test, a scenario's `[bugs]` table or a CLI flag turns one on.
+//! only a test, a scenario's top-level `bugs = [..]` list or a CLI flag turns one on.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,20 +21,28 @@ pub struct Bugs {
     /// Raft thesis §4.1: propose a membership change before the leader has
     /// committed an entry of its term (and while another is in flight).
     pub unsafe_membership_change: bool,
-    /// Followers expire leases by their own clock (not the leader's decision).
+    /// Followers expire leases by their own clock (not the leader's decision):
+    /// a non-leader arms TTL deadlines when it applies grants (keep-alives
+    /// never reach it) and ends leases locally, outside the log.
     pub follower_expires_leases: bool,
-    /// A new leader does not re-arm lease deadlines (no Promote extension).
+    /// A new leader re-arms inherited leases at now + TTL, without etcd's
+    /// Promote extension (nor the extension for older-term grants it applies).
     pub no_promote_extension: bool,
-    /// Fencing token from a leader-local counter instead of the log index.
+    /// Fencing token from a process-local counter of grants (restarting at
+    /// zero with the process, missing grants covered by a snapshot) instead
+    /// of the log index of the granting entry.
     pub token_from_local_counter: bool,
-    /// Release a lock without checking the releaser is the holder.
+    /// Release a lock without checking the releaser is the holder (any token
+    /// releases the current holder).
     pub release_without_owner_check: bool,
     /// Client trusts the full TTL from the reply's receipt with no margin.
     pub client_trusts_full_ttl: bool,
-    /// Keep-alive answered live after the lease was revoked.
+    /// Keep-alive answered live after the lease was revoked: the leader keeps
+    /// a revoked lease's deadline and judges keep-alives by its deadlines
+    /// alone; a stamped-wall refresh of a missing lease is answered live.
     pub keepalive_after_revoke: bool,
     /// Grant a lock to the next waiter without re-checking its lease is alive
-    /// (etcd #11456).
+    /// (etcd #11456); a lease's end then leaves its waiters queued.
     pub grant_without_lease_check: bool,
     /// A follower answers reads from its local state (stale reads).
     pub stale_follower_reads: bool,

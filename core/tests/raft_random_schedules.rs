@@ -45,11 +45,13 @@ fn schedule() -> impl Strategy<Value = Schedule> {
         prop_oneof![Just(0u32), Just(1_000u32), Just(50_000u32)],
         prop_oneof![Just(4u8), Just(16u8), Just(64u8)],
         vec((0..2_000u16, fault()), 0..16),
+        prop::bool::weighted(0.8),
+        prop::bool::weighted(0.8),
     );
     (knobs, more).prop_map(
         |(
             (seed, voters, spares, drop_permille, dup_permille, max_delay_ms),
-            (propose_every_ms, max_drift_ppm, compact_every, faults),
+            (propose_every_ms, max_drift_ppm, compact_every, faults, pre_vote, check_quorum),
         )| Schedule {
             seed,
             voters,
@@ -62,6 +64,8 @@ fn schedule() -> impl Strategy<Value = Schedule> {
             compact_every,
             fault_phase_ms: 2_000,
             faults,
+            pre_vote,
+            check_quorum,
             ..Schedule::default()
         },
     )

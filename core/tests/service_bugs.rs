@@ -179,7 +179,7 @@ fn stale_read_catches_stale_follower_reads() {
 }
 
 fn synthetic_checker() -> Checker {
-    Checker::new(CheckSettings { monotonic: true, extension_ns: 0, checkpoints: false, wall_exact: true })
+    Checker::new(CheckSettings { monotonic: true, extension_ns: 0, checkpoints: false })
 }
 
 #[test]

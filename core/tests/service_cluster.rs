@@ -76,7 +76,7 @@ fn chaos_one_seed() {
 use proptest::prelude::*;
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 32, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn chaos_three_servers_hold_every_invariant(seed in any::<u64>()) {
@@ -94,7 +94,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 12, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// With checkpoints, new leaders re-arm from recorded remaining TTLs;
     /// keep-alives of checkpointed leases wait for a reset to commit.
@@ -105,10 +105,9 @@ proptest! {
         assert_converges(&mut c);
     }
 
-    /// leader-stamped-wall with exact wall clocks: servers may expire a
-    /// lease at different entries (by design), so convergence is not
-    /// expected, but tokens, FIFO order, owners, sessions and expiry timing
-    /// still hold.
+    /// leader-stamped-wall: servers may expire a lease at different entries
+    /// (by design), so convergence is not expected, but the entry-level and
+    /// per-server checks still hold (see the checker's notes).
     #[test]
     fn chaos_stamped_wall_holds_its_invariants(seed in any::<u64>()) {
         let c = chaos_with(seed, 3, rough(), |cfg| cfg.expiry = leasesim_core::ExpiryStrategy::LeaderStampedWall);
@@ -117,7 +116,9 @@ proptest! {
 }
 
 /// A longer sweep for hunting (not run in CI): `cargo test --test
-/// service_cluster sweep -- --ignored --nocapture`. SWEEP_SEEDS sets how many.
+/// service_cluster sweep -- --ignored --nocapture`. SWEEP_SEEDS, read when
+/// the test is built, sets how many seeds (default 300); it mixes 3 and 5
+/// servers, checkpoints and leader-stamped-wall.
 #[test]
 #[ignore]
 fn sweep() {

@@ -25,7 +25,10 @@ fn main() {
     let (mut worst_s, mut worst_s_file) = (0.0f64, String::new());
     let (mut worst_steps, mut worst_steps_file) = (0u64, String::new());
     let mut mismatches = 0;
-    println!("{:<14} {:>4} {:>17} {:>10} {:>10} {:>12} {:>7}", "file", "ops", "verdict", "steps", "check_s", "w/shrink_s", "window");
+    println!(
+        "{:<14} {:>4} {:>17} {:>10} {:>10} {:>12} {:>7}",
+        "file", "ops", "verdict", "steps", "check_s", "w/shrink_s", "window"
+    );
     for row in verdicts.lines().filter(|l| !l.trim().is_empty()) {
         let mut parts = row.split_whitespace();
         let (file, want) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());

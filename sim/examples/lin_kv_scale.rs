@@ -1,9 +1,9 @@
 //! How long a KV-with-leases history the linearizability checker handles in
-//! one second: generates histories the way the `kv` workload would record
-//! them (clients each one request at a time, every operation taking effect
-//! at an instant inside its interval, a few timeouts whose outcome is
-//! unknown), grows them until a check takes over a second, then narrows down
-//! the longest that still takes at most one.
+//! one second: generates histories the way the `kv` and `registry`
+//! workloads would record them (clients each one request at a time, every
+//! operation taking effect at an instant inside its interval, 2% timeouts
+//! whose outcome is unknown), grows them until a check takes over a second,
+//! then narrows down the longest that still takes at most one.
 //!
 //! `cargo run --release -p leasesim --example lin_kv_scale -- [CLIENTS] [KEYS]`
 //! (defaults: 5 clients, 8 keys; 1 key is the no-partitioning worst case).
@@ -27,7 +27,9 @@ impl Store {
     fn apply(&mut self, input: &KvInput) -> KvOutput {
         let dead = |lease: &Option<u64>, leases: &BTreeSet<u64>| lease.is_some_and(|l| !leases.contains(&l));
         match input {
-            KvInput::Put { lease, .. } | KvInput::Cas { lease, .. } if dead(lease, &self.leases) => KvOutput::LeaseNotFound,
+            KvInput::Put { lease, .. } | KvInput::Cas { lease, .. } if dead(lease, &self.leases) => {
+                KvOutput::LeaseNotFound
+            }
             KvInput::Put { key, value, lease } => {
                 self.keys.insert(key.clone(), (value.clone(), *lease));
                 KvOutput::Ok
@@ -65,21 +67,28 @@ impl Store {
     }
 }
 
-fn random_input(rng: &mut ChaCha8Rng, keys: u32) -> KvInput {
+/// One request of `client`: mostly the `kv` workload's reads, writes and
+/// compare-and-sets over the shared keys; one in ten the `registry`
+/// workload's, on the client's own key and lease (so each registry client's
+/// key and lease form one partition of their own).
+fn random_input(rng: &mut ChaCha8Rng, client: u64, keys: u32) -> KvInput {
     let key = format!("k{}", rng.gen_range(0..keys));
     let value = format!("v{}", rng.gen_range(0..5));
-    let lease = rng.gen_bool(0.2).then(|| rng.gen_range(1..4u64));
+    let own_lease = client + 1;
+    let own_key = format!("/services/c{}", client + 1);
     match rng.gen_range(0..100) {
-        0..=29 => KvInput::Put { key, value, lease },
-        30..=64 => KvInput::Get { key },
-        65..=69 => KvInput::Delete { key },
-        70..=93 => {
+        0..=29 => KvInput::Put { key, value, lease: None },
+        30..=59 => KvInput::Get { key },
+        60..=63 => KvInput::Delete { key },
+        64..=89 => {
             let expected = rng.gen_bool(0.8).then(|| format!("v{}", rng.gen_range(0..5)));
-            KvInput::Cas { key, expected, value, lease }
+            KvInput::Cas { key, expected, value, lease: None }
         }
-        94..=96 => KvInput::LeaseGrant { lease: Some(rng.gen_range(1..4)) },
-        97..=98 => KvInput::LeaseRevoke { lease: rng.gen_range(1..4) },
-        _ => KvInput::LeaseExpire { lease: rng.gen_range(1..4) },
+        90..=92 => KvInput::LeaseGrant { lease: Some(own_lease) },
+        93..=96 => KvInput::Put { key: own_key, value, lease: Some(own_lease) },
+        97 => KvInput::Get { key: own_key },
+        98 => KvInput::LeaseRevoke { lease: own_lease },
+        _ => KvInput::LeaseExpire { lease: own_lease },
     }
 }
 
@@ -103,7 +112,7 @@ fn generate(n: usize, clients: u64, keys: u32, seed: u64) -> History {
             client: client + 1,
             call_ns,
             return_ns: (!timed_out).then_some(call_ns + length_ns),
-            input: random_input(&mut rng, keys),
+            input: random_input(&mut rng, client, keys),
             output: None,
         });
         if applied {
@@ -136,7 +145,12 @@ fn main() {
     let (mut lo, mut hi) = (0usize, 1_000usize);
     loop {
         let (secs, report) = time_check(hi, clients, keys);
-        println!("{hi:>9} ops: {secs:.3}s, {} steps, {} partitions, {}", report.steps, report.partitions, report.verdict.name());
+        println!(
+            "{hi:>9} ops: {secs:.3}s, {} steps, {} partitions, {}",
+            report.steps,
+            report.partitions,
+            report.verdict.name()
+        );
         assert_eq!(report.verdict.name(), "linearizable", "a generated history must be linearizable");
         if secs > 1.0 {
             break;

@@ -25,12 +25,8 @@ fn jepsen(events: &[(u64, &str, &str, &str)]) -> String {
     events.iter().map(|(p, t, f, v)| format!("INFO  jepsen.util - {p}\t:{t}\t:{f}\t{v}\n")).collect()
 }
 
-const STALE_READ: &[(u64, &str, &str, &str)] = &[
-    (0, "invoke", "write", "1"),
-    (0, "ok", "write", "1"),
-    (1, "invoke", "read", "nil"),
-    (1, "ok", "read", "nil"),
-];
+const STALE_READ: &[(u64, &str, &str, &str)] =
+    &[(0, "invoke", "write", "1"), (0, "ok", "write", "1"), (1, "invoke", "read", "nil"), (1, "ok", "read", "nil")];
 
 #[test]
 fn jepsen_file_verdicts_and_exit_codes() {
@@ -73,7 +69,8 @@ fn bad_input_names_file_line_and_problem() {
     let m = bad_input("broken.jsonl", &format!("{PUT}\n{}\n", GET_1.replace("\"get\"", "\"fetch\"")));
     assert!(m.contains("broken.jsonl:2:") && m.contains("fetch"), "{m}");
 
-    let m = bad_input("backwards.jsonl", &format!("{PUT}\n\n{}\n", GET_1.replace("\"return_ns\":30", "\"return_ns\":5")));
+    let m =
+        bad_input("backwards.jsonl", &format!("{PUT}\n\n{}\n", GET_1.replace("\"return_ns\":30", "\"return_ns\":5")));
     assert!(m.contains("backwards.jsonl:3:") && m.contains("before call_ns"), "{m}");
 
     let m = bad_input("jepsen-bad.log", &jepsen(&[(0, "invoke", "write", "1"), (1, "ok", "write", "1")]));

@@ -59,7 +59,11 @@ fn every_jepsen_etcd_history_gets_its_known_verdict() {
             worst = (report.steps, file.clone());
         }
         if report.verdict.name() != want {
-            mismatches.push(format!("{file}: expected {want}, got {} after {} steps", report.verdict.name(), report.steps));
+            mismatches.push(format!(
+                "{file}: expected {want}, got {} after {} steps",
+                report.verdict.name(),
+                report.steps
+            ));
         }
     }
     println!("{} histories, {total_steps} steps in all, worst {} steps ({})", expected.len(), worst.0, worst.1);
@@ -75,7 +79,8 @@ fn jepsen_windows_fail_on_their_own() {
         println!("skipped: no Jepsen histories at {}", dir.display());
         return;
     };
-    let failing: Vec<&String> = expected.iter().filter(|(_, v)| v == "not-linearizable").map(|(f, _)| f).take(5).collect();
+    let failing: Vec<&String> =
+        expected.iter().filter(|(_, v)| v == "not-linearizable").map(|(f, _)| f).take(5).collect();
     for file in failing {
         let history = load(&dir, file);
         let report = check_register(&history, &CheckOptions::default()).unwrap();
@@ -85,6 +90,10 @@ fn jepsen_windows_fail_on_their_own() {
         assert!(!window.is_empty() && window.len() < history.ops.len(), "{file}: window of {} ops", window.len());
         let alone = RegisterHistory { ops: window.iter().map(|&i| history.ops[i].clone()).collect() };
         let again = check_register(&alone, &CheckOptions::default()).unwrap();
-        assert!(matches!(again.verdict, Verdict::NotLinearizable { .. }), "{file}: window alone is {:?}", again.verdict);
+        assert!(
+            matches!(again.verdict, Verdict::NotLinearizable { .. }),
+            "{file}: window alone is {:?}",
+            again.verdict
+        );
     }
 }

@@ -35,8 +35,8 @@ fn oracle<M: Model>(model: &M, ops: &[Op<'_, M::Input, M::Output>]) -> bool {
             }
             // Real time: a required operation that returned before this one
             // was called must come first.
-            let must_wait = (0..ops.len())
-                .any(|j| !done[j] && j != i && ops[j].known.is_some_and(|(ret, _)| ret < ops[i].call_ns));
+            let must_wait =
+                (0..ops.len()).any(|j| !done[j] && j != i && ops[j].known.is_some_and(|(ret, _)| ret < ops[i].call_ns));
             if must_wait {
                 continue;
             }
@@ -85,7 +85,8 @@ fn register_op() -> impl Strategy<Value = Operation<RegisterInput, RegisterOutpu
     let value = proptest::option::weighted(0.8, 0i64..3);
     let io = prop_oneof![
         value.clone().prop_map(|value| (RegisterInput::Read, Some(RegisterOutput::Read { value }))),
-        (0i64..3, any::<bool>()).prop_map(|(value, known)| (RegisterInput::Write { value }, known.then_some(RegisterOutput::Write))),
+        (0i64..3, any::<bool>())
+            .prop_map(|(value, known)| (RegisterInput::Write { value }, known.then_some(RegisterOutput::Write))),
         (value, 0i64..3, proptest::option::of(any::<bool>())).prop_map(|(expected, new, succeeded)| {
             (RegisterInput::Cas { expected, new }, succeeded.map(|succeeded| RegisterOutput::Cas { succeeded }))
         }),
@@ -126,9 +127,15 @@ fn kv_op() -> impl Strategy<Value = Operation> {
 }
 
 fn check_register_against_oracle(history: &RegisterHistory) -> Result<(), TestCaseError> {
-    let expected = oracle(&RegisterModel, &oracle_ops(history, |i| (&history.ops[i].input, history.ops[i].output.as_ref())));
+    let expected =
+        oracle(&RegisterModel, &oracle_ops(history, |i| (&history.ops[i].input, history.ops[i].output.as_ref())));
     let report = check_register(history, &CheckOptions::default()).unwrap();
-    prop_assert_eq!(report.verdict.name(), if expected { "linearizable" } else { "not-linearizable" }, "{:#?}", history);
+    prop_assert_eq!(
+        report.verdict.name(),
+        if expected { "linearizable" } else { "not-linearizable" },
+        "{:#?}",
+        history
+    );
     if let Verdict::NotLinearizable { window } = report.verdict {
         let alone = RegisterHistory { ops: window.iter().map(|&i| history.ops[i].clone()).collect() };
         let again = check_register(&alone, &CheckOptions::default()).unwrap();
@@ -151,7 +158,8 @@ proptest! {
         let compiled = compile(&history.ops);
         let expected = oracle(&KvModel, &oracle_ops(&history, |i| (&compiled[i].0, compiled[i].1.as_ref())));
         let report = check_kv(&history, &CheckOptions::default()).unwrap();
-        prop_assert_eq!(report.verdict.name(), if expected { "linearizable" } else { "not-linearizable" }, "{:#?}", history);
+        let expected = if expected { "linearizable" } else { "not-linearizable" };
+        prop_assert_eq!(report.verdict.name(), expected, "{:#?}", history);
         if let Verdict::NotLinearizable { window } = report.verdict {
             let alone = History { ops: window.iter().map(|&i| history.ops[i].clone()).collect() };
             prop_assert_eq!(check_kv(&alone, &CheckOptions::default()).unwrap().verdict.name(), "not-linearizable");

@@ -176,7 +176,8 @@ fn kv_input() -> impl Strategy<Value = KvInput> {
     let value = (0..3u8).prop_map(|v| format!("v{v}"));
     let lease = proptest::option::weighted(0.4, 1u64..4);
     prop_oneof![
-        4 => (key.clone(), value.clone(), lease.clone()).prop_map(|(key, value, lease)| KvInput::Put { key, value, lease }),
+        4 => (key.clone(), value.clone(), lease.clone())
+            .prop_map(|(key, value, lease)| KvInput::Put { key, value, lease }),
         4 => key.clone().prop_map(|key| KvInput::Get { key }),
         1 => key.clone().prop_map(|key| KvInput::Delete { key }),
         3 => (key, proptest::option::of(value.clone()), value, lease)

@@ -5,7 +5,16 @@
 //! host must make every [`PersistOp`] of a [`Ready`] durable (written and
 //! synced, in order) *before* it sends any of that `Ready`'s messages, because
 //! those messages (vote grants, append acknowledgements) promise that the
-//! state is on disk. Committed entries may be applied before or after.
+//! state is on disk. Every change of term, vote or log leaves in the same
+//! `Ready` as the messages that depend on it. Apply `install` and
+//! `committed` after persisting too: with a single voter an entry can be
+//! committed in the very `Ready` that appends it, and a client must not hear
+//! of it before it is durable.
+//!
+//! After a crash, the host rebuilds the node with
+//! [`super::RaftNode::restore`] from exactly what it persisted (a
+//! [`Persisted`]); the commit index is not persisted and restarts at the
+//! snapshot, and the first `Ready` carries the snapshot in `install`.
 
 use std::collections::BTreeSet;
 
@@ -100,8 +109,13 @@ pub enum Message<C, S> {
         leader_commit: LogIndex,
         read_ctx: u64,
     },
-    /// On failure, `conflict_index`/`conflict_term` let the leader skip a whole
-    /// term per round trip (fast backtracking, seed 001 / thesis §5.3).
+    /// On success, `match_index` is the last index known to match the
+    /// leader's log. On failure, `match_index` echoes the rejected
+    /// `prev_log_index` (so the leader can drop stale rejections) and
+    /// `conflict_index`/`conflict_term` let the leader skip a whole term per
+    /// round trip (fast backtracking, seed 001 / thesis §5.3): the follower's
+    /// term at `prev_log_index` and the first index it holds of that term, or
+    /// (`conflict_term: None`) its last index + 1 when its log is shorter.
     AppendResponse {
         term: Term,
         success: bool,
@@ -112,8 +126,9 @@ pub enum Message<C, S> {
     },
     InstallSnapshot { term: Term, snapshot: Snapshot<S> },
     InstallSnapshotResponse { term: Term, last_index: LogIndex },
-    /// Tells a removed or lagging server nothing but the term (used so a
-    /// leader answers stale-term messages).
+    /// Carries nothing but a term. This implementation never sends it
+    /// (stale-term requests are answered with a refusal of their own kind);
+    /// on receipt only its term is acted upon.
     TimeoutNow { term: Term },
 }
 
@@ -204,8 +219,11 @@ impl<C, S> Ready<C, S> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RaftConfig {
     pub id: NodeId,
-    /// Initial voters. A spare server starts with its own id absent from this
-    /// set and stays passive until a leader adds it.
+    /// Initial voters: the cluster's genesis configuration, the same on every
+    /// node (spares included), because the log records membership changes
+    /// relative to it. A spare server starts with its own id absent from this
+    /// set and stays passive until a leader adds it (it learns the current
+    /// configuration from the log or a snapshot).
     pub voters: BTreeSet<NodeId>,
     pub election_timeout_min_ns: u64,
     pub election_timeout_max_ns: u64,

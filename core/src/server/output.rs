@@ -17,7 +17,7 @@ pub struct ServerOutput {
     /// Then send to peers.
     pub messages: Vec<(NodeId, PeerMessage)>,
     /// And to clients.
-    pub replies: Vec<crate::service::ClientResponse>,
+    pub replies: Vec<ClientResponse>,
     /// Observations for the checkers (not needed for correctness).
     pub events: Vec<ServerEvent>,
 }

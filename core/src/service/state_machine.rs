@@ -8,7 +8,11 @@
 //! leases whose stamp its own wall clock has passed (seed 001: "each node
 //! checks the expiry time before modifying its local lock state"), so servers
 //! with skewed clocks may disagree: that divergence is what the clock-skew
-//! research measures.
+//! research measures. Skew is not the only source: a server that applies an
+//! entry late (catching up after an isolation, or replaying its log after a
+//! restart) judges it by its clock at that later moment, as seed 001's
+//! design does ("a follower might apply the log entry after the lock has
+//! already expired").
 //!
 //! Operations that end a lease or free a lock only mark keys; grants happen
 //! once per key at the end of the entry, so one entry grants a key at most

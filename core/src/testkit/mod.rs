@@ -12,13 +12,15 @@
 mod checker;
 mod cluster;
 mod disk;
+mod host;
 mod network;
 mod schedule;
 mod sim;
 mod toy;
 
 pub use checker::{check_log_matching, Checker, TestNode, Violation, ViolationKind};
-pub use cluster::{brief, Cluster, ClusterOptions, Stats};
+pub use cluster::{Cluster, ClusterOptions, Stats};
+pub use host::brief;
 pub use disk::Disk;
 pub use network::{Envelope, NetFaults, Network, TestMessage};
 pub use schedule::{run_schedule, run_schedule_traced, Fault, RunSummary, Schedule, LIVENESS_ELECTION_TIMEOUTS};

@@ -53,6 +53,8 @@ pub struct Schedule {
     pub fault_phase_ms: u32,
     /// Faults at offsets (ms) into the fault phase.
     pub faults: Vec<(u16, Fault)>,
+    pub pre_vote: bool,
+    pub check_quorum: bool,
     pub bugs: Bugs,
 }
 
@@ -70,6 +72,8 @@ impl Default for Schedule {
             compact_every: 16,
             fault_phase_ms: 2_000,
             faults: Vec::new(),
+            pre_vote: true,
+            check_quorum: true,
             bugs: Bugs::default(),
         }
     }
@@ -114,6 +118,8 @@ impl Schedule {
             compact_every: [4, 16, 64][rng.gen_range(0..3)],
             fault_phase_ms,
             faults,
+            pre_vote: rng.gen_bool(0.8),
+            check_quorum: rng.gen_bool(0.8),
             bugs: Bugs::default(),
         }
     }
@@ -121,6 +127,8 @@ impl Schedule {
     pub fn cluster_options(&self) -> ClusterOptions {
         let mut raft = RaftConfig::new(0, Default::default());
         raft.bugs = self.bugs;
+        raft.pre_vote = self.pre_vote;
+        raft.check_quorum = self.check_quorum;
         raft.max_entries_per_append = 8;
         ClusterOptions {
             voters: self.voters.max(1) as usize,
@@ -203,7 +211,7 @@ fn drive(c: &mut Cluster, schedule: &Schedule) -> Result<RunSummary, Violation> 
             if let Some(leader) = c.leader() {
                 let _ = c.propose(leader, command);
                 // Every fourth proposal tick also reads.
-                if command % 4 == 0 {
+                if command.is_multiple_of(4) {
                     let _ = c.read_index(leader);
                 }
             }

@@ -16,7 +16,7 @@ pub mod rpc;
 use std::collections::{BTreeMap, BTreeSet};
 
 use leasesim_core::bugs::Bugs;
-use leasesim_core::raft::{PersistOp, Persisted, RaftConfig, Role};
+use leasesim_core::raft::{ConfChange, PersistOp, Persisted, ProposeError, RaftConfig, Role};
 use leasesim_core::server::{Clocks, Server, ServerConfig, ServerEvent};
 use leasesim_core::service::ClientResponse;
 use leasesim_core::service::{Command, Op, StateMachine};
@@ -99,7 +99,6 @@ impl Cluster {
             monotonic: cfg.expiry == ExpiryStrategy::LeaderMonotonic,
             extension_ns: RaftConfig::new(1, BTreeSet::new()).election_timeout_max_ns,
             checkpoints: cfg.checkpoint_interval_ns.is_some(),
-            wall_exact: cfg.wall_skew_ns == 0,
         };
         let mut cluster = Cluster {
             now_ns: 0,
@@ -270,6 +269,26 @@ impl Cluster {
     pub fn heal(&mut self) {
         self.partitions.isolated.clear();
         self.partitions.clients_cut.clear();
+    }
+
+    /// Sets server `id`'s wall clock to true time + `offset_ns`.
+    pub fn set_wall_offset(&mut self, id: NodeId, offset_ns: i64) {
+        self.offsets.get_mut(&id).expect("server exists").1 = offset_ns;
+    }
+
+    pub fn propose_conf_change(&mut self, id: NodeId, change: ConfChange) -> Result<u64, ProposeError> {
+        let clocks = self.clocks(id);
+        let result = match self.servers.get_mut(&id) {
+            Some(Some(server)) => server.propose_conf_change(clocks, change),
+            _ => Err(ProposeError::NotLeader { leader_hint: None }),
+        };
+        self.drain(id);
+        result
+    }
+
+    /// Recorded events (with `record_events` on) that `pick` selects.
+    pub fn events_where<T>(&self, pick: impl Fn(u64, NodeId, &ServerEvent) -> Option<T>) -> Vec<T> {
+        self.events.iter().filter_map(|(t, id, e)| pick(*t, *id, e)).collect()
     }
 
     /// Stops every client (their requests in flight may still land).

@@ -57,3 +57,46 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     }
     violations
 }
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::server::ServerEvent;
+
+    use crate::checkers::testing::{Fixture, S};
+
+    fn committed_three() -> Fixture {
+        let mut run = Fixture::new();
+        for index in 1..=3 {
+            run.everywhere(index * S, ServerEvent::Applied { index, term: 1, fingerprint: index });
+        }
+        for server in run.servers.values_mut() {
+            server.log_terms = vec![(1, 1), (2, 1), (3, 1)];
+            server.probe.as_mut().unwrap().commit_index = 3;
+        }
+        run
+    }
+
+    #[test]
+    fn a_committed_entry_still_held_is_fine() {
+        assert!(committed_three().fired().is_empty());
+    }
+
+    #[test]
+    fn a_committed_entry_overwritten_fires() {
+        let mut run = committed_three();
+        for server in run.servers.values_mut() {
+            server.log_terms = vec![(1, 1), (2, 1), (3, 2)];
+        }
+        assert_eq!(run.fired(), vec!["durability"]);
+    }
+
+    #[test]
+    fn a_committed_entry_inside_the_snapshot_is_fine() {
+        let mut run = committed_three();
+        for server in run.servers.values_mut() {
+            server.first_index = 3;
+            server.log_terms = vec![(3, 1)];
+        }
+        assert!(run.fired().is_empty());
+    }
+}

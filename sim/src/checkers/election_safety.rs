@@ -29,3 +29,21 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     }
     violations
 }
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::raft::RaftEvent;
+    use leasesim_core::server::ServerEvent;
+
+    use crate::checkers::testing::{Fixture, S};
+
+    #[test]
+    fn two_leaders_of_one_term_fire() {
+        let mut run = Fixture::new();
+        run.server(S, 1, ServerEvent::Raft(RaftEvent::BecameLeader { term: 3 }));
+        run.server(2 * S, 2, ServerEvent::Raft(RaftEvent::BecameLeader { term: 4 }));
+        assert!(run.fired().is_empty(), "one leader per term is fine");
+        run.server(3 * S, 3, ServerEvent::Raft(RaftEvent::BecameLeader { term: 4 }));
+        assert_eq!(run.fired(), vec!["election-safety"]);
+    }
+}

@@ -26,3 +26,25 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     }
     violations
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::checkers::testing::{Fixture, S};
+    use crate::observe::Event;
+    use crate::world::wire::Proc;
+
+    fn accepted(run: &mut Fixture, at_ns: u64, client: u64, token: u64) {
+        run.push(at_ns, Proc::Store, Event::StoreAccepted { client, key: "orders".into(), token });
+    }
+
+    #[test]
+    fn a_stale_token_accepted_after_a_newer_one_fires() {
+        let mut run = Fixture::new();
+        accepted(&mut run, S, 1, 5);
+        accepted(&mut run, 2 * S, 2, 5);
+        accepted(&mut run, 3 * S, 2, 9);
+        assert!(run.fired().is_empty(), "equal and growing tokens are fine");
+        accepted(&mut run, 4 * S, 1, 5);
+        assert_eq!(run.fired(), vec!["fencing-order"]);
+    }
+}

@@ -68,3 +68,42 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     }
     violations
 }
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::server::ServerEvent;
+
+    use crate::checkers::testing::{Fixture, S};
+
+    fn queued(index: u64, client: u64) -> ServerEvent {
+        ServerEvent::LockQueued { key: "orders".into(), client, seq: 1, lease: 100 + client, index }
+    }
+
+    fn granted(index: u64, client: u64) -> ServerEvent {
+        ServerEvent::LockGranted { key: "orders".into(), client, seq: 1, lease: 100 + client, token: index, index }
+    }
+
+    #[test]
+    fn grants_in_queue_order_are_fine_and_a_jump_fires() {
+        let mut run = Fixture::new();
+        run.everywhere(S, queued(1, 1));
+        run.everywhere(S, granted(1, 1));
+        run.everywhere(2 * S, queued(2, 2));
+        run.everywhere(3 * S, queued(3, 3));
+        run.everywhere(4 * S, granted(4, 2));
+        assert!(run.fired().is_empty());
+        run.everywhere(5 * S, queued(5, 1));
+        run.everywhere(6 * S, granted(6, 1));
+        assert_eq!(run.fired(), vec!["fifo-order"], "c1 jumped c3");
+    }
+
+    #[test]
+    fn a_dropped_waiter_may_be_passed() {
+        let mut run = Fixture::new();
+        run.everywhere(S, queued(1, 1));
+        run.everywhere(S, queued(2, 2));
+        run.everywhere(2 * S, ServerEvent::LockWaiterDropped { key: "orders".into(), client: 1, seq: 1, lease: 101, index: 3 });
+        run.everywhere(2 * S, granted(3, 2));
+        assert!(run.fired().is_empty());
+    }
+}

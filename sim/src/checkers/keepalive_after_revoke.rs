@@ -29,3 +29,22 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     }
     violations
 }
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::server::ServerEvent;
+    use leasesim_core::service::RevokeCause;
+
+    use crate::checkers::testing::{Fixture, S};
+
+    #[test]
+    fn a_live_answer_after_the_revoke_fires() {
+        let mut run = Fixture::new();
+        let answer = ServerEvent::KeepAliveAnswered { lease: 7, client: 1, seq: 4, ttl_ns: 2 * S };
+        run.server(S, 1, answer.clone());
+        run.everywhere(2 * S, ServerEvent::LeaseRevoked { lease: 7, index: 9, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        assert!(run.fired().is_empty());
+        run.server(3 * S, 2, answer);
+        assert_eq!(run.fired(), vec!["keepalive-after-revoke"]);
+    }
+}

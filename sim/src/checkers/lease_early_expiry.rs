@@ -56,3 +56,51 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     }
     violations
 }
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::server::ServerEvent;
+    use leasesim_core::service::RevokeCause;
+
+    use crate::checkers::check_all;
+    use crate::checkers::testing::{Fixture, MS, S};
+    use crate::observe::Event;
+    use crate::world::wire::Proc;
+
+    /// Lease 7 (TTL 2 s) renewed by a keep-alive sent at 10 s, expired at `end`.
+    fn run_ending_at(end_ns: u64, cause: RevokeCause) -> Fixture {
+        let mut run = Fixture::new();
+        run.everywhere(S, ServerEvent::LeaseGranted { lease: 7, ttl_ns: 2 * S, index: 3 });
+        run.push(10 * S + 5 * MS, Proc::Client(1), Event::LeaseAcked { lease: 7, ttl_ns: 2 * S, sent_at_ns: 10 * S, keepalive: true });
+        run.everywhere(end_ns, ServerEvent::LeaseRevoked { lease: 7, index: 9, cause, deleted_keys: vec![] });
+        run
+    }
+
+    #[test]
+    fn expiry_after_the_bound_is_fine() {
+        // TTL / (1 + 0.01) after the send: 1.980 s.
+        assert!(run_ending_at(11_981 * MS, RevokeCause::Expire).fired().is_empty());
+    }
+
+    #[test]
+    fn expiry_before_the_bound_fires_as_a_bug() {
+        let run = run_ending_at(11_500 * MS, RevokeCause::Expire);
+        let violations = check_all(&run.record());
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].invariant, "lease-early-expiry");
+        assert!(violations[0].assumptions_held, "every clock was exact: a bug");
+    }
+
+    #[test]
+    fn a_fast_clock_makes_it_assumption_broken() {
+        let mut run = run_ending_at(11_500 * MS, RevokeCause::Expire);
+        run.clocks.get_mut(&Proc::Server(1)).unwrap().set_drift(5 * S, 0.3);
+        let violations = check_all(&run.record());
+        assert!(!violations[0].assumptions_held);
+    }
+
+    #[test]
+    fn an_explicit_revoke_is_never_early() {
+        assert!(run_ending_at(10_100 * MS, RevokeCause::Revoke).fired().is_empty());
+    }
+}

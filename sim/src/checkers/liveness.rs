@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use leasesim_core::raft::Role;
 use leasesim_core::server::ServerEvent;
 
-use super::facts::{lease_ends, server_events};
+use super::facts::lease_ends;
 use super::{RunRecord, Violation};
 use crate::observe::Event;
 use crate::world::wire::Proc;
@@ -163,5 +163,54 @@ fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violati
             }
         }
     }
-    let _ = server_events;
+}
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::raft::Role;
+    use leasesim_core::server::ServerEvent;
+
+    use crate::checkers::testing::{Fixture, S};
+    use crate::observe::Event;
+    use crate::world::wire::Proc;
+
+    #[test]
+    fn a_healthy_end_is_fine() {
+        assert!(Fixture::new().fired().is_empty());
+    }
+
+    #[test]
+    fn no_leader_at_the_end_fires() {
+        let mut run = Fixture::new();
+        run.servers.get_mut(&1).unwrap().probe.as_mut().unwrap().role = Role::Follower;
+        assert_eq!(run.fired(), vec!["liveness"]);
+    }
+
+    #[test]
+    fn an_acquire_never_granted_fires() {
+        let mut run = Fixture::new();
+        run.push(20 * S, Proc::Client(2), Event::AcquireSent { key: "orders".into(), lease: 5, seq: 3 });
+        assert_eq!(run.fired(), vec!["liveness"]);
+        run.everywhere(21 * S, ServerEvent::LockGranted { key: "orders".into(), client: 2, seq: 3, lease: 5, token: 8, index: 8 });
+        assert!(run.fired().is_empty());
+    }
+
+    #[test]
+    fn a_crashed_registry_clients_key_must_go() {
+        let mut run = Fixture::new();
+        run.registry_ttl_ns.insert(3, 2 * S);
+        run.push(10 * S, Proc::Client(3), Event::Crashed);
+        run.servers.get_mut(&2).unwrap().keys = vec!["/services/c3".into()];
+        assert_eq!(run.fired(), vec!["liveness"]);
+        run.servers.get_mut(&2).unwrap().keys.clear();
+        assert!(run.fired().is_empty());
+    }
+
+    #[test]
+    fn a_crashed_clients_lease_must_be_revoked() {
+        let mut run = Fixture::new();
+        run.push(5 * S, Proc::Client(1), Event::LeaseAcked { lease: 4, ttl_ns: 2 * S, sent_at_ns: 5 * S, keepalive: false });
+        run.push(10 * S, Proc::Client(1), Event::Crashed);
+        assert_eq!(run.fired(), vec!["liveness"]);
+    }
 }

@@ -89,3 +89,49 @@ fn beliefs(run: &RunRecord<'_>) -> BTreeMap<String, Vec<Interval>> {
     }
     done
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::checkers::testing::{Fixture, MS, S};
+    use crate::observe::{BeliefEnd, Event};
+    use crate::world::wire::Proc;
+
+    fn start(run: &mut Fixture, at_ns: u64, client: u64, until_true_ns: u64) {
+        let until_mono_ns = run.clocks[&Proc::Client(client)].mono_at(until_true_ns);
+        let event = Event::BeliefStarted { key: "orders".into(), lease: client, token: at_ns, until_mono_ns };
+        run.push(at_ns, Proc::Client(client), event);
+    }
+
+    #[test]
+    fn back_to_back_beliefs_are_fine() {
+        let mut run = Fixture::new();
+        start(&mut run, S, 1, 3 * S);
+        run.push(2 * S, Proc::Client(1), Event::BeliefEnded { key: "orders".into(), why: BeliefEnd::Released });
+        start(&mut run, 2 * S + MS, 2, 4 * S);
+        assert!(run.fired().is_empty());
+    }
+
+    #[test]
+    fn a_belief_that_lapses_by_the_clock_ends_then() {
+        let mut run = Fixture::new();
+        start(&mut run, S, 1, 3 * S);
+        start(&mut run, 3 * S + MS, 2, 5 * S);
+        assert!(run.fired().is_empty(), "c1's belief lapsed at 3 s");
+        start(&mut run, 4 * S, 3, 6 * S);
+        assert_eq!(run.fired(), vec!["lock-belief-overlap"], "c2 still believed at 4 s");
+    }
+
+    #[test]
+    fn a_slow_client_clock_stretches_its_belief_in_true_time() {
+        let mut run = Fixture::new();
+        // c1's clock runs at half speed from the start: a belief of 2 s of its
+        // own time lasts 4 s of true time.
+        run.clocks.get_mut(&Proc::Client(1)).unwrap().set_drift(0, -0.5);
+        let until_mono_ns = run.clocks[&Proc::Client(1)].mono_at(0) + 2 * S;
+        run.push(0, Proc::Client(1), Event::BeliefStarted { key: "orders".into(), lease: 1, token: 1, until_mono_ns });
+        start(&mut run, 3 * S, 2, 5 * S);
+        let violations = crate::checkers::check_all(&run.record());
+        assert_eq!(violations.len(), 1);
+        assert!(!violations[0].assumptions_held, "a 50% slow clock is outside the 1% bound");
+    }
+}

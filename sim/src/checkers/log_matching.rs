@@ -46,3 +46,28 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     }
     violations
 }
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::server::ServerEvent;
+
+    use crate::checkers::testing::{Fixture, S};
+
+    #[test]
+    fn logs_that_agree_late_but_differ_early_fire() {
+        let mut run = Fixture::new();
+        run.servers.get_mut(&1).unwrap().log_terms = vec![(1, 1), (2, 1), (3, 2)];
+        run.servers.get_mut(&2).unwrap().log_terms = vec![(1, 1), (2, 1), (3, 2), (4, 2)];
+        assert!(run.fired().is_empty(), "a shorter log that matches is fine");
+        run.servers.get_mut(&3).unwrap().log_terms = vec![(1, 1), (2, 2), (3, 2)];
+        assert!(run.fired().contains(&"log-matching"));
+    }
+
+    #[test]
+    fn one_index_and_term_with_two_contents_fires() {
+        let mut run = Fixture::new();
+        run.server(S, 1, ServerEvent::Applied { index: 5, term: 2, fingerprint: 1 });
+        run.server(S, 2, ServerEvent::Applied { index: 5, term: 2, fingerprint: 2 });
+        assert!(run.fired().contains(&"log-matching"));
+    }
+}

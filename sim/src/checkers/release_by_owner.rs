@@ -26,3 +26,24 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     }
     violations
 }
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::server::ServerEvent;
+    use leasesim_core::service::ReleaseCause;
+
+    use crate::checkers::testing::{Fixture, S};
+
+    fn released(index: u64, holder: u64, by: u64) -> ServerEvent {
+        ServerEvent::LockReleased { key: "orders".into(), client: holder, token: 3, index, cause: ReleaseCause::Release { by } }
+    }
+
+    #[test]
+    fn a_release_by_another_client_fires_once() {
+        let mut run = Fixture::new();
+        run.everywhere(S, released(4, 1, 1));
+        assert!(run.fired().is_empty());
+        run.everywhere(2 * S, released(7, 1, 2));
+        assert_eq!(run.fired(), vec!["release-by-owner"], "once, although every server applied it");
+    }
+}

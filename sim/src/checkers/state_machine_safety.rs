@@ -34,3 +34,22 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     }
     violations
 }
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::server::ServerEvent;
+
+    use crate::checkers::testing::{Fixture, S};
+
+    #[test]
+    fn different_entries_at_one_index_fire() {
+        let mut run = Fixture::new();
+        run.everywhere(S, ServerEvent::Applied { index: 1, term: 1, fingerprint: 11 });
+        assert!(super::check(&run.record()).is_empty());
+        run.server(2 * S, 2, ServerEvent::Applied { index: 2, term: 1, fingerprint: 22 });
+        run.server(3 * S, 3, ServerEvent::Applied { index: 2, term: 2, fingerprint: 23 });
+        let violations = super::check(&run.record());
+        assert_eq!(violations.len(), 1);
+        assert!(violations[0].detail.contains("index 2"), "{violations:?}");
+    }
+}

@@ -36,3 +36,24 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     }
     violations
 }
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::server::ServerEvent;
+
+    use crate::checkers::testing::{Fixture, S};
+
+    fn grant(index: u64, client: u64, token: u64) -> ServerEvent {
+        ServerEvent::LockGranted { key: "orders".into(), client, seq: 1, lease: client, token, index }
+    }
+
+    #[test]
+    fn a_token_that_does_not_grow_fires() {
+        let mut run = Fixture::new();
+        run.everywhere(S, grant(4, 1, 4));
+        run.everywhere(2 * S, grant(9, 2, 9));
+        assert!(run.fired().is_empty());
+        run.everywhere(3 * S, grant(12, 3, 9));
+        assert_eq!(run.fired(), vec!["token-monotonic"]);
+    }
+}

@@ -21,7 +21,9 @@ pub enum Verdict {
     Linearizable,
     /// `window`: indices into the history's `ops` of a minimal set of
     /// operations that cannot be linearized together, ordered by call time.
-    NotLinearizable { window: Vec<usize> },
+    NotLinearizable {
+        window: Vec<usize>,
+    },
     /// The step budget ran out before an answer.
     Unknown,
 }

@@ -85,12 +85,12 @@ pub fn check_history(args: &CheckHistoryArgs) -> Result<i32, String> {
     let started = Instant::now();
     match format {
         HistoryFormat::Jepsen => {
-            let history = parse_jepsen(&text).map_err(|e| format!("{name}:{}: {}", e.line, e.message))?;
+            let history = parse_jepsen(&text).map_err(|e| e.in_file(&name))?;
             let report = check_register(&history, &options).map_err(|e| format!("{name}: {e}"))?;
             Ok(render(args, &name, "jepsen", TimeUnit::Line, &history.ops, &report, started))
         }
         HistoryFormat::Leasesim => {
-            let parsed = parse_leasesim(&text).map_err(|e| format!("{name}:{}: {}", e.line, e.message))?;
+            let parsed = parse_leasesim(&text).map_err(|e| e.in_file(&name))?;
             let report = check_kv(&parsed.history, &options).map_err(|e| match &parsed.op_lines {
                 Some(lines) => format!("{name}:{}: {e}", lines[e.op_index]),
                 None => format!("{name}: {e}"),
@@ -106,8 +106,7 @@ fn detect(text: &str) -> Result<HistoryFormat, String> {
     let Some((index, first)) = text.lines().enumerate().find(|(_, l)| !l.trim().is_empty()) else {
         return Err(" the file is empty, so its format cannot be detected (pass --format)".to_string());
     };
-    let trimmed = first.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+    if first.trim_start().starts_with('{') {
         Ok(HistoryFormat::Leasesim)
     } else if looks_like_jepsen(first.trim_end()) {
         Ok(HistoryFormat::Jepsen)

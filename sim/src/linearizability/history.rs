@@ -60,8 +60,12 @@ pub enum KvInput {
         #[serde(default)]
         lease: Option<LeaseId>,
     },
-    Get { key: String },
-    Delete { key: String },
+    Get {
+        key: String,
+    },
+    Delete {
+        key: String,
+    },
     /// Set `key` to `value` if its current value is `expected` (`None`: the
     /// key is absent).
     Cas {
@@ -78,10 +82,14 @@ pub enum KvInput {
         lease: Option<LeaseId>,
     },
     /// Revoke a lease and delete the keys attached to it.
-    LeaseRevoke { lease: LeaseId },
+    LeaseRevoke {
+        lease: LeaseId,
+    },
     /// The cluster expired the lease (an operation the cluster performs; its
     /// keys are deleted). A no-op when the lease is already gone.
-    LeaseExpire { lease: LeaseId },
+    LeaseExpire {
+        lease: LeaseId,
+    },
 }
 
 /// The service's answer, as far as the checker judges it.
@@ -92,8 +100,12 @@ pub enum KvOutput {
     Ok,
     /// A get's answer (`None`: the key is absent).
     Value(Option<String>),
-    Cas { succeeded: bool },
-    LeaseGranted { lease: LeaseId },
+    Cas {
+        succeeded: bool,
+    },
+    LeaseGranted {
+        lease: LeaseId,
+    },
     LeaseRevoked,
     LeaseExpired,
     /// A put / cas with a lease, or a revoke, named a lease that is not alive.
@@ -107,19 +119,28 @@ pub enum KvOutput {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum RegisterInput {
     Read,
-    Write { value: i64 },
+    Write {
+        value: i64,
+    },
     /// Set to `new` if the value is `expected` (`None`: nil).
-    Cas { expected: Option<i64>, new: i64 },
+    Cas {
+        expected: Option<i64>,
+        new: i64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum RegisterOutput {
     /// `None`: the register is nil.
-    Read { value: Option<i64> },
+    Read {
+        value: Option<i64>,
+    },
     Write,
     /// `false`: the value was not `expected` (Jepsen's `:fail :cas`).
-    Cas { succeeded: bool },
+    Cas {
+        succeeded: bool,
+    },
 }
 
 /// Why a history cannot be checked: which operation, and what is wrong.
@@ -221,7 +242,9 @@ impl fmt::Display for KvInput {
             KvInput::Cas { key, expected, value, lease } => {
                 write!(f, "cas {key} {}->{value}{}", fmt_opt(expected), lease_suffix(lease))
             }
-            KvInput::LeaseGrant { lease } => write!(f, "lease-grant {}", lease.map(|l| l.to_string()).unwrap_or("?".into())),
+            KvInput::LeaseGrant { lease } => {
+                write!(f, "lease-grant {}", lease.map(|l| l.to_string()).unwrap_or("?".into()))
+            }
             KvInput::LeaseRevoke { lease } => write!(f, "lease-revoke {lease}"),
             KvInput::LeaseExpire { lease } => write!(f, "lease-expire {lease}"),
         }
@@ -313,7 +336,10 @@ mod tests {
     fn json_round_trip_and_defaults() {
         let line = r#"{"client":2,"call_ns":5,"input":{"put":{"key":"k","value":"v"}}}"#;
         let parsed: Operation = serde_json::from_str(line).unwrap();
-        assert_eq!(parsed, op(5, None, KvInput::Put { key: "k".into(), value: "v".into(), lease: None }, None).with_client(2));
+        assert_eq!(
+            parsed,
+            op(5, None, KvInput::Put { key: "k".into(), value: "v".into(), lease: None }, None).with_client(2)
+        );
         let full = op(1, Some(2), KvInput::Get { key: "k".into() }, Some(KvOutput::Value(Some("v".into()))));
         let text = serde_json::to_string(&full).unwrap();
         assert_eq!(serde_json::from_str::<Operation>(&text).unwrap(), full);

@@ -18,11 +18,22 @@ use std::fmt;
 
 use super::history::{Operation, RegisterHistory, RegisterInput, RegisterOutput};
 
-/// What is wrong, and on which line (1-based).
+/// What is wrong, and where (1-based line, and column when known).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
     pub line: usize,
+    pub column: Option<usize>,
     pub message: String,
+}
+
+impl ParseError {
+    /// `FILE:LINE[:COL]: message`, the CLI's convention for bad input.
+    pub fn in_file(&self, file: &str) -> String {
+        match self.column {
+            Some(column) => format!("{file}:{}:{column}: {}", self.line, self.message),
+            None => format!("{file}:{}: {}", self.line, self.message),
+        }
+    }
 }
 
 impl fmt::Display for ParseError {
@@ -59,7 +70,7 @@ pub fn parse_jepsen(text: &str) -> Result<RegisterHistory, ParseError> {
     let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
-        let at = |message: String| ParseError { line, message };
+        let at = |message: String| ParseError { line, column: None, message };
         let text = raw.trim_end();
         if text.is_empty() {
             continue;

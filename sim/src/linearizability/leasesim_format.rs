@@ -53,11 +53,15 @@ fn parse_lines(text: &str) -> Result<Parsed, ParseError> {
     Ok(Parsed { history: History { ops }, op_lines: Some(lines) })
 }
 
-/// serde_json's message with its position; `line_offset` is the line the
+/// serde_json's message at its position; `line_offset` is the line the
 /// parsed text started on (0-based).
 fn json_error(e: serde_json::Error, line_offset: usize) -> ParseError {
     let line = line_offset + e.line().max(1);
-    ParseError { line, message: format!("column {}: {e}", e.column()) }
+    // The position goes in front (FILE:LINE:COL), not repeated at the end.
+    let text = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    let message = text.strip_suffix(&position).unwrap_or(&text).to_string();
+    ParseError { line, column: Some(e.column()), message }
 }
 
 #[cfg(test)]
@@ -107,8 +111,8 @@ mod tests {
     fn broken_first_line_is_reported_as_a_json_line() {
         let broken = GET.replace("\"call_ns\":10", "\"call_ns\":x");
         let e = parse_leasesim(&format!("{broken}\n{GET}\n")).unwrap_err();
-        assert_eq!(e.line, 1);
-        assert!(e.message.contains("column"), "{e}");
+        assert_eq!((e.line, e.column), (1, Some(23)), "at the x");
+        assert!(!e.message.contains("column"), "position not repeated: {e}");
     }
 
     #[test]

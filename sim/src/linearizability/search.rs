@@ -332,7 +332,6 @@ fn set_bit(bits: &mut [u64], i: usize, on: bool) {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,7 +365,11 @@ mod tests {
 
     #[test]
     fn an_unknown_outcome_may_apply_late_or_never() {
-        let late = [SearchOp::unknown(0, &WRITE_1), SearchOp::known(10, 11, &READ, &SAW_NIL), SearchOp::known(12, 13, &READ, &SAW_1)];
+        let late = [
+            SearchOp::unknown(0, &WRITE_1),
+            SearchOp::known(10, 11, &READ, &SAW_NIL),
+            SearchOp::known(12, 13, &READ, &SAW_1),
+        ];
         assert_eq!(run(&late), Outcome::Linearizable);
         let never = [SearchOp::unknown(0, &WRITE_1), SearchOp::known(12, 13, &READ, &SAW_NIL)];
         assert_eq!(run(&never), Outcome::Linearizable);
@@ -402,7 +405,8 @@ mod tests {
             SearchOp::known(8, 9, &READ, &SAW_1),
         ];
         assert_eq!(run(&ops), Outcome::Linearizable);
-        let three_ones = [&ops[..], &[SearchOp::known(10, 11, &READ, &saw_2), SearchOp::known(12, 13, &READ, &SAW_1)]].concat();
+        let three_ones =
+            [&ops[..], &[SearchOp::known(10, 11, &READ, &saw_2), SearchOp::known(12, 13, &READ, &SAW_1)]].concat();
         assert_eq!(run(&three_ones), Outcome::NotLinearizable, "only two writes of 1 to go around");
     }
 

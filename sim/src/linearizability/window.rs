@@ -21,9 +21,10 @@
 //!    those called after `r` dropped (nothing called after `r` can be
 //!    ordered before an operation that returned by `r`); failure is monotone
 //!    in `r`, so a binary search finds it;
-//! 2. relax the remaining required operations one at a time, keeping each
-//!    relaxation under which the history still fails (a 1-minimal window:
-//!    relaxing any single operation of it makes the rest linearizable).
+//! 2. relax the remaining required operations, in halving groups and last
+//!    one at a time, keeping each relaxation under which the history still
+//!    fails (a 1-minimal window: relaxing any single operation of it makes
+//!    the rest linearizable).
 
 use super::model::Model;
 use super::search::{search, Outcome, SearchOp};
@@ -71,19 +72,32 @@ pub fn minimal_window<M: Model>(
     }
     let mut current = cut_at(ops, cuts[hi]);
 
-    // Phase 2: relax one required operation at a time.
-    for i in required(&current) {
-        if shrinker.spent() {
-            shrinker.decided_all = false;
+    // Phase 2: relax required operations in groups, halving the group size
+    // down to one (delta debugging: a window is usually a handful of
+    // operations, so big groups go at once); the last pass, one at a time
+    // over what is left, makes the window 1-minimal.
+    let mut group_len = required(&current).len().div_ceil(2).max(1);
+    loop {
+        let candidates = required(&current);
+        for group in candidates.chunks(group_len) {
+            if shrinker.spent() {
+                shrinker.decided_all = false;
+                break;
+            }
+            let mut relaxed = current.clone();
+            for &i in group {
+                if let Some(op) = relaxed[i].as_mut() {
+                    op.optional = true;
+                }
+            }
+            if shrinker.fails(&relaxed) {
+                current = relaxed;
+            }
+        }
+        if group_len == 1 || shrinker.spent() {
             break;
         }
-        let mut relaxed = current.clone();
-        if let Some(op) = relaxed[i].as_mut() {
-            op.optional = true;
-        }
-        if shrinker.fails(&relaxed) {
-            current = relaxed;
-        }
+        group_len = group_len.div_ceil(2);
     }
 
     let mut window = required(&current);

@@ -6,8 +6,10 @@
 //! simulator never re-validates), reports every problem with where it is and
 //! how to fix it, and writes scenarios back ([`to_toml`]) for `shrink`.
 //!
-//! Pipeline: [`raw`](self) spanned TOML tree → `validate` (with `fields`,
-//! `workload`, `fault`, `chaos`, `expect`, `selector`) → [`model`] types.
+//! Pipeline: `raw` (the TOML as a tree with spans) → `validate`, which reads
+//! it with `fields` and the per-section modules (`workload`, `fault`,
+//! `chaos`, `expect`, `selector`) → the [`model`] types; `error` and `span`
+//! turn problems into `file:line:col` diagnostics.
 
 mod chaos;
 pub mod check;

@@ -73,14 +73,17 @@ impl LeaseKeeper {
 
     /// Takes the completion if it answers one of the keeper's requests.
     pub fn on_completion(&mut self, step: &Step<'_>, session: &mut Session, done: &Completion) -> Option<LeaseNews> {
-        let sent_at_ns = step.world.true_time_of_mono(step.proc, done.last_sent_ns);
+        // The belief counts from the *first* send: a retried request may have
+        // been answered for an earlier copy, and the server's TTL cannot
+        // have started before the first copy left.
+        let sent_at_ns = step.world.true_time_of_mono(step.proc, done.first_sent_ns);
         if self.state == (State::Granting { seq: done.seq }) {
             return match &done.response {
                 Response::LeaseGranted { lease, ttl_ns } => {
                     self.state = State::Live { lease: *lease };
-                    self.belief.acknowledge(done.last_sent_ns, done.received_ns, *ttl_ns);
+                    self.belief.acknowledge(done.first_sent_ns, done.received_ns, *ttl_ns);
                     step.record(Event::LeaseAcked { lease: *lease, ttl_ns: *ttl_ns, sent_at_ns, keepalive: false });
-                    self.next_keepalive_mono_ns = Some(done.last_sent_ns + self.keepalive_ns);
+                    self.next_keepalive_mono_ns = Some(done.first_sent_ns + self.keepalive_ns);
                     Some(LeaseNews::Granted { lease: *lease })
                 }
                 other => panic!("lease grant of {}ns refused: {other:?} (scenario validation should prevent this)", self.ttl_ns),
@@ -93,11 +96,11 @@ impl LeaseKeeper {
         let State::Live { lease } = self.state else { unreachable!("keep-alives are only sent for a live lease") };
         match &done.response {
             Response::KeepAlive { ttl_ns, .. } => {
-                let until_mono_ns = self.belief.acknowledge(done.last_sent_ns, done.received_ns, *ttl_ns);
+                let until_mono_ns = self.belief.acknowledge(done.first_sent_ns, done.received_ns, *ttl_ns);
                 step.record(Event::LeaseAcked { lease, ttl_ns: *ttl_ns, sent_at_ns, keepalive: true });
-                // Renew `keepalive_ns` after the answered send; at once if the
+                // Renew `keepalive_ns` after the first send; at once if the
                 // answer itself came later than that.
-                self.next_keepalive_mono_ns = Some((done.last_sent_ns + self.keepalive_ns).max(done.received_ns));
+                self.next_keepalive_mono_ns = Some((done.first_sent_ns + self.keepalive_ns).max(done.received_ns));
                 Some(LeaseNews::Renewed { until_mono_ns })
             }
             Response::Error(ServiceError::LeaseNotFound { .. }) => {

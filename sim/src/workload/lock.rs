@@ -150,10 +150,15 @@ impl LockClient {
             {
                 self.think(step.mono_ns);
             }
-            (_, Response::Error(ServiceError::LeaseNotFound { .. })) => {
-                // The acquire named a lease the cluster has already ended;
-                // the keeper learns it on its next keep-alive.
+            (Phase::Acquiring { seq, .. }, Response::Error(ServiceError::LeaseNotFound { .. })) if *seq == done.seq => {
+                // The acquire named a lease the cluster has already ended
+                // (or dropped this waiter with it); the keeper learns it on
+                // its next keep-alive and asks for a new lease.
                 self.phase = Phase::NoLease;
+            }
+            (Phase::Acquiring { seq, .. }, Response::Error(_)) if *seq == done.seq => {
+                // Any other refusal: think, then try again.
+                self.think(step.mono_ns);
             }
             _ => {}
         }

@@ -152,7 +152,7 @@ mod tests {
     #[test]
     fn monotonic_never_goes_back_across_a_wall_jump() {
         let mut clock = SimClock::new(7, 100 * S, 0.0);
-        clock.jump_wall(S, -50 * S);
+        clock.jump_wall(S, -50 * S as i64);
         assert_eq!(clock.mono_at(2 * S), 7 + 2 * S);
         assert_eq!(clock.wall_at(2 * S), 52 * S);
         assert!(clock.wall_jumped_until(S));

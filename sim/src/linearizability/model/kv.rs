@@ -36,14 +36,33 @@ type Sym = u32;
 /// A [`KvInput`] with keys and values interned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KvCmd {
-    Put { key: Sym, value: Sym, lease: Option<LeaseId> },
-    Get { key: Sym },
-    Delete { key: Sym },
-    Cas { key: Sym, expected: Option<Sym>, value: Sym, lease: Option<LeaseId> },
+    Put {
+        key: Sym,
+        value: Sym,
+        lease: Option<LeaseId>,
+    },
+    Get {
+        key: Sym,
+    },
+    Delete {
+        key: Sym,
+    },
+    Cas {
+        key: Sym,
+        expected: Option<Sym>,
+        value: Sym,
+        lease: Option<LeaseId>,
+    },
     /// `None`: the cluster chose an id nobody recorded.
-    Grant { lease: Option<LeaseId> },
-    Revoke { lease: LeaseId },
-    Expire { lease: LeaseId },
+    Grant {
+        lease: Option<LeaseId>,
+    },
+    Revoke {
+        lease: LeaseId,
+    },
+    Expire {
+        lease: LeaseId,
+    },
 }
 
 /// A [`KvOutput`] with values interned (a grant's id moved into its command).
@@ -237,7 +256,9 @@ pub fn compile<'a>(ops: impl IntoIterator<Item = &'a Operation>) -> Vec<(KvCmd, 
     ops.into_iter()
         .map(|op| {
             let cmd = match &op.input {
-                KvInput::Put { key, value, lease } => KvCmd::Put { key: keys.id(key), value: values.id(value), lease: *lease },
+                KvInput::Put { key, value, lease } => {
+                    KvCmd::Put { key: keys.id(key), value: values.id(value), lease: *lease }
+                }
                 KvInput::Get { key } => KvCmd::Get { key: keys.id(key) },
                 KvInput::Delete { key } => KvCmd::Delete { key: keys.id(key) },
                 KvInput::Cas { key, expected, value, lease } => KvCmd::Cas {
@@ -297,7 +318,9 @@ mod tests {
 
     #[test]
     fn cas_compares_against_absent_and_present() {
-        let s = run(&[(KvCmd::Cas { key: 1, expected: None, value: 2, lease: None }, KvAnswer::Cas { succeeded: true })]).unwrap();
+        let s =
+            run(&[(KvCmd::Cas { key: 1, expected: None, value: 2, lease: None }, KvAnswer::Cas { succeeded: true })])
+                .unwrap();
         assert_eq!(s.value(1), Some(2));
         let again = KvCmd::Cas { key: 1, expected: None, value: 3, lease: None };
         assert_eq!(M.step(&s, &again, Some(&KvAnswer::Cas { succeeded: true })), None);
