@@ -73,7 +73,10 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             .iter()
             .filter(|&&v| {
                 v == self.id()
-                    || self.progress.get(&v).is_some_and(|p| p.last_heard_ns + window_ns > self.now_ns)
+                    || self
+                        .progress
+                        .get(&v)
+                        .is_some_and(|p| p.last_heard_ns + window_ns > self.now_ns)
             })
             .count();
         active >= self.quorum()
@@ -134,9 +137,22 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 
     fn request_votes(&mut self, term: Term, pre_vote: bool) {
         let (last_log_index, last_log_term) = (self.log.last_index(), self.log.last_term());
-        let peers: Vec<NodeId> = self.voters.iter().copied().filter(|&v| v != self.id()).collect();
+        let peers: Vec<NodeId> = self
+            .voters
+            .iter()
+            .copied()
+            .filter(|&v| v != self.id())
+            .collect();
         for peer in peers {
-            self.send(peer, Message::RequestVote { term, pre_vote, last_log_index, last_log_term });
+            self.send(
+                peer,
+                Message::RequestVote {
+                    term,
+                    pre_vote,
+                    last_log_index,
+                    last_log_term,
+                },
+            );
         }
     }
 
@@ -152,8 +168,8 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     ) {
         // §5.4.1: never vote for a candidate whose log lacks entries we hold,
         // which could be committed.
-        let log_ok =
-            self.config.bugs.vote_without_log_check || self.log.is_up_to_date(last_log_index, last_log_term);
+        let log_ok = self.config.bugs.vote_without_log_check
+            || self.log.is_up_to_date(last_log_index, last_log_term);
         // One vote per term (§5.2). A pre-vote for a later term promises
         // nothing, so it only needs the log check (thesis §9.6).
         let free_to_vote =
@@ -165,15 +181,37 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                 self.persist_hard_state();
                 self.reset_election_deadline();
             }
-            self.send(from, Message::VoteResponse { term, pre_vote, granted: true });
+            self.send(
+                from,
+                Message::VoteResponse {
+                    term,
+                    pre_vote,
+                    granted: true,
+                },
+            );
         } else {
-            self.send(from, Message::VoteResponse { term: self.term, pre_vote, granted: false });
+            self.send(
+                from,
+                Message::VoteResponse {
+                    term: self.term,
+                    pre_vote,
+                    granted: false,
+                },
+            );
         }
     }
 
-    pub(super) fn handle_vote_response(&mut self, from: NodeId, term: Term, pre_vote: bool, granted: bool) {
+    pub(super) fn handle_vote_response(
+        &mut self,
+        from: NodeId,
+        term: Term,
+        pre_vote: bool,
+        granted: bool,
+    ) {
         let relevant = match (self.role, pre_vote) {
-            (Role::PreCandidate, true) => (granted && term == self.term + 1) || (!granted && term == self.term),
+            (Role::PreCandidate, true) => {
+                (granted && term == self.term + 1) || (!granted && term == self.term)
+            }
             (Role::Candidate, false) => term == self.term,
             _ => false,
         };
@@ -191,8 +229,16 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 
     /// Counts only answers from voters of the configuration in force.
     fn tally(&self) -> Tally {
-        let granted = self.voters.iter().filter(|v| self.votes.get(v) == Some(&true)).count();
-        let rejected = self.voters.iter().filter(|v| self.votes.get(v) == Some(&false)).count();
+        let granted = self
+            .voters
+            .iter()
+            .filter(|v| self.votes.get(v) == Some(&true))
+            .count();
+        let rejected = self
+            .voters
+            .iter()
+            .filter(|v| self.votes.get(v) == Some(&false))
+            .count();
         if granted >= self.quorum() {
             Tally::Won
         } else if rejected > self.voters.len() - self.quorum() {
@@ -220,7 +266,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             .collect();
         self.term_start_index = self.append_new(Payload::Noop);
         self.heartbeat_deadline_ns = self.now_ns + self.config.heartbeat_ns;
-        self.ready.events.push(RaftEvent::BecameLeader { term: self.term });
+        self.ready
+            .events
+            .push(RaftEvent::BecameLeader { term: self.term });
         self.maybe_commit();
     }
 }

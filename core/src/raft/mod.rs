@@ -8,10 +8,12 @@
 //! randomness (election jitter) comes from a ChaCha PRNG seeded by the host.
 //!
 //! One concept per file: `node` (state, API, term rules), `election`,
-//! `replication`, `progress`, `log`, `membership`, `snapshot`, `read_index`;
-//! `types` holds the boundary types shared with the server layer.
+//! `replication`, `progress`, `log`, `membership`, `snapshot`, `read_index`
+//! and `invariants`; `types` holds the boundary types shared with the server
+//! layer.
 
 mod election;
+mod invariants;
 mod log;
 mod membership;
 mod node;

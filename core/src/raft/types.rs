@@ -89,7 +89,11 @@ pub struct Persisted<C, S> {
 
 impl<C, S> Default for Persisted<C, S> {
     fn default() -> Self {
-        Persisted { hard_state: HardState::default(), snapshot: None, entries: Vec::new() }
+        Persisted {
+            hard_state: HardState::default(),
+            snapshot: None,
+            entries: Vec::new(),
+        }
     }
 }
 
@@ -98,8 +102,17 @@ impl<C, S> Default for Persisted<C, S> {
 pub enum Message<C, S> {
     /// Pre-vote (thesis §9.6) when `pre_vote` is true: asks whether the peer
     /// would vote, without anyone changing term.
-    RequestVote { term: Term, pre_vote: bool, last_log_index: LogIndex, last_log_term: Term },
-    VoteResponse { term: Term, pre_vote: bool, granted: bool },
+    RequestVote {
+        term: Term,
+        pre_vote: bool,
+        last_log_index: LogIndex,
+        last_log_term: Term,
+    },
+    VoteResponse {
+        term: Term,
+        pre_vote: bool,
+        granted: bool,
+    },
     /// `read_ctx` rides on heartbeats for read-index confirmation (thesis §6.4).
     AppendEntries {
         term: Term,
@@ -124,12 +137,20 @@ pub enum Message<C, S> {
         conflict_term: Option<Term>,
         read_ctx: u64,
     },
-    InstallSnapshot { term: Term, snapshot: Snapshot<S> },
-    InstallSnapshotResponse { term: Term, last_index: LogIndex },
+    InstallSnapshot {
+        term: Term,
+        snapshot: Snapshot<S>,
+    },
+    InstallSnapshotResponse {
+        term: Term,
+        last_index: LogIndex,
+    },
     /// Carries nothing but a term. This implementation never sends it
     /// (stale-term requests are answered with a refusal of their own kind);
     /// on receipt only its term is acted upon.
-    TimeoutNow { term: Term },
+    TimeoutNow {
+        term: Term,
+    },
 }
 
 impl<C, S> Message<C, S> {
@@ -157,10 +178,16 @@ pub enum Role {
 /// Observations for the host and the checkers (not needed for correctness).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RaftEvent {
-    BecameLeader { term: Term },
-    SteppedDown { term: Term },
+    BecameLeader {
+        term: Term,
+    },
+    SteppedDown {
+        term: Term,
+    },
     /// A membership change was appended (in force from now on this node).
-    ConfigChanged { voters: BTreeSet<NodeId> },
+    ConfigChanged {
+        voters: BTreeSet<NodeId>,
+    },
 }
 
 /// A read-index request that is now safe to serve once the local state

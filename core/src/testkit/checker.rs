@@ -8,6 +8,8 @@
 //!   term.
 //! - State Machine Safety: no two nodes apply different entries at one index
 //!   (and their states agree there, snapshots included).
+//! - Committed entries are never lost: a node's log never again ends below
+//!   the highest index it has committed, crashes included.
 //! - Read safety (thesis §6.4): a read index covers every entry committed
 //!   before the read was requested.
 //!
@@ -30,6 +32,9 @@ pub enum ViolationKind {
     LogMatching,
     LeaderCompleteness,
     StateMachineSafety,
+    /// A node's log no longer reaches an index it had committed: committed
+    /// entries were truncated.
+    CommittedEntryLost,
     /// The node's term, vote or log ran ahead of its disk after a Ready, or
     /// it asked the disk for an impossible write.
     Durability,
@@ -47,7 +52,13 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?} violated at {}: {}", self.kind, fmt_secs(self.at_ns), self.detail)
+        write!(
+            f,
+            "{:?} violated at {}: {}",
+            self.kind,
+            fmt_secs(self.at_ns),
+            self.detail
+        )
     }
 }
 
@@ -75,9 +86,10 @@ impl Checker {
     /// Election Safety, for a node that currently leads.
     pub fn on_leader(&mut self, id: NodeId, term: Term) -> Check {
         match self.leaders.insert(term, id) {
-            Some(other) if other != id => {
-                fail(ViolationKind::ElectionSafety, format!("nodes {other} and {id} both led term {term}"))
-            }
+            Some(other) if other != id => fail(
+                ViolationKind::ElectionSafety,
+                format!("nodes {other} and {id} both led term {term}"),
+            ),
             _ => Ok(()),
         }
     }
@@ -106,11 +118,20 @@ impl Checker {
 
     /// State Machine Safety: `entry` applied by `id` (in term `term`) right
     /// after `before`.
-    pub fn on_apply(&mut self, id: NodeId, term: Term, before: &ToyState, entry: &Entry<u64>) -> Check {
+    pub fn on_apply(
+        &mut self,
+        id: NodeId,
+        term: Term,
+        before: &ToyState,
+        entry: &Entry<u64>,
+    ) -> Check {
         if entry.index != before.applied_index + 1 {
             return fail(
                 ViolationKind::StateMachineSafety,
-                format!("node {id} applied index {} right after {}", entry.index, before.applied_index),
+                format!(
+                    "node {id} applied index {} right after {}",
+                    entry.index, before.applied_index
+                ),
             );
         }
         match self.committed.get(&entry.index) {
@@ -135,7 +156,10 @@ impl Checker {
         match self.states.get(&state.applied_index) {
             Some(known) if known != state => fail(
                 ViolationKind::StateMachineSafety,
-                format!("node {id} state at index {} is {state:?}, another node had {known:?}", state.applied_index),
+                format!(
+                    "node {id} state at index {} is {state:?}, another node had {known:?}",
+                    state.applied_index
+                ),
             ),
             Some(_) => Ok(()),
             None => {
@@ -149,7 +173,10 @@ impl Checker {
         if snapshot.data.applied_index != snapshot.last_index {
             return fail(
                 ViolationKind::StateMachineSafety,
-                format!("node {id} got a snapshot at {} holding state at {}", snapshot.last_index, snapshot.data.applied_index),
+                format!(
+                    "node {id} got a snapshot at {} holding state at {}",
+                    snapshot.last_index, snapshot.data.applied_index
+                ),
             );
         }
         if let Some((entry, _)) = self.committed.get(&snapshot.last_index) {

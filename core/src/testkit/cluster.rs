@@ -118,6 +118,9 @@ pub(super) struct Slot {
     clock_offset_ns: u64,
     drift_ppm: i64,
     pub(super) local_ns: u64,
+    /// Highest commit index this server ever reached (survives crashes):
+    /// its log must never end below it again.
+    pub(super) max_commit_seen: LogIndex,
     /// Outstanding reads: ctx -> the index they must cover.
     pub(super) reads: BTreeMap<u64, LogIndex>,
 }
@@ -156,7 +159,11 @@ impl Cluster {
             config.voters = voters.clone();
             let clock_offset_ns = rng.gen_range(0..1_000_000_000);
             let drift = opts.max_drift_ppm as i64;
-            let drift_ppm = if drift > 0 { rng.gen_range(-drift..=drift) } else { 0 };
+            let drift_ppm = if drift > 0 {
+                rng.gen_range(-drift..=drift)
+            } else {
+                0
+            };
             let node = TestNode::new(config, rng.gen(), clock_offset_ns);
             slots.insert(
                 id,
@@ -167,11 +174,15 @@ impl Cluster {
                     clock_offset_ns,
                     drift_ppm,
                     local_ns: clock_offset_ns,
+                    max_commit_seen: 0,
                     reads: BTreeMap::new(),
                 },
             );
         }
-        let net = Network { faults: opts.net.clone(), ..Network::default() };
+        let net = Network {
+            faults: opts.net.clone(),
+            ..Network::default()
+        };
         Cluster {
             opts,
             slots,
@@ -201,7 +212,8 @@ impl Cluster {
     }
     /// The running node `id` (panics if it is down: a test bug).
     pub fn node(&self, id: NodeId) -> &TestNode {
-        self.try_node(id).unwrap_or_else(|| panic!("node {id} is down"))
+        self.try_node(id)
+            .unwrap_or_else(|| panic!("node {id} is down"))
     }
     pub fn try_node(&self, id: NodeId) -> Option<&TestNode> {
         self.slots.get(&id).and_then(|s| s.node.as_ref())
@@ -222,7 +234,12 @@ impl Cluster {
     pub fn leader(&self) -> Option<NodeId> {
         self.slots
             .iter()
-            .filter_map(|(id, s)| s.node.as_ref().filter(|n| n.role() == Role::Leader).map(|n| (n.term(), *id)))
+            .filter_map(|(id, s)| {
+                s.node
+                    .as_ref()
+                    .filter(|n| n.role() == Role::Leader)
+                    .map(|n| (n.term(), *id))
+            })
             .max()
             .map(|(_, id)| id)
     }
@@ -254,7 +271,11 @@ impl Cluster {
     pub(super) fn record(&mut self, kind: ViolationKind, detail: String) {
         if self.violation.is_none() {
             self.note(|| format!("VIOLATION {kind:?}: {detail}"));
-            self.violation = Some(Violation { kind, at_ns: self.now_ns, detail });
+            self.violation = Some(Violation {
+                kind,
+                at_ns: self.now_ns,
+                detail,
+            });
         }
     }
 
@@ -282,16 +303,23 @@ impl Cluster {
         (global as u64).max(self.now_ns)
     }
 
-    /// Moves one node's clock forward (manual tests: "time passes at node 2").
+    /// Moves one node's clock forward for good (a clock jump; in manual
+    /// tests, "time passes at node 2").
     pub fn advance_clock(&mut self, id: NodeId, by_ns: u64) {
-        self.slots.get_mut(&id).expect("known node").local_ns += by_ns;
+        let slot = self.slots.get_mut(&id).expect("known node");
+        slot.clock_offset_ns += by_ns;
+        slot.local_ns += by_ns;
     }
 
     // ----- inputs -----
 
     /// Runs one input on node `id` at its current clock and carries out the
     /// Ready. Returns `None` if the node is down.
-    pub(super) fn input<R>(&mut self, id: NodeId, f: impl FnOnce(&mut TestNode, u64) -> R) -> Option<R> {
+    pub(super) fn input<R>(
+        &mut self,
+        id: NodeId,
+        f: impl FnOnce(&mut TestNode, u64) -> R,
+    ) -> Option<R> {
         self.sync_clock(id);
         let slot = self.slots.get_mut(&id)?;
         let now = slot.local_ns;
@@ -310,7 +338,9 @@ impl Cluster {
     /// Moves the node's clock to its next deadline and ticks it: its election
     /// timeout (or heartbeat, for a leader) fires.
     pub fn fire_timeout(&mut self, id: NodeId) {
-        let Some(deadline) = self.try_node(id).map(|n| n.next_deadline_ns()) else { return };
+        let Some(deadline) = self.try_node(id).map(|n| n.next_deadline_ns()) else {
+            return;
+        };
         self.sync_clock(id);
         let slot = self.slots.get_mut(&id).expect("known node");
         slot.local_ns = slot.local_ns.max(deadline);
@@ -321,10 +351,15 @@ impl Cluster {
     pub fn propose(&mut self, id: NodeId, command: u64) -> Result<LogIndex, ProposeError> {
         self.stats.proposals += 1;
         self.note(|| format!("propose {command} at node {id}"));
-        self.input(id, |n, now| n.propose(now, command)).unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }))
+        self.input(id, |n, now| n.propose(now, command))
+            .unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }))
     }
 
-    pub fn propose_conf_change(&mut self, id: NodeId, change: ConfChange) -> Result<LogIndex, ProposeError> {
+    pub fn propose_conf_change(
+        &mut self,
+        id: NodeId,
+        change: ConfChange,
+    ) -> Result<LogIndex, ProposeError> {
         self.note(|| format!("propose {change:?} at node {id}"));
         self.input(id, |n, now| n.propose_conf_change(now, change))
             .unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }))
@@ -337,11 +372,21 @@ impl Cluster {
         let ctx = self.next_ctx;
         let must_cover = self.checker.max_applied;
         if self.is_up(id) {
-            self.slots.get_mut(&id).expect("known node").reads.insert(ctx, must_cover);
+            self.slots
+                .get_mut(&id)
+                .expect("known node")
+                .reads
+                .insert(ctx, must_cover);
         }
-        let result = self.input(id, |n, now| n.read_index(now, ctx)).unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }));
+        let result = self
+            .input(id, |n, now| n.read_index(now, ctx))
+            .unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }));
         if result.is_err() {
-            self.slots.get_mut(&id).expect("known node").reads.remove(&ctx);
+            self.slots
+                .get_mut(&id)
+                .expect("known node")
+                .reads
+                .remove(&ctx);
         }
         result.map(|()| ctx)
     }
@@ -349,7 +394,9 @@ impl Cluster {
     /// Snapshots node `id` at its applied index.
     pub fn compact(&mut self, id: NodeId) {
         let slot = self.slots.get_mut(&id).expect("known node");
-        let Some(node) = slot.node.as_mut() else { return };
+        let Some(node) = slot.node.as_mut() else {
+            return;
+        };
         let applied = slot.state.applied_index;
         if applied >= node.first_index() {
             node.compact(applied, slot.state.clone());
@@ -380,7 +427,12 @@ impl Cluster {
         let mut config = self.opts.raft.clone();
         config.id = id;
         config.voters = (1..=self.opts.voters as NodeId).collect();
-        slot.node = Some(TestNode::restore(config, slot.disk.persisted.clone(), seed, slot.local_ns));
+        slot.node = Some(TestNode::restore(
+            config,
+            slot.disk.persisted.clone(),
+            seed,
+            slot.local_ns,
+        ));
         self.note(|| format!("node {id} restarts"));
         self.process_ready(id);
     }
@@ -395,7 +447,10 @@ impl Cluster {
 
     /// Story helper: whether every running node has applied through `index`.
     pub fn applied_everywhere(&self, index: LogIndex) -> bool {
-        self.slots.values().filter(|s| s.node.is_some()).all(|s| s.state.applied_index >= index)
+        self.slots
+            .values()
+            .filter(|s| s.node.is_some())
+            .all(|s| s.state.applied_index >= index)
     }
 
     // ----- network controls -----
@@ -468,7 +523,13 @@ impl Cluster {
     /// Delivers, in order, the messages now in flight that match (messages
     /// they cause stay in flight). Returns how many.
     pub fn deliver_where(&mut self, mut pred: impl FnMut(&Envelope) -> bool) -> usize {
-        let keys: Vec<(u64, u64)> = self.net.in_flight.iter().filter(|(_, e)| pred(e)).map(|(k, _)| *k).collect();
+        let keys: Vec<(u64, u64)> = self
+            .net
+            .in_flight
+            .iter()
+            .filter(|(_, e)| pred(e))
+            .map(|(k, _)| *k)
+            .collect();
         for key in &keys {
             if let Some(envelope) = self.net.in_flight.remove(key) {
                 self.deliver(envelope);

@@ -13,7 +13,9 @@ use super::network::{Envelope, TestMessage};
 impl Cluster {
     pub(super) fn process_ready(&mut self, id: NodeId) {
         let slot = self.slots.get_mut(&id).expect("known node");
-        let Some(node) = slot.node.as_mut() else { return };
+        let Some(node) = slot.node.as_mut() else {
+            return;
+        };
         let ready = node.take_ready();
         let term = node.term();
         let mut problems: Vec<(ViolationKind, String)> = Vec::new();
@@ -38,7 +40,9 @@ impl Cluster {
                     ),
                 ));
             }
-            if slot.disk.last_index() != node.last_index() || slot.disk.last_term() != node.last_term() {
+            if slot.disk.last_index() != node.last_index()
+                || slot.disk.last_term() != node.last_term()
+            {
                 problems.push((
                     ViolationKind::Durability,
                     format!(
@@ -53,7 +57,8 @@ impl Cluster {
         }
         // 2. Send.
         for (to, msg) in ready.messages {
-            self.net.send(&mut self.rng, self.now_ns, Envelope { from: id, to, msg });
+            self.net
+                .send(&mut self.rng, self.now_ns, Envelope { from: id, to, msg });
         }
         // 3. Install, then apply.
         if let Some(snapshot) = ready.install {
@@ -102,6 +107,17 @@ impl Cluster {
             self.stats.reads_failed += 1;
             self.failed_reads.push((id, ctx));
         }
+        let (commit, last) = (node.commit_index(), node.last_index());
+        if last < slot.max_commit_seen {
+            problems.push((
+                ViolationKind::CommittedEntryLost,
+                format!(
+                    "node {id} had committed index {} but its log now ends at {last}",
+                    slot.max_commit_seen
+                ),
+            ));
+        }
+        slot.max_commit_seen = slot.max_commit_seen.max(commit);
         let applied_index = slot.state.applied_index;
         // 5. Election Safety and Leader Completeness.
         let node = self.slots[&id].node.as_ref().expect("still running");
@@ -114,7 +130,8 @@ impl Cluster {
             if let RaftEvent::BecameLeader { term } = event {
                 self.stats.elections_won += 1;
                 if self.opts.trace {
-                    self.trace.push_back(format!("{:>12} node {id} leads term {term}", self.now_ns));
+                    self.trace
+                        .push_back(format!("{:>12} node {id} leads term {term}", self.now_ns));
                 }
                 if let Err(p) = self.checker.check_leader_completeness(node) {
                     problems.push(p);
@@ -131,12 +148,13 @@ impl Cluster {
                 }
             }
         }
-        let compact_due =
-            self.opts.compact_every > 0 && applied_index >= node.first_index() + self.opts.compact_every;
+        let compact_due = self.opts.compact_every > 0
+            && applied_index >= node.first_index() + self.opts.compact_every;
         for (kind, detail) in problems {
             self.record(kind, detail);
         }
-        self.events.extend(ready.events.into_iter().map(|e| (id, e)));
+        self.events
+            .extend(ready.events.into_iter().map(|e| (id, e)));
         if compact_due {
             self.compact(id);
         }
@@ -144,7 +162,12 @@ impl Cluster {
 
     /// Forgets checker history below every disk's snapshot.
     pub(super) fn prune_history(&mut self) {
-        let floor = self.slots.values().map(|s| s.disk.snapshot_index()).min().unwrap_or(0);
+        let floor = self
+            .slots
+            .values()
+            .map(|s| s.disk.snapshot_index())
+            .min()
+            .unwrap_or(0);
         if floor > 0 {
             self.checker.prune_below(floor);
         }

@@ -20,8 +20,10 @@ mod toy;
 
 pub use checker::{check_log_matching, Checker, TestNode, Violation, ViolationKind};
 pub use cluster::{Cluster, ClusterOptions, Stats};
-pub use host::brief;
 pub use disk::Disk;
+pub use host::brief;
 pub use network::{Envelope, NetFaults, Network, TestMessage};
-pub use schedule::{run_schedule, run_schedule_traced, Fault, RunSummary, Schedule, LIVENESS_ELECTION_TIMEOUTS};
+pub use schedule::{
+    run_schedule, run_schedule_traced, Fault, RunSummary, Schedule, LIVENESS_ELECTION_TIMEOUTS,
+};
 pub use toy::ToyState;

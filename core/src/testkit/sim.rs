@@ -21,7 +21,9 @@ impl Cluster {
     fn next_event(&self) -> Option<(u64, Event)> {
         let mut best = self.net.next_delivery_ns().map(|at| (at, Event::Deliver));
         for (id, slot) in &self.slots {
-            let Some(node) = slot.node.as_ref() else { continue };
+            let Some(node) = slot.node.as_ref() else {
+                continue;
+            };
             let at = self.global_at_local(*id, node.next_deadline_ns());
             if best.is_none_or(|(t, _)| at < t) {
                 best = Some((at, Event::Timer(*id)));
@@ -62,13 +64,22 @@ impl Cluster {
         let mut same_instant = 0;
         let mut since_prune = 0u32;
         while self.violation().is_none() {
-            let Some((at, event)) = self.next_event() else { return false };
+            let Some((at, event)) = self.next_event() else {
+                return false;
+            };
             if at > until_ns {
                 return false;
             }
-            same_instant = if at == self.now_ns { same_instant + 1 } else { 0 };
+            same_instant = if at == self.now_ns {
+                same_instant + 1
+            } else {
+                0
+            };
             if same_instant > MAX_EVENTS_PER_INSTANT {
-                self.record(ViolationKind::Liveness, format!("{MAX_EVENTS_PER_INSTANT} events at one instant: stuck"));
+                self.record(
+                    ViolationKind::Liveness,
+                    format!("{MAX_EVENTS_PER_INSTANT} events at one instant: stuck"),
+                );
                 return false;
             }
             self.now_ns = self.now_ns.max(at);

@@ -14,6 +14,7 @@ mod fencing_order;
 mod fifo_order;
 mod keepalive_after_revoke;
 mod lease_early_expiry;
+mod linearizable;
 mod liveness;
 mod lock_belief_overlap;
 mod log_matching;
@@ -109,6 +110,7 @@ pub const CHECKERS: &[(&str, Check)] = &[
     ("fifo-order", fifo_order::check),
     ("release-by-owner", release_by_owner::check),
     ("liveness", liveness::check),
+    ("linearizable", linearizable::check),
 ];
 
 /// Runs every checker; violations sorted by time.

@@ -23,6 +23,10 @@
 //! required operation is linearized.
 //!
 //! Refinements that never change a verdict:
+//! - a required read whose answer matches the state is linearized at once,
+//!   with no alternative explored (moving a read earlier, within its
+//!   interval, never breaks a linearization), which removes most branching
+//!   in read-heavy histories;
 //! - an optional operation is never linearized where it would leave the
 //!   state unchanged (dropping it explores a superset), and an optional
 //!   read is left out from the start;
@@ -98,6 +102,9 @@ enum Frame<S> {
     /// The call node of the operation linearized, the state before it, and
     /// (for a required one) what undoes its entry in the required set.
     Linearized(u32, S, Option<Marks>),
+    /// The call node of a read linearized without alternatives (see
+    /// [`Search::forced_read`]), and what undoes its entry.
+    Forced(u32, Marks),
     /// The call node of an optional operation dropped at its return.
     Dropped(u32),
 }
@@ -109,104 +116,234 @@ pub fn search<M: Model>(model: &M, ops: &[SearchOp<'_, M::Input, M::Output>], bu
     // An optional read changes nothing, so it can only ever be dropped.
     let ops: Vec<&SearchOp<'_, M::Input, M::Output>> =
         ops.iter().filter(|op| !(op.optional && model.is_read_only(op.input))).collect();
-    let mut list = EventList::new(&ops);
-    let twin_before = earlier_twins(&ops);
-    // Required and optional operations get separate numbers, each in call
-    // order: the memo compares the first exactly (as a prefix plus a few)
-    // and the second by inclusion.
-    let mut by_call: Vec<usize> = (0..ops.len()).collect();
-    by_call.sort_by_key(|&i| (ops[i].call_ns, i));
-    let mut slot = vec![0usize; ops.len()];
-    let (mut required_total, mut optional_total) = (0usize, 0usize);
-    for &i in &by_call {
-        let counter = if ops[i].optional { &mut optional_total } else { &mut required_total };
-        slot[i] = *counter;
-        *counter += 1;
+    let mut search = Search::new(model, ops, budget_steps);
+    let outcome = search.run();
+    SearchResult { outcome, steps: search.steps }
+}
+
+/// The search's working state; see the module documentation.
+struct Search<'m, 'o, 'a, M: Model> {
+    model: &'m M,
+    ops: Vec<&'o SearchOp<'a, M::Input, M::Output>>,
+    list: EventList,
+    twin_before: Vec<Option<usize>>,
+    read_only: Vec<bool>,
+    /// Per operation: its number among the required or the optional ones.
+    slot: Vec<usize>,
+    required: PrefixSet,
+    required_total: usize,
+    required_done: usize,
+    optional: Vec<u64>,
+    visited: Visited<M::State>,
+    state: M::State,
+    stack: Vec<Frame<M::State>>,
+    steps: u64,
+    budget_steps: u64,
+}
+
+/// The budget ran out.
+struct Spent;
+
+impl<'m, 'o, 'a, M: Model> Search<'m, 'o, 'a, M> {
+    fn new(model: &'m M, ops: Vec<&'o SearchOp<'a, M::Input, M::Output>>, budget_steps: u64) -> Self {
+        let list = EventList::new(&ops);
+        let twin_before = earlier_twins(&ops);
+        let read_only = ops.iter().map(|op| model.is_read_only(op.input)).collect();
+        // Required and optional operations get separate numbers, each in
+        // call order: the memo compares the first exactly (as a prefix plus
+        // a few) and the second by inclusion.
+        let mut by_call: Vec<usize> = (0..ops.len()).collect();
+        by_call.sort_by_key(|&i| (ops[i].call_ns, i));
+        let mut slot = vec![0usize; ops.len()];
+        let (mut required_total, mut optional_total) = (0usize, 0usize);
+        for &i in &by_call {
+            let counter = if ops[i].optional { &mut optional_total } else { &mut required_total };
+            slot[i] = *counter;
+            *counter += 1;
+        }
+        let state = model.init();
+        let required = PrefixSet::new(required_total);
+        let optional = vec![0u64; optional_total.div_ceil(64)];
+        let mut visited = Visited::default();
+        visited.insert(&required, &optional, &state);
+        Search {
+            model,
+            ops,
+            list,
+            twin_before,
+            read_only,
+            slot,
+            required,
+            required_total,
+            required_done: 0,
+            optional,
+            visited,
+            state,
+            stack: Vec::new(),
+            steps: 0,
+            budget_steps,
+        }
     }
 
-    let mut required = PrefixSet::new(required_total);
-    let mut optional = vec![0u64; optional_total.div_ceil(64)];
-    let mut visited: Visited<M::State> = Visited::default();
-    let mut state = model.init();
-    visited.insert(&required, &optional, &state);
-    let mut stack: Vec<Frame<M::State>> = Vec::new();
-    let mut required_done = 0usize;
-    let mut steps = 0u64;
-    let mut entry = list.next[list.head()];
-    loop {
-        if required_done == required_total {
-            return SearchResult { outcome: Outcome::Linearizable, steps };
+    fn step(&mut self, op: usize) -> Result<Option<M::State>, Spent> {
+        if self.steps >= self.budget_steps {
+            return Err(Spent);
         }
-        let op = if entry == NIL { None } else { Some(list.op_of(entry)) };
-        match op {
-            Some(op) if list.is_call(entry) => {
-                let o = ops[op];
-                let blocked = twin_before[op].is_some_and(|twin| !bit(&optional, slot[twin]));
-                if !blocked {
-                    if steps >= budget_steps {
-                        return SearchResult { outcome: Outcome::BudgetSpent, steps };
-                    }
-                    steps += 1;
-                    if let Some(next_state) = model.step(&state, o.input, o.output) {
-                        if !(o.optional && next_state == state) {
-                            let marks = if o.optional {
-                                set_bit(&mut optional, slot[op], true);
-                                None
-                            } else {
-                                Some(required.insert(slot[op]))
-                            };
-                            if visited.insert(&required, &optional, &next_state) {
-                                stack.push(Frame::Linearized(entry, std::mem::replace(&mut state, next_state), marks));
-                                list.lift(entry);
-                                required_done += usize::from(!o.optional);
-                                entry = list.next[list.head()];
-                                continue;
-                            }
-                            match marks {
-                                Some(marks) => required.remove(slot[op], marks),
-                                None => set_bit(&mut optional, slot[op], false),
-                            }
+        self.steps += 1;
+        let o = self.ops[op];
+        Ok(self.model.step(&self.state, o.input, o.output))
+    }
+
+    fn run(&mut self) -> Outcome {
+        match self.explore() {
+            Ok(true) => Outcome::Linearizable,
+            Ok(false) => Outcome::NotLinearizable,
+            Err(Spent) => Outcome::BudgetSpent,
+        }
+    }
+
+    fn explore(&mut self) -> Result<bool, Spent> {
+        let head = self.list.head();
+        let mut entry = self.list.next[head];
+        // Where to look for a forced read in a configuration not seen yet.
+        let mut fresh_from = Some(entry);
+        loop {
+            if self.required_done == self.required_total {
+                return Ok(true);
+            }
+            if let Some(from) = fresh_from.take() {
+                if let Some(call) = self.forced_read(from)? {
+                    let op = self.list.op_of(call);
+                    let marks = self.required.insert(self.slot[op]);
+                    if self.visited.insert(&self.required, &self.optional, &self.state) {
+                        self.stack.push(Frame::Forced(call, marks));
+                        self.list.lift(call);
+                        self.required_done += 1;
+                        entry = self.list.next[head];
+                        fresh_from = Some(entry);
+                    } else {
+                        // Every way on from here starts with this read, and
+                        // that was explored: this configuration fails.
+                        self.required.remove(self.slot[op], marks);
+                        match self.backtrack() {
+                            Some(next) => entry = next,
+                            None => return Ok(false),
                         }
+                    }
+                    continue;
+                }
+            }
+            let op = if entry == NIL { None } else { Some(self.list.op_of(entry)) };
+            match op {
+                Some(op) if self.list.is_call(entry) => {
+                    // Reads were all judged by `forced_read`.
+                    let blocked = self.read_only[op]
+                        || self.twin_before[op].is_some_and(|twin| !bit(&self.optional, self.slot[twin]));
+                    if !blocked && self.try_linearize(op, entry)? {
+                        entry = self.list.next[head];
+                        fresh_from = Some(entry);
+                        continue;
+                    }
+                    entry = self.list.next[entry as usize];
+                }
+                Some(op) if self.ops[op].optional => {
+                    // The return of an optional operation nothing linearized:
+                    // it never took effect. Calls before this return were all
+                    // tried in this configuration; the scan goes on after it,
+                    // where new calls may be reads that are now forced.
+                    set_bit(&mut self.optional, self.slot[op], true);
+                    let call = self.list.call_node[op];
+                    self.stack.push(Frame::Dropped(call));
+                    self.list.lift(call);
+                    entry = self.list.next[entry as usize];
+                    fresh_from = Some(entry);
+                }
+                _ => {
+                    // The first remaining return of a required operation: it
+                    // had to be linearized before anything after it, and
+                    // nothing fit.
+                    match self.backtrack() {
+                        Some(next) => entry = next,
+                        None => return Ok(false),
                     }
                 }
-                entry = list.next[entry as usize];
             }
-            Some(op) if ops[op].optional => {
-                // The return of an optional operation nothing linearized:
-                // it never took effect. Calls before this return were all
-                // tried in this configuration; the scan goes on after it.
-                set_bit(&mut optional, slot[op], true);
-                let call = list.call_node[op];
-                stack.push(Frame::Dropped(call));
-                list.lift(call);
-                entry = list.next[entry as usize];
+        }
+    }
+
+    /// A required read among the calls from `from` up to the first return
+    /// whose answer matches the state. Linearizing it at once loses nothing:
+    /// it changes no state, everything that had to precede it already has,
+    /// so any linearization that places it later still works with it moved
+    /// here. The configuration then needs no other choice.
+    fn forced_read(&mut self, from: u32) -> Result<Option<u32>, Spent> {
+        let mut e = from;
+        while e != NIL && self.list.is_call(e) {
+            let op = self.list.op_of(e);
+            if self.read_only[op] && self.step(op)?.is_some() {
+                return Ok(Some(e));
             }
-            _ => {
-                // The first remaining return of a required operation: it had
-                // to be linearized before anything after it, and nothing fit.
-                // Undo the last choice (a drop was forced, so undo past it).
-                loop {
-                    match stack.pop() {
-                        None => return SearchResult { outcome: Outcome::NotLinearizable, steps },
-                        Some(Frame::Dropped(call)) => {
-                            set_bit(&mut optional, slot[list.op_of(call)], false);
-                            list.unlift(call);
+            e = self.list.next[e as usize];
+        }
+        Ok(None)
+    }
+
+    /// Linearizes the operation of call node `call` if the model accepts it
+    /// and the configuration it leads to is new.
+    fn try_linearize(&mut self, op: usize, call: u32) -> Result<bool, Spent> {
+        let Some(next_state) = self.step(op)? else {
+            return Ok(false);
+        };
+        let optional = self.ops[op].optional;
+        if optional && next_state == self.state {
+            return Ok(false);
+        }
+        let marks = if optional {
+            set_bit(&mut self.optional, self.slot[op], true);
+            None
+        } else {
+            Some(self.required.insert(self.slot[op]))
+        };
+        if !self.visited.insert(&self.required, &self.optional, &next_state) {
+            match marks {
+                Some(marks) => self.required.remove(self.slot[op], marks),
+                None => set_bit(&mut self.optional, self.slot[op], false),
+            }
+            return Ok(false);
+        }
+        self.stack.push(Frame::Linearized(call, std::mem::replace(&mut self.state, next_state), marks));
+        self.list.lift(call);
+        self.required_done += usize::from(!optional);
+        Ok(true)
+    }
+
+    /// Undoes choices back to the last one that has alternatives (forced
+    /// reads and drops have none); returns where its scan resumes, or `None`
+    /// when the stack is empty: not linearizable.
+    fn backtrack(&mut self) -> Option<u32> {
+        loop {
+            match self.stack.pop()? {
+                Frame::Dropped(call) => {
+                    set_bit(&mut self.optional, self.slot[self.list.op_of(call)], false);
+                    self.list.unlift(call);
+                }
+                Frame::Forced(call, marks) => {
+                    self.required.remove(self.slot[self.list.op_of(call)], marks);
+                    self.required_done -= 1;
+                    self.list.unlift(call);
+                }
+                Frame::Linearized(call, previous, marks) => {
+                    let op = self.list.op_of(call);
+                    match marks {
+                        Some(marks) => {
+                            self.required.remove(self.slot[op], marks);
+                            self.required_done -= 1;
                         }
-                        Some(Frame::Linearized(call, previous, marks)) => {
-                            let op = list.op_of(call);
-                            match marks {
-                                Some(marks) => {
-                                    required.remove(slot[op], marks);
-                                    required_done -= 1;
-                                }
-                                None => set_bit(&mut optional, slot[op], false),
-                            }
-                            state = previous;
-                            list.unlift(call);
-                            entry = list.next[call as usize];
-                            break;
-                        }
+                        None => set_bit(&mut self.optional, self.slot[op], false),
                     }
+                    self.state = previous;
+                    self.list.unlift(call);
+                    return Some(self.list.next[call as usize]);
                 }
             }
         }
