@@ -46,11 +46,16 @@ pub struct Bugs {
     pub grant_without_lease_check: bool,
     /// A follower answers reads from its local state (stale reads).
     pub stale_follower_reads: bool,
+    /// The data store accepts a task's completion without checking the
+    /// claim's fencing token (seed 003's task workers): a worker whose claim
+    /// was superseded completes the task anyway. Lives in the simulator's
+    /// data store, which is not part of the core.
+    pub completion_without_token_check: bool,
 }
 
 impl Bugs {
     /// Every switch's name as scenarios and flags spell it (kebab-case).
-    pub const NAMES: [&'static str; 14] = ["vote-without-log-check", "commit-old-term-by-counting", "reply-before-persist", "no-truncate-conflict", "leader-ignores-higher-term", "unsafe-membership-change", "follower-expires-leases", "no-promote-extension", "token-from-local-counter", "release-without-owner-check", "client-trusts-full-ttl", "keepalive-after-revoke", "grant-without-lease-check", "stale-follower-reads"];
+    pub const NAMES: [&'static str; 15] = ["vote-without-log-check", "commit-old-term-by-counting", "reply-before-persist", "no-truncate-conflict", "leader-ignores-higher-term", "unsafe-membership-change", "follower-expires-leases", "no-promote-extension", "token-from-local-counter", "release-without-owner-check", "client-trusts-full-ttl", "keepalive-after-revoke", "grant-without-lease-check", "stale-follower-reads", "completion-without-token-check"];
 
     /// Turns on the named bug. Errors with the list of valid names.
     pub fn enable(&mut self, name: &str) -> Result<(), String> {
@@ -69,6 +74,7 @@ impl Bugs {
             "keepalive-after-revoke" => &mut self.keepalive_after_revoke,
             "grant-without-lease-check" => &mut self.grant_without_lease_check,
             "stale-follower-reads" => &mut self.stale_follower_reads,
+            "completion-without-token-check" => &mut self.completion_without_token_check,
             _ => {
                 return Err(format!("unknown bug `{name}`; known bugs: {}", Self::NAMES.join(", ")));
             }
@@ -94,6 +100,7 @@ impl Bugs {
             "keepalive-after-revoke" => self.keepalive_after_revoke,
             "grant-without-lease-check" => self.grant_without_lease_check,
             "stale-follower-reads" => self.stale_follower_reads,
+            "completion-without-token-check" => self.completion_without_token_check,
             _ => return None,
         })
     }

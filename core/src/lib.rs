@@ -17,6 +17,27 @@
 //!   keep-alive, the client's belief in its lease).
 //! - [`bugs`]: planted bugs, off unless a test or scenario turns them on.
 
+/// An engine invariant, checked at the end of a step: on in debug builds and
+/// in every simulation build (`--cfg madsim`, so release sweeps too), where
+/// stopping at the step that broke an invariant is worth its small cost;
+/// off in a plain release build of the library.
+macro_rules! invariant {
+    ($($arg:tt)*) => {
+        if cfg!(any(debug_assertions, madsim)) {
+            assert!($($arg)*);
+        }
+    };
+}
+
+/// `assert_eq!` under the same rule as [`invariant!`].
+macro_rules! invariant_eq {
+    ($($arg:tt)*) => {
+        if cfg!(any(debug_assertions, madsim)) {
+            assert_eq!($($arg)*);
+        }
+    };
+}
+
 pub mod bugs;
 pub mod client;
 pub mod raft;

@@ -20,6 +20,8 @@ pub mod observe;
 pub mod run;
 pub mod scenario;
 #[cfg(madsim)]
+pub mod study;
+#[cfg(madsim)]
 pub mod workload;
 #[cfg(madsim)]
 pub mod world;

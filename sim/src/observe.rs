@@ -10,6 +10,7 @@ use leasesim_core::server::ServerEvent;
 use leasesim_core::{ClientId, LeaseId};
 use serde::Serialize;
 
+use crate::host::task_table::{TaskStep, TaskVerdict};
 use crate::world::wire::Proc;
 
 #[derive(Clone, Debug, Serialize)]
@@ -30,6 +31,22 @@ pub enum BeliefEnd {
     TimerLapsed,
     /// The process crashed (the belief dies with it).
     Crashed,
+}
+
+/// Why a task worker gave up a task it had claimed (seed 003: "if the lease
+/// expires, the worker stops processing and abandons the task").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskAbandon {
+    KeepAliveRefused,
+    /// Its own clock reached the end of its belief in the lease.
+    TimerLapsed,
+    /// The claim's answer came when the belief no longer held.
+    ClaimedTooLate,
+    /// The data store knew a newer claim's token.
+    Superseded,
+    /// The data store said the task is already done.
+    AlreadyDone,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -72,6 +89,24 @@ pub enum Event {
     // The data store (seed 001).
     StoreAccepted { client: ClientId, key: String, token: u64 },
     StoreRejected { client: ClientId, key: String, token: u64, highest: u64 },
+
+    // Seed 003's multi-instance pattern: task workers and a singleton.
+    /// The generator made `task` visible to the workers (`/tasks/count`
+    /// reached it). May repeat after the generator restarts.
+    TaskCreated { task: u64 },
+    /// A worker's claim on `task` succeeded with the claim's revision as its
+    /// token, and its belief in its lease held (until `until_mono_ns` on its
+    /// own clock): it starts the task.
+    TaskClaimed { task: u64, lease: LeaseId, token: u64, until_mono_ns: u64 },
+    TaskAbandoned { task: u64, token: u64, why: TaskAbandon },
+    /// The data store took a worker's fenced start or completion.
+    TaskWriteAccepted { client: ClientId, task: u64, token: u64, step: TaskStep },
+    TaskWriteRefused { client: ClientId, task: u64, token: u64, step: TaskStep, verdict: TaskVerdict },
+    /// An instance believes it runs the singleton `role` until its own
+    /// clock reads `until_mono_ns` (extended by `SingletonExtended`).
+    SingletonStarted { role: String, lease: LeaseId, token: u64, until_mono_ns: u64 },
+    SingletonExtended { role: String, until_mono_ns: u64 },
+    SingletonEnded { role: String, why: BeliefEnd },
 }
 
 impl Obs {

@@ -241,14 +241,17 @@ proptest! {
         let Verdict::NotLinearizable { window } = report.verdict else {
             return Err(TestCaseError::fail(format!("expected not linearizable: {history:#?}")));
         };
-        prop_assert_eq!(&window, &vec![bogus], "the bogus read alone is the window");
+        prop_assert!(window.contains(&bogus), "the bogus read is in the window: {:?}", window);
+        if report.window_minimal {
+            prop_assert_eq!(&window, &vec![bogus], "the bogus read alone is the 1-minimal window");
+        }
         assert_window_fails_alone_register(&history, &window);
     }
 
     #[test]
     fn a_kv_get_of_a_value_never_written_is_not_linearizable(
-        specs in prop::collection::vec(spec(kv_input()), 0..40),
-        at in 0usize..41,
+        specs in prop::collection::vec(spec(kv_input()), 0..32),
+        at in 0usize..33,
         key in 0..3u8,
     ) {
         let mut history = kv_history(&specs);
@@ -260,8 +263,17 @@ proptest! {
             input: KvInput::Get { key: format!("k{key}") },
             output: Some(KvOutput::Value(Some("never-written".into()))),
         });
+        let bogus = history.ops.len() - 1;
         let report = check_kv(&history, &options()).unwrap();
-        prop_assert_eq!(report.verdict, Verdict::NotLinearizable { window: vec![history.ops.len() - 1] });
+        let Verdict::NotLinearizable { window } = report.verdict else {
+            return Err(TestCaseError::fail(format!("expected not linearizable: {history:#?}")));
+        };
+        // A shrink probe may run out of steps (the window is then flagged
+        // not minimal); otherwise the bogus get alone is the window.
+        prop_assert!(window.contains(&bogus), "{:?}", window);
+        if report.window_minimal {
+            prop_assert_eq!(window, vec![bogus]);
+        }
     }
 
     /// An unknown write is the only source of a value: a read of it after

@@ -346,6 +346,16 @@ fn chaos_length_without_its_rate() {
 }
 
 #[test]
+fn chaos_kinds_aimed_at_roles_need_their_targets() {
+    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nholder_pauses = \"5s\"\n", "4:1", "`holder_pauses` needs a lock workload");
+    assert!(fix.contains("kind = \"lock\""), "{fix}");
+    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nmembership = \"5s\"\n", "4:1", "`membership` needs spare servers");
+    assert!(fix.starts_with("add `spares = 2`"), "{fix}");
+    assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nleader_crash_for = [\"1s\", \"2s\"]\n", "4:1", "`leader_crash_for` has no effect without `leader_crashes`");
+    assert_one("name = \"x\"\nduration = \"10s\"\n[cluster]\nspares = 1\n[chaos]\nmembership = \"0s\"\n", "6:14", "`membership` must be longer than zero");
+}
+
+#[test]
 fn bad_names_and_bugs() {
     let fix = assert_one("name = \"Holder Pause\"\nduration = \"10s\"\n", "1:8", "`Holder Pause` is not a kebab-case name");
     assert!(fix.ends_with("e.g. \"holder-pause\""), "{fix}");

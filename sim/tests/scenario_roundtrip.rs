@@ -121,6 +121,9 @@ fn every_key_lands_in_the_model() {
     assert_eq!(chaos.crashes, Some(ChaosRate { mean_interval_ns: 30 * SEC, for_ns: (SEC, 5 * SEC) }));
     assert_eq!(chaos.clock_jumps, Some(ChaosJumps { mean_interval_ns: 40 * SEC, jump_ns: (-500 * MS as i64, 250 * MS as i64) }));
     assert_eq!((chaos.drift, chaos.swarm), (0.02, true));
+    assert_eq!(chaos.leader_crashes, Some(ChaosRate { mean_interval_ns: 25 * SEC, for_ns: (SEC, 5 * SEC) }));
+    assert_eq!(chaos.holder_pauses, Some(ChaosRate { mean_interval_ns: 35 * SEC, for_ns: (SEC, 3 * SEC) }));
+    assert_eq!(chaos.membership_ns, Some(45 * SEC));
     assert_eq!(s.expect.verdict, Verdict::Violation { ids: vec!["lock-belief-overlap".into(), "fencing-order".into()] });
 }
 
@@ -202,15 +205,46 @@ fn workload_kind() -> BoxedStrategy<WorkloadKind> {
         });
     let registry = lease().prop_map(|(ttl_ns, keepalive_ns)| WorkloadKind::Registry(RegistryWorkload { ttl_ns, keepalive_ns }));
     let kv = (1u64..=1000, range_ns()).prop_map(|(keys, interval_ns)| WorkloadKind::Kv(KvWorkload { keys, interval_ns }));
-    prop_oneof![lock, registry, kv].boxed()
+    let belief = |receipt: bool| if receipt { BeliefFrom::Receipt } else { BeliefFrom::Send };
+    let task = (lease(), 1u64..=100_000, range_ns(), range_ns(), positive_range_ns(), fraction(), any::<bool>()).prop_map(
+        move |((ttl_ns, keepalive_ns), tasks, task_every_ns, work_ns, poll_ns, margin, receipt)| {
+            WorkloadKind::Task(TaskWorkload { ttl_ns, keepalive_ns, tasks, task_every_ns, work_ns, poll_ns, margin, belief_from: belief(receipt) })
+        },
+    );
+    // Roles are made unique (and apart from lock keys) in `workloads()`.
+    let singleton = (lease(), positive_range_ns(), positive_range_ns(), fraction(), any::<bool>()).prop_map(
+        move |((ttl_ns, keepalive_ns), interval_ns, poll_ns, margin, receipt)| {
+            let role = String::new();
+            WorkloadKind::Singleton(SingletonWorkload { role, ttl_ns, keepalive_ns, interval_ns, poll_ns, margin, belief_from: belief(receipt) })
+        },
+    );
+    prop_oneof![lock, registry, kv, task, singleton].boxed()
+}
+
+/// A range whose low end is above zero (`poll`, `interval`).
+fn positive_range_ns() -> BoxedStrategy<(u64, u64)> {
+    range_ns().prop_map(|(low, high)| (low.max(1), high.max(1))).boxed()
 }
 
 fn workloads() -> BoxedStrategy<Vec<Workload>> {
     proptest::collection::vec((1u64..5, workload_kind()), 0..4)
         .prop_map(|list| {
             let mut next = 1;
+            let mut has_task = false;
             list.into_iter()
-                .map(|(clients, kind)| {
+                .enumerate()
+                // The loader allows one task workload, of two clients at least;
+                // each singleton gets its own role, longer than any lock key.
+                .filter(|(_, (_, kind))| !matches!(kind, WorkloadKind::Task(_)) || !std::mem::replace(&mut has_task, true))
+                .map(|(n, (clients, mut kind))| {
+                    let clients = match &mut kind {
+                        WorkloadKind::Task(_) => clients.max(2),
+                        WorkloadKind::Singleton(singleton) => {
+                            singleton.role = format!("role-{n}/x");
+                            clients
+                        }
+                        _ => clients,
+                    };
                     let workload = Workload { first_client: next, clients, kind };
                     next += clients;
                     workload
@@ -309,17 +343,28 @@ impl World {
     }
 }
 
-fn chaos() -> BoxedStrategy<Option<Chaos>> {
+/// Kinds aimed at a lock holder or at membership only where the world has
+/// a lock or spares: elsewhere the loader rejects them.
+fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
     let rate = || proptest::option::of((positive_ns(), range_ns()).prop_map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
     let jumps = proptest::option::of((positive_ns(), signed_range_ns()).prop_map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }));
-    proptest::option::of((rate(), rate(), rate(), jumps, fraction(), any::<bool>()).prop_map(|(partitions, crashes, pauses, clock_jumps, drift, swarm)| Chaos {
-        partitions,
-        crashes,
-        pauses,
-        clock_jumps,
-        drift,
-        swarm,
-    }))
+    let (has_lock, has_spares) = (!world.keys.is_empty(), world.spares > 0);
+    let roles = (rate(), rate(), proptest::option::of(positive_ns())).prop_map(move |(leader_crashes, holder_pauses, membership_ns)| {
+        (leader_crashes, holder_pauses.filter(|_| has_lock), membership_ns.filter(|_| has_spares))
+    });
+    proptest::option::of((rate(), rate(), rate(), jumps, roles, fraction(), any::<bool>()).prop_map(
+        |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns), drift, swarm)| Chaos {
+            partitions,
+            crashes,
+            pauses,
+            clock_jumps,
+            leader_crashes,
+            holder_pauses,
+            membership_ns,
+            drift,
+            swarm,
+        },
+    ))
     .boxed()
 }
 
@@ -352,6 +397,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             .iter()
             .filter_map(|w| match &w.kind {
                 WorkloadKind::Lock(lock) => Some(lock.keys.clone()),
+                WorkloadKind::Singleton(singleton) => Some(vec![singleton.role.clone()]),
                 _ => None,
             })
             .flatten()
@@ -371,7 +417,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         let clocks: BoxedStrategy<BTreeMap<Process, ClockSpec>> =
             proptest::collection::btree_map(world.process(), (drift(), signed_ns()).prop_map(|(drift, offset_ns)| ClockSpec { drift, offset_ns }), 0..4).boxed();
         let top = ("[a-z0-9]{1,6}(-[a-z0-9]{1,6}){0,3}", proptest::option::of(any::<String>()), ns(), (0u64..u64::MAX - 1, any::<u64>()), bugs());
-        (top, cluster, network, clocks, Just(workloads), proptest::collection::vec(world.fault(duration_ns), 0..6), chaos(), expect()).prop_map(
+        (top, cluster, network, clocks, Just(workloads), proptest::collection::vec(world.fault(duration_ns), 0..6), chaos(&world), expect()).prop_map(
             move |((name, description, settle_ns, (seed, span), bugs), cluster, network, clocks, workloads, faults, chaos, expect)| Scenario {
                 name,
                 description,

@@ -251,7 +251,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// §5.3, §8: take over replication and append a Noop of the new term at
     /// once, so that earlier entries get committed through it (§5.4.2).
     pub(super) fn become_leader(&mut self) {
-        debug_assert_eq!(self.role, Role::Candidate);
+        invariant_eq!(self.role, Role::Candidate);
         self.role = Role::Leader;
         self.leader_id = Some(self.id());
         self.votes.clear();

@@ -11,7 +11,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// Cheap insurance run after every input: structural invariants that hold
     /// whatever the schedule (and, unless noted, whatever planted bug is on).
     pub(super) fn check_invariants(&self) {
-        debug_assert!(
+        invariant!(
             self.log.ends_consistent(),
             "log ends disagree with its indices"
         );
@@ -27,11 +27,12 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             self.log.snapshot_index() <= self.log.commit_index,
             "snapshot covers uncommitted entries"
         );
-        debug_assert!(
+        invariant!(
             self.log.last_term() <= self.term,
             "log holds an entry from a future term"
         );
-        // O(log length), debug builds only; a planted bug may break it on purpose.
+        // O(log length): debug builds only (simulation sweeps run in release
+        // and would pay it on every input); a planted bug may break it on purpose.
         debug_assert!(
             self.any_raft_bug() || self.log.terms_monotonic(self.term),
             "log terms must not decrease (log matching, §5.3)"

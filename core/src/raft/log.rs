@@ -47,7 +47,7 @@ impl<C: Clone> RaftLog<C> {
             entries: entries.into(),
             commit_index: snapshot_index,
         };
-        debug_assert!(
+        invariant!(
             log.is_contiguous(),
             "restored log is not contiguous after the snapshot"
         );

@@ -310,7 +310,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         let commit = self.log.commit_index;
         if commit > self.handed_out_index {
             let entries = self.log.slice(self.handed_out_index + 1, commit);
-            debug_assert_eq!(entries.len() as u64, commit - self.handed_out_index);
+            invariant_eq!(entries.len() as u64, commit - self.handed_out_index);
             self.ready.committed.extend(entries);
             self.handed_out_index = commit;
         }

@@ -233,7 +233,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         }
         if !new_entries.is_empty() {
             if !self.config.bugs.no_truncate_conflict {
-                debug_assert!(
+                invariant!(
                     new_entries[0].term >= self.log.last_term(),
                     "log terms must not decrease"
                 );

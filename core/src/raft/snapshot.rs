@@ -41,7 +41,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// compacted away; it stays in Snapshot state until acknowledged.
     pub(super) fn send_snapshot(&mut self, to: NodeId) {
         let Some(snapshot) = self.snapshot.clone() else {
-            debug_assert!(false, "log compacted without a snapshot");
+            invariant!(false, "log compacted without a snapshot");
             return;
         };
         if let Some(pr) = self.progress.get_mut(&to) {

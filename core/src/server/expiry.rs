@@ -15,6 +15,15 @@
 //! proposes `Expire` when its wall clock passes one, and every server also
 //! judges them itself when applying (see the state machine).
 //!
+//! `writer-clock` (seed 002): the leader keeps deadlines on its monotonic
+//! clock as `leader-monotonic` does, but arms them from the replicated
+//! expiry: the time left on the writer's clock after its latest
+//! acknowledgement, counted from when this leader applied it. On a deadline
+//! it proposes `WriterExpire` with the writer time it infers (that
+//! acknowledgement plus the duration it measured), and the state machine
+//! applies it only if no extension moved the expiry meanwhile. A new leader
+//! re-arms as Promote does, with the same extension.
+//!
 //! The planted bugs of this layer live here too: `follower_expires_leases`,
 //! `no_promote_extension`, `keepalive_after_revoke`.
 
@@ -82,6 +91,12 @@ impl Server {
         tracker.deadlines.clear();
         tracker.expiring.clear();
         tracker.local.clear();
+        if self.config.expiry == ExpiryStrategy::WriterClock {
+            for lease in self.sm.leases().iter() {
+                let remaining = self.sm.writer_remaining_ns(lease.id).unwrap_or(lease.ttl_ns);
+                tracker.deadlines.arm(lease.id, now + extension + remaining);
+            }
+        }
         if self.config.expiry == ExpiryStrategy::LeaderMonotonic {
             for lease in self.sm.leases().iter() {
                 let remaining = lease.checkpoint_remaining_ns.unwrap_or(lease.ttl_ns);
@@ -145,6 +160,22 @@ impl Server {
         }
     }
 
+    /// `writer-clock`: `client` acknowledged its clock in an entry of
+    /// `entry_term`; every lease it wrote gets its deadline from the new
+    /// acknowledgement (an extension also invalidates a pending expiry).
+    pub(super) fn on_writer_wrote(&mut self, client: crate::types::ClientId, entry_term: Term) {
+        let Some(term) = self.tracker.leader_term else { return };
+        let now = self.now_ns();
+        // As for grants: an entry of an earlier term may have been answered
+        // by the old leader, which renewed it on its own clock.
+        let extension = if entry_term < term { self.extension_ns() } else { 0 };
+        for lease in self.sm.leases_written_by(client) {
+            let remaining = self.sm.writer_remaining_ns(lease).unwrap_or(0);
+            self.tracker.deadlines.arm(lease, now + extension + remaining);
+            self.tracker.expiring.remove(&lease);
+        }
+    }
+
     pub(super) fn on_lease_ended(&mut self, lease: LeaseId) {
         // Planted bug `keepalive_after_revoke`: the deadline outlives the
         // lease, and keep-alives are judged by the deadline alone.
@@ -183,6 +214,7 @@ impl Server {
         }
         let due: Vec<LeaseId> = match self.config.expiry {
             ExpiryStrategy::LeaderMonotonic => self.tracker.deadlines.pop_due(now),
+            ExpiryStrategy::WriterClock => return self.propose_writer_expiries(now),
             ExpiryStrategy::LeaderStampedWall => {
                 let wall = self.clocks.wall_ns;
                 let expiring = &self.tracker.expiring;
@@ -197,6 +229,22 @@ impl Server {
             }
         }
         self.maybe_checkpoint(now);
+    }
+
+    /// `writer-clock`: each due lease's expiry is proposed with the writer
+    /// time this leader infers: the expiry plus how far past the deadline
+    /// its own clock already is.
+    fn propose_writer_expiries(&mut self, now: u64) {
+        let due: Vec<(LeaseId, u64)> = self.tracker.deadlines.iter().filter(|(_, at)| *at <= now).collect();
+        for (lease, deadline) in due {
+            self.tracker.deadlines.disarm(lease);
+            let Some(expiry_ns) = self.sm.leases().get(lease).and_then(|l| l.expiry_writer_ns) else { continue };
+            let writer_ns = expiry_ns.saturating_add(now - deadline);
+            if self.raft.propose(now, Command::WriterExpire { lease, expiry_ns, writer_ns }).is_ok() {
+                self.tracker.expiring.insert(lease);
+                self.output.events.push(ServerEvent::ExpiryProposed { lease });
+            }
+        }
     }
 
     fn maybe_checkpoint(&mut self, now: u64) {
@@ -224,6 +272,7 @@ impl Server {
             return tracker.local.next().unwrap_or(u64::MAX);
         }
         match self.config.expiry {
+            ExpiryStrategy::WriterClock => tracker.deadlines.next().unwrap_or(u64::MAX),
             ExpiryStrategy::LeaderMonotonic => {
                 tracker.deadlines.next().unwrap_or(u64::MAX).min(tracker.next_checkpoint_ns.unwrap_or(u64::MAX))
             }
@@ -285,8 +334,8 @@ impl Server {
             return Response::Error(ServiceError::LeaseNotFound { lease });
         };
         let remaining_ns = match self.config.expiry {
-            ExpiryStrategy::LeaderMonotonic if self.tracker.expiring.contains(&lease) => 0,
-            ExpiryStrategy::LeaderMonotonic => {
+            ExpiryStrategy::LeaderMonotonic | ExpiryStrategy::WriterClock if self.tracker.expiring.contains(&lease) => 0,
+            ExpiryStrategy::LeaderMonotonic | ExpiryStrategy::WriterClock => {
                 self.tracker.deadlines.deadline(lease).map_or(l.ttl_ns, |d| d.saturating_sub(self.now_ns()))
             }
             ExpiryStrategy::LeaderStampedWall => l.expiry_wall_ns.map_or(0, |e| e.saturating_sub(self.clocks.wall_ns)),

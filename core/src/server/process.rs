@@ -199,7 +199,7 @@ impl Server {
 
     fn install(&mut self, snapshot: Snapshot<StateMachine>) {
         let index = snapshot.last_index;
-        debug_assert_eq!(snapshot.data.applied_index(), index, "a snapshot is the state as of its index");
+        invariant_eq!(snapshot.data.applied_index(), index, "a snapshot is the state as of its index");
         self.sm = snapshot.data;
         self.last_snapshot_index = index;
         self.output.events.push(ServerEvent::SnapshotInstalled { index });
@@ -248,6 +248,10 @@ impl Server {
                     ServerEvent::LeaseRevoked { lease, index, cause, deleted_keys }
                 }
                 Effect::LeaseRefreshed { lease, expiry_wall_ns } => ServerEvent::LeaseRefreshed { lease, index, expiry_wall_ns },
+                Effect::WriterWrote { client } => {
+                    self.on_writer_wrote(client, term);
+                    continue;
+                }
                 Effect::LockQueued { key, client, seq, lease } => ServerEvent::LockQueued { key, client, seq, lease, index },
                 Effect::LockGranted { key, client, seq, lease, token } => {
                     ServerEvent::LockGranted { key, client, seq, lease, token, index }

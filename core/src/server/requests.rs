@@ -5,7 +5,10 @@
 //! answers them when it applies them; reads and `leader-monotonic`
 //! keep-alives go through the read index (thesis §6.4) instead of the log;
 //! `leader-stamped-wall` keep-alives are logged as `Refresh` with a new
-//! stamp (seed 001). Checks made here before proposing are repeated when
+//! stamp (seed 001); `writer-clock` grants and keep-alives are logged as
+//! they come, carrying the client's own clock reading (seed 002), and the
+//! other strategies read `LeaseClaim` / `LeaseExtend` as plain grants and
+//! keep-alives. Checks made here before proposing are repeated when
 //! applying, because several proposals can be in flight (seed 000).
 
 use crate::server::Server;
@@ -15,6 +18,7 @@ use crate::types::{ExpiryStrategy, LeaseId};
 
 impl Server {
     pub(super) fn on_request(&mut self, req: ClientRequest) {
+        let req = self.without_writer_clock(req);
         if !self.is_leader() {
             if let (true, Op::Get { key }) = (self.config.bugs.stale_follower_reads, &req.op) {
                 // Planted bug: a follower answers from whatever it applied.
@@ -29,12 +33,28 @@ impl Server {
         match (&req.op, self.config.expiry) {
             (Op::Get { .. } | Op::LeaseTimeToLive { .. } | Op::LeaseList, _) => self.start_read(req),
             (Op::LeaseKeepAlive { .. }, ExpiryStrategy::LeaderMonotonic) => self.start_read(req),
+            (Op::LeaseKeepAlive { .. }, ExpiryStrategy::WriterClock) => self.propose_request(req),
             (Op::LeaseKeepAlive { lease }, ExpiryStrategy::LeaderStampedWall) => {
                 let lease = *lease;
                 self.propose_refresh(req, lease);
             }
             _ => self.propose_request(req),
         }
+    }
+
+    /// Outside `writer-clock` a client's clock reading means nothing to the
+    /// servers: a claim is a grant and an extension a keep-alive. (The
+    /// session record is keyed by `(client, seq)`, not by the op, so a retry
+    /// of the rewritten request is still recognised.)
+    fn without_writer_clock(&self, mut req: ClientRequest) -> ClientRequest {
+        if self.config.expiry != ExpiryStrategy::WriterClock {
+            req.op = match req.op {
+                Op::LeaseClaim { ttl_ns, .. } => Op::LeaseGrant { ttl_ns, id: None },
+                Op::LeaseExtend { lease, .. } => Op::LeaseKeepAlive { lease },
+                op => op,
+            };
+        }
+        req
     }
 
     fn start_read(&mut self, req: ClientRequest) {
@@ -61,7 +81,12 @@ impl Server {
     }
 
     fn propose_request(&mut self, req: ClientRequest) {
-        if let Op::LeaseGrant { ttl_ns, id } = &req.op {
+        let grant = match &req.op {
+            Op::LeaseGrant { ttl_ns, id } => Some((ttl_ns, *id)),
+            Op::LeaseClaim { ttl_ns, .. } => Some((ttl_ns, None)),
+            _ => None,
+        };
+        if let Some((ttl_ns, id)) = grant {
             // Refuse what is certain to fail, but only for a request not
             // seen before: a retried grant must get its recorded answer.
             if self.sm.sessions().lookup(req.client, req.seq) == Lookup::New {

@@ -46,6 +46,9 @@ pub enum Effect {
     LeaseRevoked { lease: LeaseId, cause: RevokeCause, deleted_keys: Vec<String> },
     /// `leader-stamped-wall`: a keep-alive moved the stamped expiry.
     LeaseRefreshed { lease: LeaseId, expiry_wall_ns: u64 },
+    /// `writer-clock`: `client` claimed or extended a lease, acknowledging
+    /// its clock; the leader re-arms the leases that client wrote.
+    WriterWrote { client: ClientId },
     LockQueued { key: String, client: ClientId, seq: u64, lease: LeaseId },
     LockGranted { key: String, client: ClientId, seq: u64, lease: LeaseId, token: u64 },
     LockReleased { key: String, client: ClientId, token: u64, cause: ReleaseCause },

@@ -57,7 +57,7 @@ impl Kv {
     /// Writes `value` at revision `index`, attached to `lease`. Returns the
     /// lease the key was attached to before, so the caller can detach it.
     pub(crate) fn put(&mut self, key: &str, value: &str, lease: Option<LeaseId>, index: LogIndex) -> Option<LeaseId> {
-        debug_assert!(index >= self.revision, "revisions only grow");
+        invariant!(index >= self.revision, "revisions only grow");
         self.revision = index;
         match self.values.get_mut(key) {
             Some(existing) => {
@@ -80,7 +80,7 @@ impl Kv {
     pub(crate) fn delete(&mut self, key: &str, index: LogIndex) -> Option<KvValue> {
         let removed = self.values.remove(key);
         if removed.is_some() {
-            debug_assert!(index >= self.revision, "revisions only grow");
+            invariant!(index >= self.revision, "revisions only grow");
             self.revision = index;
         }
         removed

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::types::{LeaseId, LogIndex};
+use crate::types::{ClientId, LeaseId, LogIndex};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lease {
@@ -32,6 +32,11 @@ pub struct Lease {
     /// leader re-arms with this instead of the full TTL. `None`: never
     /// checkpointed or reset by a keep-alive (the full TTL applies).
     pub checkpoint_remaining_ns: Option<u64>,
+    /// `writer-clock` only: the client whose clock the expiry is written in
+    /// (the holder, seed 002's "writer" of the lease document).
+    pub writer: Option<ClientId>,
+    /// `writer-clock` only: the expiry on the writer's own wall clock.
+    pub expiry_writer_ns: Option<u64>,
 }
 
 /// All live leases, by id.
@@ -79,7 +84,7 @@ impl Leases {
 
     pub(crate) fn insert(&mut self, lease: Lease) {
         let previous = self.leases.insert(lease.id, lease);
-        debug_assert!(previous.is_none(), "grants check for duplicates first");
+        invariant!(previous.is_none(), "grants check for duplicates first");
     }
 
     pub(crate) fn remove(&mut self, id: LeaseId) -> Option<Lease> {

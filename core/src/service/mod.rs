@@ -5,7 +5,8 @@
 //! One concept per file: [`command`] is the wire vocabulary, [`kv`],
 //! [`lease`], [`lock`] and [`session`] hold the replicated data,
 //! [`state_machine`] applies entries to them, [`effects`] is what an apply
-//! reports and [`invariants`] what must hold after each.
+//! reports and [`invariants`] what must hold after each; [`writer_clock`] is
+//! seed 002's clock document and its expiry rules.
 
 mod command;
 pub mod effects;
@@ -15,6 +16,7 @@ pub mod lease;
 pub mod lock;
 pub mod session;
 pub mod state_machine;
+pub mod writer_clock;
 
 pub use command::*;
 pub use effects::{Effect, ReleaseCause, RevokeCause};

@@ -27,6 +27,7 @@ use crate::service::kv::Kv;
 use crate::service::lease::{Lease, Leases};
 use crate::service::lock::{Holder, Locks, Waiter};
 use crate::service::session::{Lookup, Sessions, DEFAULT_SESSION_WINDOW};
+use crate::service::writer_clock::WriterClocks;
 use crate::service::{ClientRequest, Command, Op, Response, ServiceError};
 use crate::types::{ClientId, ExpiryStrategy, LeaseId, LogIndex, Term};
 
@@ -75,6 +76,8 @@ pub struct StateMachine {
     pub(crate) leases: Leases,
     pub(crate) locks: Locks,
     pub(crate) sessions: Sessions,
+    /// `writer-clock`: the latest time each client acknowledged (seed 002).
+    pub(crate) writer_clocks: WriterClocks,
     pub(crate) applied_index: LogIndex,
     pub(crate) applied_term: Term,
 }
@@ -88,6 +91,7 @@ impl StateMachine {
             leases: Leases::default(),
             locks: Locks::default(),
             sessions,
+            writer_clocks: WriterClocks::default(),
             applied_index: 0,
             applied_term: 0,
         }
@@ -129,7 +133,7 @@ impl StateMachine {
     /// Applies the entry at `index`. Entries must come in increasing index
     /// order (gaps only after a snapshot install replaced the state).
     pub fn apply(&mut self, index: LogIndex, term: Term, command: Option<&Command>, ctx: &mut ApplyContext) -> Vec<Effect> {
-        debug_assert!(index > self.applied_index, "entry {index} applied after {}", self.applied_index);
+        invariant!(index > self.applied_index, "entry {index} applied after {}", self.applied_index);
         let mut batch = Batch::new(index);
         if self.settings.expiry == ExpiryStrategy::LeaderStampedWall {
             for lease in self.leases.wall_expired(ctx.wall_ns) {
@@ -155,11 +159,14 @@ impl StateMachine {
             // proposed twice across a leader change) changes nothing.
             Some(Command::Expire { lease }) => self.end_lease(*lease, RevokeCause::Expire, &mut batch),
             Some(Command::Checkpoint { remaining }) => self.checkpoint(remaining),
+            Some(Command::WriterExpire { lease, expiry_ns, writer_ns }) => {
+                self.writer_expire(*lease, *expiry_ns, *writer_ns, &mut batch);
+            }
         }
         self.grant_waiting(&mut batch, ctx);
         self.applied_index = index;
         self.applied_term = term;
-        debug_assert_eq!(self.check_invariants(), Ok(()), "after applying index {index}");
+        invariant_eq!(self.check_invariants(), Ok(()), "after applying index {index}");
         batch.effects
     }
 
@@ -241,6 +248,10 @@ impl StateMachine {
             Response::LeaseGranted { lease, .. } if !self.leases.contains(lease) => {
                 Response::Error(ServiceError::LeaseNotFound { lease })
             }
+            // `writer-clock` extensions go through the session too.
+            Response::KeepAlive { lease, .. } if !self.leases.contains(lease) => {
+                Response::Error(ServiceError::LeaseNotFound { lease })
+            }
             Response::LockGranted { key, token } if self.locks.holder(&key).map(|h| h.token) != Some(token) => {
                 Response::Error(ServiceError::NotLockHolder { key })
             }
@@ -256,7 +267,17 @@ impl StateMachine {
 
     fn execute(&mut self, req: &ClientRequest, stamp_wall_ns: u64, batch: &mut Batch) -> Option<Response> {
         let index = batch.index;
+        let writer_clock = self.settings.expiry == ExpiryStrategy::WriterClock;
         Some(match &req.op {
+            Op::LeaseGrant { ttl_ns, id } if writer_clock => self.claim_lease(req.client, *ttl_ns, *id, None, batch),
+            Op::LeaseClaim { ttl_ns, writer_wall_ns } if writer_clock => {
+                self.claim_lease(req.client, *ttl_ns, None, Some(*writer_wall_ns), batch)
+            }
+            Op::LeaseClaim { ttl_ns, .. } => self.grant_lease(*ttl_ns, None, stamp_wall_ns, batch),
+            Op::LeaseKeepAlive { lease } if writer_clock => self.extend_lease(req.client, *lease, None, batch),
+            Op::LeaseExtend { lease, writer_wall_ns } if writer_clock => {
+                self.extend_lease(req.client, *lease, Some(*writer_wall_ns), batch)
+            }
             Op::Get { key } => self.read_value(key),
             Op::Put { key, value, lease } => self.put(key, value, *lease, index),
             Op::Delete { key } => self.delete(key, index),
@@ -271,7 +292,7 @@ impl StateMachine {
             }
             // The server never logs these (they are reads or leader-only),
             // but an entry carrying one still gets a deterministic answer.
-            Op::LeaseKeepAlive { lease } => match self.leases.get(*lease) {
+            Op::LeaseKeepAlive { lease } | Op::LeaseExtend { lease, .. } => match self.leases.get(*lease) {
                 Some(l) => Response::KeepAlive { lease: *lease, ttl_ns: l.ttl_ns },
                 None => Response::Error(ServiceError::LeaseNotFound { lease: *lease }),
             },
@@ -336,7 +357,7 @@ impl StateMachine {
         }
     }
 
-    fn grant_lease(&mut self, ttl_ns: u64, requested: Option<LeaseId>, stamp_wall_ns: u64, batch: &mut Batch) -> Response {
+    pub(crate) fn grant_lease(&mut self, ttl_ns: u64, requested: Option<LeaseId>, stamp_wall_ns: u64, batch: &mut Batch) -> Response {
         if ttl_ns < self.settings.min_ttl_ns {
             return Response::Error(ServiceError::TtlTooShort { min_ns: self.settings.min_ttl_ns });
         }
@@ -352,7 +373,7 @@ impl StateMachine {
         };
         let expiry_wall_ns = match self.settings.expiry {
             ExpiryStrategy::LeaderStampedWall => Some(stamp_wall_ns.saturating_add(ttl_ns)),
-            ExpiryStrategy::LeaderMonotonic => None,
+            ExpiryStrategy::LeaderMonotonic | ExpiryStrategy::WriterClock => None,
         };
         self.leases.insert(Lease {
             id,
@@ -361,6 +382,8 @@ impl StateMachine {
             keys: Default::default(),
             expiry_wall_ns,
             checkpoint_remaining_ns: None,
+            writer: None,
+            expiry_writer_ns: None,
         });
         batch.push(Effect::LeaseGranted { lease: id, ttl_ns });
         Response::LeaseGranted { lease: id, ttl_ns }
@@ -442,7 +465,7 @@ impl StateMachine {
     /// Ends a lease: deletes its keys and releases its locks in this very
     /// entry on every server (seed 000), and drops its waiters. A lease that
     /// is already gone is left alone.
-    fn end_lease(&mut self, id: LeaseId, cause: RevokeCause, batch: &mut Batch) {
+    pub(crate) fn end_lease(&mut self, id: LeaseId, cause: RevokeCause, batch: &mut Batch) {
         let Some(lease) = self.leases.remove(id) else { return };
         let mut deleted_keys = Vec::new();
         for key in &lease.keys {
@@ -504,7 +527,7 @@ impl StateMachine {
                 } else {
                     batch.index
                 };
-                debug_assert!(
+                invariant!(
                     token > queue.last_token || bugs.token_from_local_counter || bugs.follower_expires_leases,
                     "token {token} for {key} not above {}",
                     queue.last_token

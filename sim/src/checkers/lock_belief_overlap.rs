@@ -7,19 +7,21 @@
 use std::collections::BTreeMap;
 
 use super::{RunRecord, Violation};
-use crate::observe::Event;
+use crate::observe::{Event, Obs};
+use crate::world::clock::SimClock;
 use crate::world::wire::Proc;
 
+/// One client's belief that it holds a key, in true time.
 #[derive(Clone, Debug)]
-struct Interval {
-    client: u64,
-    token: u64,
-    start_ns: u64,
-    end_ns: u64,
+pub struct Interval {
+    pub client: u64,
+    pub token: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
 }
 
 pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
-    let intervals = beliefs(run);
+    let intervals = belief_windows(run.obs, run.clocks, run.end_ns);
     let mut violations = Vec::new();
     for (key, mut list) in intervals {
         list.sort_by_key(|i| (i.start_ns, i.client));
@@ -44,8 +46,9 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     violations
 }
 
-/// Belief intervals per key, in true time.
-fn beliefs(run: &RunRecord<'_>) -> BTreeMap<String, Vec<Interval>> {
+/// Belief intervals per key, in true time (the run reports draw the very
+/// windows this checker judges).
+pub fn belief_windows(obs: &[Obs], clocks: &BTreeMap<Proc, SimClock>, end_ns: u64) -> BTreeMap<String, Vec<Interval>> {
     struct Open {
         key: String,
         token: u64,
@@ -54,12 +57,12 @@ fn beliefs(run: &RunRecord<'_>) -> BTreeMap<String, Vec<Interval>> {
     }
     let mut open: BTreeMap<u64, Open> = BTreeMap::new();
     let mut done: BTreeMap<String, Vec<Interval>> = BTreeMap::new();
-    let lapse_ns = |client: u64, until_mono_ns: u64| run.clocks[&Proc::Client(client)].true_time_of_mono(until_mono_ns);
+    let lapse_ns = |client: u64, until_mono_ns: u64| clocks[&Proc::Client(client)].true_time_of_mono(until_mono_ns);
     let close = |client: u64, o: Open, at_ns: u64, done: &mut BTreeMap<String, Vec<Interval>>| {
         let end_ns = at_ns.min(lapse_ns(client, o.until_mono_ns));
         done.entry(o.key).or_default().push(Interval { client, token: o.token, start_ns: o.start_ns, end_ns });
     };
-    for obs in run.obs {
+    for obs in obs {
         let Proc::Client(client) = obs.proc else { continue };
         match &obs.event {
             Event::BeliefStarted { key, token, until_mono_ns, .. } => {
@@ -85,7 +88,7 @@ fn beliefs(run: &RunRecord<'_>) -> BTreeMap<String, Vec<Interval>> {
         }
     }
     for (client, o) in std::mem::take(&mut open) {
-        close(client, o, run.end_ns, &mut done);
+        close(client, o, end_ns, &mut done);
     }
     done
 }

@@ -19,10 +19,16 @@ mod liveness;
 mod lock_belief_overlap;
 mod log_matching;
 mod release_by_owner;
+mod singleton_overlap;
 mod state_machine_safety;
+mod task_lost;
+mod task_once;
 mod token_monotonic;
 
 pub mod facts;
+
+pub use lock_belief_overlap::{belief_windows, Interval as BeliefWindow};
+pub use task_lost::TaskPace;
 
 use std::collections::BTreeMap;
 
@@ -61,6 +67,8 @@ pub struct RunRecord<'a> {
     pub registry_ttl_ns: &'a BTreeMap<u64, u64>,
     /// Lock workload bounds for liveness: (clients, hold max, ttl).
     pub lock_wait_bound_ns: u64,
+    /// The task workload's pace, if the scenario has one (`task-lost`).
+    pub task_pace: Option<TaskPace>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -111,6 +119,9 @@ pub const CHECKERS: &[(&str, Check)] = &[
     ("release-by-owner", release_by_owner::check),
     ("liveness", liveness::check),
     ("linearizable", linearizable::check),
+    ("task-once", task_once::check),
+    ("task-lost", task_lost::check),
+    ("singleton-overlap", singleton_overlap::check),
 ];
 
 /// Runs every checker; violations sorted by time.

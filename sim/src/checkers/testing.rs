@@ -7,7 +7,7 @@ use leasesim_core::raft::Role;
 use leasesim_core::server::ServerEvent;
 use leasesim_core::{ExpiryStrategy, NodeId};
 
-use super::{FinalServer, RunRecord};
+use super::{FinalServer, RunRecord, TaskPace};
 use crate::observe::{Event, Obs};
 use crate::world::clock::SimClock;
 use crate::world::wire::Proc;
@@ -21,6 +21,7 @@ pub struct Fixture {
     pub clocks: BTreeMap<Proc, SimClock>,
     pub servers: BTreeMap<NodeId, FinalServer>,
     pub registry_ttl_ns: BTreeMap<u64, u64>,
+    pub task_pace: Option<TaskPace>,
     pub drift_bound: f64,
     pub expiry: ExpiryStrategy,
     pub end_ns: u64,
@@ -47,6 +48,7 @@ impl Fixture {
             clocks,
             servers,
             registry_ttl_ns: BTreeMap::new(),
+            task_pace: None,
             drift_bound: 0.01,
             expiry: ExpiryStrategy::LeaderMonotonic,
             end_ns: 60 * S,
@@ -84,6 +86,7 @@ impl Fixture {
             servers: &self.servers,
             registry_ttl_ns: &self.registry_ttl_ns,
             lock_wait_bound_ns: 5 * S,
+            task_pace: self.task_pace,
         }
     }
 

@@ -1,7 +1,9 @@
 //! The `leasesim` command line (clap). Exit codes: 0 = as expected,
 //! 1 = a violation or an expectation not met, 2 = bad input (file, flag).
 
+pub mod report;
 mod run;
+pub mod study;
 mod sweep;
 
 use std::path::PathBuf;
@@ -34,6 +36,10 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Check a history file for linearizability (Jepsen or leasesim format).
     CheckHistory(crate::linearizability::cli::CheckHistoryArgs),
+    /// Render saved `--json` results as a sweep report (Markdown + HTML) with run timelines.
+    Report(report::ReportArgs),
+    /// Run a study grid over scenario parameters; JSON, CSV and SVG in --out (docs/STUDY-FORMAT.md).
+    Study(study::StudyArgs),
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -72,6 +78,9 @@ pub struct RunArgs {
     /// Run twice and compare trace digests; exit 1 if they differ.
     #[arg(long)]
     pub check_determinism: bool,
+    /// Write the run's timeline report (self-contained HTML) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
     #[command(flatten)]
     pub bugs: BugArgs,
 }
@@ -102,6 +111,9 @@ pub struct SweepArgs {
     /// Print one JSON object per run (JSON lines) instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Write the sweep report and a timeline per unexpected seed into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
     #[command(flatten)]
     pub bugs: BugArgs,
 }
@@ -136,5 +148,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Check { paths } => crate::scenario::check::check_command(&paths),
         Command::Replay(args) => replay_command(&args),
         Command::CheckHistory(args) => crate::linearizability::cli::check_history_command(&args),
+        Command::Report(args) => report::report_command(&args),
+        Command::Study(args) => study::study_command(&args),
     }
 }

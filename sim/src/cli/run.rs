@@ -21,12 +21,23 @@ pub fn run_command(args: &RunArgs) -> i32 {
         Err(code) => return code,
     };
     let seed = args.seed.unwrap_or(scenario.seeds.start);
-    let options = RunOptions { trace: false, extra_bugs: args.bugs.to_bugs(), keep_observations: args.trace.is_some() };
+    let keep_observations = args.trace.is_some() || args.report.is_some();
+    let options = RunOptions { trace: false, extra_bugs: args.bugs.to_bugs(), keep_observations };
     let outcome = run_seed(&scenario, seed, &options);
     if let Some(path) = &args.trace {
         if let Err(e) = write_trace(path, &outcome) {
             eprintln!("{}: cannot write the trace: {e}", path.display());
             return 2;
+        }
+    }
+    if let Some(dir) = &args.report {
+        match super::report::write_run_report(dir, &scenario, &outcome, None) {
+            // On stderr, so `--json` output stays one JSON object.
+            Ok(path) => eprintln!("report: {}", path.display()),
+            Err(message) => {
+                eprintln!("{message}");
+                return 2;
+            }
         }
     }
     if args.json {

@@ -64,7 +64,8 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
         if !args.json {
             for o in mine.iter().filter(|o| !o.expected).take(5) {
                 print_failure(o);
-                for v in o.violations.iter().take(3) {
+                // With a report, the details are in it; the terminal stays short.
+                for v in o.violations.iter().take(if args.report.is_some() { 0 } else { 3 }) {
                     println!("  {} at {}: {}", v.invariant, v.at, v.detail);
                 }
             }
@@ -73,6 +74,16 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
     }
     if !args.json {
         print_table(&rows, wall);
+    }
+    if let Some(dir) = &args.report {
+        match super::report::write_sweep_report(dir, &scenarios, &outcomes, &options, wall) {
+            // On stderr, so `--json` output stays JSON lines.
+            Ok((index, timelines)) => eprintln!("report: {} ({timelines} run timeline(s))", index.display()),
+            Err(message) => {
+                eprintln!("{message}");
+                return 2;
+            }
+        }
     }
     i32::from(failed)
 }

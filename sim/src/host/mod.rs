@@ -11,6 +11,7 @@
 
 pub mod server;
 pub mod store;
+pub mod task_table;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,13 +2,17 @@
 //! at least the highest it has accepted for that key (when the key is
 //! fenced; an unfenced key accepts everything, the hazard fencing exists
 //! for). Its accepts and rejects are what `fencing-order` judges.
+//!
+//! It also keeps seed 003's task rows (`task_table`): task workers' fenced
+//! starts and completions, which `task-once` judges.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use super::task_table::{TaskReply, TaskTable, TaskVerdict, TaskWrite};
 use super::{Actor, Step};
 use crate::observe::Event;
-use crate::world::wire::{Proc, StoreReply, Wire};
+use crate::world::wire::{Proc, StoreReply, StoreWrite, Wire};
 
 pub struct StoreActor {
     /// Key → whether writes to it are checked against their token.
@@ -16,21 +20,15 @@ pub struct StoreActor {
     /// Highest accepted token per key; owned by the simulator so that it
     /// survives the store's crash (a real store keeps it on disk).
     highest_token: Arc<Mutex<BTreeMap<String, u64>>>,
+    tasks: TaskTable,
 }
 
 impl StoreActor {
-    pub fn new(fenced: BTreeMap<String, bool>, highest_token: Arc<Mutex<BTreeMap<String, u64>>>) -> Self {
-        StoreActor { fenced, highest_token }
+    pub fn new(fenced: BTreeMap<String, bool>, highest_token: Arc<Mutex<BTreeMap<String, u64>>>, tasks: TaskTable) -> Self {
+        StoreActor { fenced, highest_token, tasks }
     }
-}
 
-impl Actor for StoreActor {
-    fn start(&mut self, _step: &mut Step<'_>) {}
-
-    fn on_message(&mut self, step: &mut Step<'_>, from: Proc, wire: Wire) {
-        let Wire::StoreWrite(write) = wire else {
-            panic!("the store got an unexpected message from {from}: {wire:?}");
-        };
+    fn on_write(&mut self, step: &mut Step<'_>, from: Proc, write: StoreWrite) {
         let mut highest_token = self.highest_token.lock().expect("single-threaded simulation");
         let highest = highest_token.get(&write.key).copied().unwrap_or(0);
         let fenced = self.fenced.get(&write.key).copied().unwrap_or(true);
@@ -42,6 +40,28 @@ impl Actor for StoreActor {
             step.record(Event::StoreRejected { client: write.client, key: write.key, token: write.token, highest });
         }
         step.send(from, Wire::StoreReply(StoreReply { request_id: write.request_id, accepted }));
+    }
+
+    fn on_task_write(&mut self, step: &mut Step<'_>, from: Proc, write: TaskWrite) {
+        let verdict = self.tasks.apply(&write);
+        let (client, task, token, step_kind) = (write.client, write.task, write.token, write.step);
+        match verdict {
+            TaskVerdict::Accepted => step.record(Event::TaskWriteAccepted { client, task, token, step: step_kind }),
+            refused => step.record(Event::TaskWriteRefused { client, task, token, step: step_kind, verdict: refused }),
+        }
+        step.send(from, Wire::TaskReply(TaskReply { request_id: write.request_id, task, verdict }));
+    }
+}
+
+impl Actor for StoreActor {
+    fn start(&mut self, _step: &mut Step<'_>) {}
+
+    fn on_message(&mut self, step: &mut Step<'_>, from: Proc, wire: Wire) {
+        match wire {
+            Wire::StoreWrite(write) => self.on_write(step, from, write),
+            Wire::TaskWrite(write) => self.on_task_write(step, from, write),
+            wire => panic!("the store got an unexpected message from {from}: {wire:?}"),
+        }
     }
 
     fn on_timer(&mut self, _step: &mut Step<'_>) {}

@@ -12,7 +12,7 @@
 //! collapses the 2^k subsets of k pending unknown operations that plain
 //! memoization keeps apart; each entry keeps only its minimal consumed sets.
 //!
-//! The required set is kept as a [`PrefixSet`]: numbered in call order, the
+//! The required set is kept as a `PrefixSet`: numbered in call order, the
 //! linearized operations are nearly always "everything up to some point plus
 //! a few concurrent ones", so a key is the length of that prefix plus the
 //! words after it. Keys stay a few words long however long the history,

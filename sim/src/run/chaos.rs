@@ -1,21 +1,28 @@
 //! `[chaos]`: seeded random faults on top of the timeline. Each kind is a
 //! Poisson process with the given mean interval; targets are drawn among the
-//! scenario's processes. With `swarm = true`, each seed first scales every
-//! rate by its own draw in [0, 1] — some seeds get no crashes at all, some
-//! many — because a uniform mix of every fault hides bugs that need one
-//! kind alone (swarm testing; Groce et al. 2012, TigerBeetle's VOPR).
+//! scenario's processes (or named by role: `leader`, `holder:KEY`). With
+//! `swarm = true`, each seed first scales every rate by its own draw in
+//! [0, 1] — some seeds get no crashes at all, some many — because a uniform
+//! mix of every fault hides bugs that need one kind alone (swarm testing;
+//! Groce et al. 2012, TigerBeetle's VOPR).
 //!
-//! The draws become explicit faults (`Selector::Server(n)`, …), so a failing
-//! run can be written back as a plain scenario by `shrink`.
+//! Chaos is decided before the run, from its own random stream, and comes
+//! out as plain scenario parts: explicit faults and each clock's drift. A
+//! run of a chaos scenario *is* the run of [`explicit`]'s scenario (the
+//! simulator runs that one), so `shrink` can write a failing seed's chaos
+//! back as an ordinary file that replays bit for bit.
+
+use std::collections::BTreeMap;
 
 use rand::seq::SliceRandom;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::scenario::{Chaos, ChaosRate, FaultAction, Scenario, Selector};
+use crate::scenario::{Chaos, ChaosRate, ClockSpec, Fault, FaultAction, Process, Scenario, Selector};
 
-/// One drawn fault: (at, action, for).
-pub type Drawn = (u64, FaultAction, Option<u64>);
+/// Salt of chaos's own random stream: chaos draws must not shift the
+/// stream the rest of the run uses, or the explicit scenario would differ.
+const CHAOS_STREAM: u64 = 0xc4a0_5d12_a5e7_0001;
 
 /// The chaos settings this seed runs with (after the swarm draw).
 #[derive(Clone, Debug, PartialEq)]
@@ -24,33 +31,80 @@ pub struct Rates {
     pub crashes: Option<ChaosRate>,
     pub pauses: Option<ChaosRate>,
     pub clock_jumps: Option<(u64, (i64, i64))>,
+    pub leader_crashes: Option<ChaosRate>,
+    pub holder_pauses: Option<ChaosRate>,
+    pub membership_ns: Option<u64>,
     pub drift: f64,
 }
 
-pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
-    let mut scale = |on: bool| -> f64 {
-        if !on {
-            1.0
-        } else {
-            rng.gen_range(0.0..=1.0)
+/// What chaos decided for one seed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decided {
+    pub rates: Rates,
+    /// In time order; `line` is 0 (they were never written in a file).
+    pub faults: Vec<Fault>,
+    /// Drawn rate error of every process the file gives no `[clocks.X]`
+    /// (empty when the drift rate is zero: those clocks stay exact).
+    pub drifts: BTreeMap<Process, f64>,
+}
+
+/// What `[chaos]` decides for `seed`; `None` without a `[chaos]` table.
+pub fn decide(scenario: &Scenario, seed: u64) -> Option<Decided> {
+    let chaos = scenario.chaos.as_ref()?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ CHAOS_STREAM);
+    let rates = rates(chaos, &mut rng);
+    let faults = draw(scenario, &rates, &mut rng);
+    let mut drifts = BTreeMap::new();
+    if rates.drift > 0.0 {
+        for p in scenario.processes() {
+            let drift = rng.gen_range(-rates.drift..=rates.drift);
+            if !scenario.clocks.contains_key(&p) {
+                drifts.insert(p, drift);
+            }
         }
-    };
+    }
+    Some(Decided { rates, faults, drifts })
+}
+
+/// The scenario without `[chaos]` that runs exactly like `seed` of this
+/// one: the drawn faults appended to the timeline (after the file's own, so
+/// faults at one instant fire in the same order) and the drawn drifts pinned
+/// as `[clocks.X] drift`. A scenario without chaos comes back unchanged.
+pub fn explicit(scenario: &Scenario, seed: u64) -> Scenario {
+    let mut out = scenario.clone();
+    let Some(decided) = decide(scenario, seed) else { return out };
+    out.chaos = None;
+    out.faults.extend(decided.faults);
+    for (p, drift) in decided.drifts {
+        out.clocks.insert(p, ClockSpec { drift, offset_ns: 0 });
+    }
+    out
+}
+
+pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
     let swarm = chaos.swarm;
+    // A factor near zero means "none of this kind in this seed".
+    let mut factor = || -> Option<f64> {
+        let f = if swarm { rng.gen_range(0.0..=1.0) } else { 1.0 };
+        (f > 0.05).then_some(f)
+    };
     let mut scaled = |rate: Option<ChaosRate>| -> Option<ChaosRate> {
         let rate = rate?;
-        let factor = scale(swarm);
-        // A factor near zero means "none of this kind in this seed".
-        (factor > 0.05).then(|| ChaosRate { mean_interval_ns: (rate.mean_interval_ns as f64 / factor) as u64, ..rate })
+        let f = factor()?;
+        Some(ChaosRate { mean_interval_ns: (rate.mean_interval_ns as f64 / f) as u64, ..rate })
     };
     let partitions = scaled(chaos.partitions);
     let crashes = scaled(chaos.crashes);
     let pauses = scaled(chaos.pauses);
-    let clock_jumps = chaos.clock_jumps.and_then(|j| {
-        let factor = if swarm { rng.gen_range(0.0..=1.0) } else { 1.0 };
-        (factor > 0.05).then(|| ((j.mean_interval_ns as f64 / factor) as u64, j.jump_ns))
-    });
+    let clock_jumps = scaled(chaos.clock_jumps.map(|j| ChaosRate { mean_interval_ns: j.mean_interval_ns, for_ns: (0, 0) }))
+        .zip(chaos.clock_jumps)
+        .map(|(rate, j)| (rate.mean_interval_ns, j.jump_ns));
+    let leader_crashes = scaled(chaos.leader_crashes);
+    let holder_pauses = scaled(chaos.holder_pauses);
+    let membership_ns = scaled(chaos.membership_ns.map(|mean_interval_ns| ChaosRate { mean_interval_ns, for_ns: (0, 0) }))
+        .map(|rate| rate.mean_interval_ns);
     let drift = if swarm { chaos.drift * rng.gen_range(0.0..=1.0) } else { chaos.drift };
-    Rates { partitions, crashes, pauses, clock_jumps, drift }
+    Rates { partitions, crashes, pauses, clock_jumps, leader_crashes, holder_pauses, membership_ns, drift }
 }
 
 fn arrivals(mean_ns: u64, duration_ns: u64, rng: &mut ChaCha8Rng) -> Vec<u64> {
@@ -74,8 +128,13 @@ fn draw_for(range: (u64, u64), rng: &mut ChaCha8Rng) -> u64 {
     }
 }
 
-/// Draws this seed's chaos faults, in time order.
-pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Drawn> {
+fn fault(at_ns: u64, action: FaultAction, for_ns: Option<u64>) -> Fault {
+    Fault { at_ns, action, for_ns, line: 0 }
+}
+
+/// Draws this seed's chaos faults, in time order (a stable sort: faults at
+/// one instant keep the order they were drawn in).
+pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fault> {
     let servers: Vec<Selector> = (1..=scenario.cluster.servers).map(Selector::Server).collect();
     let clients: Vec<Selector> = (1..=scenario.client_count()).map(Selector::Client).collect();
     let everyone: Vec<Selector> = servers.iter().chain(clients.iter()).cloned().collect();
@@ -91,30 +150,65 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Dra
                 continue;
             }
             let action = FaultAction::Partition(vec![sorted(a), sorted(b)]);
-            drawn.push((at_ns, action, Some(draw_for(rate.for_ns, rng))));
+            drawn.push(fault(at_ns, action, Some(draw_for(rate.for_ns, rng))));
         }
     }
     if let Some(rate) = rates.crashes {
         for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
             let target = everyone.choose(rng).cloned().expect("a scenario has servers");
-            drawn.push((at_ns, FaultAction::Crash(target), Some(draw_for(rate.for_ns, rng))));
+            drawn.push(fault(at_ns, FaultAction::Crash(target), Some(draw_for(rate.for_ns, rng))));
         }
     }
     if let Some(rate) = rates.pauses {
         for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
             let target = everyone.choose(rng).cloned().expect("a scenario has servers");
-            drawn.push((at_ns, FaultAction::Pause(target), Some(draw_for(rate.for_ns, rng))));
+            drawn.push(fault(at_ns, FaultAction::Pause(target), Some(draw_for(rate.for_ns, rng))));
         }
     }
     if let Some((mean_ns, (lo, hi))) = rates.clock_jumps {
         for at_ns in arrivals(mean_ns, duration_ns, rng) {
             let target = everyone.choose(rng).cloned().expect("a scenario has servers");
             let jump_ns = if lo >= hi { lo } else { rng.gen_range(lo..=hi) };
-            drawn.push((at_ns, FaultAction::Clock { target, drift: None, jump_ns: Some(jump_ns) }, None));
+            drawn.push(fault(at_ns, FaultAction::Clock { target, drift: None, jump_ns: Some(jump_ns) }, None));
         }
     }
-    drawn.sort_by_key(|(at, _, _)| *at);
+    if let Some(rate) = rates.leader_crashes {
+        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
+            drawn.push(fault(at_ns, FaultAction::Crash(Selector::Leader), Some(draw_for(rate.for_ns, rng))));
+        }
+    }
+    if let Some(rate) = rates.holder_pauses {
+        let keys: Vec<&str> = scenario.lock_keys().into_iter().collect();
+        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
+            let Some(key) = keys.choose(rng) else { break };
+            let action = FaultAction::Pause(Selector::Holder(key.to_string()));
+            drawn.push(fault(at_ns, action, Some(draw_for(rate.for_ns, rng))));
+        }
+    }
+    if let Some(mean_ns) = rates.membership_ns {
+        drawn.extend(membership(scenario, mean_ns, rng));
+    }
+    drawn.sort_by_key(|f| f.at_ns);
     drawn
+}
+
+/// Node replacements: a spare added and a server removed at one instant,
+/// as an operator swapping a machine does. The second change reaches the
+/// leader while the first is still uncommitted, which a correct leader
+/// refuses (thesis §4.1) and says so in the trace.
+fn membership(scenario: &Scenario, mean_ns: u64, rng: &mut ChaCha8Rng) -> Vec<Fault> {
+    let cluster = &scenario.cluster;
+    let spares: Vec<u64> = (cluster.servers + 1..=cluster.servers + cluster.spares).collect();
+    let all: Vec<u64> = (1..=cluster.servers + cluster.spares).collect();
+    let mut out = Vec::new();
+    for at_ns in arrivals(mean_ns, scenario.duration_ns, rng) {
+        let Some(&added) = spares.choose(rng) else { break };
+        let removable: Vec<u64> = all.iter().copied().filter(|n| *n != added).collect();
+        let removed = *removable.choose(rng).expect("a spare comes with at least one voter");
+        out.push(fault(at_ns, FaultAction::Add(added), None));
+        out.push(fault(at_ns, FaultAction::Remove(Selector::Server(removed)), None));
+    }
+    out
 }
 
 fn sorted(group: &[Selector]) -> Vec<Selector> {
@@ -124,4 +218,50 @@ fn sorted(group: &[Selector]) -> Vec<Selector> {
         _ => u64::MAX,
     });
     group
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chaotic() -> Scenario {
+        let text = "name = \"c\"\nduration = \"20s\"\n[cluster]\nservers = 3\nspares = 2\n\
+                    [[workload]]\nkind = \"lock\"\nclients = 2\nkeys = [\"a\"]\nttl = \"1s\"\n\
+                    [clocks.c1]\noffset = \"1s\"\n\
+                    [chaos]\ncrashes = \"2s\"\nleader_crashes = \"3s\"\nholder_pauses = \"3s\"\nmembership = \"4s\"\ndrift = 0.01\n";
+        crate::scenario::parse(text, "c.toml").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_same_seed_decides_the_same_and_another_differs() {
+        let s = chaotic();
+        assert_eq!(decide(&s, 7), decide(&s, 7));
+        assert_ne!(decide(&s, 7), decide(&s, 8));
+        assert_eq!(decide(&explicit(&s, 7), 7), None, "the explicit scenario has no chaos left");
+    }
+
+    #[test]
+    fn explicit_pins_drawn_drifts_except_where_the_file_set_a_clock() {
+        let s = chaotic();
+        let e = explicit(&s, 3);
+        assert_eq!(e.clocks[&Process::Client(1)], s.clocks[&Process::Client(1)], "the file's own clock is kept");
+        let pinned: Vec<f64> = e.clocks.iter().filter(|(p, _)| **p != Process::Client(1)).map(|(_, c)| c.drift).collect();
+        assert_eq!(pinned.len(), s.processes().len() - 1);
+        assert!(pinned.iter().all(|d| d.abs() <= 0.01), "{pinned:?}");
+        assert!(e.faults.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
+    }
+
+    #[test]
+    fn role_kinds_come_out_as_role_selectors_and_replacements_in_pairs() {
+        let e = explicit(&chaotic(), 11);
+        let has = |f: &dyn Fn(&FaultAction) -> bool| e.faults.iter().any(|x| f(&x.action));
+        assert!(has(&|a| *a == FaultAction::Crash(Selector::Leader)));
+        assert!(has(&|a| *a == FaultAction::Pause(Selector::Holder("a".into()))));
+        let adds: Vec<&Fault> = e.faults.iter().filter(|f| matches!(f.action, FaultAction::Add(_))).collect();
+        assert!(!adds.is_empty());
+        for add in adds {
+            let removed_then = e.faults.iter().any(|f| f.at_ns == add.at_ns && matches!(f.action, FaultAction::Remove(_)));
+            assert!(removed_then, "a replacement is an add and a remove at {}", add.at_ns);
+        }
+    }
 }

@@ -20,7 +20,7 @@ use madsim::net::Endpoint;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::checkers::{check_all, RunRecord};
+use crate::checkers::{check_all, RunRecord, TaskPace};
 use crate::scenario::{Scenario, WorkloadKind};
 use crate::world::wire::{Proc, Wire};
 use crate::world::{Recorder, World};
@@ -88,11 +88,12 @@ fn simulate_on_this_thread(scenario: Arc<Scenario>, seed: u64, options: &RunOpti
 
 async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions) -> Simulated {
     let handle = madsim::runtime::Handle::current();
+    // Chaos becomes explicit faults and pinned drifts first, so this run is
+    // exactly the run of the scenario `shrink` writes for this seed.
+    let scenario = Arc::new(chaos::explicit(&scenario, seed));
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x1ea5_e51a_u64);
     let bugs = merge_bugs(scenario.bugs, options.extra_bugs);
-    let rates = scenario.chaos.as_ref().map(|c| chaos::rates(c, &mut rng));
-    let chaos_drift = rates.as_ref().map_or(0.0, |r| r.drift);
-    let clocks = setup::clocks(&scenario, chaos_drift, &mut rng);
+    let clocks = setup::clocks(&scenario, 0.0, &mut rng);
     let servers = 1..=scenario.cluster.servers + scenario.cluster.spares;
     let world = Arc::new(World::new(clocks, servers, options.trace));
     let mut ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
@@ -108,10 +109,7 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions) -> Si
         }
     });
 
-    let mut faults: Vec<_> = scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns)).collect();
-    if let Some(rates) = &rates {
-        faults.extend(chaos::draw(&scenario, rates, &mut rng));
-    }
+    let faults: Vec<_> = scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns)).collect();
     let mut injector = Injector::new(handle.clone(), world.clone(), scenario.clone(), ids, rng, admin_tx);
     for (at_ns, step) in timeline(&faults) {
         madsim::time::sleep_until(world.instant_of(at_ns)).await;
@@ -160,6 +158,12 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
             _ => None,
         })
         .sum();
+    // Validation allows one task workload: its first client generates, the
+    // others work.
+    let task_pace = scenario.workloads.iter().find_map(|w| match &w.kind {
+        WorkloadKind::Task(t) => Some(TaskPace::of(t, w.clients - 1)),
+        _ => None,
+    });
     let record = RunRecord {
         obs: &simulated.recorder.obs,
         clocks: &simulated.clocks,
@@ -171,6 +175,7 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         servers: &simulated.finals,
         registry_ttl_ns: &registry_ttl_ns,
         lock_wait_bound_ns,
+        task_pace,
     };
     let violations = check_all(&record);
     RunOutcome::judged(scenario, seed, options, simulated.recorder, simulated.clocks, simulated.end_ns, violations, wall_seconds)

@@ -18,10 +18,14 @@ use rand_chacha::ChaCha8Rng;
 use crate::host::server::ServerActor;
 use crate::host::store::StoreActor;
 use crate::host::{run_actor, HostNet};
-use crate::scenario::{BeliefFrom, Process, Scenario, WorkloadKind};
+use crate::host::task_table::{TaskRows, TaskTable};
+use crate::scenario::{BeliefFrom, Process, Scenario, SingletonWorkload, TaskWorkload, WorkloadKind};
 use crate::workload::kv::{KvClient, KvSpec};
 use crate::workload::lock::{LockClient, LockSpec};
 use crate::workload::registry::{RegistryClient, RegistrySpec};
+use crate::workload::singleton::{SingletonInstance, SingletonSpec};
+use crate::workload::task::{TaskSpec, TaskWorker};
+use crate::workload::task_generator::{GeneratorSpec, TaskGenerator};
 use crate::world::clock::SimClock;
 use crate::world::wire::Proc;
 use crate::world::World;
@@ -81,6 +85,31 @@ fn core_belief_from(b: BeliefFrom) -> CoreBeliefFrom {
     }
 }
 
+fn task_spec(w: &TaskWorkload, trust_full_ttl: bool) -> TaskSpec {
+    TaskSpec {
+        ttl_ns: w.ttl_ns,
+        keepalive_ns: w.keepalive_ns,
+        work_ns: w.work_ns,
+        poll_ns: w.poll_ns,
+        margin: w.margin,
+        belief_from: core_belief_from(w.belief_from),
+        trust_full_ttl,
+    }
+}
+
+fn singleton_spec(w: SingletonWorkload, trust_full_ttl: bool) -> SingletonSpec {
+    SingletonSpec {
+        role: w.role,
+        ttl_ns: w.ttl_ns,
+        keepalive_ns: w.keepalive_ns,
+        interval_ns: w.interval_ns,
+        poll_ns: w.poll_ns,
+        margin: w.margin,
+        belief_from: core_belief_from(w.belief_from),
+        trust_full_ttl,
+    }
+}
+
 /// Creates one madsim node per process; returns their madsim ids.
 pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scenario>, seed: u64, bugs: Bugs) -> BTreeMap<Proc, SimNodeId> {
     let net = HostNet { duplicate: scenario.network.duplicate };
@@ -113,6 +142,8 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
             let kind = workload.kind.clone();
             let servers = servers.clone();
             let restarts = Arc::new(AtomicU64::new(0));
+            // A task workload's first client generates; the others work.
+            let generates = client == workload.first_client;
             if let WorkloadKind::Lock(lock) = &kind {
                 for key in &lock.keys {
                     *fenced.entry(key.clone()).or_insert(false) |= lock.fenced;
@@ -152,6 +183,18 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
                                 let spec = KvSpec { keys: w.keys as usize, interval_ns: w.interval_ns };
                                 run_actor(world, proc, net, KvClient::new(client, spec, servers, seed, incarnation)).await
                             }
+                            WorkloadKind::Task(w) if generates => {
+                                let spec = GeneratorSpec { tasks: w.tasks, task_every_ns: w.task_every_ns };
+                                run_actor(world, proc, net, TaskGenerator::new(client, spec, servers, seed, incarnation)).await
+                            }
+                            WorkloadKind::Task(w) => {
+                                let worker = TaskWorker::new(client, task_spec(&w, trust_full_ttl), servers, seed, incarnation);
+                                run_actor(world, proc, net, worker).await
+                            }
+                            WorkloadKind::Singleton(w) => {
+                                let instance = SingletonInstance::new(client, singleton_spec(w, trust_full_ttl), servers, seed, incarnation);
+                                run_actor(world, proc, net, instance).await
+                            }
                         }
                     }
                 })
@@ -161,13 +204,16 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
     }
     // The store's state survives its own crash: a real store is durable.
     let store_state = Arc::new(std::sync::Mutex::new(BTreeMap::new()));
+    let task_rows = TaskRows::default();
+    let skip_completion_token_check = bugs.completion_without_token_check;
     let world_for_store = world.clone();
     let node = handle
         .create_node()
         .name("store")
         .ip(Proc::Store.addr().ip())
         .init(move || {
-            let actor = StoreActor::new(fenced.clone(), store_state.clone());
+            let tasks = TaskTable::new(task_rows.clone(), skip_completion_token_check);
+            let actor = StoreActor::new(fenced.clone(), store_state.clone(), tasks);
             run_actor(world_for_store.clone(), Proc::Store, net, actor)
         })
         .build();

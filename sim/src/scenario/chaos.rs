@@ -2,13 +2,32 @@
 //!
 //! Each fault kind is on when its mean interval is given; its length range
 //! alone would do nothing, so giving one without the other is an error
-//! rather than a silently ignored line.
+//! rather than a silently ignored line. Kinds aimed at a role (`leader`,
+//! a lock's holder, membership) are checked against the rest of the file:
+//! a kind that could never find its target is an error, not a quiet no-op.
 
 use super::error::Diags;
 use super::fields::{Field, TableReader, Val};
 use super::model::{Chaos, ChaosJumps, ChaosRate};
+use super::selector::World;
 
-const KEYS: [&str; 10] = ["partitions", "partition_for", "crashes", "crash_for", "pauses", "pause_for", "clock_jumps", "jump", "drift", "swarm"];
+const KEYS: [&str; 15] = [
+    "partitions",
+    "partition_for",
+    "crashes",
+    "crash_for",
+    "pauses",
+    "pause_for",
+    "clock_jumps",
+    "jump",
+    "leader_crashes",
+    "leader_crash_for",
+    "holder_pauses",
+    "holder_pause_for",
+    "membership",
+    "drift",
+    "swarm",
+];
 const NS_PER_MS: u64 = 1_000_000;
 const NS_PER_SEC: u64 = 1_000_000_000;
 
@@ -18,11 +37,22 @@ pub(crate) const CRASH_FOR_NS: (u64, u64) = (NS_PER_SEC, 5 * NS_PER_SEC);
 pub(crate) const PAUSE_FOR_NS: (u64, u64) = (500 * NS_PER_MS, 3 * NS_PER_SEC);
 pub(crate) const JUMP_NS: (i64, i64) = (-(NS_PER_SEC as i64), NS_PER_SEC as i64);
 
-pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags) -> Option<Chaos> {
+pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Option<Chaos> {
     let partitions = paired(&mut t, d, "partitions", "partition_for", |v, d| v.duration_range(d), PARTITION_FOR_NS);
     let crashes = paired(&mut t, d, "crashes", "crash_for", |v, d| v.duration_range(d), CRASH_FOR_NS);
     let pauses = paired(&mut t, d, "pauses", "pause_for", |v, d| v.duration_range(d), PAUSE_FOR_NS);
     let clock_jumps = paired(&mut t, d, "clock_jumps", "jump", |v, d| v.signed_range(d), JUMP_NS);
+    let leader_crashes = paired(&mut t, d, "leader_crashes", "leader_crash_for", |v, d| v.duration_range(d), CRASH_FOR_NS);
+    let holder_pauses = needs(&mut t, d, "holder_pauses", holder_problem(world), |t, d| {
+        paired(t, d, "holder_pauses", "holder_pause_for", |v, d| v.duration_range(d), PAUSE_FOR_NS)
+    });
+    let membership = needs(&mut t, d, "membership", membership_problem(world), |t, d| {
+        match t.get("membership", d, |v, d| v.positive_duration(d)) {
+            Field::Missing => Some(None),
+            Field::Bad => None,
+            Field::Ok(ns) => Some(Some(ns)),
+        }
+    });
     let drift = t.get("drift", d, |v, d| v.fraction(d, "0.01")).or(0.0);
     let swarm = t.get("swarm", d, |v, d| v.boolean(d)).or(false);
     t.finish(d, &KEYS);
@@ -32,9 +62,55 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags) -> Option<Chaos> {
         crashes: rate(crashes)?,
         pauses: rate(pauses)?,
         clock_jumps: clock_jumps?.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),
+        leader_crashes: rate(leader_crashes)?,
+        holder_pauses: rate(holder_pauses)?,
+        membership_ns: membership?,
         drift: drift?,
         swarm: swarm?,
     })
+}
+
+/// Why `holder_pauses` could never fire, if it could not: there is no lock
+/// to hold. `None` also when the workloads were bad (reported there).
+fn holder_problem(world: &World) -> Option<(String, String)> {
+    let keys = world.lock_keys.as_ref()?;
+    keys.is_empty().then(|| {
+        (
+            "`holder_pauses` needs a lock workload: no client ever holds a lock here".to_string(),
+            "add a `[[workload]]` with `kind = \"lock\"`, or use `pauses` to pause any process".to_string(),
+        )
+    })
+}
+
+/// Why `membership` could never do anything, if it could not: there is no
+/// spare to add (removals alone would only shrink the cluster).
+fn membership_problem(world: &World) -> Option<(String, String)> {
+    (world.spares? == 0).then(|| {
+        (
+            "`membership` needs spare servers to add: each change adds a spare and removes a server".to_string(),
+            "add `spares = 2` to [cluster], or remove `membership`".to_string(),
+        )
+    })
+}
+
+/// Reads a kind with `read`, then reports `problem` at its key if the kind
+/// is on although the file gives it nothing to act on.
+fn needs<'a, T>(
+    t: &mut TableReader<'a>,
+    d: &mut Diags,
+    key: &str,
+    problem: Option<(String, String)>,
+    read: impl FnOnce(&mut TableReader<'a>, &mut Diags) -> Option<Option<T>>,
+) -> Option<Option<T>> {
+    let key_span = t.key_span(key);
+    let value = read(t, d)?;
+    match (value, problem) {
+        (Some(_), Some((message, fix))) => {
+            d.error(key_span, message, fix);
+            None
+        }
+        (value, _) => Some(value),
+    }
 }
 
 /// A mean interval and the range that goes with it: `Some(None)` when the

@@ -83,6 +83,12 @@ impl<'a> TableReader<'a> {
         Some(Val { key: &entry.key, node: &entry.node, span: entry.node.span_or(&entry.key_span), key_span: entry.span() })
     }
 
+    /// Where an entry is written, without taking it (for problems found
+    /// after reading it, such as a kind with nothing to act on).
+    pub(crate) fn key_span(&self, key: &str) -> Option<Range<usize>> {
+        self.entries.iter().find(|entry| entry.key == key).and_then(|entry| entry.span())
+    }
+
     /// The keys present, in document order.
     pub(crate) fn keys(&self) -> impl Iterator<Item = &'a str> {
         self.entries.iter().map(|entry| entry.key.as_str())

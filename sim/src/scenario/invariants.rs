@@ -21,7 +21,9 @@ pub const INVARIANT_IDS: [&str; 13] = [
     "liveness",
 ];
 
-/// Ids reserved for checkers still to come; valid in expectations already.
+/// Ids of leasesim's checkers beyond SCENARIO-FORMAT.md's table: seed 003's
+/// task workers and singleton (docs/SCENARIO-EXTENSIONS.md). The name says
+/// they were reserved before their checkers existed; it stays for callers.
 pub const RESERVED_INVARIANT_IDS: [&str; 3] = ["task-once", "task-lost", "singleton-overlap"];
 
 /// Whether `id` is a documented or reserved invariant id.

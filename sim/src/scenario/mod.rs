@@ -7,8 +7,8 @@
 //! how to fix it, and writes scenarios back ([`to_toml`]) for `shrink`.
 //!
 //! Pipeline: `raw` (the TOML as a tree with spans) → `validate`, which reads
-//! it with `fields` and the per-section modules (`workload`, `fault`,
-//! `chaos`, `expect`, `selector`) → the [`model`] types; `error` and `span`
+//! it with `fields` and the per-section modules (`workload` with
+//! `multi_instance`, `fault`, `chaos`, `expect`, `selector`) → the [`model`] types; `error` and `span`
 //! turn problems into `file:line:col` diagnostics.
 
 mod chaos;
@@ -21,6 +21,7 @@ mod fields;
 mod invariants;
 mod load;
 pub mod model;
+mod multi_instance;
 mod raw;
 mod selector;
 mod span;

@@ -86,6 +86,17 @@ impl Scenario {
             .collect()
     }
 
+    /// Every singleton role (each is also a `holder:ROLE` selector).
+    pub fn singleton_roles(&self) -> BTreeSet<&str> {
+        self.workloads
+            .iter()
+            .filter_map(|w| match &w.kind {
+                WorkloadKind::Singleton(singleton) => Some(singleton.role.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Every process of the run: voters, spares, clients, the data store.
     pub fn processes(&self) -> Vec<Process> {
         let servers = (1..=self.cluster.servers + self.cluster.spares).map(Process::Server);
@@ -157,6 +168,8 @@ pub enum WorkloadKind {
     Lock(LockWorkload),
     Registry(RegistryWorkload),
     Kv(KvWorkload),
+    Task(TaskWorkload),
+    Singleton(SingletonWorkload),
 }
 
 impl WorkloadKind {
@@ -166,6 +179,8 @@ impl WorkloadKind {
             WorkloadKind::Lock(_) => "lock",
             WorkloadKind::Registry(_) => "registry",
             WorkloadKind::Kv(_) => "kv",
+            WorkloadKind::Task(_) => "task",
+            WorkloadKind::Singleton(_) => "singleton",
         }
     }
 }
@@ -219,6 +234,47 @@ pub struct KvWorkload {
     pub keys: u64,
     /// Pause between a client's operations.
     pub interval_ns: (u64, u64),
+}
+
+/// Seed 003's work queue: the workload's first client generates tasks into
+/// the KV, the others claim one at a time on their lease, work on it while
+/// keeping the lease alive, and complete it at the data store with the
+/// claim's fencing token.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskWorkload {
+    /// The workers' lease.
+    pub ttl_ns: u64,
+    /// The workers' heartbeat (keep-alive) interval, shorter than the TTL.
+    pub keepalive_ns: u64,
+    /// How many tasks the generator creates in all, at least 1.
+    pub tasks: u64,
+    /// Pause between two generated tasks.
+    pub task_every_ns: (u64, u64),
+    /// How long a worker works on one task.
+    pub work_ns: (u64, u64),
+    /// How long an idle worker waits before it looks for a free task again.
+    pub poll_ns: (u64, u64),
+    /// Fraction of the TTL a worker gives up its belief early, in [0, 1).
+    pub margin: f64,
+    pub belief_from: BeliefFrom,
+}
+
+/// Seed 003's singleton: instances compete for one lease-backed role; only
+/// the holder runs the job (a heartbeat write to the data store with its
+/// token), the others wait and take over when it fails.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SingletonWorkload {
+    /// The role's name: its KV key is `/singleton/<role>`, its data-store key
+    /// `singleton/<role>`, and `holder:<role>` selects its current holder.
+    pub role: String,
+    pub ttl_ns: u64,
+    pub keepalive_ns: u64,
+    /// Pause between two runs of the job while holding the role.
+    pub interval_ns: (u64, u64),
+    /// How long an idle instance waits before it tries to take the role.
+    pub poll_ns: (u64, u64),
+    pub margin: f64,
+    pub belief_from: BeliefFrom,
 }
 
 /// One `[[fault]]` of the timeline.
@@ -289,6 +345,16 @@ pub struct Chaos {
     pub crashes: Option<ChaosRate>,
     pub pauses: Option<ChaosRate>,
     pub clock_jumps: Option<ChaosJumps>,
+    /// Crashes of whoever leads when each one fires (`crash = "leader"`):
+    /// leader changes are where consensus and lease hand-over go wrong.
+    pub leader_crashes: Option<ChaosRate>,
+    /// Pauses of a lock's holder (`pause = "holder:KEY"`, KEY drawn among
+    /// the lock keys): the process pause that fencing exists for.
+    pub holder_pauses: Option<ChaosRate>,
+    /// Mean interval between membership changes; each adds a spare and
+    /// removes a server at the same instant (a node replacement). Needs
+    /// spares.
+    pub membership_ns: Option<u64>,
     /// Each process draws its rate error uniformly in [-drift, drift];
     /// in [0, 1).
     pub drift: f64,

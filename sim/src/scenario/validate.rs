@@ -15,7 +15,7 @@ use leasesim_core::ExpiryStrategy;
 
 use super::error::{Diagnostic, Diags, Location, ScenarioError};
 use super::fields::{Field, TableReader, Val};
-use super::model::{ClockSpec, Cluster, Network, Process, Scenario, Workload};
+use super::model::{ClockSpec, Cluster, Network, Process, Scenario, Workload, WorkloadKind};
 use super::raw::{self, Node, Value};
 use super::selector::World;
 use super::{chaos, expect, fault, suggest, workload};
@@ -30,7 +30,8 @@ const NS_PER_SEC: u64 = 1_000_000_000;
 pub(crate) const MAX_SERVERS: u64 = 9;
 
 /// Every expiry strategy with its name in scenario files.
-pub(crate) const EXPIRY_STRATEGIES: [ExpiryStrategy; 2] = [ExpiryStrategy::LeaderMonotonic, ExpiryStrategy::LeaderStampedWall];
+pub(crate) const EXPIRY_STRATEGIES: [ExpiryStrategy; 3] =
+    [ExpiryStrategy::LeaderMonotonic, ExpiryStrategy::LeaderStampedWall, ExpiryStrategy::WriterClock];
 
 /// The name of a strategy in scenario files; exhaustive so that a new
 /// strategy in core cannot be forgotten here.
@@ -38,6 +39,7 @@ pub(crate) fn expiry_name(strategy: ExpiryStrategy) -> &'static str {
     match strategy {
         ExpiryStrategy::LeaderMonotonic => "leader-monotonic",
         ExpiryStrategy::LeaderStampedWall => "leader-stamped-wall",
+        ExpiryStrategy::WriterClock => "writer-clock",
     }
 }
 
@@ -116,7 +118,7 @@ fn scenario(root: &Node, d: &mut Diags, file: &str) -> Option<(Scenario, Option<
     let chaos = match section(&mut top, "chaos", "[chaos]", d) {
         Field::Missing => Some(None),
         Field::Bad => None,
-        Field::Ok(t) => chaos::chaos(t, d).map(Some),
+        Field::Ok(t) => chaos::chaos(t, d, &world).map(Some),
     };
     let expect = match section(&mut top, "expect", "[expect]", d) {
         Field::Bad => None,
@@ -305,8 +307,10 @@ fn workloads(top: &mut TableReader<'_>, d: &mut Diags, world: &mut World) -> Opt
     let mut out = Some(Vec::with_capacity(tables.len()));
     let mut next_client = Some(1u64);
     let mut lock_keys = Some(BTreeSet::new());
+    let mut shared = SharedNames::default();
     for t in tables {
         let parsed = workload::workload(t, d);
+        shared.note(&parsed, d);
         match (&mut lock_keys, parsed.lock_keys) {
             (Some(all), Some(keys)) => all.extend(keys),
             _ => lock_keys = None,
@@ -320,7 +324,59 @@ fn workloads(top: &mut TableReader<'_>, d: &mut Diags, world: &mut World) -> Opt
     }
     world.clients = next_client.map(|next| next - 1);
     world.lock_keys = lock_keys;
+    if !shared.finish(d) {
+        out = None;
+    }
     out
+}
+
+/// What workloads share and must not collide on: the one work queue of the
+/// task workload (its KV keys are fixed), and the names `holder:NAME`
+/// selects (lock keys and singleton roles).
+#[derive(Default)]
+struct SharedNames {
+    task_seen: bool,
+    lock_keys: BTreeSet<String>,
+    roles: Vec<(String, Option<Range<usize>>)>,
+    collided: bool,
+}
+
+impl SharedNames {
+    fn note(&mut self, parsed: &workload::ParsedWorkload, d: &mut Diags) {
+        match &parsed.kind {
+            Some(WorkloadKind::Task(_)) if self.task_seen => {
+                let message = "a second task workload: task workloads would share one work queue (`/tasks/…` in the KV)";
+                d.error(parsed.kind_span.clone(), message, "use one [[workload]] with kind = \"task\" and more clients");
+                self.collided = true;
+            }
+            Some(WorkloadKind::Task(_)) => self.task_seen = true,
+            Some(WorkloadKind::Lock(lock)) => self.lock_keys.extend(lock.keys.iter().cloned()),
+            _ => {}
+        }
+        if let Some((role, span)) = &parsed.role {
+            if self.roles.iter().any(|(seen, _)| seen == role) {
+                let message = format!("role `{role}` is already a singleton role: two singleton workloads would compete for one role");
+                d.error(span.clone(), message, "give each singleton workload its own `role`");
+                self.collided = true;
+            } else {
+                self.roles.push((role.clone(), span.clone()));
+            }
+        }
+    }
+
+    /// Reports roles that are also lock keys (`holder:NAME` would be
+    /// ambiguous); false if anything collided.
+    fn finish(self, d: &mut Diags) -> bool {
+        let mut collided = self.collided;
+        for (role, span) in &self.roles {
+            if self.lock_keys.contains(role) {
+                let message = format!("role `{role}` is also a lock key: `holder:{role}` would not say which it means");
+                d.error(span.clone(), message, "rename the singleton's `role` or the lock key");
+                collided = true;
+            }
+        }
+        !collided
+    }
 }
 
 fn clocks(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Option<BTreeMap<Process, ClockSpec>> {

@@ -1,17 +1,19 @@
-//! `[[workload]]` tables: lock, registry and kv clients.
+//! `[[workload]]` tables: lock, registry and kv clients; the task and
+//! singleton kinds of seed 003 are read in `multi_instance`.
 //!
 //! The keys a workload may have depend on its `kind`, so the kind is read
 //! first; with a bad kind only `clients` is still read (it numbers the
 //! clients of later workloads) and no key is called unknown on a guess.
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 use super::error::Diags;
 use super::fields::{TableReader, Val};
 use super::model::{BeliefFrom, KvWorkload, LockWorkload, RegistryWorkload, WorkloadKind};
-use super::suggest;
+use super::{multi_instance, suggest};
 
-pub(crate) const KINDS: [&str; 3] = ["lock", "registry", "kv"];
+pub(crate) const KINDS: [&str; 5] = ["lock", "registry", "kv", "task", "singleton"];
 const LOCK_KEYS: [&str; 10] = ["kind", "clients", "keys", "ttl", "keepalive", "hold", "think", "margin", "belief_from", "fenced"];
 const REGISTRY_KEYS: [&str; 4] = ["kind", "clients", "ttl", "keepalive"];
 const KV_KEYS: [&str; 4] = ["kind", "clients", "keys", "interval"];
@@ -29,16 +31,28 @@ pub(crate) struct ParsedWorkload {
     pub(crate) kind: Option<WorkloadKind>,
     /// Its lock keys; `None` when unknown (bad kind or bad `keys`).
     pub(crate) lock_keys: Option<Vec<String>>,
+    /// A singleton's role and where it is written (the table's header when
+    /// the role is the default), for the checks across workloads.
+    pub(crate) role: Option<(String, Option<Range<usize>>)>,
+    /// Where `kind` is written.
+    pub(crate) kind_span: Option<Range<usize>>,
 }
 
 pub(crate) fn workload(mut t: TableReader<'_>, d: &mut Diags) -> ParsedWorkload {
-    let kind_name = t.require("kind", "\"lock\"", d, |v, d| kind(v, d));
+    let mut kind_span = None;
+    let kind_name = t.require("kind", "\"lock\"", d, |v, d| {
+        kind_span = v.span.clone();
+        kind(v, d)
+    });
+    let mut clients_val = None;
     let clients = t.require("clients", "3", d, |v, d| {
+        clients_val = Some(v.clone());
         v.integer(d, 1, MAX_CLIENTS, &format!("a workload has 1 to {MAX_CLIENTS} clients"))
     });
     let Some(kind_name) = kind_name else {
-        return ParsedWorkload { clients, kind: None, lock_keys: None };
+        return ParsedWorkload { clients, kind: None, lock_keys: None, role: None, kind_span };
     };
+    let mut role = None;
     let (kind, lock_keys, valid_keys): (_, _, &[&str]) = match kind_name {
         "lock" => {
             let lock = lock(&mut t, d);
@@ -46,12 +60,23 @@ pub(crate) fn workload(mut t: TableReader<'_>, d: &mut Diags) -> ParsedWorkload 
             (lock.map(WorkloadKind::Lock), keys, &LOCK_KEYS)
         }
         "registry" => (registry(&mut t, d).map(WorkloadKind::Registry), Some(Vec::new()), &REGISTRY_KEYS),
-        _ => (kv(&mut t, d).map(WorkloadKind::Kv), Some(Vec::new()), &KV_KEYS),
+        "kv" => (kv(&mut t, d).map(WorkloadKind::Kv), Some(Vec::new()), &KV_KEYS),
+        "task" => {
+            let task = multi_instance::task(&mut t, d);
+            let enough = multi_instance::check_task_clients(clients, clients_val.as_ref(), d);
+            (task.filter(|_| enough).map(WorkloadKind::Task), Some(Vec::new()), &multi_instance::TASK_KEYS)
+        }
+        _ => {
+            let singleton = multi_instance::singleton(&mut t, d);
+            role = singleton.as_ref().map(|(s, span)| (s.role.clone(), span.clone()));
+            let keys = singleton.as_ref().map(|(s, _)| vec![s.role.clone()]);
+            (singleton.map(|(s, _)| WorkloadKind::Singleton(s)), keys, &multi_instance::SINGLETON_KEYS)
+        }
     };
     let title = format!("{} (kind = \"{kind_name}\")", t.title);
     t.title = title;
     t.finish(d, valid_keys);
-    ParsedWorkload { clients, kind, lock_keys }
+    ParsedWorkload { clients, kind, lock_keys, role, kind_span }
 }
 
 fn kind<'a>(v: &Val<'a>, d: &mut Diags) -> Option<&'a str> {
@@ -65,7 +90,7 @@ fn kind<'a>(v: &Val<'a>, d: &mut Diags) -> Option<&'a str> {
 }
 
 /// Reads `ttl` and `keepalive` (default ttl / 3, shorter than the ttl).
-fn lease(t: &mut TableReader<'_>, d: &mut Diags) -> Option<(u64, u64)> {
+pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags) -> Option<(u64, u64)> {
     let ttl_ns = t.require("ttl", "\"2s\"", d, |v, d| v.positive_duration(d));
     let keepalive = t.take("keepalive");
     let keepalive_ns = match &keepalive {
@@ -122,7 +147,7 @@ fn lock_keys(v: &Val<'_>, d: &mut Diags) -> Option<Vec<String>> {
     ok.then(|| items.iter().map(|(key, _)| key.to_string()).collect())
 }
 
-fn belief_from(v: &Val<'_>, d: &mut Diags) -> Option<BeliefFrom> {
+pub(crate) fn belief_from(v: &Val<'_>, d: &mut Diags) -> Option<BeliefFrom> {
     match v.string(d, "\"send\"")? {
         "send" => Some(BeliefFrom::Send),
         "receipt" => Some(BeliefFrom::Receipt),

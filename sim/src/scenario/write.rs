@@ -102,6 +102,25 @@ fn workloads(out: &mut String, s: &Scenario) {
                 let _ = writeln!(out, "keys = {}", k.keys);
                 let _ = writeln!(out, "interval = {}", range(k.interval_ns));
             }
+            WorkloadKind::Task(t) => {
+                let _ = writeln!(out, "ttl = {}", dur(t.ttl_ns));
+                let _ = writeln!(out, "keepalive = {}", dur(t.keepalive_ns));
+                let _ = writeln!(out, "tasks = {}", t.tasks);
+                let _ = writeln!(out, "task_every = {}", range(t.task_every_ns));
+                let _ = writeln!(out, "work = {}", range(t.work_ns));
+                let _ = writeln!(out, "poll = {}", range(t.poll_ns));
+                let _ = writeln!(out, "margin = {}", float(t.margin));
+                let _ = writeln!(out, "belief_from = {}", string(t.belief_from.name()));
+            }
+            WorkloadKind::Singleton(s) => {
+                let _ = writeln!(out, "role = {}", string(&s.role));
+                let _ = writeln!(out, "ttl = {}", dur(s.ttl_ns));
+                let _ = writeln!(out, "keepalive = {}", dur(s.keepalive_ns));
+                let _ = writeln!(out, "interval = {}", range(s.interval_ns));
+                let _ = writeln!(out, "poll = {}", range(s.poll_ns));
+                let _ = writeln!(out, "margin = {}", float(s.margin));
+                let _ = writeln!(out, "belief_from = {}", string(s.belief_from.name()));
+            }
         }
     }
 }
@@ -145,7 +164,13 @@ fn faults(out: &mut String, s: &Scenario) {
 
 fn write_chaos(out: &mut String, c: &Chaos) {
     let _ = writeln!(out, "\n[chaos]");
-    let kinds = [("partitions", "partition_for", c.partitions), ("crashes", "crash_for", c.crashes), ("pauses", "pause_for", c.pauses)];
+    let kinds = [
+        ("partitions", "partition_for", c.partitions),
+        ("crashes", "crash_for", c.crashes),
+        ("pauses", "pause_for", c.pauses),
+        ("leader_crashes", "leader_crash_for", c.leader_crashes),
+        ("holder_pauses", "holder_pause_for", c.holder_pauses),
+    ];
     for (every_key, for_key, rate) in kinds {
         if let Some(rate) = rate {
             let _ = writeln!(out, "{every_key} = {}", dur(rate.mean_interval_ns));
@@ -156,6 +181,9 @@ fn write_chaos(out: &mut String, c: &Chaos) {
         let _ = writeln!(out, "clock_jumps = {}", dur(jumps.mean_interval_ns));
         let (low, high) = jumps.jump_ns;
         let _ = writeln!(out, "jump = [{}, {}]", string(&format_signed_duration(low)), string(&format_signed_duration(high)));
+    }
+    if let Some(every_ns) = c.membership_ns {
+        let _ = writeln!(out, "membership = {}", dur(every_ns));
     }
     let _ = writeln!(out, "drift = {}", float(c.drift));
     let _ = writeln!(out, "swarm = {}", c.swarm);

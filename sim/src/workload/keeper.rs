@@ -1,6 +1,17 @@
 //! Keeping a lease: grant it, keep it alive every `keepalive_ns`, and track
 //! the client's belief that it still holds it. Shared by every workload that
 //! holds a lease (lock holders, registry clients).
+//!
+//! Keep-alives and re-grants carry the client's own wall-clock reading
+//! (`LeaseExtend` / `LeaseClaim`), which only the `writer-clock` strategy
+//! uses (seed 002: the holder writes its expiry in its own clock); the other
+//! strategies' servers read them as plain keep-alives and grants. The timer
+//! that sends a keep-alive sees only the monotonic clock, so the reading is
+//! the monotonic one plus the wall − monotonic difference seen at the last
+//! reply: both run at the same rate, and only a wall-clock step since that
+//! reply is missed (until the next reply). The very first grant, sent before
+//! any reply, carries no reading; the servers then count its expiry from the
+//! client's last acknowledged time, by their own measured duration.
 
 use leasesim_core::client::{Belief, BeliefFrom, Completion, Session};
 use leasesim_core::service::{Op, Response, ServiceError};
@@ -33,6 +44,9 @@ pub struct LeaseKeeper {
     state: State,
     keepalive_seq: Option<u64>,
     next_keepalive_mono_ns: Option<u64>,
+    /// Own wall clock minus own monotonic clock at the last reply (`None`
+    /// before the first): how a keep-alive timer reads the wall clock.
+    wall_minus_mono_ns: Option<i128>,
     pub belief: Belief,
 }
 
@@ -41,7 +55,7 @@ impl LeaseKeeper {
     pub fn start(session: &mut Session, now_mono_ns: u64, ttl_ns: u64, keepalive_ns: u64, belief: Belief) -> Self {
         assert!(keepalive_ns > 0 && keepalive_ns < ttl_ns, "keep-alive must come before the TTL runs out");
         let seq = session.submit(now_mono_ns, Op::LeaseGrant { ttl_ns, id: None });
-        LeaseKeeper { ttl_ns, keepalive_ns, state: State::Granting { seq }, keepalive_seq: None, next_keepalive_mono_ns: None, belief }
+        LeaseKeeper { ttl_ns, keepalive_ns, state: State::Granting { seq }, keepalive_seq: None, next_keepalive_mono_ns: None, wall_minus_mono_ns: None, belief }
     }
 
     pub fn new_belief(margin: f64, from: BeliefFrom, trust_full_ttl: bool) -> Belief {
@@ -67,7 +81,14 @@ impl LeaseKeeper {
         }
         self.next_keepalive_mono_ns = None;
         if self.keepalive_seq.is_none() {
-            self.keepalive_seq = Some(session.submit(now_mono_ns, Op::LeaseKeepAlive { lease }));
+            let op = match self.wall_minus_mono_ns {
+                Some(delta) => {
+                    let writer_wall_ns = (i128::from(now_mono_ns) + delta).clamp(0, i128::from(u64::MAX)) as u64;
+                    Op::LeaseExtend { lease, writer_wall_ns }
+                }
+                None => Op::LeaseKeepAlive { lease },
+            };
+            self.keepalive_seq = Some(session.submit(now_mono_ns, op));
         }
     }
 
@@ -77,6 +98,7 @@ impl LeaseKeeper {
         // been answered for an earlier copy, and the server's TTL cannot
         // have started before the first copy left.
         let sent_at_ns = step.world.true_time_of_mono(step.proc, done.first_sent_ns);
+        self.wall_minus_mono_ns = Some(i128::from(step.wall_ns) - i128::from(step.mono_ns));
         if self.state == (State::Granting { seq: done.seq }) {
             return match &done.response {
                 Response::LeaseGranted { lease, ttl_ns } => {
@@ -106,7 +128,8 @@ impl LeaseKeeper {
             Response::Error(ServiceError::LeaseNotFound { .. }) => {
                 step.record(Event::KeepAliveRefused { lease });
                 self.belief.end();
-                let seq = session.submit(done.received_ns, Op::LeaseGrant { ttl_ns: self.ttl_ns, id: None });
+                let claim = Op::LeaseClaim { ttl_ns: self.ttl_ns, writer_wall_ns: step.wall_ns };
+                let seq = session.submit(done.received_ns, claim);
                 self.state = State::Granting { seq };
                 Some(LeaseNews::Lost { lease })
             }

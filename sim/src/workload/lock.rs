@@ -16,6 +16,9 @@ use crate::host::{Actor, Step};
 use crate::observe::{BeliefEnd, Event};
 use crate::world::wire::{Proc, StoreWrite, Wire};
 
+/// How long a holder waits for the data store before resending its write.
+const STORE_RETRY_NS: u64 = 500 * leasesim_core::NS_PER_MS;
+
 #[derive(Clone, Debug)]
 pub struct LockSpec {
     pub keys: Vec<String>,
@@ -36,7 +39,9 @@ enum Phase {
     Thinking { until_mono_ns: u64 },
     Acquiring { key: String, seq: u64 },
     Working { key: String, token: u64, until_mono_ns: u64 },
-    Writing { key: String, token: u64, request_id: u64 },
+    /// The store write is in flight; resent at `resend_mono_ns` if neither
+    /// it nor its reply got through (the store takes a repeat: same token).
+    Writing { key: String, token: u64, request_id: u64, resend_mono_ns: u64 },
     Releasing { seq: u64 },
 }
 
@@ -44,7 +49,6 @@ pub struct LockClient {
     id: ClientId,
     spec: LockSpec,
     servers: Vec<NodeId>,
-    run_seed: u64,
     incarnation: u64,
     rng: ChaCha8Rng,
     session: Option<Session>,
@@ -62,7 +66,6 @@ impl LockClient {
             id,
             spec,
             servers,
-            run_seed,
             incarnation,
             rng,
             session: None,
@@ -165,7 +168,7 @@ impl LockClient {
     }
 
     fn on_store_reply(&mut self, step: &mut Step<'_>, request_id: u64) {
-        let Phase::Writing { key, token, request_id: expected } = &self.phase else { return };
+        let Phase::Writing { key, token, request_id: expected, .. } = &self.phase else { return };
         if *expected != request_id {
             return;
         }
@@ -188,7 +191,6 @@ impl Actor for LockClient {
         let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.spec.trust_full_ttl);
         self.keeper = Some(LeaseKeeper::start(&mut session, step.mono_ns, self.spec.ttl_ns, self.spec.keepalive_ns, belief));
         self.session = Some(session);
-        let _ = self.run_seed;
         self.flush(step);
     }
 
@@ -222,7 +224,12 @@ impl Actor for LockClient {
                 self.next_request_id += 1;
                 let write = StoreWrite { client: self.id, key: key.clone(), token, request_id };
                 step.send(Proc::Store, Wire::StoreWrite(write));
-                self.phase = Phase::Writing { key, token, request_id };
+                self.phase = Phase::Writing { key, token, request_id, resend_mono_ns: now_ns + STORE_RETRY_NS };
+            }
+            Phase::Writing { key, token, request_id, resend_mono_ns } if resend_mono_ns <= now_ns => {
+                let write = StoreWrite { client: self.id, key: key.clone(), token, request_id };
+                step.send(Proc::Store, Wire::StoreWrite(write));
+                self.phase = Phase::Writing { key, token, request_id, resend_mono_ns: now_ns + STORE_RETRY_NS };
             }
             _ => {}
         }
@@ -232,6 +239,7 @@ impl Actor for LockClient {
     fn next_deadline_mono_ns(&self) -> Option<u64> {
         let phase_ns = match &self.phase {
             Phase::Thinking { until_mono_ns } | Phase::Working { until_mono_ns, .. } => Some(*until_mono_ns),
+            Phase::Writing { resend_mono_ns, .. } => Some(*resend_mono_ns),
             _ => None,
         };
         let lapse_ns = self.believed.as_ref().and_then(|_| self.keeper.as_ref()?.belief.until_ns());

@@ -5,11 +5,17 @@
 //! - [`lock`]: acquire, check the belief, work, write with the token, release.
 //! - [`registry`]: a key attached to a kept-alive lease.
 //! - [`kv`]: random reads, writes and compare-and-sets, for linearizability.
+//! - [`task`] and [`task_generator`]: seed 003's workers claiming tasks on
+//!   their lease, and the generator feeding them.
+//! - [`singleton`]: seed 003's instances competing for one lease-backed role.
 
 pub mod keeper;
 pub mod kv;
 pub mod lock;
 pub mod registry;
+pub mod singleton;
+pub mod task;
+pub mod task_generator;
 
 use leasesim_core::client::{ClientConfig, Session};
 use leasesim_core::{ClientId, NodeId, NS_PER_MS};

@@ -84,6 +84,9 @@ pub enum Wire {
     Response(ClientResponse),
     StoreWrite(StoreWrite),
     StoreReply(StoreReply),
+    /// A task worker's fenced start or completion (seed 003), and its answer.
+    TaskWrite(crate::host::task_table::TaskWrite),
+    TaskReply(crate::host::task_table::TaskReply),
     /// Operator → leader: propose a membership change.
     Admin(ConfChange),
 }

@@ -1,0 +1,175 @@
+//! The `writer-clock` expiry strategy (seed 002, Juju's lease package), one
+//! rule per test: a claim writes its expiry in the claimant's clock, an
+//! extension never shortens, an expiry applies only when the writer's time
+//! is known past the expiry it wrote (its own acknowledgement or a
+//! proposer's measured inference), a stale expiry loses to an extension, and
+//! no server's clock is ever compared with the writer's.
+
+mod service_harness;
+mod service_support;
+
+use leasesim_core::bugs::Bugs;
+use leasesim_core::server::ServerEvent;
+use leasesim_core::service::{Command, Effect, Op, Response, RevokeCause, ServiceError};
+use leasesim_core::{ClientId, ExpiryStrategy, LeaseId, NS_PER_MS, NS_PER_SEC};
+use service_harness::{Cluster, ClusterConfig};
+use service_support::{reply_to, Fixture, TTL_NS};
+
+const C1: ClientId = 1;
+const C2: ClientId = 2;
+
+fn fixture() -> Fixture {
+    Fixture::with(ExpiryStrategy::WriterClock, Bugs::default())
+}
+
+fn claim(f: &mut Fixture, client: ClientId, writer_wall_ns: u64) -> LeaseId {
+    match f.call(client, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns }) {
+        Some(Response::LeaseGranted { lease, .. }) => lease,
+        other => panic!("claim: {other:?}"),
+    }
+}
+
+fn expiry(f: &Fixture, lease: LeaseId) -> u64 {
+    f.sm.leases().get(lease).and_then(|l| l.expiry_writer_ns).expect("a writer-clock lease")
+}
+
+#[test]
+fn a_claim_writes_its_expiry_in_the_claimants_clock() {
+    let mut f = fixture();
+    f.ctx.wall_ns = 5 * NS_PER_SEC; // the server's own wall clock: irrelevant
+    let lease = claim(&mut f, C1, 1_000 * NS_PER_SEC);
+    let l = f.sm.leases().get(lease).unwrap();
+    assert_eq!((l.writer, l.expiry_writer_ns, l.expiry_wall_ns), (Some(C1), Some(1_000 * NS_PER_SEC + TTL_NS), None));
+    assert_eq!(f.sm.writer_clocks().acked_ns(C1), 1_000 * NS_PER_SEC);
+    assert_eq!(f.sm.writer_remaining_ns(lease), Some(TTL_NS));
+}
+
+#[test]
+fn an_extension_never_shortens_and_moves_with_the_writers_time() {
+    let mut f = fixture();
+    let lease = claim(&mut f, C1, 100 * NS_PER_SEC);
+    // The holder's clock stepped back: the expiry stays, the ack stays.
+    let reply = f.call(C1, Op::LeaseExtend { lease, writer_wall_ns: 90 * NS_PER_SEC });
+    assert_eq!(reply, Some(Response::KeepAlive { lease, ttl_ns: TTL_NS }));
+    assert_eq!(expiry(&f, lease), 100 * NS_PER_SEC + TTL_NS);
+    assert_eq!(f.sm.writer_clocks().acked_ns(C1), 100 * NS_PER_SEC, "acknowledged time never goes back");
+    f.call(C1, Op::LeaseExtend { lease, writer_wall_ns: 101 * NS_PER_SEC });
+    assert_eq!(expiry(&f, lease), 101 * NS_PER_SEC + TTL_NS);
+    assert_eq!(f.sm.writer_remaining_ns(lease), Some(TTL_NS));
+}
+
+#[test]
+fn an_expiry_applies_only_when_the_writers_time_is_past_it() {
+    let mut f = fixture();
+    let lease = claim(&mut f, C1, 100 * NS_PER_SEC);
+    let expiry_ns = expiry(&f, lease);
+    let effects = f.apply(Command::WriterExpire { lease, expiry_ns, writer_ns: expiry_ns - 1 });
+    assert!(f.sm.leases().contains(lease), "the inferred writer time is short of the expiry");
+    assert!(!effects.iter().any(|e| matches!(e, Effect::LeaseRevoked { .. })));
+    let effects = f.apply(Command::WriterExpire { lease, expiry_ns, writer_ns: expiry_ns });
+    assert!(!f.sm.leases().contains(lease));
+    assert!(effects.contains(&Effect::LeaseRevoked { lease, cause: RevokeCause::Expire, deleted_keys: vec![] }));
+}
+
+#[test]
+fn the_writers_own_acknowledgement_suffices_to_expire() {
+    let mut f = fixture();
+    let old = claim(&mut f, C1, 100 * NS_PER_SEC);
+    let expiry_ns = expiry(&f, old);
+    // The same client acknowledges a later time by claiming another lease
+    // (seed 002: "a fresh client D will be able to expire lease L earlier").
+    claim(&mut f, C1, expiry_ns + NS_PER_SEC);
+    assert_eq!(f.sm.writer_remaining_ns(old), Some(0));
+    f.apply(Command::WriterExpire { lease: old, expiry_ns, writer_ns: 0 });
+    assert!(!f.sm.leases().contains(old), "acknowledged past its expiry by its own writer");
+}
+
+#[test]
+fn an_expiry_raced_by_an_extension_is_stale_and_refused() {
+    let mut f = fixture();
+    let lease = claim(&mut f, C1, 100 * NS_PER_SEC);
+    let seen_ns = expiry(&f, lease);
+    f.call(C1, Op::LeaseExtend { lease, writer_wall_ns: 101 * NS_PER_SEC });
+    f.apply(Command::WriterExpire { lease, expiry_ns: seen_ns, writer_ns: u64::MAX });
+    assert!(f.sm.leases().contains(lease), "the proposer saw an expiry the lease no longer carries");
+}
+
+#[test]
+fn no_server_clock_is_compared_with_the_writers() {
+    let mut f = fixture();
+    let lease = claim(&mut f, C1, 100 * NS_PER_SEC);
+    // A server whose wall clock is hours ahead applies entries: nothing ends.
+    f.ctx.wall_ns = 10_000 * NS_PER_SEC;
+    f.noop();
+    f.call(C2, Op::Put { key: "k".into(), value: "v".into(), lease: None });
+    assert!(f.sm.leases().contains(lease));
+    // Another client's clock far ahead does not expire C1's lease either.
+    claim(&mut f, C2, 10_000 * NS_PER_SEC);
+    f.apply(Command::WriterExpire { lease, expiry_ns: expiry(&f, lease), writer_ns: 0 });
+    assert!(f.sm.leases().contains(lease));
+}
+
+#[test]
+fn a_plain_grant_counts_from_the_last_acknowledged_time() {
+    let mut f = fixture();
+    claim(&mut f, C1, 50 * NS_PER_SEC);
+    let lease = match f.call(C1, Op::LeaseGrant { ttl_ns: TTL_NS, id: None }) {
+        Some(Response::LeaseGranted { lease, .. }) => lease,
+        other => panic!("grant: {other:?}"),
+    };
+    assert_eq!(expiry(&f, lease), 50 * NS_PER_SEC + TTL_NS);
+    assert_eq!(f.sm.writer_remaining_ns(lease), Some(TTL_NS));
+    assert_eq!(f.call(C1, Op::LeaseKeepAlive { lease }), Some(Response::KeepAlive { lease, ttl_ns: TTL_NS }));
+}
+
+#[test]
+fn a_retried_extension_after_the_lease_ended_is_not_answered_live() {
+    let mut f = fixture();
+    let lease = claim(&mut f, C1, 100 * NS_PER_SEC);
+    let effects = f.request(C1, 7, Op::LeaseExtend { lease, writer_wall_ns: 101 * NS_PER_SEC });
+    assert!(matches!(reply_to(&effects, C1, 7), Some(Response::KeepAlive { .. })));
+    f.call(C2, Op::LeaseRevoke { lease });
+    let effects = f.request(C1, 7, Op::LeaseExtend { lease, writer_wall_ns: 101 * NS_PER_SEC });
+    assert_eq!(reply_to(&effects, C1, 7), Some(Response::Error(ServiceError::LeaseNotFound { lease })));
+}
+
+fn cluster_call(c: &mut Cluster, op: Op) -> Response {
+    c.call(9, op, 3 * NS_PER_SEC).expect("answered").body
+}
+
+/// Through the servers: extensions keep the lease, a leader's wall clock
+/// an hour off changes nothing, and left alone the lease is expired through
+/// the log no sooner than its TTL after the last extension.
+#[test]
+fn servers_expire_by_the_writers_clock_not_their_own() {
+    let mut cfg = ClusterConfig::new(3, 21);
+    cfg.expiry = ExpiryStrategy::WriterClock;
+    let mut c = Cluster::new(cfg);
+    c.record_events = true;
+    c.add_manual_client(9);
+    for server in 1..=3 {
+        c.set_wall_offset(server, 3_600 * NS_PER_SEC as i64);
+    }
+    let mut writer_wall_ns = 7 * NS_PER_SEC; // the client's own clock
+    let lease = match cluster_call(&mut c, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns }) {
+        Response::LeaseGranted { lease, .. } => lease,
+        other => panic!("claim: {other:?}"),
+    };
+    let granted_at = c.now_ns;
+    let mut last_extension = granted_at;
+    while c.now_ns < granted_at + 3 * NS_PER_SEC {
+        c.run_until(c.now_ns + 400 * NS_PER_MS);
+        writer_wall_ns += 400 * NS_PER_MS;
+        last_extension = c.now_ns; // the send: the server's TTL cannot start earlier
+        assert_eq!(cluster_call(&mut c, Op::LeaseExtend { lease, writer_wall_ns }), Response::KeepAlive { lease, ttl_ns: TTL_NS });
+    }
+    let revoked = |c: &Cluster| {
+        c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t))
+    };
+    assert!(revoked(&c).is_empty(), "kept alive by its writer");
+    c.run_until(c.now_ns + 3 * NS_PER_SEC);
+    let revoked = revoked(&c);
+    assert_eq!(revoked.len(), 3, "expired on every server through one entry");
+    assert!(revoked[0] >= last_extension + TTL_NS, "not before TTL after the last extension");
+    assert_eq!(c.violations(), &[]);
+}

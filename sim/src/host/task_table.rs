@@ -1,0 +1,140 @@
+//! The data store's task rows (seed 003's `tasks` table): a worker writes a
+//! `Start` when it takes a task and a `Complete` with its result, each
+//! carrying its claim's fencing token (the claim's revision).
+//!
+//! A row accepts a write only if its token is at least the highest the row
+//! has accepted (seed 001's fencing rule, per task), and nothing after the
+//! task is done (seed 003's "processed check": a second completion is a
+//! conflict). The `Start` matters: it tells the store about a newer claim
+//! before its holder completes, so a superseded worker's late completion is
+//! rejected by its token. `task-once` judges what the rows accepted.
+//!
+//! The planted bug `completion-without-token-check` skips the token check
+//! for completions.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use leasesim_core::ClientId;
+use serde::Serialize;
+
+/// Which of a worker's two writes to a task row this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskStep {
+    /// The worker took the task under its claim.
+    Start,
+    /// The worker's result: the task is done.
+    Complete,
+}
+
+/// A worker's write to a task row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskWrite {
+    pub client: ClientId,
+    pub task: u64,
+    /// The claim's revision.
+    pub token: u64,
+    pub step: TaskStep,
+    /// Names the write for its reply; a resend keeps it.
+    pub request_id: u64,
+}
+
+/// What the row made of a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskVerdict {
+    Accepted,
+    /// A newer claim's token reached the row first.
+    StaleToken { highest: u64 },
+    /// The task is already done (by this write's earlier copy, or another).
+    AlreadyDone,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskReply {
+    pub request_id: u64,
+    pub task: u64,
+    pub verdict: TaskVerdict,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Row {
+    highest_token: u64,
+    done: bool,
+}
+
+/// Every task row. The rows are owned by the simulator so that they survive
+/// the store's crash (a real store keeps them on disk).
+pub struct TaskTable {
+    rows: Arc<Mutex<BTreeMap<u64, Row>>>,
+    /// Planted bug `completion-without-token-check`.
+    skip_completion_token_check: bool,
+}
+
+/// The durable part of the task table, created once per run.
+#[derive(Clone, Default)]
+pub struct TaskRows(Arc<Mutex<BTreeMap<u64, Row>>>);
+
+impl TaskTable {
+    pub fn new(rows: TaskRows, skip_completion_token_check: bool) -> Self {
+        TaskTable { rows: rows.0, skip_completion_token_check }
+    }
+
+    pub fn apply(&self, write: &TaskWrite) -> TaskVerdict {
+        let mut rows = self.rows.lock().expect("single-threaded simulation");
+        let row = rows.entry(write.task).or_default();
+        if row.done {
+            return TaskVerdict::AlreadyDone;
+        }
+        let unchecked = write.step == TaskStep::Complete && self.skip_completion_token_check;
+        if write.token < row.highest_token && !unchecked {
+            return TaskVerdict::StaleToken { highest: row.highest_token };
+        }
+        row.highest_token = row.highest_token.max(write.token);
+        row.done = write.step == TaskStep::Complete;
+        TaskVerdict::Accepted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(task: u64, token: u64, step: TaskStep) -> TaskWrite {
+        TaskWrite { client: 1, task, token, step, request_id: 1 }
+    }
+
+    #[test]
+    fn a_newer_start_fences_out_an_older_completion() {
+        let table = TaskTable::new(TaskRows::default(), false);
+        assert_eq!(table.apply(&write(1, 10, TaskStep::Start)), TaskVerdict::Accepted);
+        assert_eq!(table.apply(&write(1, 20, TaskStep::Start)), TaskVerdict::Accepted);
+        assert_eq!(table.apply(&write(1, 10, TaskStep::Complete)), TaskVerdict::StaleToken { highest: 20 });
+        assert_eq!(table.apply(&write(1, 20, TaskStep::Complete)), TaskVerdict::Accepted);
+        assert_eq!(table.apply(&write(2, 5, TaskStep::Complete)), TaskVerdict::Accepted, "rows are per task");
+    }
+
+    #[test]
+    fn a_done_task_takes_nothing_more() {
+        let table = TaskTable::new(TaskRows::default(), false);
+        assert_eq!(table.apply(&write(1, 10, TaskStep::Complete)), TaskVerdict::Accepted);
+        assert_eq!(table.apply(&write(1, 20, TaskStep::Start)), TaskVerdict::AlreadyDone);
+        assert_eq!(table.apply(&write(1, 10, TaskStep::Complete)), TaskVerdict::AlreadyDone);
+    }
+
+    #[test]
+    fn the_planted_bug_skips_the_token_check_of_completions_only() {
+        let table = TaskTable::new(TaskRows::default(), true);
+        table.apply(&write(1, 20, TaskStep::Start));
+        assert_eq!(table.apply(&write(1, 10, TaskStep::Start)), TaskVerdict::StaleToken { highest: 20 });
+        assert_eq!(table.apply(&write(1, 10, TaskStep::Complete)), TaskVerdict::Accepted);
+    }
+
+    #[test]
+    fn rows_survive_a_new_table_over_the_same_rows() {
+        let rows = TaskRows::default();
+        TaskTable::new(rows.clone(), false).apply(&write(3, 7, TaskStep::Complete));
+        assert_eq!(TaskTable::new(rows, false).apply(&write(3, 9, TaskStep::Start)), TaskVerdict::AlreadyDone);
+    }
+}

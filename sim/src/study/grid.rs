@@ -1,0 +1,154 @@
+//! The study's grid: the cross product of the spec's axes, and how one cell
+//! turns the base scenario into the scenario it runs. An axis the spec
+//! leaves out keeps the base scenario's value, so a cell's parameters say
+//! only what the study varied.
+
+use leasesim_core::ExpiryStrategy;
+use serde::Serialize;
+
+use super::spec::StudySpec;
+use crate::scenario::{BeliefFrom, ClockSpec, Fault, FaultAction, Process, Scenario, Selector, WorkloadKind};
+
+/// One cell's values; `None` keeps the base scenario's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CellParams {
+    pub lease_expiry: Option<&'static str>,
+    pub leader_drift: Option<f64>,
+    pub client_drift: Option<f64>,
+    pub wall_offset_ns: Option<i64>,
+    pub leader_jump_ns: Option<i64>,
+    pub margin: Option<f64>,
+    pub belief_from: Option<&'static str>,
+    pub ttl_ns: Option<u64>,
+    pub pause_ns: Option<u64>,
+    pub fenced: Option<bool>,
+}
+
+pub fn strategy_name(s: ExpiryStrategy) -> &'static str {
+    match s {
+        ExpiryStrategy::LeaderMonotonic => "leader-monotonic",
+        ExpiryStrategy::LeaderStampedWall => "leader-stamped-wall",
+        ExpiryStrategy::WriterClock => "writer-clock",
+    }
+}
+
+/// Every cell of the grid, the last axis varying fastest.
+pub fn cells(spec: &StudySpec) -> Vec<CellParams> {
+    let a = &spec.axes;
+    let mut cells = vec![CellParams::default()];
+    fn expand<T: Copy>(cells: Vec<CellParams>, values: &[T], set: impl Fn(&mut CellParams, T)) -> Vec<CellParams> {
+        if values.is_empty() {
+            return cells;
+        }
+        cells
+            .into_iter()
+            .flat_map(|cell| {
+                values.iter().map(|v| {
+                    let mut c = cell.clone();
+                    set(&mut c, *v);
+                    c
+                }).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+    cells = expand(cells, &a.lease_expiry, |c, v| c.lease_expiry = Some(strategy_name(v)));
+    cells = expand(cells, &a.fenced, |c, v| c.fenced = Some(v));
+    cells = expand(cells, &a.belief_from, |c, v| c.belief_from = Some(v.name()));
+    cells = expand(cells, &a.ttl_ns, |c, v| c.ttl_ns = Some(v));
+    cells = expand(cells, &a.pause_ns, |c, v| c.pause_ns = Some(v));
+    cells = expand(cells, &a.wall_offset_ns, |c, v| c.wall_offset_ns = Some(v));
+    cells = expand(cells, &a.leader_jump_ns, |c, v| c.leader_jump_ns = Some(v));
+    cells = expand(cells, &a.client_drift, |c, v| c.client_drift = Some(v));
+    cells = expand(cells, &a.leader_drift, |c, v| c.leader_drift = Some(v));
+    cells = expand(cells, &a.margin, |c, v| c.margin = Some(v));
+    cells
+}
+
+/// The scenario one cell runs: the base with the cell's values applied.
+/// Faults the cell adds carry line 0 (they were written by no file).
+pub fn apply(base: &Scenario, spec: &StudySpec, cell: &CellParams) -> Scenario {
+    let mut s = base.clone();
+    if let Some(name) = cell.lease_expiry {
+        s.cluster.lease_expiry = match name {
+            "leader-stamped-wall" => ExpiryStrategy::LeaderStampedWall,
+            "writer-clock" => ExpiryStrategy::WriterClock,
+            _ => ExpiryStrategy::LeaderMonotonic,
+        };
+    }
+    let servers = (1..=s.cluster.servers + s.cluster.spares).map(Process::Server).collect::<Vec<_>>();
+    let clients = (1..=s.client_count()).map(Process::Client).collect::<Vec<_>>();
+    let zero = ClockSpec { drift: 0.0, offset_ns: 0 };
+    if let Some(drift) = cell.leader_drift {
+        for p in &servers {
+            s.clocks.entry(*p).or_insert(zero).drift = drift;
+        }
+    }
+    if let Some(drift) = cell.client_drift {
+        for p in &clients {
+            s.clocks.entry(*p).or_insert(zero).drift = drift;
+        }
+    }
+    if let Some(offset_ns) = cell.wall_offset_ns {
+        s.clocks.entry(Process::Server(1)).or_insert(zero).offset_ns = offset_ns;
+    }
+    if let Some(jump_ns) = cell.leader_jump_ns.filter(|j| *j != 0) {
+        let action = FaultAction::Clock { target: Selector::Leader, drift: None, jump_ns: Some(jump_ns) };
+        s.faults.push(Fault { at_ns: spec.jump_at_ns.min(s.duration_ns), action, for_ns: None, line: 0 });
+    }
+    for w in &mut s.workloads {
+        if let WorkloadKind::Lock(lock) = &mut w.kind {
+            if let Some(m) = cell.margin {
+                lock.margin = m;
+            }
+            if let Some(b) = cell.belief_from {
+                lock.belief_from = if b == "receipt" { BeliefFrom::Receipt } else { BeliefFrom::Send };
+            }
+            if let Some(ttl) = cell.ttl_ns {
+                lock.ttl_ns = ttl;
+                lock.keepalive_ns = (ttl / 3).max(1);
+            }
+            if let Some(f) = cell.fenced {
+                lock.fenced = f;
+            }
+        }
+    }
+    if let Some(pause_ns) = cell.pause_ns.filter(|p| *p > 0) {
+        let keys: Vec<String> = s.lock_keys().into_iter().map(str::to_string).collect();
+        let mut at_ns = spec.pause_at_ns;
+        while at_ns < s.duration_ns {
+            for key in &keys {
+                let action = FaultAction::Pause(Selector::Holder(key.clone()));
+                s.faults.push(Fault { at_ns, action, for_ns: Some(pause_ns), line: 0 });
+            }
+            at_ns += spec.pause_every_ns;
+        }
+    }
+    s.faults.sort_by_key(|f| f.at_ns);
+    s
+}
+
+/// A short label of what a cell varies, e.g. `leader-monotonic drift=0.05 margin=0.1`.
+pub fn label(cell: &CellParams) -> String {
+    let mut parts = Vec::new();
+    if let Some(v) = cell.lease_expiry {
+        parts.push(v.to_string());
+    }
+    let ms = |ns: i128| format!("{}ms", ns / 1_000_000);
+    let fields: [(&str, Option<String>); 9] = [
+        ("fenced", cell.fenced.map(|v| v.to_string())),
+        ("from", cell.belief_from.map(str::to_string)),
+        ("ttl", cell.ttl_ns.map(|v| ms(v.into()))),
+        ("pause", cell.pause_ns.map(|v| ms(v.into()))),
+        ("offset", cell.wall_offset_ns.map(|v| ms(v.into()))),
+        ("jump", cell.leader_jump_ns.map(|v| ms(v.into()))),
+        ("client_drift", cell.client_drift.map(|v| v.to_string())),
+        ("leader_drift", cell.leader_drift.map(|v| v.to_string())),
+        ("margin", cell.margin.map(|v| v.to_string())),
+    ];
+    for (name, value) in fields {
+        if let Some(v) = value {
+            parts.push(format!("{name}={v}"));
+        }
+    }
+    parts.join(" ")
+}

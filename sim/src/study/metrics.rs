@@ -1,0 +1,211 @@
+//! What a study measures in one run, computed from its observations in true
+//! time (never from a node's clock), and the sum over a cell's seeds.
+//!
+//! It exists beside the checkers because a checker answers "did it break",
+//! while a study needs "how close, how often, at what cost": the smallest
+//! gap between one holder's belief and the next grant, violations per hour
+//! of held lock, stale writes stopped by fencing or let through without it,
+//! the wait for a new grant after a holder crashed, and expiries of holders
+//! that were alive and renewing.
+
+use std::collections::BTreeMap;
+
+use leasesim_core::server::ServerEvent;
+use serde::Serialize;
+
+use crate::checkers::belief_windows;
+use crate::observe::Event;
+use crate::run::RunOutcome;
+use crate::world::wire::Proc;
+
+/// One run's figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunMetrics {
+    /// Violations by invariant id.
+    pub invariants: BTreeMap<String, u64>,
+    /// Hours of held lock: the sum of every belief window, in true time.
+    pub lease_hours: f64,
+    /// Smallest (next grant − previous holder's belief end) over hand-overs
+    /// between different clients, in ns; negative: the grant came while the
+    /// previous holder still believed. `None`: no hand-over.
+    pub min_margin_ns: Option<i64>,
+    pub stale_rejected: u64,
+    /// Writes the store accepted with a token below one it had accepted.
+    pub stale_accepted: u64,
+    /// Crash of a holder → next grant of its key to another client, in ns.
+    pub unavailability_ns: Vec<u64>,
+    /// Keep-alives refused to a client that had renewed within its TTL
+    /// (true time since the send of its last acknowledged renewal) and was
+    /// neither paused nor crashed meanwhile.
+    pub false_expiries: u64,
+}
+
+pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
+    let mut m = RunMetrics::default();
+    for v in &outcome.violations {
+        *m.invariants.entry(v.invariant.clone()).or_default() += 1;
+    }
+    let end_ns = (outcome.sim_seconds * 1e9) as u64;
+    let windows = belief_windows(&outcome.obs, &outcome.clocks, end_ns);
+    m.lease_hours = windows.values().flatten().map(|w| w.end_ns.saturating_sub(w.start_ns) as f64).sum::<f64>() / 3.6e12;
+
+    // The first time any server applied each grant: the hand-over instant.
+    let mut granted_at: BTreeMap<(String, u64), (u64, u64)> = BTreeMap::new();
+    for o in &outcome.obs {
+        if let Event::Server { event: ServerEvent::LockGranted { key, token, client, .. } } = &o.event {
+            granted_at.entry((key.clone(), *token)).or_insert((o.at_ns, *client));
+        }
+    }
+    for (key, list) in &windows {
+        let mut list = list.clone();
+        list.sort_by_key(|w| w.start_ns);
+        for pair in list.windows(2) {
+            let (prev, next) = (&pair[0], &pair[1]);
+            if prev.client == next.client {
+                continue;
+            }
+            let grant_ns = granted_at.get(&(key.clone(), next.token)).map_or(next.start_ns, |g| g.0);
+            let margin = grant_ns as i64 - prev.end_ns as i64;
+            m.min_margin_ns = Some(m.min_margin_ns.map_or(margin, |old| old.min(margin)));
+        }
+    }
+
+    let mut highest: BTreeMap<String, u64> = BTreeMap::new();
+    for o in &outcome.obs {
+        match &o.event {
+            Event::StoreRejected { .. } => m.stale_rejected += 1,
+            Event::StoreAccepted { key, token, .. } => {
+                let h = highest.entry(key.clone()).or_default();
+                if *token < *h {
+                    m.stale_accepted += 1;
+                }
+                *h = (*h).max(*token);
+            }
+            _ => {}
+        }
+    }
+    m.unavailability_ns = unavailability(outcome, &granted_at);
+    m.false_expiries = false_expiries(outcome, ttl_ns);
+    m
+}
+
+/// For each crash of a client while it believed it held a key: the time to
+/// the next grant of that key to another client.
+fn unavailability(outcome: &RunOutcome, granted_at: &BTreeMap<(String, u64), (u64, u64)>) -> Vec<u64> {
+    let mut believing: BTreeMap<u64, String> = BTreeMap::new();
+    let mut out = Vec::new();
+    for o in &outcome.obs {
+        let Proc::Client(client) = o.proc else { continue };
+        match &o.event {
+            Event::BeliefStarted { key, .. } => {
+                believing.insert(client, key.clone());
+            }
+            Event::BeliefEnded { .. } => {
+                believing.remove(&client);
+            }
+            Event::Crashed => {
+                if let Some(key) = believing.remove(&client) {
+                    let next = granted_at
+                        .iter()
+                        .filter(|((k, _), (at, c))| *k == key && *at > o.at_ns && *c != client)
+                        .map(|(_, (at, _))| *at)
+                        .min();
+                    if let Some(at) = next {
+                        out.push(at - o.at_ns);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn false_expiries(outcome: &RunOutcome, ttl_ns: u64) -> u64 {
+    // Per client: send time of the last acknowledged renewal, and the last
+    // time it stopped (pause or crash).
+    let mut last_ack: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut last_stop: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut count = 0;
+    for o in &outcome.obs {
+        let Proc::Client(client) = o.proc else { continue };
+        match &o.event {
+            Event::LeaseAcked { sent_at_ns, .. } => {
+                last_ack.insert(client, *sent_at_ns);
+            }
+            Event::Paused | Event::Crashed => {
+                last_stop.insert(client, o.at_ns);
+            }
+            Event::KeepAliveRefused { .. } => {
+                let renewed = last_ack.get(&client).is_some_and(|sent| o.at_ns < sent + ttl_ns);
+                let stopped = last_stop.get(&client).is_some_and(|at| *at + ttl_ns > o.at_ns);
+                if renewed && !stopped {
+                    count += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    count
+}
+
+/// A cell's figures over its seeds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CellMetrics {
+    pub runs: u64,
+    pub runs_with_violation: u64,
+    pub invariants: BTreeMap<String, u64>,
+    pub lease_hours: f64,
+    /// Per lease-hour, for the two invariants the clock-skew study is about.
+    pub belief_overlap_per_lease_hour: f64,
+    pub early_expiry_per_lease_hour: f64,
+    pub min_margin_ns: Option<i64>,
+    pub stale_rejected: u64,
+    pub stale_accepted: u64,
+    pub unavailability_samples: u64,
+    pub unavailability_mean_ns: Option<u64>,
+    pub unavailability_max_ns: Option<u64>,
+    pub false_expiries: u64,
+    pub panics: u64,
+}
+
+impl CellMetrics {
+    pub fn add(&mut self, run: &RunMetrics, panicked: bool) {
+        self.runs += 1;
+        self.panics += u64::from(panicked);
+        if !run.invariants.is_empty() {
+            self.runs_with_violation += 1;
+        }
+        for (id, n) in &run.invariants {
+            *self.invariants.entry(id.clone()).or_default() += n;
+        }
+        self.lease_hours += run.lease_hours;
+        if let Some(m) = run.min_margin_ns {
+            self.min_margin_ns = Some(self.min_margin_ns.map_or(m, |old| old.min(m)));
+        }
+        self.stale_rejected += run.stale_rejected;
+        self.stale_accepted += run.stale_accepted;
+        let n = self.unavailability_samples;
+        let total = self.unavailability_mean_ns.unwrap_or(0) as u128 * n as u128;
+        let added: u128 = run.unavailability_ns.iter().map(|v| *v as u128).sum();
+        self.unavailability_samples += run.unavailability_ns.len() as u64;
+        if self.unavailability_samples > 0 {
+            self.unavailability_mean_ns = Some(((total + added) / self.unavailability_samples as u128) as u64);
+        }
+        if let Some(max) = run.unavailability_ns.iter().max() {
+            self.unavailability_max_ns = Some(self.unavailability_max_ns.map_or(*max, |m| m.max(*max)));
+        }
+        self.false_expiries += run.false_expiries;
+        let rate = |id: &str| {
+            let n = self.invariants.get(id).copied().unwrap_or(0) as f64;
+            if self.lease_hours > 0.0 { n / self.lease_hours } else { 0.0 }
+        };
+        self.belief_overlap_per_lease_hour = rate("lock-belief-overlap");
+        self.early_expiry_per_lease_hour = rate("lease-early-expiry");
+    }
+
+    /// Whether either clock-skew invariant fired in any seed.
+    pub fn skew_violations(&self) -> u64 {
+        ["lock-belief-overlap", "lease-early-expiry"].iter().map(|id| self.invariants.get(*id).copied().unwrap_or(0)).sum()
+    }
+}

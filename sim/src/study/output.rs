@@ -1,0 +1,209 @@
+//! Writes a study's results: `results.json` (everything), `results.csv`
+//! (one row per cell, for spreadsheets and the report's tables) and the SVG
+//! figures (heatmaps of violation rate over leader drift × margin per
+//! strategy with the theoretical boundary; unavailability after a holder
+//! crash over TTL), whichever the study's axes allow.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use leasesim_reports::study_plots::{heatmap_svg, line_chart_svg, Heatmap, Series};
+
+use super::{CellResult, StudyResults};
+
+/// Writes every output into `dir`; returns the files written.
+pub fn write_all(dir: &Path, results: &StudyResults) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    let mut put = |name: &str, text: String| -> std::io::Result<()> {
+        let path = dir.join(name);
+        std::fs::write(&path, text)?;
+        written.push(path);
+        Ok(())
+    };
+    put("results.json", serde_json::to_string_pretty(results).expect("results serialize") + "\n")?;
+    put("results.csv", csv(results))?;
+    for (name, svg) in heatmaps(results) {
+        put(&name, svg)?;
+    }
+    if let Some(svg) = unavailability_chart(results) {
+        put("unavailability-vs-ttl.svg", svg)?;
+    }
+    Ok(written)
+}
+
+const CSV_HEADER: &str = "cell,lease_expiry,fenced,belief_from,ttl_ms,pause_ms,wall_offset_ms,leader_jump_ms,client_drift,leader_drift,margin,\
+runs,runs_with_violation,lock_belief_overlap,lease_early_expiry,fencing_order,other_invariants,lease_hours,\
+overlap_per_lease_hour,early_expiry_per_lease_hour,min_margin_ms,stale_rejected,stale_accepted,\
+unavailability_samples,unavailability_mean_ms,unavailability_max_ms,false_expiries,predicted,measured,agreement";
+
+pub fn csv(results: &StudyResults) -> String {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    let opt = |v: Option<String>| v.unwrap_or_default();
+    let ms = |ns: i128| format!("{:.3}", ns as f64 / 1e6);
+    for c in &results.cells {
+        let p = &c.params;
+        let m = &c.metrics;
+        let count = |id: &str| m.invariants.get(id).copied().unwrap_or(0);
+        let others: u64 = m
+            .invariants
+            .iter()
+            .filter(|(id, _)| !["lock-belief-overlap", "lease-early-expiry", "fencing-order"].contains(&id.as_str()))
+            .map(|(_, n)| *n)
+            .sum();
+        let fields = [
+            c.index.to_string(),
+            opt(p.lease_expiry.map(str::to_string)),
+            opt(p.fenced.map(|v| v.to_string())),
+            opt(p.belief_from.map(str::to_string)),
+            opt(p.ttl_ns.map(|v| ms(v.into()))),
+            opt(p.pause_ns.map(|v| ms(v.into()))),
+            opt(p.wall_offset_ns.map(|v| ms(v.into()))),
+            opt(p.leader_jump_ns.map(|v| ms(v.into()))),
+            opt(p.client_drift.map(|v| v.to_string())),
+            opt(p.leader_drift.map(|v| v.to_string())),
+            opt(p.margin.map(|v| v.to_string())),
+            m.runs.to_string(),
+            m.runs_with_violation.to_string(),
+            count("lock-belief-overlap").to_string(),
+            count("lease-early-expiry").to_string(),
+            count("fencing-order").to_string(),
+            others.to_string(),
+            format!("{:.4}", m.lease_hours),
+            format!("{:.2}", m.belief_overlap_per_lease_hour),
+            format!("{:.2}", m.early_expiry_per_lease_hour),
+            opt(m.min_margin_ns.map(|v| ms(v.into()))),
+            m.stale_rejected.to_string(),
+            m.stale_accepted.to_string(),
+            m.unavailability_samples.to_string(),
+            opt(m.unavailability_mean_ns.map(|v| ms(v.into()))),
+            opt(m.unavailability_max_ns.map(|v| ms(v.into()))),
+            m.false_expiries.to_string(),
+            opt(c.prediction.as_ref().map(|p| p.verdict.to_string())),
+            c.measured.to_string(),
+            c.agreement.to_string(),
+        ];
+        let _ = writeln!(out, "{}", fields.join(","));
+    }
+    out
+}
+
+fn sorted_unique(values: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
+}
+
+/// One heatmap per strategy (and fencing / belief start, if varied) over
+/// leader drift × margin: clock-skew violations per lease-hour, summed
+/// over the cells' other axes.
+fn heatmaps(results: &StudyResults) -> Vec<(String, String)> {
+    let cells: Vec<&CellResult> =
+        results.cells.iter().filter(|c| c.params.leader_drift.is_some() && c.params.margin.is_some()).collect();
+    if cells.is_empty() {
+        return Vec::new();
+    }
+    let xs = sorted_unique(cells.iter().filter_map(|c| c.params.leader_drift));
+    let ys = sorted_unique(cells.iter().filter_map(|c| c.params.margin));
+    let mut groups: Vec<String> = cells.iter().map(|c| group_of(c)).collect();
+    groups.sort();
+    groups.dedup();
+    let mut out = Vec::new();
+    for group in groups {
+        let mine: Vec<&&CellResult> = cells.iter().filter(|c| group_of(c) == group).collect();
+        let values: Vec<Vec<Option<f64>>> = ys
+            .iter()
+            .map(|y| {
+                xs.iter()
+                    .map(|x| {
+                        let here: Vec<_> = mine.iter().filter(|c| c.params.leader_drift == Some(*x) && c.params.margin == Some(*y)).collect();
+                        if here.is_empty() {
+                            return None;
+                        }
+                        let violations: u64 =
+                            here.iter().map(|c| c.metrics.invariants.get("lock-belief-overlap").copied().unwrap_or(0)).sum();
+                        let hours: f64 = here.iter().map(|c| c.metrics.lease_hours).sum();
+                        Some(if hours > 0.0 { violations as f64 / hours } else { 0.0 })
+                    })
+                    .collect()
+            })
+            .collect();
+        // The theoretical boundary m*(ρ) from the bound with a = P = 0,
+        // sampled along the drift axis (ρ = that drift; other clocks exact).
+        let from_receipt = mine.iter().any(|c| c.params.belief_from == Some("receipt"));
+        let delay_over_ttl = mine
+            .iter()
+            .find_map(|c| c.prediction.as_ref().map(|p| p.delay_ns as f64 / p.ttl_ns.max(1) as f64))
+            .unwrap_or(0.0);
+        let (lo, hi) = (xs[0], xs[xs.len() - 1]);
+        let boundary: Vec<(f64, f64)> = (0..=40)
+            .map(|k| lo + (hi - lo) * k as f64 / 40.0)
+            .map(|rho| {
+                let m = if from_receipt {
+                    1.0 - (1.0 - rho) * (1.0 / (1.0 + rho) - delay_over_ttl)
+                } else {
+                    2.0 * rho / (1.0 + rho)
+                };
+                (rho, m)
+            })
+            .collect();
+        let heatmap = Heatmap {
+            title: format!("{}: lock-belief-overlap per lease-hour", group),
+            x_label: "leader clock drift ρ (rate error)".into(),
+            y_label: "client margin".into(),
+            xs: xs.clone(),
+            ys: ys.clone(),
+            values,
+            boundary,
+            boundary_label: "- - theory: safe above the line (T_c ≤ T(1−ρ)/(1+ρ), ρ = that drift)".into(),
+        };
+        let file = format!("heatmap-{}.svg", group.replace([' ', '='], "-"));
+        out.push((file, heatmap_svg(&heatmap)));
+    }
+    out
+}
+
+fn group_of(c: &CellResult) -> String {
+    let mut parts = vec![c.params.lease_expiry.unwrap_or("base").to_string()];
+    if let Some(f) = c.params.fenced {
+        parts.push(if f { "fenced".into() } else { "unfenced".into() });
+    }
+    if let Some(b) = c.params.belief_from {
+        parts.push(format!("from-{b}"));
+    }
+    parts.join(" ")
+}
+
+/// Mean unavailability after a holder crash over TTL, one line per strategy.
+fn unavailability_chart(results: &StudyResults) -> Option<String> {
+    let cells: Vec<&CellResult> =
+        results.cells.iter().filter(|c| c.params.ttl_ns.is_some() && c.metrics.unavailability_mean_ns.is_some()).collect();
+    if cells.is_empty() {
+        return None;
+    }
+    let mut names: Vec<&str> = cells.iter().map(|c| c.params.lease_expiry.unwrap_or("base")).collect();
+    names.sort();
+    names.dedup();
+    let series: Vec<Series> = names
+        .iter()
+        .map(|name| {
+            let mut points: Vec<(f64, f64)> = Vec::new();
+            let ttls = sorted_unique(cells.iter().filter(|c| c.params.lease_expiry.unwrap_or("base") == *name).filter_map(|c| c.params.ttl_ns.map(|t| t as f64)));
+            for ttl in ttls {
+                let here: Vec<_> = cells
+                    .iter()
+                    .filter(|c| c.params.lease_expiry.unwrap_or("base") == *name && c.params.ttl_ns.map(|t| t as f64) == Some(ttl))
+                    .collect();
+                let samples: u64 = here.iter().map(|c| c.metrics.unavailability_samples).sum();
+                let total: f64 = here.iter().map(|c| c.metrics.unavailability_mean_ns.unwrap_or(0) as f64 * c.metrics.unavailability_samples as f64).sum();
+                if samples > 0 {
+                    points.push((ttl / 1e9, total / samples as f64 / 1e9));
+                }
+            }
+            Series { name: name.to_string(), points }
+        })
+        .collect();
+    Some(line_chart_svg("Unavailability after a holder crash (mean, crash → next grant)", "TTL (s)", "seconds", &series))
+}

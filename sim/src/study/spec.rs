@@ -1,0 +1,304 @@
+//! The study spec file (docs/STUDY-FORMAT.md): a base scenario and the axes
+//! of a grid over its parameters, validated with `file:line:col` errors in
+//! the scenario loader's format, because a study is hours of CPU and a typo
+//! found after the sweep is hours lost.
+//!
+//! Line numbers come from a scan of the source for the key (the `toml`
+//! crate's `Table` keeps no spans); syntax errors carry the parser's span.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use leasesim_core::ExpiryStrategy;
+use toml::{Table, Value};
+
+use crate::scenario::duration::{parse_duration, parse_signed_duration};
+use crate::scenario::{BeliefFrom, Diagnostic, Location, ScenarioError, Snippet};
+
+/// Every axis a study may vary; each holds the values its cells take.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Axes {
+    pub lease_expiry: Vec<ExpiryStrategy>,
+    /// Clock-rate error of every server (so of whichever leads), from t = 0.
+    pub leader_drift: Vec<f64>,
+    /// Clock-rate error of every client, from t = 0.
+    pub client_drift: Vec<f64>,
+    /// s1's wall clock starts this far off (the others at 0).
+    pub wall_offset_ns: Vec<i64>,
+    /// A wall-clock step of the leader at `jump_at` (0: none).
+    pub leader_jump_ns: Vec<i64>,
+    pub margin: Vec<f64>,
+    pub belief_from: Vec<BeliefFrom>,
+    /// Lock TTL (keep-alive every TTL / 3).
+    pub ttl_ns: Vec<u64>,
+    /// Length of each lock-holder pause (0: none), from `pause_at` every
+    /// `pause_every`.
+    pub pause_ns: Vec<u64>,
+    pub fenced: Vec<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudySpec {
+    pub name: String,
+    pub description: Option<String>,
+    /// The base scenario, resolved against the spec file's folder.
+    pub base: PathBuf,
+    pub seeds: Range<u64>,
+    pub axes: Axes,
+    pub jump_at_ns: u64,
+    pub pause_at_ns: u64,
+    pub pause_every_ns: u64,
+}
+
+const TOP_KEYS: [&str; 8] = ["name", "description", "base", "seeds", "axes", "jump_at", "pause_at", "pause_every"];
+const AXIS_KEYS: [&str; 10] = [
+    "lease_expiry",
+    "leader_drift",
+    "client_drift",
+    "wall_offset",
+    "leader_jump",
+    "margin",
+    "belief_from",
+    "ttl",
+    "pause",
+    "fenced",
+];
+
+/// Reads and validates a spec file.
+pub fn load(path: &Path) -> Result<StudySpec, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ScenarioError::whole_file(&file, format!("cannot read the study spec: {e}"), "check the path"))?;
+    let mut spec = parse(&text, &file)?;
+    let folder = path.parent().unwrap_or(Path::new("."));
+    spec.base = folder.join(&spec.base);
+    Ok(spec)
+}
+
+/// Parses a spec; `base` stays as written (relative to the spec's folder).
+pub fn parse(text: &str, file: &str) -> Result<StudySpec, ScenarioError> {
+    let mut d = Diags { text, file, list: Vec::new() };
+    let table: Table = match text.parse() {
+        Ok(t) => t,
+        Err(e) => {
+            let at = e.span().map_or(0, |s| s.start);
+            d.at_offset(at, format!("not valid TOML: {}", e.message().trim()), "fix the TOML syntax at this point");
+            return Err(d.finish());
+        }
+    };
+    for key in table.keys().filter(|k| !TOP_KEYS.contains(&k.as_str())) {
+        d.key(None, key, format!("unknown key `{key}`"), format!("use one of: {}", TOP_KEYS.join(", ")));
+    }
+    let name = match table.get("name") {
+        Some(Value::String(s)) if !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') => {
+            s.clone()
+        }
+        Some(_) => {
+            d.key(None, "name", "`name` must be kebab-case", "write e.g. name = \"drift-vs-margin\"");
+            String::new()
+        }
+        None => {
+            d.at_offset(0, "missing `name`", "add name = \"my-study\" at the top");
+            String::new()
+        }
+    };
+    let description = table.get("description").and_then(Value::as_str).map(str::to_string);
+    let base = match table.get("base") {
+        Some(Value::String(s)) => PathBuf::from(s),
+        Some(_) => {
+            d.key(None, "base", "`base` must be a string", "write the scenario path, e.g. base = \"base.toml\"");
+            PathBuf::new()
+        }
+        None => {
+            d.at_offset(0, "missing `base`", "add base = \"PATH.toml\" (relative to this file)");
+            PathBuf::new()
+        }
+    };
+    let seeds = match table.get("seeds") {
+        None => 0..8,
+        Some(Value::String(s)) => match crate::cli::parse_seed_range(s) {
+            Ok(r) => r,
+            Err(e) => {
+                d.key(None, "seeds", e, "write seeds = \"0..20\"");
+                0..1
+            }
+        },
+        Some(_) => {
+            d.key(None, "seeds", "`seeds` must be a string", "write seeds = \"0..20\"");
+            0..1
+        }
+    };
+    let jump_at_ns = d.duration_key(None, table.get("jump_at"), "jump_at", 5_000_000_000);
+    let pause_at_ns = d.duration_key(None, table.get("pause_at"), "pause_at", 3_000_000_000);
+    let pause_every_ns = d.duration_key(None, table.get("pause_every"), "pause_every", 6_000_000_000);
+    if pause_every_ns == 0 {
+        d.key(None, "pause_every", "`pause_every` must be above zero", "write e.g. pause_every = \"6s\"");
+    }
+    let axes = match table.get("axes") {
+        Some(Value::Table(t)) => parse_axes(t, &mut d),
+        Some(_) => {
+            d.key(None, "axes", "`axes` must be a table", "write [axes] and one array per axis below it");
+            Axes::default()
+        }
+        None => {
+            d.at_offset(text.len(), "missing [axes]", "add [axes] with at least one axis, e.g. margin = [0.0, 0.1]");
+            Axes::default()
+        }
+    };
+    if !d.list.is_empty() {
+        return Err(d.finish());
+    }
+    Ok(StudySpec { name, description, base, seeds, axes, jump_at_ns, pause_at_ns, pause_every_ns })
+}
+
+fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
+    let mut axes = Axes::default();
+    for (key, value) in t {
+        let Some(values) = value.as_array() else {
+            if AXIS_KEYS.contains(&key.as_str()) {
+                d.key(Some("axes"), key, format!("axis `{key}` must be an array"), format!("write {key} = [ … ] with one or more values"));
+            } else {
+                d.key(Some("axes"), key, format!("unknown axis `{key}`"), format!("use one of: {}", AXIS_KEYS.join(", ")));
+            }
+            continue;
+        };
+        if values.is_empty() {
+            d.key(Some("axes"), key, format!("axis `{key}` is empty"), "give at least one value, or remove the axis");
+            continue;
+        }
+        let bad = |d: &mut Diags<'_>, what: &str| {
+            d.key(Some("axes"), key, format!("axis `{key}` holds a value that is not {what}"), format!("every value of `{key}` must be {what}"));
+        };
+        match key.as_str() {
+            "lease_expiry" => {
+                let parsed: Option<Vec<ExpiryStrategy>> = values.iter().map(|v| strategy(v.as_str()?)).collect();
+                match parsed {
+                    Some(v) => axes.lease_expiry = v,
+                    None => bad(d, "leader-monotonic, leader-stamped-wall or writer-clock"),
+                }
+            }
+            "leader_drift" | "client_drift" | "margin" => {
+                let (lo, hi, what) =
+                    if key == "margin" { (0.0, 1.0, "a number in [0, 1)") } else { (-1.0, 1.0, "a number in (-1, 1)") };
+                let parsed: Option<Vec<f64>> = values
+                    .iter()
+                    .map(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+                    .map(|f| f.filter(|f| f.is_finite() && *f >= lo && *f < hi && (key == "margin" || *f > lo)))
+                    .collect();
+                match (parsed, key.as_str()) {
+                    (Some(v), "leader_drift") => axes.leader_drift = v,
+                    (Some(v), "client_drift") => axes.client_drift = v,
+                    (Some(v), _) => axes.margin = v,
+                    (None, _) => bad(d, what),
+                }
+            }
+            "wall_offset" | "leader_jump" => {
+                let parsed: Option<Vec<i64>> = values.iter().map(|v| parse_signed_duration(v.as_str()?).ok()).collect();
+                match (parsed, key.as_str()) {
+                    (Some(v), "wall_offset") => axes.wall_offset_ns = v,
+                    (Some(v), _) => axes.leader_jump_ns = v,
+                    (None, _) => bad(d, "a signed duration string such as \"+10s\""),
+                }
+            }
+            "ttl" | "pause" => {
+                let parsed: Option<Vec<u64>> = values.iter().map(|v| parse_duration(v.as_str()?).ok()).collect();
+                match (parsed, key.as_str()) {
+                    (Some(v), "ttl") if v.iter().all(|t| *t > 0) => axes.ttl_ns = v,
+                    (Some(v), "pause") => axes.pause_ns = v,
+                    _ => bad(d, "a duration string such as \"2s\" (a TTL above zero)"),
+                }
+            }
+            "belief_from" => {
+                let parsed: Option<Vec<BeliefFrom>> = values
+                    .iter()
+                    .map(|v| match v.as_str()? {
+                        "send" => Some(BeliefFrom::Send),
+                        "receipt" => Some(BeliefFrom::Receipt),
+                        _ => None,
+                    })
+                    .collect();
+                match parsed {
+                    Some(v) => axes.belief_from = v,
+                    None => bad(d, "\"send\" or \"receipt\""),
+                }
+            }
+            "fenced" => match values.iter().map(Value::as_bool).collect::<Option<Vec<bool>>>() {
+                Some(v) => axes.fenced = v,
+                None => bad(d, "true or false"),
+            },
+            _ => d.key(Some("axes"), key, format!("unknown axis `{key}`"), format!("use one of: {}", AXIS_KEYS.join(", "))),
+        }
+    }
+    axes
+}
+
+fn strategy(name: &str) -> Option<ExpiryStrategy> {
+    match name {
+        "leader-monotonic" => Some(ExpiryStrategy::LeaderMonotonic),
+        "leader-stamped-wall" => Some(ExpiryStrategy::LeaderStampedWall),
+        "writer-clock" => Some(ExpiryStrategy::WriterClock),
+        _ => None,
+    }
+}
+
+/// Diagnostics for one spec file, located by scanning the source.
+struct Diags<'a> {
+    text: &'a str,
+    file: &'a str,
+    list: Vec<Diagnostic>,
+}
+
+impl Diags<'_> {
+    fn at_offset(&mut self, offset: usize, message: impl Into<String>, fix: impl Into<String>) {
+        let offset = offset.min(self.text.len());
+        let line = self.text[..offset].matches('\n').count() + 1;
+        let line_start = self.text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let col = self.text[line_start..offset].chars().count() + 1;
+        self.push(line, col, message.into(), fix.into());
+    }
+
+    /// An error at `key = …`, inside `[section]` if given (the first
+    /// occurrence after the section header).
+    fn key(&mut self, section: Option<&str>, key: &str, message: impl Into<String>, fix: impl Into<String>) {
+        let mut in_section = section.is_none();
+        let mut found = (1, 1);
+        for (n, line) in self.text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with('[') {
+                in_section = section.is_some_and(|s| trimmed.trim_end() == format!("[{s}]"));
+                continue;
+            }
+            let is_key = trimmed.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='));
+            if in_section && is_key {
+                found = (n + 1, line.len() - trimmed.len() + 1);
+                break;
+            }
+        }
+        self.push(found.0, found.1, message.into(), fix.into());
+    }
+
+    fn duration_key(&mut self, section: Option<&str>, value: Option<&Value>, key: &str, default_ns: u64) -> u64 {
+        match value {
+            None => default_ns,
+            Some(v) => match v.as_str().map(parse_duration) {
+                Some(Ok(ns)) => ns,
+                _ => {
+                    self.key(section, key, format!("`{key}` must be a duration string"), format!("write e.g. {key} = \"5s\""));
+                    default_ns
+                }
+            },
+        }
+    }
+
+    fn push(&mut self, line: usize, col: usize, message: String, fix: String) {
+        let text = self.text.lines().nth(line - 1).unwrap_or("").to_string();
+        let width = text.chars().count().saturating_sub(col - 1).max(1);
+        let snippet = Some(Snippet { text, width });
+        self.list.push(Diagnostic { location: Some(Location { line, col }), message, fix, snippet });
+    }
+
+    fn finish(mut self) -> ScenarioError {
+        self.list.sort_by_key(|d| d.location);
+        ScenarioError { file: self.file.to_string(), diagnostics: self.list }
+    }
+}
