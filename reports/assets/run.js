@@ -24,7 +24,8 @@
   selectedLine.setAttribute('y1', '0');
   selectedLine.setAttribute('y2', svg.viewBox.baseVal.height);
   selectedLine.setAttribute('visibility', 'hidden');
-  svg.appendChild(selectedLine);
+  // Under the violation badges, so a selected violation's number stays readable.
+  svg.insertBefore(selectedLine, document.getElementById('violations') || cursor);
 
   function secs(ns) { return (ns / 1e9).toFixed(6) + 's'; }
   function xOf(ns) { return left + (ns / endNs) * plotWidth; }

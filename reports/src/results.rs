@@ -49,6 +49,11 @@ pub struct RunResult {
     pub events: u64,
     #[serde(default)]
     pub replay: String,
+    /// Planted bugs the run had beyond its scenario's own (`--bug`), so the
+    /// commands this report prints reproduce it. `--json` output lacks
+    /// them; the sweep's own report fills them in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bugs: Vec<String>,
 }
 
 impl RunResult {
@@ -59,17 +64,25 @@ impl RunResult {
     /// The command that re-runs this seed; built from the file when the
     /// result does not carry one.
     pub fn replay_command(&self) -> String {
-        if !self.replay.is_empty() {
-            self.replay.clone()
-        } else {
-            format!("leasesim replay {} --seed {}", self.file, self.seed)
-        }
+        let base = if !self.replay.is_empty() { self.replay.clone() } else { format!("leasesim replay {} --seed {}", self.file, self.seed) };
+        with_bug_flags(base, &self.bugs)
     }
 
     /// The command that writes this seed's timeline report.
     pub fn report_command(&self, dir: &str) -> String {
-        format!("leasesim run {} --seed {} --report {dir}", self.file, self.seed)
+        with_bug_flags(format!("leasesim run {} --seed {} --report {dir}", self.file, self.seed), &self.bugs)
     }
+}
+
+/// `command --bug a --bug b`, skipping flags the command already has.
+pub fn with_bug_flags(mut command: String, bugs: &[String]) -> String {
+    for bug in bugs {
+        let flag = format!(" --bug {bug}");
+        if !command.contains(&flag) {
+            command.push_str(&flag);
+        }
+    }
+    command
 }
 
 /// A results file that cannot be read as runs.
@@ -143,6 +156,8 @@ mod tests {
         assert_eq!(runs[0].violations[0].invariant, "fencing-order");
         assert!(runs[0].is_expected());
         assert_eq!(runs[0].report_command("out"), "leasesim run scenarios/holder-pause-unfenced.toml --seed 3 --report out");
+        let planted = RunResult { bugs: vec!["no-promote-extension".into()], ..runs[0].clone() };
+        assert_eq!(planted.replay_command(), "leasesim replay scenarios/holder-pause-unfenced.toml --seed 3 --bug no-promote-extension");
     }
 
     #[test]

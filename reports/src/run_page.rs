@@ -46,7 +46,7 @@ pub fn run_page(view: &RunView) -> String {
     let trace: Vec<(u64, &str, &str)> = view.trace.iter().map(|t| (t.at_ns, t.proc.as_str(), t.text.as_str())).collect();
     let json = serde_json::to_string(&trace).expect("tuples of numbers and strings serialize");
     let _ = write!(out, "<script type=\"application/json\" id=\"trace-data\">{}</script>", script_json(&json));
-    let _ = write!(out, "<script>{JS}</script></body></html>\n");
+    let _ = writeln!(out, "<script>{JS}</script></body></html>");
     out
 }
 
@@ -64,11 +64,11 @@ fn header(out: &mut String, view: &RunView) {
         view.seed,
         xml(&view.verdict)
     );
-    let _ = write!(out, "<p class=\"replay\">replay: <code id=\"replay\">{}</code></p>", xml(&view.replay));
+    let _ = write!(out, "<p class=\"replay\">replay: <code id=\"replay\">{}</code>", xml(&view.replay));
     let _ = write!(
         out,
-        "<p class=\"facts\"><code>{}</code> · {:.1}s simulated in {:.3}s wall ({:.0}×) · {} events · {} trace lines · digest {} · \
-         drift bound {} (a violation inside it is a bug)</p></header>",
+        " <span class=\"facts\">· <code>{}</code> · {:.1}s simulated in {:.3}s wall ({:.0}×) · {} events · {} trace lines · digest {} · \
+         drift bound {} (a violation inside it is a bug)</span></p></header>",
         xml(&view.file),
         view.sim_seconds,
         view.wall_seconds,

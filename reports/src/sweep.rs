@@ -134,6 +134,15 @@ impl SweepSummary {
         self.scenarios.iter().map(|s| s.runs()).sum()
     }
 
+    /// Scenarios worth a section: those that failed their expectation (or
+    /// had unexpected runs) first, then those that fired anything at all.
+    pub fn sections(&self) -> Vec<&ScenarioSummary> {
+        let failed = |s: &&ScenarioSummary| s.met == Some(false) || s.unexpected > 0;
+        let mut out: Vec<&ScenarioSummary> = self.scenarios.iter().filter(failed).collect();
+        out.extend(self.scenarios.iter().filter(|s| !failed(s) && !s.invariants.is_empty()));
+        out
+    }
+
     pub fn unexpected(&self) -> usize {
         self.scenarios.iter().map(|s| s.unexpected).sum()
     }
@@ -265,6 +274,7 @@ mod tests {
                 .map(|(id, held)| ViolationResult { invariant: id.to_string(), at: "1.000s".into(), at_ns: 1, detail: "d".into(), assumptions_held: *held })
                 .collect(),
             expected: Some(expected),
+            bugs: vec![],
             file: format!("scenarios/{scenario}.toml"),
             trace_digest: format!("{seed:x}"),
             sim_seconds: 10.0,
@@ -295,6 +305,7 @@ mod tests {
         assert_eq!(a.failing.iter().map(|f| (f.seed, f.expected)).collect::<Vec<_>>(), vec![(1, false), (2, true)]);
         assert_eq!(a.failing[0].replay, "leasesim replay scenarios/a.toml --seed 1");
         assert_eq!(s.scenarios[1].met, None);
+        assert_eq!(s.sections().iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), vec!["a"], "b fired nothing");
         assert_eq!(expectation_cell(&s.scenarios[1]), "no unexpected runs");
     }
 

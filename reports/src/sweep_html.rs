@@ -29,7 +29,7 @@ pub fn sweep_html(summary: &SweepSummary) -> String {
             (Some(false), _) | (None, 1..) => "not-met",
             _ => "met",
         };
-        let name = if s.invariants.is_empty() && s.unexpected == 0 {
+        let name = if s.invariants.is_empty() && s.unexpected == 0 && s.met != Some(false) {
             xml(&s.name)
         } else {
             format!("<a href=\"#{}\">{}</a>", crate::escape::id_part(&s.name), xml(&s.name))
@@ -53,7 +53,7 @@ pub fn sweep_html(summary: &SweepSummary) -> String {
     out.push_str("</tbody></table>");
     out.push_str("<p class=\"note\"><b>bug</b>: a violation while every clock stayed within the stated assumptions; ");
     out.push_str("<b>assumption broken</b>: only outside them. Counts are runs. <b>wall</b> adds up each run's own time.</p>");
-    for s in summary.scenarios.iter().filter(|s| !s.invariants.is_empty() || s.unexpected > 0) {
+    for s in summary.sections() {
         scenario_section(&mut out, s);
     }
     out.push_str("</body></html>\n");
@@ -92,7 +92,7 @@ fn scenario_section(out: &mut String, s: &ScenarioSummary) {
         for f in &s.failing {
             let tag = if f.expected { "<span class=\"tag expected\">expected</span>" } else { "<span class=\"tag unexpected\">unexpected</span>" };
             let timeline = match &f.report_file {
-                Some(file) => format!("<a class=\"run-report\" href=\"{}\">timeline</a>", xml(file)),
+                Some(file) => format!("timeline: <a class=\"run-report\" href=\"{0}\">{0}</a>", xml(file)),
                 None => format!("timeline: <code>{}</code>", xml(&f.report_command)),
             };
             let _ = write!(

@@ -11,6 +11,9 @@ pub fn secs(ns: u64) -> String {
 
 /// A signed clock error: `+1.20s`, `-35.0ms`, `+0.8µs`.
 pub fn signed_duration(ns: i64) -> String {
+    if ns == 0 {
+        return "0s".to_string();
+    }
     let sign = if ns < 0 { "-" } else { "+" };
     let abs = ns.unsigned_abs() as f64;
     if abs >= 1e9 {
@@ -50,6 +53,7 @@ mod tests {
         assert_eq!(secs(12_481_356_000), "12.481s");
         assert_eq!(signed_duration(1_200_000_000), "+1.20s");
         assert_eq!(signed_duration(-35_000_000), "-35.0ms");
+        assert_eq!(signed_duration(0), "0s");
         assert_eq!(percent(0.04), "+4%");
         assert_eq!(percent(0.0), "0%");
         assert_eq!(percent(-0.001), "-0.10%");

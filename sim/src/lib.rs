@@ -13,12 +13,16 @@ pub mod checkers;
 pub mod cli;
 #[cfg(madsim)]
 pub mod host;
+#[cfg(madsim)]
+pub mod hunt;
 pub mod linearizability;
 #[cfg(madsim)]
 pub mod observe;
 #[cfg(madsim)]
 pub mod run;
 pub mod scenario;
+#[cfg(madsim)]
+pub mod shrink;
 #[cfg(madsim)]
 pub mod study;
 #[cfg(madsim)]

@@ -256,7 +256,7 @@ fn bad_seed_ranges() {
 #[test]
 fn unknown_workload_kind() {
     let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[[workload]]\nkind = \"locks\"\nclients = 1\n", "4:8", "unknown workload kind `locks`; did you mean `lock`?");
-    assert_eq!(fix, "kinds: lock, registry, kv");
+    assert_eq!(fix, "kinds: lock, registry, kv, task, singleton");
 }
 
 #[test]
@@ -347,12 +347,15 @@ fn chaos_length_without_its_rate() {
 
 #[test]
 fn chaos_kinds_aimed_at_roles_need_their_targets() {
-    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nholder_pauses = \"5s\"\n", "4:1", "`holder_pauses` needs a lock workload");
+    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nholder_pauses = \"5s\"\n", "4:1", "`holder_pauses` needs a lock or singleton workload");
     assert!(fix.contains("kind = \"lock\""), "{fix}");
     let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nmembership = \"5s\"\n", "4:1", "`membership` needs spare servers");
     assert!(fix.starts_with("add `spares = 2`"), "{fix}");
     assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nleader_crash_for = [\"1s\", \"2s\"]\n", "4:1", "`leader_crash_for` has no effect without `leader_crashes`");
     assert_one("name = \"x\"\nduration = \"10s\"\n[cluster]\nspares = 1\n[chaos]\nmembership = \"0s\"\n", "6:14", "`membership` must be longer than zero");
+    assert_one("name = \"x\"\nduration = \"10s\"\n[cluster]\nspares = 1\n[chaos]\npartition_replacements = 0.5\n", "6:1", "has no effect without `partitions`");
+    assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\npartitions = \"2s\"\npartition_replacements = 0.5\n", "5:1", "`partition_replacements` needs spare servers");
+    assert_one("name = \"x\"\nduration = \"10s\"\n[cluster]\nspares = 1\n[chaos]\npartitions = \"2s\"\npartition_replacements = 2\n", "7:26", "is not a probability");
 }
 
 #[test]

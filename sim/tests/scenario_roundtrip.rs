@@ -124,6 +124,7 @@ fn every_key_lands_in_the_model() {
     assert_eq!(chaos.leader_crashes, Some(ChaosRate { mean_interval_ns: 25 * SEC, for_ns: (SEC, 5 * SEC) }));
     assert_eq!(chaos.holder_pauses, Some(ChaosRate { mean_interval_ns: 35 * SEC, for_ns: (SEC, 3 * SEC) }));
     assert_eq!(chaos.membership_ns, Some(45 * SEC));
+    assert_eq!(chaos.partition_replacements, 0.5);
     assert_eq!(s.expect.verdict, Verdict::Violation { ids: vec!["lock-belief-overlap".into(), "fencing-order".into()] });
 }
 
@@ -349,11 +350,15 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
     let rate = || proptest::option::of((positive_ns(), range_ns()).prop_map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
     let jumps = proptest::option::of((positive_ns(), signed_range_ns()).prop_map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }));
     let (has_lock, has_spares) = (!world.keys.is_empty(), world.spares > 0);
-    let roles = (rate(), rate(), proptest::option::of(positive_ns())).prop_map(move |(leader_crashes, holder_pauses, membership_ns)| {
-        (leader_crashes, holder_pauses.filter(|_| has_lock), membership_ns.filter(|_| has_spares))
-    });
+    let roles = (rate(), rate(), proptest::option::of(positive_ns()), probability()).prop_map(
+        move |(leader_crashes, holder_pauses, membership_ns, replacements)| {
+            (leader_crashes, holder_pauses.filter(|_| has_lock), membership_ns.filter(|_| has_spares), if has_spares { replacements } else { 0.0 })
+        },
+    );
     proptest::option::of((rate(), rate(), rate(), jumps, roles, fraction(), any::<bool>()).prop_map(
-        |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns), drift, swarm)| Chaos {
+        |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns, replacements), drift, swarm)| Chaos {
+            // Replacements ride on partitions: without them the loader rejects them.
+            partition_replacements: if partitions.is_some() { replacements } else { 0.0 },
             partitions,
             crashes,
             pauses,

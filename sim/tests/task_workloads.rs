@@ -101,3 +101,34 @@ fn a_singleton_overlaps_only_when_an_instance_clock_breaks_the_assumption() {
     assert!(slow.iter().flat_map(|r| &r.violations).all(|v| !v.assumptions_held));
     assert!(count(&slow, |e| matches!(e, Event::StoreRejected { .. })) > 0, "the store never fenced the stale holder out");
 }
+
+#[test]
+fn task_lost_fires_when_no_worker_can_finish_in_time() {
+    // Both workers' clocks run at a tenth of true speed: their keep-alives
+    // come too rarely to keep a lease (one every 6.7 s for a 2 s TTL), so
+    // every claim ends long before its 20 s or more of work does, and the
+    // tasks are still undone long after their deadline.
+    let text = r#"
+name = "workers-too-slow"
+duration = "10s"
+settle = "30s"
+[cluster]
+servers = 3
+drift_bound = 0.01
+[clocks.c2]
+drift = -0.9
+[clocks.c3]
+drift = -0.9
+[[workload]]
+kind = "task"
+clients = 3
+ttl = "2s"
+tasks = 10
+task_every = "100ms"
+work = ["2s", "3s"]
+"#;
+    let scenario = scenario::parse(text, "workers-too-slow.toml").unwrap_or_else(|e| panic!("{e}"));
+    let slow = runs(&scenario, 0..2, &options(None));
+    assert_eq!(fired(&slow), vec!["task-lost".to_string()]);
+    assert!(slow.iter().flat_map(|r| &r.violations).all(|v| !v.assumptions_held), "a 90% slow clock breaks the 1% bound");
+}

@@ -2,7 +2,9 @@
 //! running, crashed), hatched where it was paused, and under it a strip with
 //! its clock's error against true time — solid for the wall clock (offset,
 //! drift and jumps), dashed for the monotonic clock (drift alone). All
-//! strips share one scale so lanes compare at a glance.
+//! strips share one scale so lanes compare at a glance; a process whose
+//! clock was exact all run gets no strip (its label says so), which keeps
+//! the chart short enough to read without scrolling.
 
 use super::canvas::{at_attr, n, span_attrs, Scale, Svg};
 use super::Rows;
@@ -10,9 +12,10 @@ use crate::model::{ClockTrace, Lane, LaneKind, Role, RunView};
 use crate::units::{percent, secs, signed_duration};
 
 const HEADER_H: f64 = 18.0;
-const LANE_H: f64 = 40.0;
-const ROLE_H: f64 = 18.0;
-const CLOCK_H: f64 = 14.0;
+const ROLE_H: f64 = 17.0;
+const CLOCK_H: f64 = 13.0;
+/// A lane without a clock strip.
+const BARE_H: f64 = ROLE_H + 7.0;
 
 /// The largest clock error any lane shows (at least 1 ms, so a run of
 /// perfect clocks draws flat lines rather than dividing by zero).
@@ -39,9 +42,10 @@ pub fn draw(svg: &mut Svg, view: &RunView, scale: Scale, top: f64, rows: &mut Ro
     );
     let mut y = top + HEADER_H;
     for lane in &view.lanes {
-        draw_lane(svg, lane, scale, y, clock_max_ns);
-        rows.lanes.insert(lane.name.clone(), (y, LANE_H));
-        y += LANE_H;
+        let height = lane_height(lane);
+        draw_lane(svg, lane, scale, y, height, clock_max_ns);
+        rows.lanes.insert(lane.name.clone(), (y, height));
+        y += height;
     }
     svg.close_g();
     y - top
@@ -55,14 +59,34 @@ fn kind_class(kind: LaneKind) -> &'static str {
     }
 }
 
-fn draw_lane(svg: &mut Svg, lane: &Lane, scale: Scale, top: f64, clock_max_ns: i64) {
+fn exact(clock: &ClockTrace) -> bool {
+    clock.points.iter().all(|p| p.wall_error_ns == 0 && p.mono_error_ns == 0)
+}
+
+fn lane_height(lane: &Lane) -> f64 {
+    if exact(&lane.clock) && lane.marks.is_empty() {
+        BARE_H
+    } else {
+        BARE_H + CLOCK_H
+    }
+}
+
+fn draw_lane(svg: &mut Svg, lane: &Lane, scale: Scale, top: f64, height: f64, clock_max_ns: i64) {
     let id = format!("lane-{}", crate::escape::id_part(&lane.name));
     svg.open_g(&format!("lane {}", kind_class(lane.kind)), Some(&id), &[("data-proc", lane.name.clone())]);
     if lane.kind == LaneKind::Server {
-        svg.rect("lane-bg", 0.0, top, super::WIDTH, LANE_H, &[], None);
+        svg.rect("lane-bg", 0.0, top, super::WIDTH, height, &[], None);
     }
-    svg.text("lane-name", 8.0, top + 14.0, "start", &lane.name);
-    svg.text("lane-sub", 8.0, top + 29.0, "start", &clock_summary(&lane.clock));
+    let summary = clock_summary(&lane.clock);
+    if height > BARE_H {
+        svg.text("lane-name", 8.0, top + 14.0, "start", &lane.name);
+        svg.text("lane-sub", 8.0, top + 27.0, "start", &summary);
+    } else {
+        svg.text("lane-name", 8.0, top + 15.0, "start", &lane.name);
+        // Beside the name: about 8 units per bold character, then a gap.
+        let x = 8.0 + lane.name.chars().count() as f64 * 8.0 + 8.0;
+        svg.text("lane-sub", x, top + 15.0, "start", &summary);
+    }
     let role_y = top + 3.0;
     for span in &lane.roles {
         let (x, w) = (scale.x(span.start_ns), scale.w(span.start_ns, span.end_ns, 0.8));
@@ -91,11 +115,13 @@ fn draw_lane(svg: &mut Svg, lane: &Lane, scale: Scale, top: f64, clock_max_ns: i
             svg.text("paused-label", x + 4.0, role_y + 12.5, "start", "paused");
         }
     }
-    draw_clock(svg, &lane.clock, scale, top + 4.0 + ROLE_H, clock_max_ns);
+    if height > BARE_H {
+        draw_clock(svg, &lane.clock, scale, top + 4.0 + ROLE_H, clock_max_ns);
+    }
     for mark in &lane.marks {
         let x = scale.x(mark.at_ns);
         let y = top + 4.0 + ROLE_H;
-        let d = format!("M{} {}L{} {}L{} {}L{} {}Z", n(x), n(y - 1.0), n(x + 5.0), n(y + 6.0), n(x), n(y + 13.0), n(x - 5.0), n(y + 6.0));
+        let d = format!("M{} {}L{} {}L{} {}L{} {}Z", n(x), n(y), n(x + 5.0), n(y + 6.0), n(x), n(y + 12.0), n(x - 5.0), n(y + 6.0));
         let title = format!("{}: {}", secs(mark.at_ns), mark.label);
         svg.path(&format!("mark {}", mark.kind), &d, &[at_attr(mark.at_ns)], Some(&title));
     }

@@ -4,6 +4,8 @@
 //! lock, in true time — red shading where two clients believed at once.
 //! Last row: the data store's writes to the key, accepted (filled) or
 //! rejected (cross), ringed red where an accepted token went backwards.
+//! Rows with nothing to show are left out (a key only the store saw is
+//! drawn as a "store key", not as a lock).
 
 use std::collections::BTreeSet;
 
@@ -38,21 +40,32 @@ pub fn draw(svg: &mut Svg, view: &RunView, scale: Scale, top: f64, rows: &mut Ro
 fn draw_track(svg: &mut Svg, track: &LockTrack, scale: Scale, top: f64) -> f64 {
     let id = format!("lock-{}", crate::escape::id_part(&track.key));
     svg.open_g("lock", Some(&id), &[("data-key", track.key.clone())]);
-    svg.text("section-title", 8.0, top + 13.0, "start", &format!("lock {}", track.key));
-    svg.text("section-note", scale.x(0), top + 13.0, "start", "holder per the cluster, each client's belief (red: two at once), store writes with tokens");
+    let is_lock = !track.holds.is_empty() || !track.beliefs.is_empty();
+    let (title, note) = if is_lock {
+        (format!("lock {}", track.key), "holder per the cluster, each client's belief (red: two at once), store writes with tokens")
+    } else {
+        (format!("store key {}", track.key), "the data store's writes, with the writer's token")
+    };
+    svg.text("section-title", 8.0, top + 13.0, "start", &title);
+    svg.text("section-note", scale.x(0), top + 13.0, "start", note);
     let mut y = top + HEADER_H;
-    draw_holds(svg, track, scale, y);
-    y += HOLD_H;
+    if !track.holds.is_empty() {
+        draw_holds(svg, track, scale, y);
+        y += HOLD_H;
+    }
     let clients: BTreeSet<u64> = track.beliefs.iter().map(|b| b.client).collect();
     let beliefs_top = y;
     let beliefs_h = clients.len() as f64 * BELIEF_H;
-    draw_overlaps(svg, &track.beliefs, scale, beliefs_top, beliefs_h);
     for client in &clients {
         draw_beliefs(svg, track, *client, scale, y);
         y += BELIEF_H;
     }
-    draw_writes(svg, track, scale, y);
-    y += WRITES_H;
+    // Over the beliefs, so the red reads through whatever colours lie below.
+    draw_overlaps(svg, &track.beliefs, scale, beliefs_top, beliefs_h);
+    if !track.writes.is_empty() {
+        draw_writes(svg, track, scale, y);
+        y += WRITES_H;
+    }
     svg.close_g();
     y - top
 }
@@ -142,6 +155,7 @@ fn draw_writes(svg: &mut Svg, track: &LockTrack, scale: Scale, top: f64) {
     svg.text("row-label", 16.0, top + 15.0, "start", "store writes");
     let mut highest_accepted = 0u64;
     let mut last_label_x = f64::MIN;
+    let mut last_label_token = None;
     let cy = top + 15.0;
     for w in &track.writes {
         let x = scale.x(w.at_ns);
@@ -176,9 +190,12 @@ fn draw_writes(svg: &mut Svg, track: &LockTrack, scale: Scale, top: f64) {
             svg.path("write-x", &d, &[], None);
         }
         svg.close_g();
-        if x - last_label_x > LABEL_GAP || backwards || !w.accepted {
-            svg.text(if backwards || !w.accepted { "write-label alert" } else { "write-label" }, x, top + 6.0, "middle", &w.token.to_string());
+        // Alerts always get their token; a repeat of the last label does not.
+        let alert = backwards || !w.accepted;
+        if alert || (x - last_label_x > LABEL_GAP && last_label_token != Some(w.token)) {
+            svg.text(if alert { "write-label alert" } else { "write-label" }, x, top + 6.0, "middle", &w.token.to_string());
             last_label_x = x;
+            last_label_token = Some(w.token);
         }
         if w.accepted {
             highest_accepted = highest_accepted.max(w.token);

@@ -122,7 +122,7 @@ pub fn outline(svg: &str) -> String {
     let mut rest = svg;
     while let Some(lt) = rest.find('<') {
         let text = rest[..lt].trim();
-        if !text.is_empty() && stack.last().map_or(true, |t| t != "style") {
+        if !text.is_empty() && stack.last().is_none_or(|t| t != "style") {
             out.push_str(&format!("{}\"{}\"\n", "  ".repeat(stack.len()), text));
         }
         let gt = rest[lt..].find('>').expect("every tag closes") + lt;

@@ -95,10 +95,10 @@ fn acquires_granted(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violations: 
             (Proc::Client(c), Event::KeepAliveRefused { .. } | Event::Crashed) => {
                 waiting.remove(c);
             }
-            (Proc::Server(_), Event::Server { event: ServerEvent::LockGranted { client, key, .. } }) => {
-                if waiting.get(client).is_some_and(|(k, _)| k == key) {
-                    waiting.remove(client);
-                }
+            (Proc::Server(_), Event::Server { event: ServerEvent::LockGranted { client, key, .. } })
+                if waiting.get(client).is_some_and(|(k, _)| k == key) =>
+            {
+                waiting.remove(client);
             }
             _ => {}
         }

@@ -1,8 +1,12 @@
 //! The `leasesim` command line (clap). Exit codes: 0 = as expected,
 //! 1 = a violation or an expectation not met, 2 = bad input (file, flag).
 
+pub mod hunt;
+pub mod junit;
+pub mod merge;
 pub mod report;
 mod run;
+pub mod shrink;
 pub mod study;
 mod sweep;
 
@@ -40,6 +44,12 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Run a study grid over scenario parameters; JSON, CSV and SVG in --out (docs/STUDY-FORMAT.md).
     Study(study::StudyArgs),
+    /// Shrink a failing seed to the smallest scenario that still fires the same invariant.
+    Shrink(shrink::ShrinkArgs),
+    /// For each planted bug, sweep general chaos scenarios until it is found; shrink and tabulate.
+    Hunt(hunt::HuntArgs),
+    /// Merge the JSON lines of sweep shards into one summary table and exit code.
+    Merge(merge::MergeArgs),
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -114,6 +124,9 @@ pub struct SweepArgs {
     /// Write the sweep report and a timeline per unexpected seed into this directory.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
+    /// Also write a JUnit XML report (one testcase per scenario) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     #[command(flatten)]
     pub bugs: BugArgs,
 }
@@ -150,5 +163,8 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::CheckHistory(args) => crate::linearizability::cli::check_history_command(&args),
         Command::Report(args) => report::report_command(&args),
         Command::Study(args) => study::study_command(&args),
+        Command::Shrink(args) => shrink::shrink_command(&args),
+        Command::Hunt(args) => hunt::hunt_command(&args),
+        Command::Merge(args) => merge::merge_command(&args),
     }
 }

@@ -60,11 +60,18 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
+/// `--bug` names beyond the scenario's own, for the commands a report prints.
+fn bug_names(options: &RunOptions) -> Vec<String> {
+    options.extra_bugs.enabled().into_iter().map(String::from).collect()
+}
+
 /// Writes the timeline page of a run kept with `keep_observations`;
-/// returns its path. `note` is a caveat to show on the page.
-pub fn write_run_report(dir: &Path, scenario: &Scenario, outcome: &RunOutcome, note: Option<String>) -> Result<PathBuf, String> {
+/// returns its path. `note` is a caveat to show on the page; `bugs` are the
+/// `--bug` flags the run had.
+pub fn write_run_report(dir: &Path, scenario: &Scenario, outcome: &RunOutcome, bugs: &[String], note: Option<String>) -> Result<PathBuf, String> {
     create_dir(dir)?;
     let mut view = run_view(scenario, outcome);
+    view.replay = leasesim_reports::results::with_bug_flags(view.replay, bugs);
     view.notes.extend(note);
     let path = dir.join(run_report_name(&outcome.scenario, outcome.seed));
     write_file(&path, &run_page(&view))?;
@@ -83,13 +90,14 @@ fn rerun_report(dir: &Path, scenario: &Scenario, seed: u64, options: &RunOptions
             outcome.trace_digest
         )
     });
-    let path = write_run_report(dir, scenario, &outcome, note)?;
+    let path = write_run_report(dir, scenario, &outcome, &bug_names(&options), note)?;
     Ok(path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default())
 }
 
-fn result_of(outcome: &RunOutcome) -> RunResult {
+fn result_of(outcome: &RunOutcome, bugs: &[String]) -> RunResult {
     let value = serde_json::to_value(outcome).expect("outcomes serialize");
-    serde_json::from_value(value).expect("a RunOutcome's JSON is a run result")
+    let result: RunResult = serde_json::from_value(value).expect("a RunOutcome's JSON is a run result");
+    RunResult { bugs: bugs.to_vec(), ..result }
 }
 
 /// The sweep's report: a timeline per unexpected seed (re-run with its
@@ -108,8 +116,19 @@ pub fn write_sweep_report(
         let file = rerun_report(dir, &scenarios[*i], o.seed, options, &o.trace_digest)?;
         reports.insert((o.scenario.clone(), o.seed), file);
     }
-    let results: Vec<RunResult> = outcomes.iter().map(|(_, o)| result_of(o)).collect();
-    let jsonl: String = outcomes.iter().map(|(_, o)| serde_json::to_string(o).expect("outcomes serialize") + "\n").collect();
+    let results: Vec<RunResult> = outcomes.iter().map(|(_, o)| result_of(o, &bug_names(options))).collect();
+    // The `--json` lines, plus the `--bug` flags so `leasesim report` can
+    // print commands that reproduce the runs.
+    let jsonl: String = outcomes
+        .iter()
+        .map(|(_, o)| {
+            let mut value = serde_json::to_value(o).expect("outcomes serialize");
+            if !options.extra_bugs.enabled().is_empty() {
+                value["bugs"] = serde_json::json!(bug_names(options));
+            }
+            value.to_string() + "\n"
+        })
+        .collect();
     write_file(&dir.join("results.jsonl"), &jsonl)?;
     let expects = scenarios.iter().map(|s| (s.name.clone(), expect_of(s))).collect();
     let mut summary = SweepSummary::new(&results, &expects, &reports, &dir.display().to_string());
@@ -143,6 +162,11 @@ fn report(args: &ReportArgs) -> Result<(), String> {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read the results file: {e}"))?;
         results.extend(leasesim_reports::parse_results(&name, &text).map_err(|e| e.to_string())?);
+    }
+    // `--bug` given here means the saved runs had it (their JSON cannot say).
+    let given: Vec<String> = args.bugs.bugs.clone();
+    for r in results.iter_mut().filter(|r| r.bugs.is_empty()) {
+        r.bugs = given.clone();
     }
     // Scenario files give the expectation and allow re-runs; results
     // whose file is gone still render, with those parts left out.

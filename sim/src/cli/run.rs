@@ -31,7 +31,7 @@ pub fn run_command(args: &RunArgs) -> i32 {
         }
     }
     if let Some(dir) = &args.report {
-        match super::report::write_run_report(dir, &scenario, &outcome, None) {
+        match super::report::write_run_report(dir, &scenario, &outcome, &args.bugs.bugs, None) {
             // On stderr, so `--json` output stays one JSON object.
             Ok(path) => eprintln!("report: {}", path.display()),
             Err(message) => {

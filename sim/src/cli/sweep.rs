@@ -85,6 +85,12 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
             }
         }
     }
+    if let Some(path) = &args.junit {
+        if let Err(message) = super::junit::write_outcomes(path, outcomes.iter().map(|(_, o)| o), &args.bugs.bugs) {
+            eprintln!("{message}");
+            return 2;
+        }
+    }
     i32::from(failed)
 }
 

@@ -78,6 +78,9 @@ pub struct HostNet {
     pub duplicate: f64,
 }
 
+// Lives on the stack for one loop turn; boxing the message would cost an
+// allocation per delivery on the hottest path of the simulator.
+#[allow(clippy::large_enum_variant)]
 enum Input {
     Message(Proc, Wire),
     Timer,

@@ -34,6 +34,7 @@ pub struct Rates {
     pub leader_crashes: Option<ChaosRate>,
     pub holder_pauses: Option<ChaosRate>,
     pub membership_ns: Option<u64>,
+    pub partition_replacements: f64,
     pub drift: f64,
 }
 
@@ -104,7 +105,8 @@ pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
     let membership_ns = scaled(chaos.membership_ns.map(|mean_interval_ns| ChaosRate { mean_interval_ns, for_ns: (0, 0) }))
         .map(|rate| rate.mean_interval_ns);
     let drift = if swarm { chaos.drift * rng.gen_range(0.0..=1.0) } else { chaos.drift };
-    Rates { partitions, crashes, pauses, clock_jumps, leader_crashes, holder_pauses, membership_ns, drift }
+    let partition_replacements = chaos.partition_replacements;
+    Rates { partitions, crashes, pauses, clock_jumps, leader_crashes, holder_pauses, membership_ns, partition_replacements, drift }
 }
 
 fn arrivals(mean_ns: u64, duration_ns: u64, rng: &mut ChaCha8Rng) -> Vec<u64> {
@@ -140,6 +142,7 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fau
     let everyone: Vec<Selector> = servers.iter().chain(clients.iter()).cloned().collect();
     let duration_ns = scenario.duration_ns;
     let mut drawn = Vec::new();
+    let replaceable = Replaceable::draw(scenario, rng);
     if let Some(rate) = rates.partitions {
         for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
             let mut shuffled = servers.clone();
@@ -151,6 +154,13 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fau
             }
             let action = FaultAction::Partition(vec![sorted(a), sorted(b)]);
             drawn.push(fault(at_ns, action, Some(draw_for(rate.for_ns, rng))));
+            if rates.partition_replacements > 0.0 && rng.gen_bool(rates.partition_replacements) {
+                // Failover automation reacts while the cut is fresh: within
+                // two election timeouts, often before a new leader exists.
+                let delay_ns = rng.gen_range(0..=2 * scenario.cluster.election_timeout_ns.1);
+                let at_ns = (at_ns + delay_ns).min(duration_ns);
+                drawn.extend(replaceable.replacement(at_ns, rng));
+            }
         }
     }
     if let Some(rate) = rates.crashes {
@@ -178,7 +188,8 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fau
         }
     }
     if let Some(rate) = rates.holder_pauses {
-        let keys: Vec<&str> = scenario.lock_keys().into_iter().collect();
+        // `holder:` names a lock's holder or a singleton role's.
+        let keys: Vec<&str> = scenario.lock_keys().into_iter().chain(scenario.singleton_roles()).collect();
         for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
             let Some(key) = keys.choose(rng) else { break };
             let action = FaultAction::Pause(Selector::Holder(key.to_string()));
@@ -186,29 +197,55 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fau
         }
     }
     if let Some(mean_ns) = rates.membership_ns {
-        drawn.extend(membership(scenario, mean_ns, rng));
+        for at_ns in arrivals(mean_ns, duration_ns, rng) {
+            drawn.extend(replaceable.replacement(at_ns, rng));
+        }
     }
     drawn.sort_by_key(|f| f.at_ns);
     drawn
 }
 
-/// Node replacements: a spare added and a server removed at one instant,
-/// as an operator swapping a machine does. The second change reaches the
-/// leader while the first is still uncommitted, which a correct leader
-/// refuses (thesis §4.1) and says so in the trace.
-fn membership(scenario: &Scenario, mean_ns: u64, rng: &mut ChaCha8Rng) -> Vec<Fault> {
-    let cluster = &scenario.cluster;
-    let spares: Vec<u64> = (cluster.servers + 1..=cluster.servers + cluster.spares).collect();
-    let all: Vec<u64> = (1..=cluster.servers + cluster.spares).collect();
-    let mut out = Vec::new();
-    for at_ns in arrivals(mean_ns, scenario.duration_ns, rng) {
-        let Some(&added) = spares.choose(rng) else { break };
-        let removable: Vec<u64> = all.iter().copied().filter(|n| *n != added).collect();
-        let removed = *removable.choose(rng).expect("a spare comes with at least one voter");
-        out.push(fault(at_ns, FaultAction::Add(added), None));
-        out.push(fault(at_ns, FaultAction::Remove(Selector::Server(removed)), None));
+/// Who node replacements may add and remove. A replacement adds a spare
+/// and removes a server at one instant, as an operator swapping a machine
+/// does: the second change reaches the leader while the first is still
+/// uncommitted, which a correct leader refuses (thesis §4.1) and says so in
+/// the trace.
+///
+/// Only a minority of the original voters is ever removed (drawn once per
+/// seed); spares come and go freely. Clients know only the original voters
+/// and a removed server no longer learns who leads, so a cluster that
+/// replaced all of them would strand every client: an operator's mistake,
+/// not a fault the service must survive.
+struct Replaceable {
+    spares: Vec<u64>,
+    removable: Vec<u64>,
+}
+
+impl Replaceable {
+    fn draw(scenario: &Scenario, rng: &mut ChaCha8Rng) -> Replaceable {
+        let cluster = &scenario.cluster;
+        let spares: Vec<u64> = (cluster.servers + 1..=cluster.servers + cluster.spares).collect();
+        if spares.is_empty() {
+            // No draw: scenarios without spares keep their random stream.
+            return Replaceable { spares, removable: Vec::new() };
+        }
+        let mut originals: Vec<u64> = (1..=cluster.servers).collect();
+        originals.shuffle(rng);
+        originals.truncate(((cluster.servers - 1) / 2) as usize);
+        let removable = originals.into_iter().chain(spares.iter().copied()).collect();
+        Replaceable { spares, removable }
     }
-    out
+
+    /// One replacement at `at_ns` (an add alone when nothing may go).
+    fn replacement(&self, at_ns: u64, rng: &mut ChaCha8Rng) -> Vec<Fault> {
+        let Some(&added) = self.spares.choose(rng) else { return Vec::new() };
+        let others: Vec<u64> = self.removable.iter().copied().filter(|n| *n != added).collect();
+        let mut out = vec![fault(at_ns, FaultAction::Add(added), None)];
+        if let Some(&removed) = others.choose(rng) {
+            out.push(fault(at_ns, FaultAction::Remove(Selector::Server(removed)), None));
+        }
+        out
+    }
 }
 
 fn sorted(group: &[Selector]) -> Vec<Selector> {

@@ -33,6 +33,9 @@ pub struct RunOutcome {
     /// Whether this run is what the scenario's `[expect]` allows (a run of a
     /// `violation` scenario may be clean; it may not fire other invariants).
     pub expected: bool,
+    /// The scenario's `[expect] violations` (empty when it expects `safe`),
+    /// so saved results can be judged without the file (`leasesim merge`).
+    pub expected_violations: Vec<String>,
     pub trace_digest: String,
     pub sim_seconds: f64,
     pub wall_seconds: f64,
@@ -70,6 +73,7 @@ impl RunOutcome {
             seed,
             verdict: if violations.is_empty() { "ok" } else { "violation" },
             expected: allowed(scenario, &violations),
+            expected_violations: expected_violations(scenario),
             violations,
             trace_digest: format!("{:016x}", recorder.digest()),
             sim_seconds: end_ns as f64 / 1e9,
@@ -97,6 +101,7 @@ impl RunOutcome {
             seed,
             verdict: "violation",
             expected: false,
+            expected_violations: expected_violations(scenario),
             violations,
             trace_digest: String::new(),
             sim_seconds: 0.0,
@@ -119,6 +124,13 @@ impl RunOutcome {
             }
         }
         ids
+    }
+}
+
+fn expected_violations(scenario: &Scenario) -> Vec<String> {
+    match &scenario.expect.verdict {
+        Verdict::Safe => Vec::new(),
+        Verdict::Violation { ids } => ids.clone(),
     }
 }
 

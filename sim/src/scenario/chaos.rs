@@ -11,7 +11,7 @@ use super::fields::{Field, TableReader, Val};
 use super::model::{Chaos, ChaosJumps, ChaosRate};
 use super::selector::World;
 
-const KEYS: [&str; 15] = [
+const KEYS: [&str; 16] = [
     "partitions",
     "partition_for",
     "crashes",
@@ -25,6 +25,7 @@ const KEYS: [&str; 15] = [
     "holder_pauses",
     "holder_pause_for",
     "membership",
+    "partition_replacements",
     "drift",
     "swarm",
 ];
@@ -53,9 +54,25 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
             Field::Ok(ns) => Some(Some(ns)),
         }
     });
+    let replacements_span = t.key_span("partition_replacements");
+    let partition_replacements = t.get("partition_replacements", d, |v, d| v.probability(d)).or(0.0);
     let drift = t.get("drift", d, |v, d| v.fraction(d, "0.01")).or(0.0);
     let swarm = t.get("swarm", d, |v, d| v.boolean(d)).or(false);
     t.finish(d, &KEYS);
+    if let Some(p) = partition_replacements.filter(|p| *p > 0.0) {
+        let problem = match (&partitions, membership_problem(world)) {
+            (Some(None), _) => Some((
+                format!("`partition_replacements` = {p} has no effect without `partitions`"),
+                "add `partitions = \"10s\"`, or remove `partition_replacements`".to_string(),
+            )),
+            (_, Some((_, fix))) => Some(("`partition_replacements` needs spare servers to add".to_string(), fix)),
+            _ => None,
+        };
+        if let Some((message, fix)) = problem {
+            d.error(replacements_span, message, fix);
+            return None;
+        }
+    }
     let rate = |pair: Option<Option<(u64, (u64, u64))>>| pair.map(|p| p.map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
     Some(Chaos {
         partitions: rate(partitions)?,
@@ -65,6 +82,7 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
         leader_crashes: rate(leader_crashes)?,
         holder_pauses: rate(holder_pauses)?,
         membership_ns: membership?,
+        partition_replacements: partition_replacements?,
         drift: drift?,
         swarm: swarm?,
     })
@@ -76,7 +94,7 @@ fn holder_problem(world: &World) -> Option<(String, String)> {
     let keys = world.lock_keys.as_ref()?;
     keys.is_empty().then(|| {
         (
-            "`holder_pauses` needs a lock workload: no client ever holds a lock here".to_string(),
+            "`holder_pauses` needs a lock or singleton workload: no client ever holds a lock or a role here".to_string(),
             "add a `[[workload]]` with `kind = \"lock\"`, or use `pauses` to pause any process".to_string(),
         )
     })
@@ -88,7 +106,7 @@ fn membership_problem(world: &World) -> Option<(String, String)> {
     (world.spares? == 0).then(|| {
         (
             "`membership` needs spare servers to add: each change adds a spare and removes a server".to_string(),
-            "add `spares = 2` to [cluster], or remove `membership`".to_string(),
+            "add `spares = 2` to [cluster], or remove the membership chaos".to_string(),
         )
     })
 }

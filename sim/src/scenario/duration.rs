@@ -57,7 +57,7 @@ pub fn format_duration(ns: u64) -> String {
     }
     // Largest unit first; `µs` is skipped in favour of the ASCII `us`.
     for (unit, unit_ns) in UNITS.iter().rev().filter(|(unit, _)| *unit != "µs") {
-        if ns % unit_ns == 0 {
+        if ns.is_multiple_of(*unit_ns) {
             return format!("{}{unit}", ns / unit_ns);
         }
     }
@@ -105,7 +105,7 @@ fn parse_magnitude(text: &str) -> Result<(bool, u128), DurationError> {
     let fraction_value: u128 = if fraction.is_empty() { 0 } else { fraction.parse().map_err(|_| DurationError::Syntax)? };
     let scale = 10u128.pow(fraction.len() as u32);
     let fraction_ns = fraction_value * unit_ns;
-    if fraction_ns % scale != 0 {
+    if !fraction_ns.is_multiple_of(scale) {
         return Err(DurationError::TooFine);
     }
     let total = whole_value.checked_mul(unit_ns).and_then(|ns| ns.checked_add(fraction_ns / scale)).ok_or(DurationError::TooLong)?;

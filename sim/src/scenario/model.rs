@@ -349,12 +349,17 @@ pub struct Chaos {
     /// leader changes are where consensus and lease hand-over go wrong.
     pub leader_crashes: Option<ChaosRate>,
     /// Pauses of a lock's holder (`pause = "holder:KEY"`, KEY drawn among
-    /// the lock keys): the process pause that fencing exists for.
+    /// the lock keys and singleton roles): the process pause that fencing
+    /// exists for.
     pub holder_pauses: Option<ChaosRate>,
     /// Mean interval between membership changes; each adds a spare and
     /// removes a server at the same instant (a node replacement). Needs
     /// spares.
     pub membership_ns: Option<u64>,
+    /// Probability that a chaos partition is followed, within two election
+    /// timeouts, by a node replacement (automated failover reacting to an
+    /// unreachable server); in [0, 1]. Needs `partitions` and spares.
+    pub partition_replacements: f64,
     /// Each process draws its rate error uniformly in [-drift, drift];
     /// in [0, 1).
     pub drift: f64,

@@ -185,6 +185,9 @@ fn write_chaos(out: &mut String, c: &Chaos) {
     if let Some(every_ns) = c.membership_ns {
         let _ = writeln!(out, "membership = {}", dur(every_ns));
     }
+    if c.partition_replacements > 0.0 {
+        let _ = writeln!(out, "partition_replacements = {}", float(c.partition_replacements));
+    }
     let _ = writeln!(out, "drift = {}", float(c.drift));
     let _ = writeln!(out, "swarm = {}", c.swarm);
 }

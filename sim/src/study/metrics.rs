@@ -203,9 +203,4 @@ impl CellMetrics {
         self.belief_overlap_per_lease_hour = rate("lock-belief-overlap");
         self.early_expiry_per_lease_hour = rate("lease-early-expiry");
     }
-
-    /// Whether either clock-skew invariant fired in any seed.
-    pub fn skew_violations(&self) -> u64 {
-        ["lock-belief-overlap", "lease-early-expiry"].iter().map(|id| self.invariants.get(*id).copied().unwrap_or(0)).sum()
-    }
 }

@@ -27,7 +27,7 @@ pub struct Prediction {
     pub delay_ns: u64,
     pub act_ns: u64,
     pub pause_ns: u64,
-    /// Largest forward wall step or offset a wall-comparing strategy sees.
+    /// Largest wall step or offset a wall-comparing strategy sees.
     pub wall_error_ns: u64,
     /// Beliefs never overlap and leases never expire early, by the bound.
     pub beliefs_safe: bool,
@@ -69,7 +69,10 @@ pub fn predict(s: &Scenario) -> Option<Prediction> {
     };
     let belief_slack = bound(0.0, 0.0) - tc;
     let jumps = s.faults.iter().filter_map(|f| match f.action {
-        FaultAction::Clock { jump_ns: Some(j), .. } if j > 0 => Some(j as u64),
+        // Either direction: a step forward ends leases at once on the
+        // leader; a step back stamps expiries the other servers' clocks
+        // have already passed.
+        FaultAction::Clock { jump_ns: Some(j), .. } => Some(j.unsigned_abs()),
         _ => None,
     });
     let offsets = s.clocks.iter().filter(|(p, _)| matches!(p, crate::scenario::Process::Server(_))).map(|(_, c)| c.offset_ns.unsigned_abs());

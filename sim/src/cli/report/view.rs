@@ -48,6 +48,7 @@ pub fn run_view(scenario: &Scenario, outcome: &RunOutcome) -> RunView {
         })
         .collect();
     let mut notes: Vec<String> = link_note.into_iter().collect();
+    let trace = trace_lines(obs, &mut notes);
     if outcome.obs.is_empty() {
         notes.push("this run kept no observations (an engine panic ends a run before it records any)".to_string());
     }
@@ -70,9 +71,36 @@ pub fn run_view(scenario: &Scenario, outcome: &RunOutcome) -> RunView {
         fault_notes: fault_notes(obs),
         locks,
         violations,
-        trace: obs.iter().map(|o| TraceLine { at_ns: o.at_ns, proc: o.proc.to_string(), text: describe(&o.event) }).collect(),
+        trace,
         notes,
     }
+}
+
+/// The page embeds the trace for its "near this instant" panel; past this
+/// many lines the file gets too big for a browser to open comfortably.
+const MAX_TRACE_LINES: usize = 150_000;
+
+/// Every observation as a line, unless there are too many: then the
+/// servers' per-entry bookkeeping (every server's `Applied` of every entry)
+/// goes first, then the tail, each dropped part said in `notes`.
+fn trace_lines(obs: &[Obs], notes: &mut Vec<String>) -> Vec<TraceLine> {
+    let bookkeeping = |o: &&Obs| {
+        matches!(
+            &o.event,
+            Event::Server { event: ServerEvent::Applied { .. } | ServerEvent::RequestApplied { .. } | ServerEvent::RequestDeduplicated { .. } }
+        )
+    };
+    let line = |o: &Obs| TraceLine { at_ns: o.at_ns, proc: o.proc.to_string(), text: describe(&o.event) };
+    if obs.len() <= MAX_TRACE_LINES {
+        return obs.iter().map(line).collect();
+    }
+    let kept: Vec<&Obs> = obs.iter().filter(|o| !bookkeeping(o)).collect();
+    notes.push(format!("the trace panel leaves out {} Applied / RequestApplied / RequestDeduplicated lines to keep the page small", obs.len() - kept.len()));
+    if kept.len() > MAX_TRACE_LINES {
+        let last = kept[MAX_TRACE_LINES - 1].at_ns;
+        notes.push(format!("the trace panel stops at {} ({} more lines left out); `leasesim run … --trace FILE` writes them all", leasesim_core::fmt_secs(last), kept.len() - MAX_TRACE_LINES));
+    }
+    kept.into_iter().take(MAX_TRACE_LINES).map(line).collect()
 }
 
 /// Whether `text` names `word` as a whole word (`c1` but not `c12`).
