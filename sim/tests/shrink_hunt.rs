@@ -43,9 +43,12 @@ fn leasesim(args: &[&str]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).expect("utf-8 output"))
 }
 
-/// Runs the hunt may spend per bug in this test: the published hunt
-/// (reports/hunt.md) finds every bug within far fewer from seed 0.
-const RUNS_PER_BUG: u64 = 12;
+/// Runs the hunt may spend per bug in this test. From seed 0 most bugs
+/// fall within 30 runs; unsafe-membership-change needs a node replacement
+/// to reach a leader a partition has just cut off, about 200 runs
+/// (reports/hunt.md). The search stops at the first failure, so the test
+/// costs the runs it needs, not the cap.
+const RUNS_PER_BUG: u64 = 300;
 
 #[test]
 fn every_planted_bug_a_checker_can_see_is_found_by_the_hunt() {
@@ -230,28 +233,29 @@ fn check_text(text: &str) -> Result<(), String> {
 fn junit_is_well_formed_with_one_testcase_per_scenario() {
     let dir = temp_dir("junit");
     let report = dir.join("sweep.xml");
+    // follower-expires-leases breaks chaos-swarm in every seed; the
+    // registry scenario is left to pass or fail on its own.
     let (code, _) = leasesim(&[
         "sweep",
         "scenarios/registry-client-crash.toml",
-        "scenarios/holder-pause-fenced.toml",
+        "scenarios/chaos-swarm.toml",
         "--seeds",
-        "0..3",
+        "0..2",
         "--jobs",
         "2",
         "--bug",
-        "release-without-owner-check",
+        "follower-expires-leases",
         "--junit",
         &report.display().to_string(),
     ]);
     let xml = std::fs::read_to_string(&report).expect("junit written");
     well_formed(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
     assert_eq!(xml.matches("<testcase ").count(), 2, "{xml}");
-    assert!(xml.contains("name=\"registry-client-crash\"") && xml.contains("name=\"holder-pause-fenced\""), "{xml}");
-    let failures = xml.matches("<failure ").count();
-    assert_eq!(failures > 0, code == 1, "a failing sweep has failing testcases:\n{xml}");
-    if failures > 0 {
-        assert!(xml.contains("replay: leasesim replay ") && xml.contains("--bug release-without-owner-check"), "{xml}");
-    }
+    assert!(xml.contains("name=\"registry-client-crash\"") && xml.contains("name=\"chaos-swarm\""), "{xml}");
+    assert_eq!(code, 1, "the sweep fails");
+    assert!(xml.contains("<failure type=\"expectation-not-met\""), "{xml}");
+    assert!(xml.contains("replay: leasesim replay scenarios/chaos-swarm.toml --seed 0 --bug follower-expires-leases"), "{xml}");
+    assert!(xml.contains("shrink: leasesim shrink scenarios/chaos-swarm.toml --seed 0"), "{xml}");
     assert!(well_formed("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a><b></a></b>").is_err(), "the checker rejects bad nesting");
     assert!(well_formed("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a>x & y</a>").is_err(), "and raw ampersands");
 }

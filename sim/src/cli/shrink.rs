@@ -59,17 +59,18 @@ pub fn shrink_command(args: &ShrinkArgs) -> i32 {
             return 2;
         }
     };
-    match file::write(&shrunk, &args.file, &args.out) {
-        Ok(()) => {
-            print_summary(&shrunk, &args.file, args.budget_runs);
-            println!("wrote {}; replay: leasesim run {} --seed {}", args.out.display(), args.out.display(), shrunk.seed);
-            0
-        }
-        Err(message) => {
-            eprintln!("{}: {message}", args.out.display());
-            1
-        }
+    let text = file::render(&shrunk, &args.file, &args.out);
+    if let Err(message) = file::verify(&text, &args.out, &shrunk) {
+        eprintln!("{}: {message}", args.out.display());
+        return 1;
     }
+    if let Err(e) = std::fs::write(&args.out, text) {
+        eprintln!("{}: cannot write the shrunk scenario: {e}; give --out a path in an existing, writable folder", args.out.display());
+        return 2;
+    }
+    print_summary(&shrunk, &args.file, args.budget_runs);
+    println!("wrote {}; replay: leasesim run {} --seed {}", args.out.display(), args.out.display(), shrunk.seed);
+    0
 }
 
 /// Keeps engine panics inside simulations from printing a backtrace each:
