@@ -40,7 +40,7 @@ pub struct HuntArgs {
     #[arg(long, value_name = "DIR")]
     pub shrunk_dir: Option<PathBuf>,
     /// Run budget for shrinking each bug's first failure (0: do not shrink).
-    #[arg(long, default_value_t = 60, value_name = "N")]
+    #[arg(long, default_value_t = 300, value_name = "N")]
     pub shrink_budget_runs: usize,
     /// Searches per bug on successive seed windows; the table shows medians.
     #[arg(long, default_value_t = 1, value_name = "K")]

@@ -24,7 +24,7 @@ pub struct ShrinkArgs {
     #[arg(long, value_name = "ID")]
     pub invariant: Option<String>,
     /// Most runs to spend trying smaller scenarios.
-    #[arg(long, default_value_t = 150, value_name = "N")]
+    #[arg(long, default_value_t = 300, value_name = "N")]
     pub budget_runs: usize,
     /// Candidate runs at once (default: the number of cores); the result
     /// does not depend on it.
@@ -95,13 +95,7 @@ fn print_summary(shrunk: &Shrunk, source: &Path, budget_runs: usize) {
     let (b, a): (&Size, &Size) = (&shrunk.before, &shrunk.after);
     let bugs = shrunk.scenario.bugs.enabled();
     let with_bugs = if bugs.is_empty() { String::new() } else { format!(" (bugs: {})", bugs.join(", ")) };
-    println!(
-        "shrunk {} seed {}{with_bugs}: `{}` fires at {}",
-        source.display(),
-        shrunk.seed,
-        shrunk.invariant,
-        leasesim_core::fmt_secs(shrunk.fired_at_ns)
-    );
+    println!("shrunk {} seed {}{with_bugs}: {}", source.display(), shrunk.seed, file::what_fires(shrunk));
     let drawn = if shrunk.drawn_faults > 0 { format!("   ({} drawn by [chaos])", shrunk.drawn_faults) } else { String::new() };
     let secs = leasesim_core::fmt_secs;
     println!("  faults     {:>8} -> {}{drawn}", b.faults, a.faults);

@@ -119,7 +119,11 @@ pub fn hunt_bug(scenarios: &[Scenario], bug: &str, options: &HuntOptions) -> Bug
     let mut hunt = BugHunt { bug: bug.to_string(), attempts, shrunk: None, shrunk_file: None };
     if let (Some((i, seed)), true) = (first, options.shrink_budget_runs > 0) {
         let shrink_options = ShrinkOptions { extra_bugs: bugs, budget_runs: options.shrink_budget_runs, jobs: options.jobs, invariant: None };
-        let shrunk = shrink::shrink(&scenarios[i], seed, &shrink_options).map_err(|e| e.to_string());
+        let mut shrunk = shrink::shrink(&scenarios[i], seed, &shrink_options).map_err(|e| e.to_string());
+        if let Ok(s) = &mut shrunk {
+            // One file per bug, checkable together: names must be unique.
+            s.scenario.name = format!("{bug}-{}", s.scenario.name);
+        }
         if let (Ok(s), Some(dir)) = (&shrunk, &options.shrunk_dir) {
             let out = dir.join(format!("{bug}.toml"));
             match shrink::file::write(s, &scenarios[i].path, &out) {

@@ -20,18 +20,22 @@ pub fn render(shrunk: &Shrunk, source: &Path, out: &Path) -> String {
     let (b, a) = (&shrunk.before, &shrunk.after);
     let drawn = if shrunk.drawn_faults > 0 { format!(" ({} drawn by [chaos])", shrunk.drawn_faults) } else { String::new() };
     let mut text = String::new();
-    text.push_str(&format!(
-        "# Shrunk by `leasesim shrink` from {}, seed {}{with_bugs}: `{}` fires at {}.\n",
-        source.display(),
-        shrunk.seed,
-        shrunk.invariant,
-        leasesim_core::fmt_secs(shrunk.fired_at_ns)
-    ));
+    text.push_str(&format!("# Shrunk by `leasesim shrink` from {}, seed {}{with_bugs}: {}.\n", source.display(), shrunk.seed, what_fires(shrunk)));
     text.push_str(&format!("# Before: {b}{drawn}.\n# After:  {a} ({} shrink runs).\n", shrunk.runs));
     text.push_str(&format!("# Replay: leasesim run {} --seed {}   (exit 1 while the bug is there)\n", out.display(), shrunk.seed));
     text.push_str(&format!("# Trace:  leasesim replay {} --seed {}\n", out.display(), shrunk.seed));
     text.push_str(&to_toml(&s));
     text
+}
+
+/// "`lock-belief-overlap` fires at 18.234s", or for a panic (which has no
+/// time: the run stopped) "the engine panics".
+pub fn what_fires(shrunk: &Shrunk) -> String {
+    if shrunk.invariant == "engine-panic" {
+        "the engine panics (`engine-panic`)".to_string()
+    } else {
+        format!("`{}` fires at {}", shrunk.invariant, leasesim_core::fmt_secs(shrunk.fired_at_ns))
+    }
 }
 
 /// The shrunk scenario with a description of what it shows.
@@ -40,7 +44,7 @@ fn describe(shrunk: &Shrunk, source: &Path) -> Scenario {
     s.description = Some(format!(
         "Seed {} of {} ({}), shrunk: `{}` fires.",
         shrunk.seed,
-        shrunk.scenario.name.trim_end_matches("-shrunk"),
+        source.file_stem().map_or_else(|| shrunk.scenario.name.clone(), |stem| stem.to_string_lossy().into_owned()),
         source.display(),
         shrunk.invariant
     ));

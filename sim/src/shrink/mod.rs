@@ -42,7 +42,7 @@ pub struct ShrinkOptions {
 
 impl Default for ShrinkOptions {
     fn default() -> Self {
-        ShrinkOptions { extra_bugs: Bugs::default(), budget_runs: 150, jobs: 1, invariant: None }
+        ShrinkOptions { extra_bugs: Bugs::default(), budget_runs: 300, jobs: 1, invariant: None }
     }
 }
 
