@@ -123,13 +123,17 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions) -> Si
     injector.heal_all();
     let end_ns = settle_at_ns + scenario.settle_ns;
     madsim::time::sleep_until(world.instant_of(end_ns)).await;
-    Simulated {
+    let simulated = Simulated {
         recorder: world.take_recorder(),
         clocks: world.clocks_snapshot(),
         finals: world.finals(),
         settle_at_ns,
         end_ns,
-    }
+    };
+    // Tear down: without it every run's world outlives its runtime.
+    injector.kill_everything();
+    madsim::task::yield_now().await;
+    simulated
 }
 
 fn merge_bugs(a: Bugs, b: Bugs) -> Bugs {
