@@ -4,7 +4,9 @@
 //! Checkers judge only from these and from the clocks' histories, never
 //! from a node's own view of time.
 
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
+
+use xxhash_rust::xxh3::Xxh3;
 
 use leasesim_core::server::ServerEvent;
 use leasesim_core::{ClientId, LeaseId};
@@ -49,7 +51,7 @@ pub enum TaskAbandon {
     AlreadyDone,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Hash, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Event {
     /// A server applied or decided something.
@@ -110,36 +112,12 @@ pub enum Event {
 }
 
 impl Obs {
-    /// Feeds the observation into the run's digest. Only stable data goes
-    /// in (no addresses, no wall-clock time of the host).
-    pub fn digest_into(&self, hasher: &mut Fnv64) {
+    /// Feeds the observation into the run's digest: its fields as `Hash`
+    /// writes them (stable for one build, which is the determinism
+    /// contract: same build + scenario + seed), never formatted text.
+    pub fn digest_into(&self, hasher: &mut Xxh3) {
         self.at_ns.hash(hasher);
         self.proc.hash(hasher);
-        // Debug text of the event: stable for one build, which is the
-        // determinism contract (same build + scenario + seed).
-        hasher.write(format!("{:?}", self.event).as_bytes());
-    }
-}
-
-/// FNV-1a, 64 bit: a stable hash (std's SipHash keys are per-process).
-#[derive(Clone, Copy, Debug)]
-pub struct Fnv64(u64);
-
-impl Default for Fnv64 {
-    fn default() -> Self {
-        Fnv64(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv64 {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
+        self.event.hash(hasher);
     }
 }

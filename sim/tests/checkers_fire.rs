@@ -74,10 +74,13 @@ fn fencing_order_fires_without_fencing() {
 #[test]
 fn clock_checkers_fire_when_the_leader_clock_runs_too_fast() {
     let scenario = load("leader-clock-too-fast.toml");
-    let outcome = run_seed(&scenario, 0, &RunOptions::default());
-    assert!(outcome.violations.iter().any(|v| v.invariant == "lease-early-expiry"));
-    assert!(outcome.violations.iter().any(|v| v.invariant == "lock-belief-overlap"));
-    assert!(outcome.violations.iter().all(|v| !v.assumptions_held), "40% drift breaks the stated assumption");
+    let outcomes: Vec<_> = (0..6).map(|seed| run_seed(&scenario, seed, &RunOptions::default())).collect();
+    let fired = |id: &str| outcomes.iter().filter(|o| o.violations.iter().any(|v| v.invariant == id)).count();
+    assert!(fired("lease-early-expiry") >= 3, "lease-early-expiry in {} of 6 seeds", fired("lease-early-expiry"));
+    assert!(fired("lock-belief-overlap") >= 1, "lock-belief-overlap in none of 6 seeds");
+    for o in &outcomes {
+        assert!(o.violations.iter().all(|v| !v.assumptions_held), "40% drift breaks the stated assumption (seed {})", o.seed);
+    }
 }
 
 #[test]

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use crate::types::{LogIndex, NodeId, Term};
 
 /// What a log entry carries.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Payload<C> {
     /// Appended by every new leader so it can commit an entry of its own term
     /// (Raft §5.4.2, §8).
@@ -33,14 +33,14 @@ pub enum Payload<C> {
     Command(C),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Entry<C> {
     pub term: Term,
     pub index: LogIndex,
     pub payload: Payload<C>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConfChange {
     AddServer(NodeId),
     RemoveServer(NodeId),
@@ -176,7 +176,7 @@ pub enum Role {
 }
 
 /// Observations for the host and the checkers (not needed for correctness).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum RaftEvent {
     BecameLeader {
         term: Term,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::types::{ClientId, LeaseId, LogIndex, NodeId};
 
 /// A client's request, as sent to a server.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ClientRequest {
     pub client: ClientId,
     /// Per-client sequence number, starting at 1, one per distinct request.
@@ -19,7 +19,7 @@ pub struct ClientRequest {
     pub op: Op,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Op {
     /// Linearizable read (read index, thesis §6.4). Not logged.
     Get { key: String },
@@ -57,7 +57,7 @@ impl Op {
 }
 
 /// What the Raft log carries for the service.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Command {
     /// A client request. `stamp_wall_ns` is the proposing leader's wall clock
     /// at proposal (used by `leader-stamped-wall` for expiry stamps).
@@ -78,7 +78,7 @@ pub enum Command {
     WriterExpire { lease: LeaseId, expiry_ns: u64, writer_ns: u64 },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Response {
     /// A write applied at `revision` (the entry's log index). A delete of an
     /// absent key changes nothing and reports the store's current revision.
@@ -100,7 +100,7 @@ pub enum Response {
     Error(ServiceError),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ServiceError {
     /// Ask `leader_hint` instead (if known).
     NotLeader { leader_hint: Option<NodeId> },
@@ -122,7 +122,7 @@ pub enum ServiceError {
 }
 
 /// A server's answer to one request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ClientResponse {
     pub client: ClientId,
     pub seq: u64,

@@ -14,7 +14,7 @@ use crate::service::Response;
 use crate::types::{ClientId, LeaseId, LogIndex};
 
 /// Why a lease ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RevokeCause {
     /// A client's `LeaseRevoke`.
     Revoke,
@@ -26,7 +26,7 @@ pub enum RevokeCause {
 }
 
 /// Why a held lock was let go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ReleaseCause {
     /// A `LockRelease` from client `by`.
     Release { by: ClientId },

@@ -70,21 +70,25 @@ impl StateMachine {
                 waiting.insert((waiter.client, waiter.seq));
             }
         }
-        // Every waiter's acquire is pending in its session, and nothing else is.
-        for client_seq in &waiting {
-            let (client, seq) = *client_seq;
-            let pending = self.sessions.get(client).is_some_and(|s| s.records().any(|(s, r)| *s == seq && *r == Record::Pending));
-            if !pending {
-                return Err(format!("waiter (client {client}, seq {seq}) not pending in its session"));
+        // Every waiter's acquire is pending in its session, and nothing else
+        // is. The sessions index their pending records; debug builds also
+        // check that index against the records themselves.
+        let pending = self.sessions.pending();
+        if let Some((client, seq)) = waiting.difference(pending).next() {
+            return Err(format!("waiter (client {client}, seq {seq}) not pending in its session"));
+        }
+        if let Some((client, seq)) = pending.difference(&waiting).next() {
+            return Err(format!("acquire (client {client}, seq {seq}) pending in its session but queued nowhere"));
+        }
+        if cfg!(debug_assertions) {
+            let mut scanned = BTreeSet::new();
+            for client in self.session_clients() {
+                let session = self.sessions.get(client).expect("listed");
+                scanned.extend(session.records().filter(|(_, r)| **r == Record::Pending).map(|(seq, _)| (client, *seq)));
             }
-        }
-        let mut pending_count = 0;
-        for client in self.session_clients() {
-            let session = self.sessions.get(client).expect("listed");
-            pending_count += session.records().filter(|(_, r)| **r == Record::Pending).count();
-        }
-        if pending_count != waiting.len() {
-            return Err(format!("{pending_count} pending acquires in sessions, {} waiters", waiting.len()));
+            if &scanned != pending {
+                return Err(format!("session pending index {pending:?} disagrees with the records {scanned:?}"));
+            }
         }
         Ok(())
     }

@@ -10,7 +10,7 @@
 //! recorded as pending and kept whatever its age, because it is still owed an
 //! answer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -58,11 +58,16 @@ impl Session {
 pub struct Sessions {
     sessions: BTreeMap<ClientId, Session>,
     window: u64,
+    /// Every `(client, seq)` recorded as pending, kept in step with the
+    /// records by [`Sessions::record`] (their only writer), so the lock
+    /// invariant "every waiter is pending, and nothing else is" costs the
+    /// number of waiters, not a scan of every session after every apply.
+    pending: BTreeSet<(ClientId, u64)>,
 }
 
 impl Sessions {
     pub fn new(window: u64) -> Self {
-        Sessions { sessions: BTreeMap::new(), window: window.max(1) }
+        Sessions { sessions: BTreeMap::new(), window: window.max(1), pending: BTreeSet::new() }
     }
 
     pub fn get(&self, client: ClientId) -> Option<&Session> {
@@ -80,6 +85,11 @@ impl Sessions {
 
     pub fn is_empty(&self) -> bool {
         self.sessions.is_empty()
+    }
+
+    /// Every `(client, seq)` whose record is pending, in order.
+    pub fn pending(&self) -> &BTreeSet<(ClientId, u64)> {
+        &self.pending
     }
 
     pub fn lookup(&self, client: ClientId, seq: u64) -> Lookup {
@@ -104,6 +114,11 @@ impl Sessions {
         let window = self.window;
         let session = self.sessions.entry(client).or_default();
         session.highest_seq = session.highest_seq.max(seq);
+        if record == Record::Pending {
+            self.pending.insert((client, seq));
+        } else {
+            self.pending.remove(&(client, seq));
+        }
         session.records.insert(seq, record);
         let floor = session.highest_seq.saturating_sub(window);
         // Forget answers that fell out of the window; pending acquires stay

@@ -73,14 +73,14 @@ pub fn hunt_command(args: &HuntArgs) -> i32 {
     let options = HuntOptions {
         seeds: args.seeds.clone(),
         jobs: args.jobs.unwrap_or_else(default_jobs).max(1),
-        budget: Duration::from_secs(args.budget_seconds.max(1)),
+        budget: Some(Duration::from_secs(args.budget_seconds.max(1))),
         repeat: args.repeat.max(1),
         shrink_budget_runs: args.shrink_budget_runs,
         shrunk_dir: args.shrunk_dir.clone(),
     };
     quiet_simulation_panics();
     let names: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
-    eprintln!("hunting {} bug(s) in {} on {} thread(s), {} s each", bugs.len(), names.join(", "), options.jobs, options.budget.as_secs());
+    eprintln!("hunting {} bug(s) in {} on {} thread(s), {} s each", bugs.len(), names.join(", "), options.jobs, args.budget_seconds.max(1));
     println!("{}", table::HEADER);
     let mut hunts = Vec::new();
     for bug in bugs {

@@ -6,18 +6,16 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::merge::{summarize, RunLine, ScenarioSummary};
-use crate::run::RunOutcome;
+use super::summary::ScenarioSummary;
 
 /// Unexpected seeds listed per failing testcase (the rest are counted).
 const SEEDS_SHOWN: usize = 20;
 
-/// The report; `replay_flags` is appended to every replay command (the
-/// `--bug` flags the sweep ran with).
-pub fn render(summaries: &[ScenarioSummary], suite: &str, replay_flags: &str) -> String {
+/// The report. Each run's replay command carries its own `--bug` flags.
+pub fn render(summaries: &[ScenarioSummary], suite: &str) -> String {
     let tests = summaries.len();
-    let failures = summaries.iter().filter(|s| !s.met).count();
-    let time: f64 = summaries.iter().map(ScenarioSummary::wall_seconds).sum();
+    let failures = summaries.iter().filter(|s| !s.met()).count();
+    let time: f64 = summaries.iter().map(|s| s.wall_seconds).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(out, "<testsuites name=\"leasesim\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" time=\"{time:.3}\">");
     let _ = writeln!(out, "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{time:.3}\">", escape(suite));
@@ -27,22 +25,22 @@ pub fn render(summaries: &[ScenarioSummary], suite: &str, replay_flags: &str) ->
             "    <testcase classname=\"leasesim.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3}\"",
             escape(&s.name),
             escape(&s.file),
-            s.wall_seconds()
+            s.wall_seconds
         );
         let summary = format!(
             "{} seed(s): {} clean, {} bug, {} assumption broken; fired: {}",
-            s.runs.len(),
+            s.runs,
             s.clean,
             s.bugs,
             s.broken,
             if s.fired.is_empty() { "nothing".to_string() } else { s.fired.join(", ") }
         );
-        if s.met {
+        if s.met() {
             let _ = writeln!(out, ">\n      <system-out>{}</system-out>\n    </testcase>", escape(&summary));
             continue;
         }
         let _ = writeln!(out, ">");
-        let _ = writeln!(out, "      <failure type=\"expectation-not-met\" message=\"{}\">{}</failure>", escape(&failure_message(s)), escape(&failure_body(s, replay_flags)));
+        let _ = writeln!(out, "      <failure type=\"expectation-not-met\" message=\"{}\">{}</failure>", escape(&failure_message(s)), escape(&failure_body(s)));
         let _ = writeln!(out, "      <system-out>{}</system-out>\n    </testcase>", escape(&summary));
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
@@ -50,30 +48,28 @@ pub fn render(summaries: &[ScenarioSummary], suite: &str, replay_flags: &str) ->
 }
 
 fn failure_message(s: &ScenarioSummary) -> String {
-    let unexpected = s.unexpected().count();
-    if unexpected > 0 {
-        format!("{unexpected} of {} seed(s) unexpected; fired: {}", s.runs.len(), s.fired.join(", "))
+    if s.unexpected_runs > 0 {
+        format!("{} of {} seed(s) unexpected; fired: {}", s.unexpected_runs, s.runs, s.fired.join(", "))
     } else {
-        let expected: Vec<&String> = s.runs.first().map(|r| r.expected_violations.iter().collect()).unwrap_or_default();
-        format!("expected some seed to fire {}; none of {} did", expected.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(" or "), s.runs.len())
+        format!("expected some seed to fire {}; none of {} did", s.expected_violations.join(" or "), s.runs)
     }
 }
 
-fn failure_body(s: &ScenarioSummary, replay_flags: &str) -> String {
+fn failure_body(s: &ScenarioSummary) -> String {
     let mut body = String::new();
-    let unexpected: Vec<_> = s.unexpected().collect();
-    for r in unexpected.iter().take(SEEDS_SHOWN) {
+    for r in s.unexpected.iter().take(SEEDS_SHOWN) {
         let _ = writeln!(body, "SEED={} scenario={}", r.seed, r.scenario);
         for v in r.violations.iter().take(3) {
             let _ = writeln!(body, "  {} at {}: {}", v.invariant, v.at, v.detail);
         }
-        let _ = writeln!(body, "replay: {}{replay_flags}", r.replay);
-        let _ = writeln!(body, "shrink: leasesim shrink {} --seed {} --out shrunk-{}-{}.toml{replay_flags}", r.file, r.seed, r.scenario, r.seed);
+        let flags: String = r.bugs.iter().map(|b| format!(" --bug {b}")).collect();
+        let _ = writeln!(body, "replay: {}", r.replay);
+        let _ = writeln!(body, "shrink: leasesim shrink {} --seed {} --out shrunk-{}-{}.toml{flags}", r.file, r.seed, r.scenario, r.seed);
     }
-    if unexpected.len() > SEEDS_SHOWN {
-        let _ = writeln!(body, "… and {} more seed(s)", unexpected.len() - SEEDS_SHOWN);
+    if s.unexpected_runs > SEEDS_SHOWN {
+        let _ = writeln!(body, "… and {} more seed(s)", s.unexpected_runs - SEEDS_SHOWN);
     }
-    if unexpected.is_empty() {
+    if s.unexpected_runs == 0 {
         let _ = writeln!(body, "every seed of {} ran clean, but the scenario expects a violation", s.file);
     }
     body
@@ -99,22 +95,11 @@ pub fn escape(text: &str) -> String {
 }
 
 /// Writes the report for `summaries`.
-pub fn write(path: &Path, summaries: &[ScenarioSummary], suite: &str, replay_flags: &str) -> Result<(), String> {
+pub fn write(path: &Path, summaries: &[ScenarioSummary], suite: &str) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
     }
-    std::fs::write(path, render(summaries, suite, replay_flags)).map_err(|e| format!("{}: cannot write the JUnit report: {e}", path.display()))
-}
-
-/// `sweep --junit`: the report for these runs, replay commands carrying
-/// the sweep's `--bug` flags.
-pub fn write_outcomes<'a>(path: &Path, outcomes: impl Iterator<Item = &'a RunOutcome>, bugs: &[String]) -> Result<(), String> {
-    let lines: Vec<RunLine> = outcomes
-        .map(|o| serde_json::to_value(o).and_then(serde_json::from_value))
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("internal error: a run outcome does not read back as a result line: {e}"))?;
-    let flags: String = bugs.iter().map(|b| format!(" --bug {b}")).collect();
-    write(path, &summarize(lines), "leasesim sweep", &flags)
+    std::fs::write(path, render(summaries, suite)).map_err(|e| format!("{}: cannot write the JUnit report: {e}", path.display()))
 }
 
 #[cfg(test)]

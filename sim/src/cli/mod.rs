@@ -4,10 +4,12 @@
 pub mod hunt;
 pub mod junit;
 pub mod merge;
+mod progress;
 pub mod report;
 mod run;
 pub mod shrink;
 pub mod study;
+pub mod summary;
 mod sweep;
 
 use std::path::PathBuf;
@@ -127,6 +129,11 @@ pub struct SweepArgs {
     /// Also write a JUnit XML report (one testcase per scenario) to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Continue a sweep from the JSON lines it left in FILE (e.g. killed by a
+    /// time limit): runs already there are counted, not re-run; new runs are
+    /// appended to FILE. Give the same scenarios, seeds and flags.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
     #[command(flatten)]
     pub bugs: BugArgs,
 }

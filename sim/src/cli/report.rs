@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use leasesim_reports::sweep::Expect;
-use leasesim_reports::{run_page, run_report_name, RunResult, SweepSummary};
+use leasesim_reports::{run_page, run_report_name, SweepSummary};
 
 use super::BugArgs;
 use crate::run::{run_seed, RunOptions, RunOutcome};
@@ -94,48 +94,15 @@ fn rerun_report(dir: &Path, scenario: &Scenario, seed: u64, options: &RunOptions
     Ok(path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default())
 }
 
-fn result_of(outcome: &RunOutcome, bugs: &[String]) -> RunResult {
-    let value = serde_json::to_value(outcome).expect("outcomes serialize");
-    let result: RunResult = serde_json::from_value(value).expect("a RunOutcome's JSON is a run result");
-    RunResult { bugs: bugs.to_vec(), ..result }
-}
-
-/// The sweep's report: a timeline per unexpected seed (re-run with its
-/// observations), then summary.md, index.html and results.jsonl. Returns
-/// the index path and how many timelines were written.
-pub fn write_sweep_report(
-    dir: &Path,
-    scenarios: &[Scenario],
-    outcomes: &[(usize, RunOutcome)],
-    options: &RunOptions,
-    elapsed_seconds: f64,
-) -> Result<(PathBuf, usize), String> {
-    create_dir(dir)?;
-    let mut reports = BTreeMap::new();
-    for (i, o) in outcomes.iter().filter(|(_, o)| !o.expected).take(MAX_RUN_REPORTS) {
-        let file = rerun_report(dir, &scenarios[*i], o.seed, options, &o.trace_digest)?;
-        reports.insert((o.scenario.clone(), o.seed), file);
-    }
-    let results: Vec<RunResult> = outcomes.iter().map(|(_, o)| result_of(o, &bug_names(options))).collect();
-    // The `--json` lines, plus the `--bug` flags so `leasesim report` can
-    // print commands that reproduce the runs.
-    let jsonl: String = outcomes
-        .iter()
-        .map(|(_, o)| {
-            let mut value = serde_json::to_value(o).expect("outcomes serialize");
-            if !options.extra_bugs.enabled().is_empty() {
-                value["bugs"] = serde_json::json!(bug_names(options));
-            }
-            value.to_string() + "\n"
-        })
-        .collect();
-    write_file(&dir.join("results.jsonl"), &jsonl)?;
-    let expects = scenarios.iter().map(|s| (s.name.clone(), expect_of(s))).collect();
-    let mut summary = SweepSummary::new(&results, &expects, &reports, &dir.display().to_string());
-    summary.sources = vec!["this sweep".to_string()];
-    summary.elapsed_seconds = Some(elapsed_seconds);
-    let index = write_summary(dir, &summary)?;
-    Ok((index, reports.len()))
+/// The sweep's report, rendered from the results file the sweep streamed
+/// its runs into (so the sweep itself holds no run in memory): a timeline
+/// per unexpected seed (re-run with its observations, at most
+/// [`MAX_RUN_REPORTS`]), summary.md and index.html. Returns the index path
+/// and how many timelines were written.
+pub fn write_sweep_report(dir: &Path, results: &Path, bugs: &[String], elapsed_seconds: Option<f64>) -> Result<(PathBuf, usize), String> {
+    let (summary, index, timelines) = render(&[results.to_path_buf()], dir, bugs, MAX_RUN_REPORTS, elapsed_seconds)?;
+    drop(summary);
+    Ok((index, timelines))
 }
 
 fn write_summary(dir: &Path, summary: &SweepSummary) -> Result<PathBuf, String> {
@@ -157,14 +124,28 @@ pub fn report_command(args: &ReportArgs) -> i32 {
 }
 
 fn report(args: &ReportArgs) -> Result<(), String> {
+    let (summary, index, timelines) = render(&args.results, &args.out, &args.bugs.bugs, args.max_runs, None)?;
+    println!("{}", leasesim_reports::sweep_md::headline(&summary).replace("**", ""));
+    println!("report: {} (+ summary.md, {timelines} run timeline(s))", index.display());
+    Ok(())
+}
+
+/// Reads results files and writes the report into `out`.
+fn render(
+    paths: &[PathBuf],
+    out: &Path,
+    bugs: &[String],
+    max_runs: usize,
+    elapsed_seconds: Option<f64>,
+) -> Result<(SweepSummary, PathBuf, usize), String> {
     let mut results = Vec::new();
-    for path in &args.results {
+    for path in paths {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read the results file: {e}"))?;
         results.extend(leasesim_reports::parse_results(&name, &text).map_err(|e| e.to_string())?);
     }
-    // `--bug` given here means the saved runs had it (their JSON cannot say).
-    let given: Vec<String> = args.bugs.bugs.clone();
+    // `--bug` given here means the saved runs had it (older JSON cannot say).
+    let given: Vec<String> = bugs.to_vec();
     for r in results.iter_mut().filter(|r| r.bugs.is_empty()) {
         r.bugs = given.clone();
     }
@@ -189,23 +170,27 @@ fn report(args: &ReportArgs) -> Result<(), String> {
     for (file, why) in &unreadable {
         eprintln!("note: {file}: cannot load the scenario ({why}); its expectation is unknown and its seeds are not re-run");
     }
-    create_dir(&args.out)?;
-    let options = RunOptions { trace: false, extra_bugs: args.bugs.to_bugs(), keep_observations: true };
+    create_dir(out)?;
     let mut reports = BTreeMap::new();
     for r in results.iter().filter(|r| !r.is_expected()) {
-        if reports.len() >= args.max_runs || reports.contains_key(&(r.scenario.clone(), r.seed)) {
+        if reports.len() >= max_runs || reports.contains_key(&(r.scenario.clone(), r.seed)) {
             continue;
         }
         if let Some(s) = scenarios.get(&r.file) {
-            let file = rerun_report(&args.out, s, r.seed, &options, &r.trace_digest)?;
+            let mut extra_bugs = leasesim_core::bugs::Bugs::default();
+            for name in &r.bugs {
+                extra_bugs.enable(name).map_err(|e| format!("{}: seed {}: {e}", r.file, r.seed))?;
+            }
+            let options = RunOptions { trace: false, extra_bugs, keep_observations: true };
+            let file = rerun_report(out, s, r.seed, &options, &r.trace_digest)?;
             reports.insert((r.scenario.clone(), r.seed), file);
         }
     }
     let expects = scenarios.values().map(|s| (s.name.clone(), expect_of(s))).collect();
-    let mut summary = SweepSummary::new(&results, &expects, &reports, &args.out.display().to_string());
-    summary.sources = args.results.iter().map(|p| p.display().to_string()).collect();
-    let index = write_summary(&args.out, &summary)?;
-    println!("{}", leasesim_reports::sweep_md::headline(&summary).replace("**", ""));
-    println!("report: {} (+ summary.md, {} run timeline(s))", index.display(), reports.len());
-    Ok(())
+    let mut summary = SweepSummary::new(&results, &expects, &reports, &out.display().to_string());
+    summary.sources = paths.iter().map(|p| p.display().to_string()).collect();
+    summary.elapsed_seconds = elapsed_seconds;
+    let index = write_summary(out, &summary)?;
+    let timelines = reports.len();
+    Ok((summary, index, timelines))
 }

@@ -61,7 +61,12 @@ pub fn run_command(args: &RunArgs) -> i32 {
     if outcome.expected {
         0
     } else {
-        print_failure(&outcome);
+        // With --json, stdout carries the JSON object only.
+        if args.json {
+            eprint!("{}", failure_text(&outcome));
+        } else {
+            print!("{}", failure_text(&outcome));
+        }
         1
     }
 }
@@ -120,7 +125,8 @@ pub fn print_outcome(outcome: &RunOutcome) {
     }
 }
 
-pub fn print_failure(outcome: &RunOutcome) {
-    println!("SEED={} scenario={}", outcome.seed, outcome.scenario);
-    println!("replay: {}", outcome.replay);
+/// The `SEED=` block of a failing run: the seed, the scenario and the
+/// command that replays it (with every `--bug` it ran with).
+pub fn failure_text(outcome: &RunOutcome) -> String {
+    format!("SEED={} scenario={}\nreplay: {}\n", outcome.seed, outcome.scenario, outcome.replay)
 }

@@ -6,8 +6,9 @@
 //! written and synced (which takes simulated time, and a crash in between
 //! loses them) before any message of the same step is sent.
 //!
-//! madsim notes this file follows: `recv_from` is not cancellation-safe, so a
-//! dedicated task receives and feeds a channel; every `select!` is `biased`.
+//! Messages travel through the world's own network (`world::network`), not
+//! madsim's sockets; every `select!` is `biased` (madsim note: an unbiased
+//! select breaks determinism across runs in one process).
 
 pub mod server;
 pub mod store;
@@ -16,7 +17,6 @@ pub mod task_table;
 use std::sync::Arc;
 use std::time::Duration;
 
-use madsim::net::Endpoint;
 use rand::Rng;
 
 use crate::observe::Event;
@@ -72,65 +72,58 @@ pub trait Actor: 'static {
     fn next_deadline_mono_ns(&self) -> Option<u64>;
 }
 
-/// Network behaviour the host adds to madsim's (madsim never duplicates).
-#[derive(Clone, Copy, Debug)]
-pub struct HostNet {
-    pub duplicate: f64,
-}
-
 // Lives on the stack for one loop turn; boxing the message would cost an
 // allocation per delivery on the hottest path of the simulator.
 #[allow(clippy::large_enum_variant)]
 enum Input {
     Message(Proc, Wire),
     Timer,
-    ClockChanged,
 }
 
 /// Runs `actor` as process `proc` until the node is killed.
-pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, net: HostNet, mut actor: A) {
-    let endpoint = Arc::new(Endpoint::bind(proc.addr()).await.expect("each process binds its own address once"));
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let receiver = endpoint.clone();
-    madsim::task::spawn(async move {
-        while let Ok((payload, from)) = receiver.recv_from_raw(0).await {
-            let wire = *payload.downcast::<Wire>().expect("only Wire values travel");
-            let from = Proc::from_addr(from).expect("every sender is a simulated process");
-            if tx.send((from, wire)).is_err() {
-                break;
-            }
-        }
-    });
+///
+/// One task per process: it takes the next message due from its inbox in
+/// the world's network, else fires the actor's timer when the process's own
+/// monotonic clock has reached it, else sleeps until the earlier of the two
+/// (woken early by a message due sooner, or by a change of its clock).
+pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
     let clock_changed = world.clock_changed(proc);
 
     let mut step = Step::new(&world, proc);
     actor.start(&mut step);
     let (sends, persist) = (step.sends, step.persist);
-    carry_out(&world, &endpoint, net, proc, sends, persist).await;
+    carry_out(&world, proc, sends, persist).await;
 
     loop {
-        let deadline = actor.next_deadline_mono_ns().map(|mono_ns| world.instant_of(world.true_time_of_mono(proc, mono_ns)));
-        let input = tokio::select! {
-            biased;
-            Some((from, wire)) = rx.recv() => Input::Message(from, wire),
-            _ = clock_changed.notified() => Input::ClockChanged,
-            _ = sleep_until(deadline) => Input::Timer,
+        let now_ns = world.now_ns();
+        let input = if let Some((from, wire)) = world.take_due(proc, now_ns) {
+            Input::Message(from, wire)
+        } else if actor.next_deadline_mono_ns().is_some_and(|d| d <= world.read_clock(proc).0) {
+            Input::Timer
+        } else {
+            let timer_ns = actor.next_deadline_mono_ns().map(|mono_ns| world.true_time_of_mono(proc, mono_ns));
+            let wake_ns = match (timer_ns, world.next_delivery_ns(proc)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let message_sooner = world.sleep(proc, wake_ns);
+            tokio::select! {
+                biased;
+                _ = message_sooner.notified() => {}
+                _ = clock_changed.notified() => {}
+                _ = sleep_until(wake_ns.map(|ns| world.instant_of(ns))) => {}
+            }
+            world.awake(proc);
+            continue;
         };
         let mut step = Step::new(&world, proc);
         match input {
             Input::Message(from, wire) => actor.on_message(&mut step, from, wire),
-            Input::Timer => {
-                // The clock may have been slowed since the sleep was armed.
-                if actor.next_deadline_mono_ns().is_some_and(|d| d > step.mono_ns) {
-                    continue;
-                }
-                actor.on_timer(&mut step);
-            }
-            Input::ClockChanged => continue,
+            Input::Timer => actor.on_timer(&mut step),
         }
         let (sends, persist) = (step.sends, step.persist);
         world.count_step(sends.len());
-        carry_out(&world, &endpoint, net, proc, sends, persist).await;
+        carry_out(&world, proc, sends, persist).await;
     }
 }
 
@@ -141,14 +134,7 @@ async fn sleep_until(deadline: Option<madsim::time::Instant>) {
     }
 }
 
-async fn carry_out(
-    world: &World,
-    endpoint: &Endpoint,
-    net: HostNet,
-    proc: Proc,
-    sends: Vec<(Proc, Wire)>,
-    persist: Vec<disk::Op>,
-) {
+async fn carry_out(world: &World, proc: Proc, sends: Vec<(Proc, Wire)>, persist: Vec<disk::Op>) {
     if !persist.is_empty() {
         let Proc::Server(id) = proc else { panic!("only servers persist") };
         world.disk(id).write(persist);
@@ -157,11 +143,6 @@ async fn carry_out(
         world.disk(id).sync();
     }
     for (to, wire) in sends {
-        let copies = if net.duplicate > 0.0 && madsim::rand::thread_rng().gen_bool(net.duplicate) { 2 } else { 1 };
-        for _ in 1..copies {
-            // A send to a dead address is dropped by madsim: not an error.
-            let _ = endpoint.send_to_raw(to.addr(), 0, Box::new(wire.clone())).await;
-        }
-        let _ = endpoint.send_to_raw(to.addr(), 0, Box::new(wire)).await;
+        world.send(proc, to, wire);
     }
 }

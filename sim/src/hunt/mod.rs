@@ -26,8 +26,9 @@ use crate::shrink::{self, ShrinkOptions, Shrunk};
 pub struct HuntOptions {
     pub seeds: Range<u64>,
     pub jobs: usize,
-    /// Wall-clock budget of one search.
-    pub budget: Duration,
+    /// Wall-clock budget of one search (None: the seed range is the only
+    /// bound — what tests use, so they count runs, not seconds).
+    pub budget: Option<Duration>,
     /// Searches per bug, each on the next window of seeds (the table shows
     /// medians); only the first one's failure is shrunk.
     pub repeat: usize,

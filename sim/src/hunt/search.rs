@@ -57,7 +57,7 @@ struct Done {
 }
 
 /// Searches `seeds` of every scenario with `bugs` on.
-pub fn first_failure(scenarios: &[Scenario], seeds: Range<u64>, bugs: Bugs, jobs: usize, budget: Duration) -> Search {
+pub fn first_failure(scenarios: &[Scenario], seeds: Range<u64>, bugs: Bugs, jobs: usize, budget: Option<Duration>) -> Search {
     let started = Instant::now();
     let count = scenarios.len().max(1);
     let total = (seeds.end.saturating_sub(seeds.start) as usize).saturating_mul(scenarios.len());
@@ -71,7 +71,7 @@ pub fn first_failure(scenarios: &[Scenario], seeds: Range<u64>, bugs: Bugs, jobs
         for _ in 0..jobs.max(1) {
             scope.spawn(|| loop {
                 let k = next.fetch_add(1, Ordering::SeqCst);
-                if k >= total || k > first_failing.load(Ordering::SeqCst) || started.elapsed() >= budget {
+                if k >= total || k > first_failing.load(Ordering::SeqCst) || budget.is_some_and(|b| started.elapsed() >= b) {
                     break;
                 }
                 let (i, seed) = item(k);

@@ -45,15 +45,14 @@ pub fn markdown(hunts: &[BugHunt], scenarios: &[Scenario], options: &HuntOptions
     let _ = writeln!(
         out,
         "Each planted bug is turned on alone; seeds {}..{} of {} are swept interleaved \
-         (seed 0 of each, then seed 1, …) on {} thread(s) until an invariant fires, for at most {} s of wall \
-         time{}. A failure counts only if the same seed is clean without the bug. *runs* and *wall s* are up \
+         (seed 0 of each, then seed 1, …) on {} thread(s) until an invariant fires{}{}. A failure counts only if the same seed is clean without the bug. *runs* and *wall s* are up \
          to and including the first failing run{}; the first failure is shrunk (same seed, same invariant) \
          with a budget of {} runs.\n",
         options.seeds.start,
         options.seeds.end,
         files.join(", "),
         options.jobs,
-        options.budget.as_secs(),
+        options.budget.map(|b| format!(", for at most {} s of wall time", b.as_secs())).unwrap_or_default(),
         if options.repeat > 1 { format!(", {} times on successive seed windows", options.repeat) } else { String::new() },
         if options.repeat > 1 { " (medians over the searches that found it; *found* counts them)" } else { "" },
         options.shrink_budget_runs,

@@ -9,7 +9,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use leasesim_core::raft::ConfChange;
-use madsim::net::NetSim;
 use madsim::runtime::Handle;
 use madsim::task::NodeId as SimNodeId;
 use rand::seq::SliceRandom;
@@ -43,12 +42,9 @@ pub struct Injector {
     scenario: Arc<Scenario>,
     ids: BTreeMap<Proc, SimNodeId>,
     rng: ChaCha8Rng,
-    /// How many active faults block each directed link.
-    blocked: BTreeMap<(Proc, Proc), u32>,
     crashed: BTreeSet<Proc>,
     paused: BTreeSet<Proc>,
     active: BTreeMap<usize, Done>,
-    admin: tokio::sync::mpsc::UnboundedSender<(Proc, Wire)>,
 }
 
 impl Injector {
@@ -58,7 +54,6 @@ impl Injector {
         scenario: Arc<Scenario>,
         ids: BTreeMap<Proc, SimNodeId>,
         rng: ChaCha8Rng,
-        admin: tokio::sync::mpsc::UnboundedSender<(Proc, Wire)>,
     ) -> Self {
         Injector {
             handle,
@@ -66,11 +61,9 @@ impl Injector {
             scenario,
             ids,
             rng,
-            blocked: BTreeMap::new(),
             crashed: BTreeSet::new(),
             paused: BTreeSet::new(),
             active: BTreeMap::new(),
-            admin,
         }
     }
 
@@ -132,27 +125,11 @@ impl Injector {
     }
 
     fn block_links(&mut self, links: &[(Proc, Proc)]) {
-        let net = NetSim::current();
-        for (from, to) in links {
-            let count = self.blocked.entry((*from, *to)).or_insert(0);
-            *count += 1;
-            if *count == 1 {
-                net.clog_link(self.ids[from], self.ids[to]);
-            }
-        }
+        self.world.network().cut(links);
     }
 
     fn unblock_links(&mut self, links: &[(Proc, Proc)]) {
-        let net = NetSim::current();
-        for link in links {
-            if let Some(count) = self.blocked.get_mut(link) {
-                *count -= 1;
-                if *count == 0 {
-                    self.blocked.remove(link);
-                    net.unclog_link(self.ids[&link.0], self.ids[&link.1]);
-                }
-            }
-        }
+        self.world.network().mend(links);
     }
 
     pub fn fire(&mut self, id: usize, action: &FaultAction) {
@@ -235,11 +212,8 @@ impl Injector {
                 }
             },
             FaultAction::Loss(p) => {
-                let mut previous = 0.0;
-                NetSim::current().update_config(|c| {
-                    previous = c.packet_loss_rate;
-                    c.packet_loss_rate = *p;
-                });
+                let previous = self.world.network().loss();
+                self.world.network().set_loss(*p);
                 self.note(format!("loss {p}"));
                 Done::Loss(previous)
             }
@@ -263,13 +237,14 @@ impl Injector {
             None => self.skip(text, "no leader to ask".into()),
             Some(leader) => {
                 self.note(format!("ask s{leader}: {change:?}"));
-                let _ = self.admin.send((Proc::Server(leader), Wire::Admin(change)));
+                self.world.send(Proc::Admin, Proc::Server(leader), Wire::Admin(change));
             }
         }
     }
 
     fn crash(&mut self, p: Proc) {
         self.handle.kill(self.ids[&p]);
+        self.world.network().crash(p);
         self.paused.remove(&p);
         self.crashed.insert(p);
         self.world.set_up(p, false);
@@ -313,7 +288,7 @@ impl Injector {
             Some(Done::Crashed(p)) => self.restart(p),
             Some(Done::Paused(p)) => self.resume(p),
             Some(Done::Loss(previous)) => {
-                NetSim::current().update_config(|c| c.packet_loss_rate = previous);
+                self.world.network().set_loss(previous);
                 self.note(format!("loss back to {previous}"));
             }
             Some(Done::Nothing) | None => {}
@@ -323,20 +298,14 @@ impl Injector {
     /// The settle phase: every link unblocked, every process resumed and
     /// restarted, loss back to the scenario's. Clock changes stay.
     pub fn heal_all(&mut self) {
-        let links: Vec<(Proc, Proc)> = self.blocked.keys().copied().collect();
-        let net = NetSim::current();
-        for (from, to) in links {
-            net.unclog_link(self.ids[&from], self.ids[&to]);
-        }
-        self.blocked.clear();
+        self.world.network().mend_all();
         for p in self.paused.clone() {
             self.resume(p);
         }
         for p in self.crashed.clone() {
             self.restart(p);
         }
-        let loss = self.scenario.network.loss;
-        net.update_config(|c| c.packet_loss_rate = loss);
+        self.world.network().set_loss(self.scenario.network.loss);
         self.active.clear();
         self.world.record(Proc::Admin, Event::SettleBegins);
     }

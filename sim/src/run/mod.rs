@@ -13,16 +13,16 @@ pub mod setup;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use leasesim_core::bugs::Bugs;
-use madsim::net::Endpoint;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::checkers::{check_all, RunRecord, TaskPace};
 use crate::scenario::{Scenario, WorkloadKind};
-use crate::world::wire::{Proc, Wire};
+use crate::world::network::Network;
+use crate::world::wire::Proc;
 use crate::world::{Recorder, World};
 use faults::{timeline, Injector, Step};
 pub use outcome::RunOutcome;
@@ -62,7 +62,7 @@ pub fn run_seed(scenario: &Scenario, seed: u64, options: &RunOptions) -> RunOutc
     let wall_seconds = started.elapsed().as_secs_f64();
     match joined {
         Ok(simulated) => judge(&scenario, seed, &options, simulated, wall_seconds),
-        Err(panic) => RunOutcome::panicked(&scenario, seed, panic_message(&*panic), wall_seconds),
+        Err(panic) => RunOutcome::panicked(&scenario, seed, &options, panic_message(&*panic), wall_seconds),
     }
 }
 
@@ -77,11 +77,9 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 }
 
 fn simulate_on_this_thread(scenario: Arc<Scenario>, seed: u64, options: &RunOptions) -> Simulated {
-    let mut config = madsim::Config::default();
-    let (lo_ns, hi_ns) = scenario.network.latency_ns;
-    config.net.send_latency = Duration::from_nanos(lo_ns)..Duration::from_nanos(hi_ns.max(lo_ns + 1));
-    config.net.packet_loss_rate = scenario.network.loss;
-    let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, config);
+    // The network is the world's own (world::network), so madsim's network
+    // settings stay at their defaults and carry nothing.
+    let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
     let options = options.clone();
     runtime.block_on(simulate(scenario, seed, options))
 }
@@ -95,22 +93,19 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions) -> Si
     let bugs = merge_bugs(scenario.bugs, options.extra_bugs);
     let clocks = setup::clocks(&scenario, 0.0, &mut rng);
     let servers = 1..=scenario.cluster.servers + scenario.cluster.spares;
-    let world = Arc::new(World::new(clocks, servers, options.trace));
-    let mut ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
-
-    // The operator's node, through which membership changes reach a leader.
-    let (admin_tx, mut admin_rx) = tokio::sync::mpsc::unbounded_channel::<(Proc, Wire)>();
-    let admin = handle.create_node().name("admin").ip(Proc::Admin.addr().ip()).build();
-    ids.insert(Proc::Admin, admin.id());
-    admin.spawn(async move {
-        let endpoint = Endpoint::bind(Proc::Admin.addr()).await.expect("bind the admin address");
-        while let Some((to, wire)) = admin_rx.recv().await {
-            let _ = endpoint.send_to_raw(to.addr(), 0, Box::new(wire)).await;
-        }
-    });
+    let procs: Vec<Proc> = clocks.keys().copied().collect();
+    let network = Network::new(
+        scenario.network.latency_ns,
+        scenario.network.loss,
+        scenario.network.duplicate,
+        procs,
+        ChaCha8Rng::seed_from_u64(seed ^ 0x6e65_7477_6f72_6b00),
+    );
+    let world = Arc::new(World::new(clocks, servers, network, options.trace));
+    let ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
 
     let faults: Vec<_> = scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns)).collect();
-    let mut injector = Injector::new(handle.clone(), world.clone(), scenario.clone(), ids, rng, admin_tx);
+    let mut injector = Injector::new(handle.clone(), world.clone(), scenario.clone(), ids, rng);
     for (at_ns, step) in timeline(&faults) {
         madsim::time::sleep_until(world.instant_of(at_ns)).await;
         match step {

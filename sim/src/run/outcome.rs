@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use leasesim_core::bugs::Bugs;
 use serde::Serialize;
 
 use super::RunOptions;
@@ -43,7 +44,12 @@ pub struct RunOutcome {
     pub events: u64,
     pub messages: u64,
     pub observations: usize,
+    /// The command that replays this run: file, seed and every planted bug
+    /// given beyond the scenario's own (the same text in the terminal,
+    /// `SEED=` blocks, JSON, JUnit and the HTML report).
     pub replay: String,
+    /// Planted bugs turned on beyond the scenario's own (`--bug`).
+    pub bugs: Vec<String>,
     #[serde(skip)]
     pub obs: Vec<Obs>,
     #[serde(skip)]
@@ -81,13 +87,14 @@ impl RunOutcome {
             events: recorder.steps,
             messages: recorder.messages_sent,
             observations,
-            replay: replay_command(scenario, seed),
+            replay: replay_command(scenario, seed, &options.extra_bugs),
+            bugs: bug_names(&options.extra_bugs),
             obs: if options.keep_observations { recorder.obs } else { Vec::new() },
             clocks,
         }
     }
 
-    pub fn panicked(scenario: &Scenario, seed: u64, message: String, wall_seconds: f64) -> Self {
+    pub fn panicked(scenario: &Scenario, seed: u64, options: &RunOptions, message: String, wall_seconds: f64) -> Self {
         let violations = vec![ViolationJson {
             invariant: "engine-panic".to_string(),
             at: "?".to_string(),
@@ -109,7 +116,8 @@ impl RunOutcome {
             events: 0,
             messages: 0,
             observations: 0,
-            replay: replay_command(scenario, seed),
+            replay: replay_command(scenario, seed, &options.extra_bugs),
+            bugs: bug_names(&options.extra_bugs),
             obs: Vec::new(),
             clocks: BTreeMap::new(),
         }
@@ -142,6 +150,16 @@ fn allowed(scenario: &Scenario, violations: &[ViolationJson]) -> bool {
     }
 }
 
-pub fn replay_command(scenario: &Scenario, seed: u64) -> String {
-    format!("leasesim replay {} --seed {seed}", scenario.path.display())
+/// The command that replays `seed` of `scenario` with `extra_bugs` on.
+pub fn replay_command(scenario: &Scenario, seed: u64, extra_bugs: &Bugs) -> String {
+    let mut command = format!("leasesim replay {} --seed {seed}", scenario.path.display());
+    for bug in extra_bugs.enabled() {
+        command.push_str(" --bug ");
+        command.push_str(bug);
+    }
+    command
+}
+
+fn bug_names(bugs: &Bugs) -> Vec<String> {
+    bugs.enabled().into_iter().map(String::from).collect()
 }

@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::host::server::ServerActor;
 use crate::host::store::StoreActor;
-use crate::host::{run_actor, HostNet};
+use crate::host::run_actor;
 use crate::host::task_table::{TaskRows, TaskTable};
 use crate::scenario::{BeliefFrom, Process, Scenario, SingletonWorkload, TaskWorkload, WorkloadKind};
 use crate::workload::kv::{KvClient, KvSpec};
@@ -112,7 +112,6 @@ fn singleton_spec(w: SingletonWorkload, trust_full_ttl: bool) -> SingletonSpec {
 
 /// Creates one madsim node per process; returns their madsim ids.
 pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scenario>, seed: u64, bugs: Bugs) -> BTreeMap<Proc, SimNodeId> {
-    let net = HostNet { duplicate: scenario.network.duplicate };
     let mut ids = BTreeMap::new();
     let servers: Vec<NodeId> = (1..=scenario.cluster.servers).collect();
     for id in 1..=scenario.cluster.servers + scenario.cluster.spares {
@@ -129,7 +128,7 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
                 let incarnation = restarts.fetch_add(1, Ordering::Relaxed);
                 let rng_seed = seed ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ incarnation.rotate_left(32);
                 let actor = ServerActor::new(id, config.clone(), rng_seed, slot.clone());
-                run_actor(world.clone(), proc, net, actor)
+                run_actor(world.clone(), proc, actor)
             })
             .build();
         ids.insert(proc, node.id());
@@ -173,27 +172,27 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
                                     trust_full_ttl,
                                 };
                                 let actor = LockClient::new(client, spec, servers, seed, incarnation);
-                                run_actor(world, proc, net, actor).await
+                                run_actor(world, proc, actor).await
                             }
                             WorkloadKind::Registry(w) => {
                                 let spec = RegistrySpec { ttl_ns: w.ttl_ns, keepalive_ns: w.keepalive_ns };
-                                run_actor(world, proc, net, RegistryClient::new(client, spec, servers, incarnation)).await
+                                run_actor(world, proc, RegistryClient::new(client, spec, servers, incarnation)).await
                             }
                             WorkloadKind::Kv(w) => {
                                 let spec = KvSpec { keys: w.keys as usize, interval_ns: w.interval_ns };
-                                run_actor(world, proc, net, KvClient::new(client, spec, servers, seed, incarnation)).await
+                                run_actor(world, proc, KvClient::new(client, spec, servers, seed, incarnation)).await
                             }
                             WorkloadKind::Task(w) if generates => {
                                 let spec = GeneratorSpec { tasks: w.tasks, task_every_ns: w.task_every_ns };
-                                run_actor(world, proc, net, TaskGenerator::new(client, spec, servers, seed, incarnation)).await
+                                run_actor(world, proc, TaskGenerator::new(client, spec, servers, seed, incarnation)).await
                             }
                             WorkloadKind::Task(w) => {
                                 let worker = TaskWorker::new(client, task_spec(&w, trust_full_ttl), servers, seed, incarnation);
-                                run_actor(world, proc, net, worker).await
+                                run_actor(world, proc, worker).await
                             }
                             WorkloadKind::Singleton(w) => {
                                 let instance = SingletonInstance::new(client, singleton_spec(w, trust_full_ttl), servers, seed, incarnation);
-                                run_actor(world, proc, net, instance).await
+                                run_actor(world, proc, instance).await
                             }
                         }
                     }
@@ -214,7 +213,7 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
         .init(move || {
             let tasks = TaskTable::new(task_rows.clone(), skip_completion_token_check);
             let actor = StoreActor::new(fenced.clone(), store_state.clone(), tasks);
-            run_actor(world_for_store.clone(), Proc::Store, net, actor)
+            run_actor(world_for_store.clone(), Proc::Store, actor)
         })
         .build();
     ids.insert(Proc::Store, node.id());

@@ -8,19 +8,21 @@
 
 pub mod clock;
 pub mod disk;
+pub mod network;
 pub mod wire;
 
 use std::collections::BTreeMap;
-use std::hash::Hasher;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use leasesim_core::raft::Role;
 use leasesim_core::{NodeId, Term};
+use xxhash_rust::xxh3::Xxh3;
 
-use crate::observe::{Event, Fnv64, Obs};
+use crate::observe::{Event, Obs};
 use clock::SimClock;
 use disk::Disk;
-use wire::Proc;
+use network::Network;
+use wire::{Proc, Wire};
 
 /// What a server last reported about itself (for selectors and liveness).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,10 +32,10 @@ pub struct ServerProbe {
     pub commit_index: u64,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Recorder {
     pub obs: Vec<Obs>,
-    digest: Fnv64,
+    digest: Xxh3,
     /// Actor steps taken (messages handled + timers fired).
     pub steps: u64,
     pub messages_sent: u64,
@@ -43,7 +45,7 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn digest(&self) -> u64 {
-        self.digest.finish()
+        self.digest.digest()
     }
 }
 
@@ -53,6 +55,7 @@ pub struct World {
     clock_changed: BTreeMap<Proc, Arc<tokio::sync::Notify>>,
     disks: BTreeMap<NodeId, Mutex<Disk>>,
     recorder: Mutex<Recorder>,
+    network: Mutex<Network>,
     probes: Mutex<BTreeMap<NodeId, ServerProbe>>,
     /// Lock key → client that currently believes it holds it.
     holders: Mutex<BTreeMap<String, u64>>,
@@ -61,7 +64,7 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(clocks: BTreeMap<Proc, SimClock>, servers: impl IntoIterator<Item = NodeId>, echo: bool) -> Self {
+    pub fn new(clocks: BTreeMap<Proc, SimClock>, servers: impl IntoIterator<Item = NodeId>, network: Network, echo: bool) -> Self {
         let servers: Vec<NodeId> = servers.into_iter().collect();
         let slots = servers.iter().map(|n| (*n, Arc::new(Mutex::new(None)))).collect();
         let clock_changed = clocks.keys().map(|p| (*p, Arc::new(tokio::sync::Notify::new()))).collect();
@@ -72,6 +75,7 @@ impl World {
             clock_changed,
             disks: servers.iter().map(|n| (*n, Mutex::new(Disk::default()))).collect(),
             recorder: Mutex::new(Recorder { echo, ..Recorder::default() }),
+            network: Mutex::new(network),
             probes: Mutex::new(BTreeMap::new()),
             holders: Mutex::new(BTreeMap::new()),
             up: Mutex::new(up),
@@ -125,10 +129,38 @@ impl World {
         if recorder.echo {
             tracing::info!(target: "leasesim::trace", at = %leasesim_core::fmt_secs(obs.at_ns), proc = %proc, event = ?obs.event);
         }
-        let mut digest = recorder.digest;
-        obs.digest_into(&mut digest);
-        recorder.digest = digest;
+        obs.digest_into(&mut recorder.digest);
         recorder.obs.push(obs);
+    }
+
+    /// The network, for the fault injector (cut and mend links, loss).
+    pub fn network(&self) -> MutexGuard<'_, Network> {
+        self.network.lock().expect("single-threaded simulation")
+    }
+
+    /// Sends `wire` now; the network decides its fate from the seed.
+    pub fn send(&self, from: Proc, to: Proc, wire: Wire) {
+        let (now_ns, to_up) = (self.now_ns(), self.is_up(to));
+        self.network().send(now_ns, from, to, wire, to_up);
+    }
+
+    /// The next message for `proc` due by `now_ns`.
+    pub fn take_due(&self, proc: Proc, now_ns: u64) -> Option<(Proc, Wire)> {
+        self.network().take_due(proc, now_ns)
+    }
+
+    pub fn next_delivery_ns(&self, proc: Proc) -> Option<u64> {
+        self.network().next_delivery_ns(proc)
+    }
+
+    /// `proc`'s loop sleeps until true time `until_ns` (None: until a
+    /// message); the returned `Notify` wakes it for a message due sooner.
+    pub fn sleep(&self, proc: Proc, until_ns: Option<u64>) -> Arc<tokio::sync::Notify> {
+        self.network().sleep(proc, until_ns)
+    }
+
+    pub fn awake(&self, proc: Proc) {
+        self.network().awake(proc);
     }
 
     pub fn count_step(&self, messages_sent: usize) {

@@ -1,0 +1,272 @@
+//! The simulated network: every message between processes goes through one
+//! deterministic queue per receiver, on madsim's executor and timers.
+//!
+//! Why not madsim's own sockets: each of its sends formats the destination
+//! address, draws two random in-process delays and arms two or three timers,
+//! and a receiver needs a task and a channel of its own (its `recv_from` is
+//! not cancellation-safe). That machinery was the largest single cost of a
+//! run. Here a send is a push into the receiver's inbox, and the receiver's
+//! host loop sleeps until the earliest of its next delivery and its own
+//! timer, woken early only when a new message lands before that instant.
+//!
+//! The meaning is the one the scenario format states, all decided at send
+//! time from the run's seed: a one-way latency drawn uniformly from the
+//! range (so messages reorder), loss and duplication per message, directed
+//! links cut by partitions, isolations and one-way blocks. A message to a
+//! process that is down is lost, and a crash loses everything in flight to
+//! the crashed process. A paused process's inbox keeps filling; it reads the
+//! backlog, in delivery order, when it resumes.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::sync::Arc;
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::wire::{Proc, Wire};
+
+/// One message on its way: ordered by delivery time, then by send order.
+struct Parcel {
+    deliver_at_ns: u64,
+    seq: u64,
+    from: Proc,
+    wire: Wire,
+}
+
+impl PartialEq for Parcel {
+    fn eq(&self, other: &Self) -> bool {
+        (self.deliver_at_ns, self.seq) == (other.deliver_at_ns, other.seq)
+    }
+}
+
+impl Eq for Parcel {}
+
+impl PartialOrd for Parcel {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Parcel {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.deliver_at_ns, self.seq).cmp(&(other.deliver_at_ns, other.seq))
+    }
+}
+
+/// A receiver's queue and how to wake it.
+#[derive(Default)]
+struct Inbox {
+    queue: BinaryHeap<Reverse<Parcel>>,
+    wake: Arc<tokio::sync::Notify>,
+    /// The true instant its host loop sleeps until, if it sleeps: a message
+    /// due earlier must wake it; one due later will be found when it wakes.
+    sleeping_until_ns: Option<u64>,
+}
+
+/// The network's settings and state (the world holds it behind a mutex).
+pub struct Network {
+    latency_ns: (u64, u64),
+    loss: f64,
+    duplicate: f64,
+    /// Directed links that active faults cut, with how many faults cut each.
+    cut: BTreeMap<(Proc, Proc), u32>,
+    inboxes: BTreeMap<Proc, Inbox>,
+    rng: ChaCha8Rng,
+    sent: u64,
+}
+
+/// What became of one send (for the step's counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    Queued,
+    Lost,
+    Cut,
+    ReceiverDown,
+}
+
+impl Network {
+    pub fn new(latency_ns: (u64, u64), loss: f64, duplicate: f64, procs: impl IntoIterator<Item = Proc>, rng: ChaCha8Rng) -> Self {
+        assert!(latency_ns.0 <= latency_ns.1, "latency range {latency_ns:?} is not ordered");
+        let inboxes = procs.into_iter().map(|p| (p, Inbox::default())).collect();
+        Network { latency_ns, loss, duplicate, cut: BTreeMap::new(), inboxes, rng, sent: 0 }
+    }
+
+    /// Sends `wire` from `from` to `to` at true time `now_ns`. `to_up` says
+    /// whether the receiver is running (a message to a dead process is lost).
+    pub fn send(&mut self, now_ns: u64, from: Proc, to: Proc, wire: Wire, to_up: bool) -> Fate {
+        if !to_up {
+            return Fate::ReceiverDown;
+        }
+        if self.cut.contains_key(&(from, to)) {
+            return Fate::Cut;
+        }
+        if self.loss > 0.0 && self.rng.gen_bool(self.loss) {
+            return Fate::Lost;
+        }
+        if self.duplicate > 0.0 && self.rng.gen_bool(self.duplicate) {
+            self.push(now_ns, from, to, wire.clone());
+        }
+        self.push(now_ns, from, to, wire);
+        Fate::Queued
+    }
+
+    fn push(&mut self, now_ns: u64, from: Proc, to: Proc, wire: Wire) {
+        let latency_ns = self.rng.gen_range(self.latency_ns.0..=self.latency_ns.1);
+        let deliver_at_ns = now_ns + latency_ns;
+        self.sent += 1;
+        let inbox = self.inboxes.get_mut(&to).expect("every process has an inbox");
+        inbox.queue.push(Reverse(Parcel { deliver_at_ns, seq: self.sent, from, wire }));
+        if inbox.sleeping_until_ns.is_some_and(|until_ns| deliver_at_ns < until_ns) {
+            // Wake it once; it re-arms for the new earliest instant.
+            inbox.sleeping_until_ns = None;
+            inbox.wake.notify_one();
+        }
+    }
+
+    /// The next message for `proc` due at or before `now_ns`, if any.
+    pub fn take_due(&mut self, proc: Proc, now_ns: u64) -> Option<(Proc, Wire)> {
+        let inbox = self.inboxes.get_mut(&proc).expect("every process has an inbox");
+        if inbox.queue.peek().is_some_and(|p| p.0.deliver_at_ns <= now_ns) {
+            let Reverse(parcel) = inbox.queue.pop().expect("peeked");
+            return Some((parcel.from, parcel.wire));
+        }
+        None
+    }
+
+    /// When `proc`'s next message is due.
+    pub fn next_delivery_ns(&self, proc: Proc) -> Option<u64> {
+        self.inboxes[&proc].queue.peek().map(|p| p.0.deliver_at_ns)
+    }
+
+    /// `proc`'s loop goes to sleep until `until_ns`; returns what wakes it
+    /// early when a message due before then arrives.
+    pub fn sleep(&mut self, proc: Proc, until_ns: Option<u64>) -> Arc<tokio::sync::Notify> {
+        let inbox = self.inboxes.get_mut(&proc).expect("every process has an inbox");
+        // No instant: it waits for a message, so any message wakes it.
+        inbox.sleeping_until_ns = Some(until_ns.unwrap_or(u64::MAX));
+        inbox.wake.clone()
+    }
+
+    /// `proc`'s loop is awake: it reads its inbox before it sleeps again.
+    pub fn awake(&mut self, proc: Proc) {
+        self.inboxes.get_mut(&proc).expect("every process has an inbox").sleeping_until_ns = None;
+    }
+
+    /// A crash: what was in flight to `proc` is lost, and its next
+    /// incarnation starts awake with an empty inbox.
+    pub fn crash(&mut self, proc: Proc) {
+        let inbox = self.inboxes.get_mut(&proc).expect("every process has an inbox");
+        inbox.queue.clear();
+        inbox.sleeping_until_ns = None;
+        // A permit left by a wake-up for the dead incarnation would only
+        // cost the next one a spurious turn; replace the Notify to drop it.
+        inbox.wake = Arc::new(tokio::sync::Notify::new());
+    }
+
+    /// One more fault cuts each of `links`.
+    pub fn cut(&mut self, links: &[(Proc, Proc)]) {
+        for link in links {
+            *self.cut.entry(*link).or_insert(0) += 1;
+        }
+    }
+
+    /// One fault fewer cuts each of `links`.
+    pub fn mend(&mut self, links: &[(Proc, Proc)]) {
+        for link in links {
+            if let Some(count) = self.cut.get_mut(link) {
+                *count -= 1;
+                if *count == 0 {
+                    self.cut.remove(link);
+                }
+            }
+        }
+    }
+
+    pub fn mend_all(&mut self) {
+        self.cut.clear();
+    }
+
+    pub fn loss(&self) -> f64 {
+        self.loss
+    }
+
+    pub fn set_loss(&mut self, loss: f64) {
+        self.loss = loss;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn net(loss: f64, duplicate: f64) -> Network {
+        let procs = [Proc::Server(1), Proc::Server(2), Proc::Client(0)];
+        Network::new((1_000_000, 10_000_000), loss, duplicate, procs, ChaCha8Rng::seed_from_u64(7))
+    }
+
+    fn ping() -> Wire {
+        Wire::Admin(leasesim_core::raft::ConfChange::AddServer(9))
+    }
+
+    #[test]
+    fn messages_arrive_within_the_latency_range_in_delivery_order() {
+        let mut n = net(0.0, 0.0);
+        for _ in 0..50 {
+            assert_eq!(n.send(0, Proc::Server(1), Proc::Server(2), ping(), true), Fate::Queued);
+        }
+        assert!(n.take_due(Proc::Server(2), 999_999).is_none(), "nothing is due before the minimum latency");
+        let mut last_ns = 0;
+        let mut got = 0;
+        while let Some(at_ns) = n.next_delivery_ns(Proc::Server(2)) {
+            assert!((1_000_000..=10_000_000).contains(&at_ns));
+            assert!(at_ns >= last_ns);
+            last_ns = at_ns;
+            assert!(n.take_due(Proc::Server(2), at_ns).is_some());
+            got += 1;
+        }
+        assert_eq!(got, 50);
+    }
+
+    #[test]
+    fn cut_links_are_directed_and_counted() {
+        let mut n = net(0.0, 0.0);
+        let link = (Proc::Server(1), Proc::Server(2));
+        n.cut(&[link]);
+        n.cut(&[link]);
+        assert_eq!(n.send(0, link.0, link.1, ping(), true), Fate::Cut);
+        assert_eq!(n.send(0, link.1, link.0, ping(), true), Fate::Queued, "the other direction still works");
+        n.mend(&[link]);
+        assert_eq!(n.send(0, link.0, link.1, ping(), true), Fate::Cut, "a second fault still cuts it");
+        n.mend(&[link]);
+        assert_eq!(n.send(0, link.0, link.1, ping(), true), Fate::Queued);
+    }
+
+    #[test]
+    fn loss_duplication_and_dead_receivers() {
+        let mut n = net(0.5, 0.0);
+        let lost = (0..1000).filter(|_| n.send(0, Proc::Server(1), Proc::Client(0), ping(), true) == Fate::Lost).count();
+        assert!((400..600).contains(&lost), "about half lost, got {lost}");
+        let mut n = net(0.0, 1.0);
+        n.send(0, Proc::Server(1), Proc::Client(0), ping(), true);
+        assert!(n.take_due(Proc::Client(0), u64::MAX).is_some());
+        assert!(n.take_due(Proc::Client(0), u64::MAX).is_some(), "duplicated");
+        assert!(n.take_due(Proc::Client(0), u64::MAX).is_none());
+        assert_eq!(n.send(0, Proc::Server(1), Proc::Client(0), ping(), false), Fate::ReceiverDown);
+        n.send(0, Proc::Server(1), Proc::Server(2), ping(), true);
+        n.crash(Proc::Server(2));
+        assert!(n.take_due(Proc::Server(2), u64::MAX).is_none(), "a crash loses what was in flight");
+    }
+
+    #[test]
+    fn a_sleeping_receiver_is_woken_only_by_an_earlier_message() {
+        let mut n = Network::new((5, 5), 0.0, 0.0, [Proc::Server(1), Proc::Server(2)], ChaCha8Rng::seed_from_u64(1));
+        let wake = n.sleep(Proc::Server(2), Some(100));
+        n.send(200, Proc::Server(1), Proc::Server(2), ping(), true);
+        assert_eq!(n.inboxes[&Proc::Server(2)].sleeping_until_ns, Some(100), "due at 205: no wake-up");
+        n.send(10, Proc::Server(1), Proc::Server(2), ping(), true);
+        assert_eq!(n.inboxes[&Proc::Server(2)].sleeping_until_ns, None, "due at 15: woken");
+        drop(wake);
+    }
+}
