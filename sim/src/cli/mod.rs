@@ -1,6 +1,7 @@
 //! The `leasesim` command line (clap). Exit codes: 0 = as expected,
 //! 1 = a violation or an expectation not met, 2 = bad input (file, flag).
 
+pub mod bench;
 pub mod hunt;
 pub mod junit;
 pub mod merge;
@@ -52,6 +53,8 @@ pub enum Command {
     Hunt(hunt::HuntArgs),
     /// Merge the JSON lines of sweep shards into one summary table and exit code.
     Merge(merge::MergeArgs),
+    /// Measure the simulator: x real time, runs/min, events and messages per second, peak memory, hosting overhead.
+    Bench(bench::BenchArgs),
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -173,5 +176,6 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Shrink(args) => shrink::shrink_command(&args),
         Command::Hunt(args) => hunt::hunt_command(&args),
         Command::Merge(args) => merge::merge_command(&args),
+        Command::Bench(args) => bench::bench_command(&args),
     }
 }

@@ -35,14 +35,16 @@ pub struct Step<'a> {
     pub mono_ns: u64,
     pub wall_ns: u64,
     pub world: &'a World,
+    /// True time of the step: no simulated time passes inside one.
+    now_ns: u64,
     sends: Vec<(Proc, Wire)>,
     persist: Vec<disk::Op>,
 }
 
 impl<'a> Step<'a> {
-    fn new(world: &'a World, proc: Proc) -> Self {
-        let (mono_ns, wall_ns) = world.read_clock(proc);
-        Step { proc, mono_ns, wall_ns, world, sends: Vec::new(), persist: Vec::new() }
+    fn at(world: &'a World, proc: Proc, now_ns: u64) -> Self {
+        let (mono_ns, wall_ns) = world.read_clock_at(proc, now_ns);
+        Step { proc, mono_ns, wall_ns, world, now_ns, sends: Vec::new(), persist: Vec::new() }
     }
 
     pub fn send(&mut self, to: Proc, wire: Wire) {
@@ -54,12 +56,12 @@ impl<'a> Step<'a> {
     }
 
     pub fn record(&self, event: Event) {
-        self.world.record(self.proc, event);
+        self.world.record_at(self.now_ns, self.proc, event);
     }
 
     /// True simulated time: for observations only, never for decisions.
     pub fn true_ns(&self) -> u64 {
-        self.world.now_ns()
+        self.now_ns
     }
 }
 
@@ -89,7 +91,7 @@ enum Input {
 pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
     let clock_changed = world.clock_changed(proc);
 
-    let mut step = Step::new(&world, proc);
+    let mut step = Step::at(&world, proc, world.now_ns());
     actor.start(&mut step);
     let (sends, persist) = (step.sends, step.persist);
     carry_out(&world, proc, sends, persist).await;
@@ -98,7 +100,7 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
         let now_ns = world.now_ns();
         let input = if let Some((from, wire)) = world.take_due(proc, now_ns) {
             Input::Message(from, wire)
-        } else if actor.next_deadline_mono_ns().is_some_and(|d| d <= world.read_clock(proc).0) {
+        } else if actor.next_deadline_mono_ns().is_some_and(|d| d <= world.read_clock_at(proc, now_ns).0) {
             Input::Timer
         } else {
             let timer_ns = actor.next_deadline_mono_ns().map(|mono_ns| world.true_time_of_mono(proc, mono_ns));
@@ -116,7 +118,7 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
             world.awake(proc);
             continue;
         };
-        let mut step = Step::new(&world, proc);
+        let mut step = Step::at(&world, proc, now_ns);
         match input {
             Input::Message(from, wire) => actor.on_message(&mut step, from, wire),
             Input::Timer => actor.on_timer(&mut step),
@@ -142,7 +144,8 @@ async fn carry_out(world: &World, proc: Proc, sends: Vec<(Proc, Wire)>, persist:
         madsim::time::sleep(Duration::from_nanos(fsync_ns)).await;
         world.disk(id).sync();
     }
+    let now_ns = world.now_ns();
     for (to, wire) in sends {
-        world.send(proc, to, wire);
+        world.send_at(now_ns, proc, to, wire);
     }
 }

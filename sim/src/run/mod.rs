@@ -177,5 +177,6 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         task_pace,
     };
     let violations = check_all(&record);
-    RunOutcome::judged(scenario, seed, options, simulated.recorder, simulated.clocks, simulated.end_ns, violations, wall_seconds)
+    let committed_index = simulated.finals.values().filter_map(|f| f.probe.map(|p| p.commit_index)).max().unwrap_or(0);
+    RunOutcome::judged(scenario, seed, options, simulated.recorder, simulated.clocks, simulated.end_ns, committed_index, violations, wall_seconds)
 }

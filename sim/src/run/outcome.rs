@@ -44,6 +44,8 @@ pub struct RunOutcome {
     pub events: u64,
     pub messages: u64,
     pub observations: usize,
+    /// The highest commit index any server reached (entries committed).
+    pub committed_index: u64,
     /// The command that replays this run: file, seed and every planted bug
     /// given beyond the scenario's own (the same text in the terminal,
     /// `SEED=` blocks, JSON, JUnit and the HTML report).
@@ -65,6 +67,7 @@ impl RunOutcome {
         recorder: Recorder,
         clocks: BTreeMap<Proc, SimClock>,
         end_ns: u64,
+        committed_index: u64,
         violations: Vec<Violation>,
         wall_seconds: f64,
     ) -> Self {
@@ -87,6 +90,7 @@ impl RunOutcome {
             events: recorder.steps,
             messages: recorder.messages_sent,
             observations,
+            committed_index,
             replay: replay_command(scenario, seed, &options.extra_bugs),
             bugs: bug_names(&options.extra_bugs),
             obs: if options.keep_observations { recorder.obs } else { Vec::new() },
@@ -116,6 +120,7 @@ impl RunOutcome {
             events: 0,
             messages: 0,
             observations: 0,
+            committed_index: 0,
             replay: replay_command(scenario, seed, &options.extra_bugs),
             bugs: bug_names(&options.extra_bugs),
             obs: Vec::new(),

@@ -98,7 +98,12 @@ impl World {
 
     /// (monotonic, wall) readings of `proc`'s clocks now.
     pub fn read_clock(&self, proc: Proc) -> (u64, u64) {
-        let now_ns = self.now_ns();
+        self.read_clock_at(proc, self.now_ns())
+    }
+
+    /// (monotonic, wall) readings of `proc`'s clocks at true time `now_ns`
+    /// (reading madsim's time is not free: a step reads it once).
+    pub fn read_clock_at(&self, proc: Proc, now_ns: u64) -> (u64, u64) {
         let clocks = self.clocks();
         let clock = &clocks[&proc];
         (clock.mono_at(now_ns), clock.wall_at(now_ns))
@@ -124,7 +129,13 @@ impl World {
     }
 
     pub fn record(&self, proc: Proc, event: Event) {
-        let obs = Obs { at_ns: self.now_ns(), proc, event };
+        self.record_at(self.now_ns(), proc, event);
+    }
+
+    /// Records `event` of `proc` at true time `at_ns` (now, as the caller
+    /// read it).
+    pub fn record_at(&self, at_ns: u64, proc: Proc, event: Event) {
+        let obs = Obs { at_ns, proc, event };
         let mut recorder = self.recorder.lock().expect("single-threaded simulation");
         if recorder.echo {
             tracing::info!(target: "leasesim::trace", at = %leasesim_core::fmt_secs(obs.at_ns), proc = %proc, event = ?obs.event);
@@ -140,7 +151,12 @@ impl World {
 
     /// Sends `wire` now; the network decides its fate from the seed.
     pub fn send(&self, from: Proc, to: Proc, wire: Wire) {
-        let (now_ns, to_up) = (self.now_ns(), self.is_up(to));
+        self.send_at(self.now_ns(), from, to, wire);
+    }
+
+    /// Sends `wire` at true time `now_ns` (now, as the caller read it).
+    pub fn send_at(&self, now_ns: u64, from: Proc, to: Proc, wire: Wire) {
+        let to_up = self.is_up(to);
         self.network().send(now_ns, from, to, wire, to_up);
     }
 

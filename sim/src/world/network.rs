@@ -27,11 +27,12 @@ use rand_chacha::ChaCha8Rng;
 use super::wire::{Proc, Wire};
 
 /// One message on its way: ordered by delivery time, then by send order.
+/// The message itself waits in the inbox's slots: a `Wire` is large, and a
+/// heap moves its elements on every push and pop.
 struct Parcel {
     deliver_at_ns: u64,
     seq: u64,
-    from: Proc,
-    wire: Wire,
+    slot: usize,
 }
 
 impl PartialEq for Parcel {
@@ -58,6 +59,9 @@ impl Ord for Parcel {
 #[derive(Default)]
 struct Inbox {
     queue: BinaryHeap<Reverse<Parcel>>,
+    /// Messages by slot; `free` lists the empty slots for reuse.
+    slots: Vec<Option<(Proc, Wire)>>,
+    free: Vec<usize>,
     wake: Arc<tokio::sync::Notify>,
     /// The true instant its host loop sleeps until, if it sleeps: a message
     /// due earlier must wake it; one due later will be found when it wakes.
@@ -116,7 +120,17 @@ impl Network {
         let deliver_at_ns = now_ns + latency_ns;
         self.sent += 1;
         let inbox = self.inboxes.get_mut(&to).expect("every process has an inbox");
-        inbox.queue.push(Reverse(Parcel { deliver_at_ns, seq: self.sent, from, wire }));
+        let slot = match inbox.free.pop() {
+            Some(slot) => {
+                inbox.slots[slot] = Some((from, wire));
+                slot
+            }
+            None => {
+                inbox.slots.push(Some((from, wire)));
+                inbox.slots.len() - 1
+            }
+        };
+        inbox.queue.push(Reverse(Parcel { deliver_at_ns, seq: self.sent, slot }));
         if inbox.sleeping_until_ns.is_some_and(|until_ns| deliver_at_ns < until_ns) {
             // Wake it once; it re-arms for the new earliest instant.
             inbox.sleeping_until_ns = None;
@@ -129,7 +143,8 @@ impl Network {
         let inbox = self.inboxes.get_mut(&proc).expect("every process has an inbox");
         if inbox.queue.peek().is_some_and(|p| p.0.deliver_at_ns <= now_ns) {
             let Reverse(parcel) = inbox.queue.pop().expect("peeked");
-            return Some((parcel.from, parcel.wire));
+            inbox.free.push(parcel.slot);
+            return inbox.slots[parcel.slot].take();
         }
         None
     }
@@ -158,6 +173,8 @@ impl Network {
     pub fn crash(&mut self, proc: Proc) {
         let inbox = self.inboxes.get_mut(&proc).expect("every process has an inbox");
         inbox.queue.clear();
+        inbox.slots.clear();
+        inbox.free.clear();
         inbox.sleeping_until_ns = None;
         // A permit left by a wake-up for the dead incarnation would only
         // cost the next one a spurious turn; replace the Notify to drop it.
