@@ -111,6 +111,21 @@ pub enum Event {
     SingletonEnded { role: String, why: BeliefEnd },
 }
 
+impl Event {
+    /// Whether this observation is for people only (traces, timelines) and
+    /// no checker reads it. A sweep feeds such events into the run's digest
+    /// but does not keep them: a run's memory is mostly its observation
+    /// log, and these are a third of it. A checker must never read one of
+    /// them (`sim/tests/checker_inputs.rs` holds the checkers to that), or
+    /// its verdict would depend on whether the run kept a trace.
+    pub fn for_traces_only(&self) -> bool {
+        matches!(
+            self,
+            Event::Server { event: ServerEvent::RequestApplied { .. } | ServerEvent::RequestDeduplicated { .. } }
+        )
+    }
+}
+
 impl Obs {
     /// Feeds the observation into the run's digest: its fields as `Hash`
     /// writes them (stable for one build, which is the determinism

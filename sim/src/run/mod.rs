@@ -101,7 +101,7 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions) -> Si
         procs,
         ChaCha8Rng::seed_from_u64(seed ^ 0x6e65_7477_6f72_6b00),
     );
-    let world = Arc::new(World::new(clocks, servers, network, options.trace));
+    let world = Arc::new(World::new(clocks, servers, network, options.trace, options.trace || options.keep_observations));
     let ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
 
     let faults: Vec<_> = scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns)).collect();

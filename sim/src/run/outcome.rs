@@ -75,7 +75,7 @@ impl RunOutcome {
             .into_iter()
             .map(|v| ViolationJson { invariant: v.invariant.to_string(), at: v.at(), at_ns: v.at_ns, detail: v.detail, assumptions_held: v.assumptions_held })
             .collect();
-        let observations = recorder.obs.len();
+        let observations = recorder.recorded;
         RunOutcome {
             scenario: scenario.name.clone(),
             file: scenario.path.display().to_string(),

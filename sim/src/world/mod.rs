@@ -35,12 +35,17 @@ pub struct ServerProbe {
 #[derive(Default)]
 pub struct Recorder {
     pub obs: Vec<Obs>,
+    /// Observations recorded, kept or not.
+    pub recorded: usize,
     digest: Xxh3,
     /// Actor steps taken (messages handled + timers fired).
     pub steps: u64,
     pub messages_sent: u64,
     /// Full trace to stderr (replay) — off in sweeps.
     pub echo: bool,
+    /// Keep events no checker reads (`Event::for_traces_only`): for traces
+    /// and reports.
+    pub keep_all: bool,
 }
 
 impl Recorder {
@@ -64,7 +69,13 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(clocks: BTreeMap<Proc, SimClock>, servers: impl IntoIterator<Item = NodeId>, network: Network, echo: bool) -> Self {
+    pub fn new(
+        clocks: BTreeMap<Proc, SimClock>,
+        servers: impl IntoIterator<Item = NodeId>,
+        network: Network,
+        echo: bool,
+        keep_all: bool,
+    ) -> Self {
         let servers: Vec<NodeId> = servers.into_iter().collect();
         let slots = servers.iter().map(|n| (*n, Arc::new(Mutex::new(None)))).collect();
         let clock_changed = clocks.keys().map(|p| (*p, Arc::new(tokio::sync::Notify::new()))).collect();
@@ -74,7 +85,7 @@ impl World {
             clocks: Mutex::new(clocks),
             clock_changed,
             disks: servers.iter().map(|n| (*n, Mutex::new(Disk::default()))).collect(),
-            recorder: Mutex::new(Recorder { echo, ..Recorder::default() }),
+            recorder: Mutex::new(Recorder { echo, keep_all, ..Recorder::default() }),
             network: Mutex::new(network),
             probes: Mutex::new(BTreeMap::new()),
             holders: Mutex::new(BTreeMap::new()),
@@ -141,7 +152,10 @@ impl World {
             tracing::info!(target: "leasesim::trace", at = %leasesim_core::fmt_secs(obs.at_ns), proc = %proc, event = ?obs.event);
         }
         obs.digest_into(&mut recorder.digest);
-        recorder.obs.push(obs);
+        recorder.recorded += 1;
+        if recorder.keep_all || !obs.event.for_traces_only() {
+            recorder.obs.push(obs);
+        }
     }
 
     /// The network, for the fault injector (cut and mend links, loss).

@@ -1,0 +1,47 @@
+//! A checker's verdict must not depend on whether the run kept a trace.
+//! Sweeps drop the observations no checker reads (`Event::for_traces_only`)
+//! to save memory; these tests hold the checkers to not reading them, and
+//! show that a run judged with and without its full trace gets the same
+//! violations and the same digest.
+
+use std::path::PathBuf;
+
+use leasesim::run::{run_seed, RunOptions};
+use leasesim::scenario;
+
+fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+#[test]
+fn no_checker_reads_a_trace_only_event() {
+    let dir = root().join("sim/src/checkers");
+    let mut read = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let source = std::fs::read_to_string(&path).unwrap();
+        read += 1;
+        for trace_only in ["RequestApplied", "RequestDeduplicated"] {
+            assert!(!source.contains(trace_only), "{} reads {trace_only}, which sweeps do not keep", path.display());
+        }
+    }
+    assert!(read >= 16, "read {read} checker files");
+}
+
+#[test]
+fn a_run_is_judged_the_same_with_or_without_its_trace() {
+    for (file, seed, bugs) in [("chaos-swarm.toml", 1, vec!["no-truncate-conflict"]), ("baseline.toml", 2, vec![]), ("holder-pause-unfenced.toml", 0, vec![])] {
+        let s = scenario::load(&root().join("scenarios").join(file)).unwrap();
+        let mut extra_bugs = leasesim_core::bugs::Bugs::default();
+        for b in &bugs {
+            extra_bugs.enable(b).unwrap();
+        }
+        let lean = run_seed(&s, seed, &RunOptions { extra_bugs, ..RunOptions::default() });
+        let full = run_seed(&s, seed, &RunOptions { extra_bugs, keep_observations: true, ..RunOptions::default() });
+        assert_eq!(lean.trace_digest, full.trace_digest, "{file}");
+        assert_eq!(lean.observations, full.observations, "{file}: every observation is counted either way");
+        let ids = |o: &leasesim::run::RunOutcome| o.violations.iter().map(|v| (v.invariant.clone(), v.at_ns, v.detail.clone())).collect::<Vec<_>>();
+        assert_eq!(ids(&lean), ids(&full), "{file}");
+        assert!(full.obs.len() > 0);
+    }
+}
