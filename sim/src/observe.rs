@@ -117,7 +117,9 @@ impl Event {
     /// but does not keep them: a run's memory is mostly its observation
     /// log, and these are a third of it. A checker must never read one of
     /// them (`sim/tests/checker_inputs.rs` holds the checkers to that), or
-    /// its verdict would depend on whether the run kept a trace.
+    /// its verdict would depend on whether the run kept a trace. (The world
+    /// also drops exact repeats of an applied entry: see
+    /// `Recorder::repeats_an_application`.)
     pub fn for_traces_only(&self) -> bool {
         matches!(
             self,

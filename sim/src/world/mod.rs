@@ -19,6 +19,7 @@ use leasesim_core::{NodeId, Term};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::observe::{Event, Obs};
+use leasesim_core::server::ServerEvent;
 use clock::SimClock;
 use disk::Disk;
 use network::Network;
@@ -43,12 +44,36 @@ pub struct Recorder {
     pub messages_sent: u64,
     /// Full trace to stderr (replay) — off in sweeps.
     pub echo: bool,
-    /// Keep events no checker reads (`Event::for_traces_only`): for traces
-    /// and reports.
+    /// Keep events no checker reads (`Event::for_traces_only`) and repeats
+    /// of an applied entry: for traces and reports.
     pub keep_all: bool,
+    /// (term, fingerprint) of the first application of each log index
+    /// (index 0 unused). Every server applies every entry, so the log of
+    /// applications is most of a run's observations; the checkers need the
+    /// first at each index and every one that differs from it, so an
+    /// application that repeats the first exactly is counted in the digest
+    /// and not kept.
+    first_applied: Vec<Option<(u64, u64)>>,
 }
 
 impl Recorder {
+    /// Whether `event` applies an entry exactly as the first server to
+    /// apply that index did (and notes the first application of an index).
+    fn repeats_an_application(&mut self, event: &Event) -> bool {
+        let Event::Server { event: ServerEvent::Applied { index, term, fingerprint } } = event else { return false };
+        let at = *index as usize;
+        if self.first_applied.len() <= at {
+            self.first_applied.resize(at + 1, None);
+        }
+        match self.first_applied[at] {
+            None => {
+                self.first_applied[at] = Some((*term, *fingerprint));
+                false
+            }
+            Some(first) => first == (*term, *fingerprint),
+        }
+    }
+
     pub fn digest(&self) -> u64 {
         self.digest.digest()
     }
@@ -153,7 +178,8 @@ impl World {
         }
         obs.digest_into(&mut recorder.digest);
         recorder.recorded += 1;
-        if recorder.keep_all || !obs.event.for_traces_only() {
+        let keep = recorder.keep_all || (!obs.event.for_traces_only() && !recorder.repeats_an_application(&obs.event));
+        if keep {
             recorder.obs.push(obs);
         }
     }
