@@ -121,7 +121,21 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
         let mut step = Step::at(&world, proc, now_ns);
         match input {
             Input::Message(from, wire) => actor.on_message(&mut step, from, wire),
-            Input::Timer => actor.on_timer(&mut step),
+            Input::Timer => {
+                let mono_ns = step.mono_ns;
+                actor.on_timer(&mut step);
+                // A timer that stays due after it fired would fire again at
+                // the same instant forever: simulated time would stop and
+                // the run would never end. The engine's contract is that a
+                // tick moves every deadline it handled past `now`.
+                let again = actor.next_deadline_mono_ns();
+                assert!(
+                    again.is_none_or(|d| d > mono_ns),
+                    "{proc}'s timer is still due after it fired at {} (its clock {mono_ns} ns, next deadline {again:?}): \
+                     the engine left a deadline in the past, a livelock",
+                    leasesim_core::fmt_secs(now_ns)
+                );
+            }
         }
         let (sends, persist) = (step.sends, step.persist);
         world.count_step(sends.len());

@@ -12,10 +12,12 @@ pub mod outcome;
 pub mod setup;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use leasesim_core::bugs::Bugs;
+use madsim::task::NodeId as SimNodeId;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -81,10 +83,25 @@ fn simulate_on_this_thread(scenario: Arc<Scenario>, seed: u64, options: &RunOpti
     // settings stay at their defaults and carry nothing.
     let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
     let options = options.clone();
-    runtime.block_on(simulate(scenario, seed, options))
+    let nodes: Arc<Mutex<Vec<SimNodeId>>> = Arc::default();
+    let run = std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(simulate(scenario, seed, options, nodes.clone()))));
+    match run {
+        Ok(simulated) => simulated,
+        Err(panic) => {
+            // An engine panic unwound out of the runtime with every other
+            // task still alive: kill the nodes and give the executor one turn
+            // to drop their tasks, or the world leaks with them (see
+            // `Injector::kill_everything`), run after panicking run.
+            for id in nodes.lock().expect("node list").drain(..) {
+                runtime.handle().kill(id);
+            }
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(madsim::task::yield_now())));
+            std::panic::resume_unwind(panic)
+        }
+    }
 }
 
-async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions) -> Simulated {
+async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes: Arc<Mutex<Vec<SimNodeId>>>) -> Simulated {
     let handle = madsim::runtime::Handle::current();
     // Chaos becomes explicit faults and pinned drifts first, so this run is
     // exactly the run of the scenario `shrink` writes for this seed.
@@ -103,6 +120,7 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions) -> Si
     );
     let world = Arc::new(World::new(clocks, servers, network, options.trace, options.trace || options.keep_observations));
     let ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
+    nodes.lock().expect("node list").extend(ids.values().copied());
 
     let faults: Vec<_> = scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns)).collect();
     let mut injector = Injector::new(handle.clone(), world.clone(), scenario.clone(), ids, rng);

@@ -79,6 +79,11 @@ impl Recorder {
     }
 }
 
+/// Steps a run may take per simulated second before it counts as runaway,
+/// and before the first second. The baseline takes about 800 a second, the chaos scenarios up to 2,500.
+const RUNAWAY_STEPS_PER_SIM_SECOND: u64 = 20_000;
+const RUNAWAY_STEPS_FLOOR: u64 = 100_000;
+
 pub struct World {
     start: madsim::time::Instant,
     clocks: Mutex<BTreeMap<Proc, SimClock>>,
@@ -223,6 +228,18 @@ impl World {
         let mut recorder = self.recorder.lock().expect("single-threaded simulation");
         recorder.steps += 1;
         recorder.messages_sent += messages_sent as u64;
+        // A broken engine can make work without end (a planted bug once sent
+        // appends in a storm that grew with its log): stop such a run as an
+        // engine failure, named, instead of letting it stall a sweep.
+        let now_ns = self.now_ns();
+        let allowed = RUNAWAY_STEPS_FLOOR + now_ns / 1_000_000_000 * RUNAWAY_STEPS_PER_SIM_SECOND;
+        assert!(
+            recorder.steps <= allowed,
+            "runaway: {} steps by {} of simulated time (healthy runs take about 1,000 a simulated second; the cap is {} a second)",
+            recorder.steps,
+            leasesim_core::fmt_secs(now_ns),
+            RUNAWAY_STEPS_PER_SIM_SECOND
+        );
     }
 
     pub fn take_recorder(&self) -> Recorder {
