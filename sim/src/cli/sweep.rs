@@ -35,10 +35,7 @@ pub fn expectation_met(scenario: &Scenario, outcomes: &[&RunOutcome]) -> bool {
 pub fn sweep_command(args: &SweepArgs) -> i32 {
     let (scenarios, errors) = scenario::load_all(&args.paths);
     if !errors.is_empty() {
-        for e in &errors {
-            eprintln!("{e}");
-        }
-        return 2;
+        return super::json_error::report_scenario_errors(&errors, args.json);
     }
     if scenarios.is_empty() {
         eprintln!("no scenario files found in {:?}; give .toml files or directories holding them", args.paths);

@@ -8,6 +8,7 @@
 //! and the minimal failing window of `super::window`.
 
 use super::history::{History, HistoryError, Operation, RegisterHistory};
+use super::model::keyed::{KeyedHistory, KeyedModel};
 use super::model::kv::{self, KvModel};
 use super::model::register::RegisterModel;
 use super::model::Model;
@@ -94,6 +95,15 @@ pub fn check_kv(history: &History, options: &CheckOptions) -> Result<CheckReport
         history.ops.iter().zip(&compiled).map(|(op, (cmd, answer))| search_op(op, cmd, answer.as_ref())).collect();
     let resources: Vec<_> = history.ops.iter().map(kv::resources).collect();
     Ok(check_partitions(&KvModel, &ops, connected_components(&resources), options))
+}
+
+/// Checks a history of registers by key (Jepsen's EDN histories), one key
+/// at a time; `model` says what a key holds before any write.
+pub fn check_keyed(history: &KeyedHistory, model: &KeyedModel, options: &CheckOptions) -> Result<CheckReport, HistoryError> {
+    history.validate()?;
+    let ops: Vec<_> = history.ops.iter().map(|op| search_op(op, &op.input, op.output.as_ref())).collect();
+    let keys: Vec<Vec<&str>> = history.ops.iter().map(|op| vec![op.input.key()]).collect();
+    Ok(check_partitions(model, &ops, connected_components(&keys), options))
 }
 
 fn search_op<'a, I, O, MI, MO>(op: &Operation<I, O>, input: &'a MI, output: Option<&'a MO>) -> SearchOp<'a, MI, MO> {
