@@ -393,3 +393,16 @@ fn matches_format(name: &str, text: &str, format: HistoryFormat) -> bool {
             HistoryFormat::Leasesim => name.ends_with(".json"),
         }
 }
+
+#[test]
+fn porcupine_kv_histories_get_porcupines_verdicts() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/porcupine-kv");
+    for (file, want) in [
+        ("c01-ok.txt", EXIT_LINEARIZABLE),
+        ("c01-bad.txt", EXIT_NOT_LINEARIZABLE),
+        ("c10-ok.txt", EXIT_LINEARIZABLE),
+        ("c10-bad.txt", EXIT_NOT_LINEARIZABLE),
+    ] {
+        assert_eq!(verdict(&dir.join(file)), want, "{file}");
+    }
+}
