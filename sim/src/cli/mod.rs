@@ -2,7 +2,6 @@
 //! 1 = a violation or an expectation not met, 2 = bad input (file, flag).
 
 pub mod hunt;
-pub mod json_error;
 pub mod junit;
 pub mod merge;
 pub mod report;
@@ -163,7 +162,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Run(args) => run_command(&args),
         Command::Sweep(args) => sweep_command(&args),
         Command::Check { paths, json: false } => crate::scenario::check::check_command(&paths),
-        Command::Check { paths, json: true } => json_error::check_command_json(&paths, &mut std::io::stdout().lock()),
+        Command::Check { paths, json: true } => crate::json_error::check_command_json(&paths, &mut std::io::stdout().lock()),
         Command::Replay(args) => replay_command(&args),
         Command::CheckHistory(args) => crate::linearizability::cli::check_history_command(&args),
         Command::Report(args) => report::report_command(&args),

@@ -35,7 +35,7 @@ pub fn expectation_met(scenario: &Scenario, outcomes: &[&RunOutcome]) -> bool {
 pub fn sweep_command(args: &SweepArgs) -> i32 {
     let (scenarios, errors) = scenario::load_all(&args.paths);
     if !errors.is_empty() {
-        return super::json_error::report_scenario_errors(&errors, args.json);
+        return crate::json_error::report_scenario_errors(&errors, args.json);
     }
     if scenarios.is_empty() {
         eprintln!("no scenario files found in {:?}; give .toml files or directories holding them", args.paths);

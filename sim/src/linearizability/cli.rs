@@ -20,7 +20,7 @@ use super::history::Operation;
 use super::jepsen::{looks_like_jepsen_log, parse_jepsen_log, ParseError};
 use super::jepsen_edn::{looks_like_edn, parse_edn_history};
 use super::leasesim_format::parse_leasesim;
-use crate::cli::json_error::{self, InputError};
+use crate::json_error::{self, InputError};
 
 pub const EXIT_LINEARIZABLE: i32 = 0;
 pub const EXIT_NOT_LINEARIZABLE: i32 = 1;

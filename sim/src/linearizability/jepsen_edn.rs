@@ -101,6 +101,17 @@ enum Function {
     Append,
 }
 
+impl Function {
+    fn name(self) -> &'static str {
+        match self {
+            Function::Read => "read",
+            Function::Write => "write",
+            Function::Cas => "cas",
+            Function::Append => "append",
+        }
+    }
+}
+
 /// One event's fields.
 struct Event<'n> {
     map: &'n Node,
@@ -218,8 +229,11 @@ pub fn parse_edn_history(text: &str) -> Result<EdnHistory, ParseError> {
         };
         if p.function != event.function {
             return Err(event.f_node.error(format!(
-                "process {} completes :{:?} but its invocation at line {} is :{:?}",
-                event.process, event.function, p.line, p.function
+                "process {} completes :{} but its invocation at line {} is :{}",
+                event.process,
+                event.function.name(),
+                p.line,
+                p.function.name()
             )));
         }
         let input = ops[p.op].input.clone();
@@ -429,7 +443,7 @@ fn input_of(event: &Event, shape: Shape) -> Result<KeyedInput, ParseError> {
         value.ok_or_else(|| {
             event
                 .map
-                .error(format!("a :{:?} needs a `:value`", event.function))
+                .error(format!("a :{} needs a `:value`", event.function.name()))
         })
     };
     Ok(match event.function {

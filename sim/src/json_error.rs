@@ -5,7 +5,9 @@
 //! file), and exit code 2. Without `--json` the text stays what it was:
 //! `FILE:LINE:COL: message` on stderr.
 //!
-//! `check-history`, `check`, `run` and `sweep` report through here.
+//! `check-history`, `check`, `run` and `sweep` report through here. It lives
+//! outside `cli` (which exists only under `--cfg madsim`) because the
+//! history checker's CLI is plain code.
 
 use std::fmt;
 use std::io::Write;
