@@ -142,19 +142,47 @@ impl Model for KeyedModel {
     }
 }
 
+/// A value as Jepsen wrote it: an integer bare, a string quoted.
+fn shown(v: &str) -> String {
+    if v.parse::<i64>().is_ok() {
+        v.to_string()
+    } else {
+        format!("{v:?}")
+    }
+}
+
 fn nil_or(v: &Option<String>) -> String {
-    v.as_ref().map_or("nil".to_string(), |v| format!("{v:?}"))
+    v.as_deref().map_or("nil".to_string(), shown)
+}
+
+/// `key ` before the arguments, or nothing for a single register.
+fn key_prefix(key: &str) -> String {
+    if key.is_empty() {
+        String::new()
+    } else {
+        format!("{} ", shown(key))
+    }
 }
 
 impl fmt::Display for KeyedInput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            KeyedInput::Read { key } => write!(f, "read {key:?}"),
-            KeyedInput::Write { key, value } => write!(f, "write {key:?} {value:?}"),
-            KeyedInput::Cas { key, expected, new } => {
-                write!(f, "cas {key:?} [{} {new:?}]", nil_or(expected))
+            KeyedInput::Read { key } => write!(f, "read {}", key_prefix(key).trim_end()),
+            KeyedInput::Write { key, value } => {
+                write!(f, "write {}{}", key_prefix(key), shown(value))
             }
-            KeyedInput::Append { key, value } => write!(f, "append {key:?} {value:?}"),
+            KeyedInput::Cas { key, expected, new } => {
+                write!(
+                    f,
+                    "cas {}[{} {}]",
+                    key_prefix(key),
+                    nil_or(expected),
+                    shown(new)
+                )
+            }
+            KeyedInput::Append { key, value } => {
+                write!(f, "append {}{}", key_prefix(key), shown(value))
+            }
         }
     }
 }
@@ -239,5 +267,22 @@ mod tests {
         assert_eq!(m.step(&s("1"), &cas, Some(&KeyedOutput::Ok)), None);
         assert!(m.is_read_only(&KeyedInput::Read { key: "k".into() }));
         assert!(!m.is_read_only(&cas));
+    }
+
+    #[test]
+    fn display_shows_keys_only_when_there_are_several() {
+        let write = KeyedInput::Write {
+            key: String::new(),
+            value: "1".into(),
+        };
+        assert_eq!(write.to_string(), "write 1");
+        assert_eq!(KeyedInput::Read { key: String::new() }.to_string(), "read");
+        let cas = KeyedInput::Cas {
+            key: "7".into(),
+            expected: None,
+            new: "x y".into(),
+        };
+        assert_eq!(cas.to_string(), "cas 7 [nil \"x y\"]");
+        assert_eq!(KeyedOutput::Read { value: s("") }.to_string(), "\"\"");
     }
 }
