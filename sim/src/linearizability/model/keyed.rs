@@ -167,7 +167,8 @@ fn key_prefix(key: &str) -> String {
 impl fmt::Display for KeyedInput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            KeyedInput::Read { key } => write!(f, "{}", format!("read {}", key_prefix(key)).trim_end()),
+            KeyedInput::Read { key } if key.is_empty() => write!(f, "read"),
+            KeyedInput::Read { key } => write!(f, "read {}", shown(key)),
             KeyedInput::Write { key, value } => {
                 write!(f, "write {}{}", key_prefix(key), shown(value))
             }
