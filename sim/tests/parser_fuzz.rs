@@ -124,42 +124,11 @@ enum Mutation {
     DropLine(f64),
 }
 
+#[rustfmt::skip]
 const NOISE: &[&str] = &[
-    "",
-    " ",
-    "\t",
-    "\n",
-    "\r\n",
-    "\"",
-    "'",
-    "[",
-    "]",
-    "{",
-    "}",
-    "(",
-    ")",
-    "=",
-    ",",
-    ":",
-    ";",
-    "#",
-    "\\",
-    "-",
-    "0",
-    "-1",
-    "99999999999999999999",
-    "1.5",
-    "nil",
-    "true",
-    ":ok",
-    ":invoke",
-    ":fail",
-    ":info",
-    "é",
-    "\u{0}",
-    "[[",
-    "]]",
-    "#_",
+    "", " ", "\t", "\n", "\r\n", "\"", "'", "[", "]", "{", "}", "(", ")", "=", ",", ":", ";", "#", "\\", "-", "0",
+    "-1", "99999999999999999999", "1.5", "nil", "true", ":ok", ":invoke", ":fail", ":info", "é", "\u{0}", "[[",
+    "]]", "#_",
 ];
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -226,33 +195,10 @@ const JEPSEN_SAMPLES: &[&str] = &[
     "INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]\nINFO  jepsen.util - 0\t:fail\t:cas\t[1 2]\n\
      INFO  jepsen.core - Run complete\n1 :invoke :read nil\n1   :ok   :read   nil\n",
 ];
+#[rustfmt::skip]
 const JEPSEN_TOKENS: &[&str] = &[
-    "INFO  jepsen.util - ",
-    "jepsen.core",
-    "WARN ",
-    "0",
-    "1",
-    "12",
-    ":nemesis",
-    "\t",
-    " ",
-    "\n",
-    ":invoke",
-    ":ok",
-    ":fail",
-    ":info",
-    ":read",
-    ":write",
-    ":cas",
-    "nil",
-    "[1 2]",
-    "[nil 3]",
-    "[",
-    "]",
-    ":timed-out",
-    "-",
-    ":",
-    "x",
+    "INFO  jepsen.util - ", "jepsen.core", "WARN ", "0", "1", "12", ":nemesis", "\t", " ", "\n", ":invoke", ":ok",
+    ":fail", ":info", ":read", ":write", ":cas", "nil", "[1 2]", "[nil 3]", "[", "]", ":timed-out", "-", ":", "x",
 ];
 
 fn check_jepsen(text: &str) -> Result<(), TestCaseError> {
@@ -301,50 +247,11 @@ const EDN_SAMPLES: &[&str] = &[
     "{:process 9, :type :invoke, :f :append, :key \"0\", :value \"x 9 0 y\"}\n{:process 1, :type :invoke, :f :get, :key \"9\", :value nil}\n\
      {:process 1, :type :ok, :f :get, :key \"9\", :value \"\"}\n{:process 9, :type :ok, :f :append, :key \"0\", :value \"x 9 0 y\"}\n",
 ];
+#[rustfmt::skip]
 const EDN_TOKENS: &[&str] = &[
-    "{",
-    "}",
-    "[",
-    "]",
-    "(",
-    ")",
-    "#{",
-    "#_",
-    "#inst ",
-    ";",
-    "\n",
-    " ",
-    ",",
-    ":process",
-    ":type",
-    ":f",
-    ":value",
-    ":time",
-    ":key",
-    ":index",
-    ":invoke",
-    ":ok",
-    ":fail",
-    ":info",
-    ":read",
-    ":write",
-    ":cas",
-    ":get",
-    ":put",
-    ":append",
-    ":nemesis",
-    "0",
-    "1",
-    "-5",
-    "nil",
-    "\"a\"",
-    "\"",
-    "\\",
-    "\\newline",
-    "1/2",
-    "2.5",
-    "1N",
-    "x",
+    "{", "}", "[", "]", "(", ")", "#{", "#_", "#inst ", ";", "\n", " ", ",", ":process", ":type", ":f", ":value",
+    ":time", ":key", ":index", ":invoke", ":ok", ":fail", ":info", ":read", ":write", ":cas", ":get", ":put",
+    ":append", ":nemesis", "0", "1", "-5", "nil", "\"a\"", "\"", "\\", "\\newline", "1/2", "2.5", "1N", "x",
 ];
 
 fn check_edn(text: &str) -> Result<(), TestCaseError> {
@@ -424,34 +331,10 @@ const SCENARIO_SAMPLES: &[&str] = &[
     include_str!("data/good/format-example.toml"),
     include_str!("data/good/everything.toml"),
 ];
+#[rustfmt::skip]
 const TOML_TOKENS: &[&str] = &[
-    "name",
-    "duration",
-    "seeds",
-    "[cluster]",
-    "[network]",
-    "[[fault]]",
-    "[expect]",
-    "servers",
-    "at",
-    "crash",
-    "latency",
-    " = ",
-    "\"",
-    "\"5s\"",
-    "\"s1\"",
-    "[",
-    "]",
-    "{",
-    "}",
-    "3",
-    "0..10",
-    "\n",
-    " ",
-    ",",
-    "#",
-    "=",
-    ".",
+    "name", "duration", "seeds", "[cluster]", "[network]", "[[fault]]", "[expect]", "servers", "at", "crash",
+    "latency", " = ", "\"", "\"5s\"", "\"s1\"", "[", "]", "{", "}", "3", "0..10", "\n", " ", ",", "#", "=", ".",
 ];
 
 proptest! {
@@ -471,9 +354,20 @@ proptest! {
 }
 
 const STUDY_SAMPLES: &[&str] = &[include_str!("../../reports/studies/drift-margin.toml")];
+#[rustfmt::skip]
+const STUDY_TOKENS: &[&str] = &[
+    "name", "base", "seeds", "[axes]", "lease_expiry", "leader_drift", "margin", "ttl", "pause", "fenced", " = ",
+    "\"drift-x\"", "\"base.toml\"", "\"0..8\"", "[", "]", "0.5", "\"1s\"", "true", ",", "\n", " ", "#", "\"",
+];
 
 proptest! {
     #![proptest_config(config(300))]
+    #[test]
+    fn study_spec_arbitrary(text in tokens(STUDY_TOKENS, 60)) {
+        let (result, allocations) = counting(|| leasesim::study::spec::parse(&text, "fuzz-study.toml"));
+        prop_assert!(allocations <= allocation_bound(&text), "{allocations} allocations for {} bytes", text.len());
+        if let Err(e) = result { assert_scenario_error(&text, &e)?; }
+    }
     #[test]
     fn study_spec_mutated(text in mutated(STUDY_SAMPLES)) {
         let (result, allocations) = counting(|| leasesim::study::spec::parse(&text, "fuzz-study.toml"));
@@ -530,6 +424,8 @@ proptest! {
     #![proptest_config(config(300))]
     #[test]
     fn saved_results_mutated(text in mutated(RESULT_SAMPLES)) { check_results(&text)?; }
+    #[test]
+    fn saved_results_arbitrary(text in "[{}\\[\\]\":,0-9a-z_.\n ]{0,120}") { check_results(&text)?; }
 }
 
 /// The inputs reach both sides of every parser: a fuzzer whose inputs all
