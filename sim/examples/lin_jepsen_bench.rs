@@ -1,5 +1,5 @@
 //! Times the linearizability checker on every Jepsen etcd register history
-//! (`../shared/external/jepsen-etcd-register/`, beside the repository):
+//! (`sim/tests/data/jepsen-etcd-register/`, or a folder given as argument):
 //! steps and wall time per history, total and worst, with and without the
 //! window shrinking. Run in release for the report's figures:
 //! `cargo run --release -p leasesim --example lin_jepsen_bench`.
@@ -12,7 +12,7 @@ use leasesim::linearizability::{check_register, CheckOptions, Verdict};
 
 fn main() {
     let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/external/jepsen-etcd-register")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/jepsen-etcd-register")
     });
     let Ok(verdicts) = std::fs::read_to_string(dir.join("verdicts.txt")) else {
         eprintln!("no verdicts.txt in {}", dir.display());

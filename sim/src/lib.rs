@@ -15,6 +15,7 @@ pub mod cli;
 pub mod host;
 #[cfg(madsim)]
 pub mod hunt;
+pub mod json_error;
 pub mod linearizability;
 #[cfg(madsim)]
 pub mod observe;

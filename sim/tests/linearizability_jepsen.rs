@@ -1,9 +1,9 @@
 //! The checker against Jepsen's etcd register histories, whose answers are
 //! known (porcupine's test suite): every verdict must match.
 //!
-//! The histories are external data kept beside the repository
-//! (`../shared/external/jepsen-etcd-register/`), never copied into it; where
-//! they are absent the test says so and passes.
+//! The histories are third-party data copied into the repository
+//! (`sim/tests/data/jepsen-etcd-register/`, MIT, see its LICENSE), so this
+//! test always runs.
 
 use std::path::PathBuf;
 
@@ -12,12 +12,12 @@ use leasesim::linearizability::jepsen::parse_jepsen;
 use leasesim::linearizability::{check_register, CheckOptions, Verdict};
 
 fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/external/jepsen-etcd-register")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/jepsen-etcd-register")
 }
 
 /// (file name, expected verdict name) from `verdicts.txt`.
-fn expected_verdicts(dir: &std::path::Path) -> Option<Vec<(String, String)>> {
-    let text = std::fs::read_to_string(dir.join("verdicts.txt")).ok()?;
+fn expected_verdicts(dir: &std::path::Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(dir.join("verdicts.txt")).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let rows = text
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -32,7 +32,7 @@ fn expected_verdicts(dir: &std::path::Path) -> Option<Vec<(String, String)>> {
             (file, verdict)
         })
         .collect();
-    Some(rows)
+    rows
 }
 
 fn load(dir: &std::path::Path, file: &str) -> RegisterHistory {
@@ -43,11 +43,8 @@ fn load(dir: &std::path::Path, file: &str) -> RegisterHistory {
 #[test]
 fn every_jepsen_etcd_history_gets_its_known_verdict() {
     let dir = data_dir();
-    let Some(expected) = expected_verdicts(&dir) else {
-        println!("skipped: no Jepsen histories at {} (external data kept beside the repository)", dir.display());
-        return;
-    };
-    assert!(!expected.is_empty(), "verdicts.txt lists no history");
+    let expected = expected_verdicts(&dir);
+    assert_eq!(expected.len(), 50, "verdicts.txt lists the 50 etcd histories");
     let options = CheckOptions::default();
     let mut mismatches = Vec::new();
     let (mut total_steps, mut worst) = (0u64, (0u64, String::new()));
@@ -75,10 +72,7 @@ fn every_jepsen_etcd_history_gets_its_known_verdict() {
 #[test]
 fn jepsen_windows_fail_on_their_own() {
     let dir = data_dir();
-    let Some(expected) = expected_verdicts(&dir) else {
-        println!("skipped: no Jepsen histories at {}", dir.display());
-        return;
-    };
+    let expected = expected_verdicts(&dir);
     let failing: Vec<&String> =
         expected.iter().filter(|(_, v)| v == "not-linearizable").map(|(f, _)| f).take(5).collect();
     for file in failing {

@@ -38,6 +38,9 @@ pub enum Command {
     Check {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// One JSON object per file and per error (JSON lines) on stdout.
+        #[arg(long)]
+        json: bool,
     },
     /// Re-run one seed with the full trace on stderr (RUST_LOG filters it).
     Replay(ReplayArgs),
@@ -168,7 +171,8 @@ pub fn main_with(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => run_command(&args),
         Command::Sweep(args) => sweep_command(&args),
-        Command::Check { paths } => crate::scenario::check::check_command(&paths),
+        Command::Check { paths, json: false } => crate::scenario::check::check_command(&paths),
+        Command::Check { paths, json: true } => crate::json_error::check_command_json(&paths, &mut std::io::stdout().lock()),
         Command::Replay(args) => replay_command(&args),
         Command::CheckHistory(args) => crate::linearizability::cli::check_history_command(&args),
         Command::Report(args) => report::report_command(&args),

@@ -16,7 +16,7 @@ pub fn load_or_report(path: &Path) -> Result<Scenario, i32> {
 }
 
 pub fn run_command(args: &RunArgs) -> i32 {
-    let scenario = match load_or_report(&args.file) {
+    let scenario = match crate::json_error::load_scenario(&args.file, args.json) {
         Ok(s) => s,
         Err(code) => return code,
     };

@@ -66,10 +66,7 @@ impl RunLine {
 pub fn sweep_command(args: &SweepArgs) -> i32 {
     let (scenarios, errors) = scenario::load_all(&args.paths);
     if !errors.is_empty() {
-        for e in &errors {
-            eprintln!("{e}");
-        }
-        return 2;
+        return crate::json_error::report_scenario_errors(&errors, args.json);
     }
     if scenarios.is_empty() {
         eprintln!("no scenario files found in {:?}; give .toml files or directories holding them", args.paths);

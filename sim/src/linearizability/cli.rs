@@ -4,8 +4,9 @@
 //!
 //! Exit codes follow the CLI's convention (DESIGN.md) with one addition:
 //! 0 linearizable, 1 not linearizable, 2 bad input (the message names the
-//! file and line), 3 the step budget ran out (unknown: the checker never
-//! guesses).
+//! file, line and column; with `--json` it is a JSON object), 3 the step
+//! budget ran out (unknown: the checker never guesses). The formats are
+//! described in docs/HISTORY-FORMATS.md.
 
 use std::fmt::Display;
 use std::path::PathBuf;
@@ -14,10 +15,12 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::check::{check_kv, check_register, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS};
+use super::check::{check_keyed, check_kv, check_register, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS};
 use super::history::Operation;
-use super::jepsen::{looks_like_jepsen, parse_jepsen};
+use super::jepsen::{looks_like_jepsen_log, parse_jepsen_log, ParseError};
+use super::jepsen_edn::{looks_like_edn, parse_edn_history};
 use super::leasesim_format::parse_leasesim;
+use crate::json_error::{self, InputError};
 
 pub const EXIT_LINEARIZABLE: i32 = 0;
 pub const EXIT_NOT_LINEARIZABLE: i32 = 1;
@@ -26,8 +29,11 @@ pub const EXIT_UNKNOWN: i32 = 3;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HistoryFormat {
-    /// Jepsen's etcd register log (`INFO  jepsen.util - P\t:invoke\t:read\tnil`).
+    /// Jepsen's log of register operations (`INFO  jepsen.util - P :invoke :read nil`, any whitespace).
     Jepsen,
+    /// Jepsen's EDN history (`{:process 0, :type :invoke, :f :write, :value 3}`), one register,
+    /// keyed registers or porcupine's key-value maps.
+    Edn,
     /// leasesim's KV history: one JSON document `{"ops": [...]}` or JSON lines.
     Leasesim,
 }
@@ -37,10 +43,10 @@ pub enum HistoryFormat {
 pub struct CheckHistoryArgs {
     /// The history file.
     pub file: PathBuf,
-    /// The file's format; detected from its first line when absent.
+    /// The file's format; detected from its start when absent.
     #[arg(long, value_enum)]
     pub format: Option<HistoryFormat>,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text (errors too).
     #[arg(long)]
     pub json: bool,
     /// Model steps the check may take before answering "unknown" (exit 3);
@@ -53,69 +59,107 @@ pub struct CheckHistoryArgs {
 pub fn check_history_command(args: &CheckHistoryArgs) -> i32 {
     match check_history(args) {
         Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
-            EXIT_BAD_INPUT
-        }
+        Err(error) => json_error::report(&[error], args.json),
     }
 }
 
-/// How a format's times read: Jepsen's are line numbers.
+/// How a format's times read: Jepsen's logs have line numbers, EDN without
+/// `:time` the events' positions.
 #[derive(Clone, Copy)]
 enum TimeUnit {
     Line,
+    Event,
     Nanos,
 }
 
-/// Reads, checks and prints; returns the exit code, or the message for bad
-/// input (`FILE:LINE: what is wrong`).
-pub fn check_history(args: &CheckHistoryArgs) -> Result<i32, String> {
+/// The rule for empty histories, the same in every format and whether or
+/// not the format is given: a file without a single client operation is
+/// bad input (exit 2). There is nothing to check, and an empty file is far
+/// more often a wrong path or a recorder that wrote nothing than a test
+/// that ran no operation.
+const NO_OPERATIONS: &str = "the file holds no client operation, so there is nothing to check; give a history with at \
+                             least one invocation";
+
+/// Reads, checks and prints; returns the exit code, or what is wrong with
+/// the input (file, line, column).
+pub fn check_history(args: &CheckHistoryArgs) -> Result<i32, InputError> {
     let name = args.file.display().to_string();
-    let bytes = std::fs::read(&args.file).map_err(|e| format!("{name}: cannot read: {e}"))?;
+    let bytes = std::fs::read(&args.file).map_err(|e| InputError::whole_file(&name, format!("cannot read: {e}")))?;
     let text = String::from_utf8(bytes).map_err(|e| {
-        let valid = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
-        format!("{name}:{line}: not UTF-8 text")
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = String::from_utf8_lossy(valid).rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        InputError::at(&name, line, Some(column), "not UTF-8 text; save the history as UTF-8")
     })?;
+    let located = |e: ParseError| InputError::at(&name, e.line, e.column, e.message);
+    let empty = || InputError::at(&name, 1, Some(1), NO_OPERATIONS);
+    if text.trim().is_empty() {
+        return Err(empty());
+    }
     let format = match args.format {
         Some(format) => format,
-        None => detect(&text).map_err(|m| format!("{name}:{m}"))?,
+        None => detect(&text).map_err(located)?,
     };
     let options = CheckOptions { budget_steps: args.budget, shrink_budget_steps: args.budget };
     let started = Instant::now();
     match format {
         HistoryFormat::Jepsen => {
-            let history = parse_jepsen(&text).map_err(|e| e.in_file(&name))?;
-            let report = check_register(&history, &options).map_err(|e| format!("{name}: {e}"))?;
+            let log = parse_jepsen_log(&text).map_err(located)?;
+            if log.invocations == 0 {
+                return Err(empty());
+            }
+            let history = log.history;
+            // A log's times are line numbers: an operation's is its invocation's.
+            let report = check_register(&history, &options)
+                .map_err(|e| InputError::at(&name, history.ops[e.op_index].call_ns as usize, None, e.to_string()))?;
             Ok(render(args, &name, "jepsen", TimeUnit::Line, &history.ops, &report, started))
         }
+        HistoryFormat::Edn => {
+            let parsed = parse_edn_history(&text).map_err(located)?;
+            if parsed.invocations == 0 {
+                return Err(empty());
+            }
+            let report = check_keyed(&parsed.history, &parsed.model, &options)
+                .map_err(|e| InputError::at(&name, parsed.op_lines[e.op_index], None, e.to_string()))?;
+            let unit = if parsed.timed { TimeUnit::Nanos } else { TimeUnit::Event };
+            Ok(render(args, &name, "edn", unit, &parsed.history.ops, &report, started))
+        }
         HistoryFormat::Leasesim => {
-            let parsed = parse_leasesim(&text).map_err(|e| e.in_file(&name))?;
+            let parsed = parse_leasesim(&text).map_err(located)?;
+            if parsed.history.ops.is_empty() {
+                return Err(empty());
+            }
             let report = check_kv(&parsed.history, &options).map_err(|e| match &parsed.op_lines {
-                Some(lines) => format!("{name}:{}: {e}", lines[e.op_index]),
-                None => format!("{name}: {e}"),
+                Some(lines) => InputError::at(&name, lines[e.op_index], None, e.to_string()),
+                None => InputError::whole_file(&name, e.to_string()),
             })?;
             Ok(render(args, &name, "leasesim", TimeUnit::Nanos, &parsed.history.ops, &report, started))
         }
     }
 }
 
-/// The format of `text`, from its first non-blank line; the error starts
-/// with that line's number.
-fn detect(text: &str) -> Result<HistoryFormat, String> {
+/// The format of `text`, from how it starts. A text with nothing but blank
+/// lines is refused by the empty-history rule, as it would be with
+/// `--format`.
+fn detect(text: &str) -> Result<HistoryFormat, ParseError> {
     let Some((index, first)) = text.lines().enumerate().find(|(_, l)| !l.trim().is_empty()) else {
-        return Err(" the file is empty, so its format cannot be detected (pass --format)".to_string());
+        return Err(ParseError { line: 1, column: Some(1), message: NO_OPERATIONS.to_string() });
     };
-    if first.trim_start().starts_with('{') {
+    if looks_like_edn(text) {
+        Ok(HistoryFormat::Edn)
+    } else if first.trim_start().starts_with('{') {
         Ok(HistoryFormat::Leasesim)
-    } else if looks_like_jepsen(first.trim_end()) {
+    } else if looks_like_jepsen_log(text) {
         Ok(HistoryFormat::Jepsen)
     } else {
-        Err(format!(
-            "{}: cannot detect the format: expected a Jepsen event (P<TAB>:invoke<TAB>:read<TAB>nil) or a JSON \
-             leasesim history; pass --format jepsen|leasesim",
-            index + 1
-        ))
+        Err(ParseError {
+            line: index + 1,
+            column: Some(first.len() - first.trim_start().len() + 1),
+            message: "cannot detect the format: expected a Jepsen log event (INFO  jepsen.util - 0 :invoke :read nil), \
+                      a Jepsen EDN map ({:process 0, :type :invoke, …}) or a JSON leasesim history; pass --format \
+                      jepsen|edn|leasesim"
+                .to_string(),
+        })
     }
 }
 
@@ -190,6 +234,7 @@ fn span<I, O>(op: &Operation<I, O>, unit: TimeUnit) -> String {
     let ret = |f: &dyn Fn(u64) -> String| op.return_ns.map_or("?".to_string(), f);
     match unit {
         TimeUnit::Line => format!("lines {}..{}", op.call_ns, ret(&|l| l.to_string())),
+        TimeUnit::Event => format!("events {}..{}", op.call_ns, ret(&|l| l.to_string())),
         TimeUnit::Nanos => format!("{}..{}", secs(op.call_ns), ret(&secs)),
     }
 }
@@ -203,6 +248,7 @@ fn secs(ns: u64) -> String {
 fn op_json<I: Serialize, O: Serialize>(index: usize, op: &Operation<I, O>, unit: TimeUnit) -> Value {
     let (call, ret) = match unit {
         TimeUnit::Line => ("call_line", "return_line"),
+        TimeUnit::Event => ("call_event", "return_event"),
         TimeUnit::Nanos => ("call_ns", "return_ns"),
     };
     let mut v = json!({

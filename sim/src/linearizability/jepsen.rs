@@ -1,14 +1,24 @@
-//! Parser for Jepsen's etcd register logs, so the checker can be proven on
-//! histories from a real system with known answers.
+//! Parser for Jepsen's logs of register operations (the etcd test), so the
+//! checker can be proven on histories from a real system with known answers.
 //!
 //! The histories (collected by the linearizability-checker project and
 //! shipped with porcupine) are one event a line:
-//! `INFO  jepsen.util - P<TAB>TYPE<TAB>:F<TAB>VALUE`. We read them as
-//! porcupine's etcd test does: `:fail :cas` is an observed failed compare;
-//! `:info` (and an invocation never completed) is an unknown outcome that
-//! stays open to the end; `:fail :read` constrains nothing. A `:fail` of a
-//! write means, in Jepsen's terms, that it did not happen, so it is left
-//! out. Nemesis lines are not register operations and are skipped.
+//! `INFO  jepsen.util - P<TAB>TYPE<TAB>:F<TAB>VALUE`. As porcupine does, any
+//! whitespace separates the fields, and the prefix may be any of the shapes
+//! Jepsen's loggers write: `INFO  jepsen.util - `, a logback line with a
+//! date, level and thread (`… INFO [jepsen worker 3] jepsen.util: `), or
+//! none (a bare `3 :invoke :read nil`). The value is one EDN form (`nil`,
+//! `3`, `[1 2]`, `:timed-out`); anything after it (Jepsen's `:error`) is
+//! ignored. Log messages of other loggers (`INFO jepsen.core - Run
+//! complete`) are skipped; any other line is an error at its line and
+//! column.
+//!
+//! We read events as porcupine's etcd test does: `:fail :cas` is an
+//! observed failed compare; `:info` (and an invocation never completed) is
+//! an unknown outcome that stays open to the end; `:fail :read` constrains
+//! nothing. A `:fail` of a write means, in Jepsen's terms, that it did not
+//! happen, so it is left out. Nemesis lines are not register operations and
+//! are skipped.
 //!
 //! Jepsen's logs carry no clock: the line number orders the events, so a
 //! parsed history's `call_ns` / `return_ns` are line numbers.
@@ -16,6 +26,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::edn::{Edn, Node, Pos, Reader};
 use super::history::{Operation, RegisterHistory, RegisterInput, RegisterOutput};
 
 /// What is wrong, and where (1-based line, and column when known).
@@ -42,6 +53,92 @@ impl fmt::Display for ParseError {
     }
 }
 
+/// What a line holds.
+enum LineShape<'a> {
+    /// An event: its fields start at this byte offset.
+    Event(usize),
+    /// A log message of another logger, or nothing.
+    Skip,
+    /// None of the shapes above.
+    Unknown(&'a str),
+}
+
+const LEVELS: [&str; 7] = ["TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "FATAL"];
+
+fn shape(line: &str) -> LineShape<'_> {
+    if line.trim().is_empty() {
+        return LineShape::Skip;
+    }
+    if let Some(at) = find_word(line, "jepsen.util") {
+        // `jepsen.util - 3 …`, `jepsen.util: 3 …` or `jepsen.util 3 …`
+        let mut rest = at + "jepsen.util".len();
+        if line[rest..].starts_with(':') {
+            rest += 1;
+        }
+        rest = skip_space(line, rest);
+        if line[rest..].starts_with('-') && line[rest + 1..].starts_with(char::is_whitespace) {
+            rest = skip_space(line, rest + 1);
+        }
+        return LineShape::Event(rest);
+    }
+    // A log line: a level among its first words, and a logger.
+    let words: Vec<&str> = line.split_whitespace().take(5).collect();
+    let has_level = words.iter().any(|w| LEVELS.contains(&w.trim_matches(['[', ']'])));
+    if has_level && line.contains("jepsen.") {
+        return LineShape::Skip;
+    }
+    let first = words.first().copied().unwrap_or("");
+    if first.parse::<u64>().is_ok() || first.starts_with(':') {
+        return LineShape::Event(line.len() - line.trim_start().len());
+    }
+    LineShape::Unknown(first)
+}
+
+fn skip_space(line: &str, at: usize) -> usize {
+    at + (line[at..].len() - line[at..].trim_start().len())
+}
+
+/// `word` in `line` as a whole word (not part of `myjepsen.utils`).
+fn find_word(line: &str, word: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = line[from..].find(word) {
+        let at = from + i;
+        let before = line[..at].chars().next_back();
+        let after = line[at + word.len()..].chars().next();
+        let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '_'));
+        if boundary(before) && boundary(after) {
+            return Some(at);
+        }
+        from = at + word.len();
+    }
+    None
+}
+
+/// Whether `line` looks like a Jepsen event (for format detection).
+pub fn looks_like_jepsen(line: &str) -> bool {
+    match shape(line) {
+        LineShape::Event(at) => {
+            let words: Vec<&str> = line[at..].split_whitespace().take(3).collect();
+            words.len() == 3 && matches!(words[1], ":invoke" | ":ok" | ":fail" | ":info")
+        }
+        _ => false,
+    }
+}
+
+/// Whether `text` reads as a Jepsen log (for format detection): its first
+/// line that is not blank or another logger's message is an event (a log
+/// of nothing but such lines is one too, with no operations).
+pub fn looks_like_jepsen_log(text: &str) -> bool {
+    for line in text.lines() {
+        match shape(line) {
+            LineShape::Skip => continue,
+            LineShape::Event(_) => return looks_like_jepsen(line),
+            LineShape::Unknown(_) => return false,
+        }
+    }
+    true
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Invoke,
@@ -57,69 +154,129 @@ struct Pending {
     function: &'static str,
 }
 
-/// Whether `line` looks like a Jepsen event (for format detection).
-pub fn looks_like_jepsen(line: &str) -> bool {
-    let fields: Vec<&str> = line.split('\t').collect();
-    fields.len() >= 3 && matches!(fields[1], ":invoke" | ":ok" | ":fail" | ":info")
+/// A whitespace-separated field and its 1-based column.
+#[derive(Clone, Copy)]
+struct Field<'a> {
+    text: &'a str,
+    column: usize,
 }
 
-/// Parses a Jepsen etcd register log.
+/// A parsed log and what parsing it cost.
+pub struct JepsenLog {
+    pub history: RegisterHistory,
+    /// Client invocations read (a failed write is read, then left out).
+    pub invocations: usize,
+    /// Characters looked at (a measure of work, for tests).
+    pub steps: u64,
+}
+
+/// Parses a Jepsen register log.
 pub fn parse_jepsen(text: &str) -> Result<RegisterHistory, ParseError> {
+    parse_jepsen_log(text).map(|log| log.history)
+}
+
+/// [`parse_jepsen`], with counts.
+pub fn parse_jepsen_log(text: &str) -> Result<JepsenLog, ParseError> {
     let mut ops: Vec<Operation<RegisterInput, RegisterOutput>> = Vec::new();
     let mut dropped: Vec<bool> = Vec::new();
     let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
+    let mut steps = 0u64;
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
-        let at = |message: String| ParseError { line, column: None, message };
-        let text = raw.trim_end();
-        if text.is_empty() {
-            continue;
-        }
-        let fields: Vec<&str> = text.split('\t').collect();
-        if fields.len() != 4 {
-            return Err(at(format!(
-                "expected 4 tab-separated fields (process, type, function, value), found {}",
-                fields.len()
-            )));
-        }
-        // "INFO  jepsen.util - 3": the process is what follows the logger.
-        let process_text = fields[0].rsplit(" - ").next().unwrap_or(fields[0]).trim();
-        if process_text == ":nemesis" {
-            continue;
-        }
-        let Ok(process) = process_text.parse::<u64>() else {
-            return Err(at(format!("process `{process_text}` is not a number")));
+        steps += raw.len() as u64 + 1;
+        let column_of = |offset: usize| raw[..offset].chars().count() + 1;
+        let at_col = |column: usize, message: String| ParseError { line, column: Some(column), message };
+        let start = match shape(raw) {
+            LineShape::Skip => continue,
+            LineShape::Event(start) => start,
+            LineShape::Unknown(first) => {
+                return Err(at_col(
+                    column_of(raw.len() - raw.trim_start().len()),
+                    format!(
+                        "`{}` does not start a Jepsen event; expected `INFO  jepsen.util - P :TYPE :F VALUE` or `P :TYPE \
+                         :F VALUE`",
+                        clip(first)
+                    ),
+                ))
+            }
         };
-        let kind = match fields[1] {
+        // The first three fields, then the value's offset.
+        let mut fields: Vec<Field> = Vec::with_capacity(3);
+        let mut offset = start;
+        while fields.len() < 3 {
+            let rest = &raw[offset..];
+            let skipped = rest.len() - rest.trim_start().len();
+            offset += skipped;
+            let len = raw[offset..].find(char::is_whitespace).unwrap_or(raw.len() - offset);
+            if len == 0 {
+                break;
+            }
+            fields.push(Field { text: &raw[offset..offset + len], column: column_of(offset) });
+            offset += len;
+        }
+        if fields.len() < 3 {
+            return Err(at_col(
+                column_of(offset),
+                format!(
+                    "expected an event's fields (process, type, function, value), found {}; write e.g. `0 :invoke \
+                     :read nil`",
+                    fields.len()
+                ),
+            ));
+        }
+        let [process_f, type_f, function_f] = [fields[0], fields[1], fields[2]];
+        if process_f.text == ":nemesis" {
+            continue;
+        }
+        let Ok(process) = process_f.text.parse::<u64>() else {
+            return Err(at_col(process_f.column, format!("process `{}` is not a number or :nemesis", clip(process_f.text))));
+        };
+        let kind = match type_f.text {
             ":invoke" => Kind::Invoke,
             ":ok" => Kind::Ok,
             ":fail" => Kind::Fail,
             ":info" => Kind::Info,
-            other => return Err(at(format!("type `{other}` is not :invoke, :ok, :fail or :info"))),
+            other => {
+                return Err(at_col(type_f.column, format!("type `{}` is not :invoke, :ok, :fail or :info", clip(other))))
+            }
         };
-        let function: &'static str = match fields[2] {
+        let function: &'static str = match function_f.text {
             ":read" => "read",
             ":write" => "write",
             ":cas" => "cas",
-            other => return Err(at(format!("function `{other}` is not :read, :write or :cas"))),
+            other => {
+                return Err(at_col(function_f.column, format!("function `{}` is not :read, :write or :cas", clip(other))))
+            }
         };
-        let value = fields[3].trim();
+        // The value, read only where it matters (an :info's value is
+        // whatever the client had, often not a register value).
+        let value_start = offset + (raw[offset..].len() - raw[offset..].trim_start().len());
+        let mut value = || -> Result<Node, ParseError> {
+            let mut reader = Reader::at_position(&raw[value_start..], Pos { line, column: column_of(value_start) });
+            let node = reader.next_form();
+            steps += reader.steps();
+            node?.ok_or_else(|| at_col(column_of(value_start), format!("the :{function} has no value")))
+        };
 
         if kind == Kind::Invoke {
             if let Some(p) = pending.get(&process) {
-                return Err(at(format!(
-                    "process {process} invokes :{function} while its :{} from line {} has not completed",
-                    p.function, p.line
-                )));
+                return Err(at_col(
+                    type_f.column,
+                    format!(
+                        "process {process} invokes :{function} while its :{} from line {} has not completed",
+                        p.function, p.line
+                    ),
+                ));
             }
+            let v = value()?;
             let input = match function {
-                "read" => match value {
-                    "nil" => RegisterInput::Read,
-                    other => return Err(at(format!("a read is invoked with `nil`, not `{other}`"))),
+                "read" => match v.value {
+                    Edn::Nil => RegisterInput::Read,
+                    _ => return Err(v.error(format!("a read is invoked with `nil`, not `{}`", source(raw, value_start, &v)))),
                 },
-                "write" => RegisterInput::Write { value: parse_int(value).map_err(at)? },
+                "write" => RegisterInput::Write { value: int(&v, raw, value_start)? },
                 _ => {
-                    let (expected, new) = parse_cas(value).map_err(at)?;
+                    let (expected, new) = cas(&v, raw, value_start)?;
                     RegisterInput::Cas { expected, new }
                 }
             };
@@ -130,13 +287,16 @@ pub fn parse_jepsen(text: &str) -> Result<RegisterHistory, ParseError> {
         }
 
         let Some(p) = pending.remove(&process) else {
-            return Err(at(format!("process {process} completes :{function} but has no pending invocation")));
+            return Err(at_col(
+                process_f.column,
+                format!("process {process} completes :{function} but has no pending invocation"),
+            ));
         };
         if p.function != function {
-            return Err(at(format!(
-                "process {process} completes :{function} but its pending invocation (line {}) is :{}",
-                p.line, p.function
-            )));
+            return Err(at_col(
+                function_f.column,
+                format!("process {process} completes :{function} but its pending invocation (line {}) is :{}", p.line, p.function),
+            ));
         }
         let op = &mut ops[p.op];
         match kind {
@@ -144,15 +304,16 @@ pub fn parse_jepsen(text: &str) -> Result<RegisterHistory, ParseError> {
             // (Invocations were handled above.)
             Kind::Info | Kind::Invoke => {}
             Kind::Ok => {
+                let v = value()?;
                 op.return_ns = Some(line as u64);
                 op.output = Some(match &op.input {
-                    RegisterInput::Read => RegisterOutput::Read { value: parse_value(value).map_err(at)? },
+                    RegisterInput::Read => RegisterOutput::Read { value: int_or_nil(&v, raw, value_start)? },
                     RegisterInput::Write { value: asked } => {
-                        echoes(parse_int(value).map_err(at)?, *asked, p.line).map_err(at)?;
+                        echoes(&v, int(&v, raw, value_start)?, *asked, p.line)?;
                         RegisterOutput::Write
                     }
                     RegisterInput::Cas { expected, new } => {
-                        echoes(parse_cas(value).map_err(at)?, (*expected, *new), p.line).map_err(at)?;
+                        echoes(&v, cas(&v, raw, value_start)?, (*expected, *new), p.line)?;
                         RegisterOutput::Cas { succeeded: true }
                     }
                 });
@@ -162,46 +323,61 @@ pub fn parse_jepsen(text: &str) -> Result<RegisterHistory, ParseError> {
                 RegisterInput::Read => op.return_ns = Some(line as u64),
                 RegisterInput::Write { .. } => dropped[p.op] = true,
                 RegisterInput::Cas { expected, new } => {
-                    echoes(parse_cas(value).map_err(at)?, (*expected, *new), p.line).map_err(at)?;
+                    let (expected, new) = (*expected, *new);
+                    let v = value()?;
+                    echoes(&v, cas(&v, raw, value_start)?, (expected, new), p.line)?;
+                    let op = &mut ops[p.op];
                     op.return_ns = Some(line as u64);
                     op.output = Some(RegisterOutput::Cas { succeeded: false });
                 }
             },
         }
     }
+    let invocations = ops.len();
     let ops = ops.into_iter().zip(dropped).filter(|(_, d)| !d).map(|(op, _)| op).collect();
-    Ok(RegisterHistory { ops })
+    Ok(JepsenLog { history: RegisterHistory { ops }, invocations, steps })
 }
 
-fn echoes<T: PartialEq + fmt::Debug>(seen: T, asked: T, invoke_line: usize) -> Result<(), String> {
-    if seen == asked {
-        Ok(())
-    } else {
-        Err(format!("completion value {seen:?} differs from the invocation's {asked:?} (line {invoke_line})"))
+/// The value's text as written.
+fn source<'a>(raw: &'a str, base: usize, v: &Node) -> &'a str {
+    clip(&raw[base + v.start..base + v.end])
+}
+
+fn clip(text: &str) -> &str {
+    match text.char_indices().nth(40) {
+        Some((i, _)) => &text[..i],
+        None => text,
     }
 }
 
-fn parse_int(text: &str) -> Result<i64, String> {
-    text.parse::<i64>().map_err(|_| format!("value `{text}` is not an integer"))
+fn echoes<T: PartialEq + fmt::Debug>(v: &Node, seen: T, asked: T, invoke_line: usize) -> Result<(), ParseError> {
+    if seen == asked {
+        Ok(())
+    } else {
+        Err(v.error(format!("completion value {seen:?} differs from the invocation's {asked:?} (line {invoke_line})")))
+    }
 }
 
-fn parse_value(text: &str) -> Result<Option<i64>, String> {
-    match text {
-        "nil" => Ok(None),
-        other => parse_int(other).map(Some).map_err(|_| format!("value `{other}` is neither an integer nor nil")),
+fn int(v: &Node, raw: &str, base: usize) -> Result<i64, ParseError> {
+    match v.value {
+        Edn::Int(i) => Ok(i),
+        _ => Err(v.error(format!("value `{}` is not an integer", source(raw, base, v)))),
+    }
+}
+
+fn int_or_nil(v: &Node, raw: &str, base: usize) -> Result<Option<i64>, ParseError> {
+    match v.value {
+        Edn::Int(i) => Ok(Some(i)),
+        Edn::Nil => Ok(None),
+        _ => Err(v.error(format!("value `{}` is neither an integer nor nil", source(raw, base, v)))),
     }
 }
 
 /// `[A B]`: compare against A (an integer or nil), set to B.
-fn parse_cas(text: &str) -> Result<(Option<i64>, i64), String> {
-    let inner = text
-        .strip_prefix('[')
-        .and_then(|t| t.strip_suffix(']'))
-        .ok_or_else(|| format!("cas value `{text}` is not of the form [A B]"))?;
-    let parts: Vec<&str> = inner.split_whitespace().collect();
-    match parts.as_slice() {
-        [a, b] => Ok((parse_value(a)?, parse_int(b)?)),
-        _ => Err(format!("cas value `{text}` is not of the form [A B]")),
+fn cas(v: &Node, raw: &str, base: usize) -> Result<(Option<i64>, i64), ParseError> {
+    match &v.value {
+        Edn::Vector(items) if items.len() == 2 => Ok((int_or_nil(&items[0], raw, base)?, int(&items[1], raw, base)?)),
+        _ => Err(v.error(format!("cas value `{}` is not of the form [A B]", source(raw, base, v)))),
     }
 }
 
@@ -256,17 +432,59 @@ mod tests {
     }
 
     #[test]
-    fn rejects_wrong_field_count() {
+    fn rejects_missing_fields_with_a_column() {
+        let e = parse_err("INFO  jepsen.util - 0\t:invoke\n");
+        assert_eq!((e.line, e.column), (1, Some(30)));
+        assert!(e.message.contains("found 2"), "{e:?}");
         let e = parse_err("INFO  jepsen.util - 0\t:invoke\t:read\n");
-        assert_eq!(e.line, 1);
-        assert!(e.message.contains("4 tab-separated fields"), "{e}");
+        assert!(e.message.contains("has no value"), "{e:?}");
+    }
+
+    #[test]
+    fn any_whitespace_separates_the_fields() {
+        let tabs = [line("0", "invoke", "cas", "[1 2]"), line("0", "fail", "cas", "[1 2]")].concat();
+        let spaces = tabs.replace('\t', "   ");
+        let mixed = tabs.replace('\t', " \t ");
+        let want = parse_jepsen(&tabs).unwrap();
+        assert_eq!(want.ops.len(), 1);
+        assert_eq!(parse_jepsen(&spaces).unwrap(), want);
+        assert_eq!(parse_jepsen(&mixed).unwrap(), want);
+    }
+
+    #[test]
+    fn reads_the_common_line_shapes_and_skips_other_loggers() {
+        let text = "\
+2017-01-01 10:00:00,001{GMT}\tINFO\t[main] jepsen.core: Running test\n\
+2017-01-01 10:00:00,002{GMT}\tINFO\t[jepsen worker 0] jepsen.util: 0\t:invoke\t:write\t1\n\
+INFO [2017-01-01 10:00:00,003] jepsen worker 0 - jepsen.util 0 :ok :write 1\n\
+INFO  jepsen.core - Run complete, writing\n\
+INFO  jepsen.util :nemesis :info :start nil\n\
+1 :invoke :read nil\n\
+1  :ok  :read  1  :some-error-field\n\
+WARN  jepsen.os.debian - Installing packages\n";
+        let h = parse_jepsen(text).unwrap();
+        let summary: Vec<(u64, u64, Option<u64>)> = h.ops.iter().map(|o| (o.client, o.call_ns, o.return_ns)).collect();
+        assert_eq!(summary, vec![(0, 2, Some(3)), (1, 6, Some(7))]);
+        assert_eq!(h.ops[1].output, Some(RegisterOutput::Read { value: Some(1) }));
+    }
+
+    #[test]
+    fn other_lines_are_errors_at_their_column() {
+        let e = parse_err("  java.lang.Exception: boom\n");
+        assert_eq!((e.line, e.column), (1, Some(3)));
+        assert!(e.message.contains("does not start a Jepsen event"), "{e:?}");
+        let e = parse_err("0 :invoke :write [1\n");
+        assert_eq!((e.line, e.column), (1, Some(18)));
+        assert!(e.message.contains("never closed"), "{e:?}");
     }
 
     #[test]
     fn rejects_unknown_type_function_and_process() {
         assert!(parse_err(&line("0", "started", "read", "nil")).message.contains("type `:started`"));
         assert!(parse_err(&line("0", "invoke", "append", "nil")).message.contains("function `:append`"));
-        assert!(parse_err(&line("zero", "invoke", "read", "nil")).message.contains("process `zero`"));
+        let e = parse_err(&line("zero", "invoke", "read", "nil"));
+        assert!(e.message.contains("process `zero`"), "{e:?}");
+        assert_eq!(e.column, Some(21));
     }
 
     #[test]
@@ -277,7 +495,7 @@ mod tests {
         assert!(parse_err(&line("0", "invoke", "read", "3")).message.contains("invoked with `nil`"));
         let text = [line("0", "invoke", "read", "nil"), line("0", "ok", "read", "three")].concat();
         let e = parse_err(&text);
-        assert_eq!(e.line, 2);
+        assert_eq!((e.line, e.column), (2, Some(33)));
         assert!(e.message.contains("neither an integer nor nil"), "{e}");
     }
 

@@ -61,7 +61,8 @@ fn json_error(e: serde_json::Error, line_offset: usize) -> ParseError {
     let text = e.to_string();
     let position = format!(" at line {} column {}", e.line(), e.column());
     let message = text.strip_suffix(&position).unwrap_or(&text).to_string();
-    ParseError { line, column: Some(e.column()), message }
+    // serde_json says column 0 for "before the first character".
+    ParseError { line, column: Some(e.column().max(1)), message }
 }
 
 #[cfg(test)]

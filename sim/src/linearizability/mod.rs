@@ -13,14 +13,17 @@
 //! - [`search`]: the search itself, with [`cache`], its memo;
 //! - [`window`]: the minimal failing window of a non-linearizable history;
 //! - [`check`]: the pipeline tying them together;
-//! - [`jepsen`], [`leasesim_format`]: the two file formats;
+//! - [`jepsen`], [`jepsen_edn`] (with [`edn`], its reader), [`leasesim_format`]:
+//!   the file formats;
 //! - [`cli`]: `leasesim check-history`.
 
 pub mod cache;
 pub mod check;
 pub mod cli;
+pub mod edn;
 pub mod history;
 pub mod jepsen;
+pub mod jepsen_edn;
 pub mod leasesim_format;
 pub mod model;
 pub mod partition;

@@ -9,6 +9,7 @@
 //! operation that changes nothing and whose answer is unknown constrains
 //! nothing and can be dropped.
 
+pub mod keyed;
 pub mod kv;
 pub mod register;
 
