@@ -112,6 +112,19 @@ pub fn report(errors: &[InputError], json: bool) -> i32 {
     EXIT_BAD_INPUT
 }
 
+/// Prints an error that is not about a place in a file (a results file that
+/// cannot be written, a directory that cannot be made): a JSON line with
+/// null `file`, `line` and `column` under `--json`, else the text on stderr.
+/// Returns exit code 2.
+pub fn report_message(message: &str, json: bool) -> i32 {
+    if json {
+        println!("{}", json!({ "verdict": "error", "file": null, "line": null, "column": null, "message": message }));
+    } else {
+        eprintln!("{message}");
+    }
+    EXIT_BAD_INPUT
+}
+
 /// Prints scenario errors: as JSON lines with `--json`, else in their full
 /// text form (source line, caret and fix) on stderr. Returns exit code 2.
 pub fn report_scenario_errors(errors: &[ScenarioError], json: bool) -> i32 {

@@ -5,7 +5,18 @@
 #[cfg(madsim)]
 fn main() {
     use clap::Parser;
-    let cli = leasesim::cli::Cli::parse();
+    let cli = match leasesim::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        // A bad flag asked for JSON is answered in JSON (exit 2), like any
+        // other bad input; help and version stay text.
+        Err(e) if e.use_stderr() && std::env::args().any(|a| a == "--json") => {
+            let message = e.render().to_string();
+            let first = message.lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
+            println!("{}", serde_json::json!({ "verdict": "error", "file": null, "line": null, "column": null, "message": first, "fix": message.trim() }));
+            std::process::exit(2);
+        }
+        Err(e) => e.exit(),
+    };
     std::process::exit(leasesim::cli::main_with(cli));
 }
 

@@ -110,3 +110,26 @@ fn check_json_lists_good_files_too() {
     let out = leasesim(&["check", good, "--json"]);
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn bad_flags_and_unwritable_outputs_are_json_too() {
+    for args in [
+        vec!["sweep", "scenarios/", "--seeds", "5..3", "--json"],
+        vec!["run", "--no-such-flag", "scenarios/baseline.toml", "--json"],
+        vec!["sweep", "scenarios/baseline.toml", "--seeds", "0..1", "--resume", "/nonexistent/dir/r.jsonl", "--json"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_leasesim"))
+            .args(&args)
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .output()
+            .expect("run leasesim");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let lines = json_lines(&out);
+        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        assert_eq!(lines[0]["verdict"], "error", "{args:?}");
+        assert!(!lines[0]["message"].as_str().unwrap_or_default().is_empty(), "{args:?}");
+    }
+    let text = leasesim(&["run", "--no-such-flag", "x.toml"]);
+    assert_eq!(text.status.code(), Some(2));
+    assert!(text.stdout.is_empty() && String::from_utf8_lossy(&text.stderr).contains("--no-such-flag"), "text without --json");
+}

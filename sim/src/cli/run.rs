@@ -26,18 +26,14 @@ pub fn run_command(args: &RunArgs) -> i32 {
     let outcome = run_seed(&scenario, seed, &options);
     if let Some(path) = &args.trace {
         if let Err(e) = write_trace(path, &outcome) {
-            eprintln!("{}: cannot write the trace: {e}", path.display());
-            return 2;
+            return crate::json_error::report_message(&format!("{}: cannot write the trace: {e}", path.display()), args.json);
         }
     }
     if let Some(dir) = &args.report {
         match super::report::write_run_report(dir, &scenario, &outcome, &args.bugs.bugs, None) {
             // On stderr, so `--json` output stays one JSON object.
             Ok(path) => eprintln!("report: {}", path.display()),
-            Err(message) => {
-                eprintln!("{message}");
-                return 2;
-            }
+            Err(message) => return crate::json_error::report_message(&message, args.json),
         }
     }
     if args.json {

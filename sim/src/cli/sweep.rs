@@ -69,8 +69,8 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
         return crate::json_error::report_scenario_errors(&errors, args.json);
     }
     if scenarios.is_empty() {
-        eprintln!("no scenario files found in {:?}; give .toml files or directories holding them", args.paths);
-        return 2;
+        let message = format!("no scenario files found in {:?}; give .toml files or directories holding them", args.paths);
+        return crate::json_error::report_message(&message, args.json);
     }
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let options = RunOptions { trace: false, extra_bugs: args.bugs.to_bugs(), keep_observations: false };
@@ -93,8 +93,7 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
                 sink.files.push(file);
             }
             Err(message) => {
-                eprintln!("{message}");
-                return 2;
+                return crate::json_error::report_message(&message, args.json);
             }
         }
     }
@@ -106,8 +105,7 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
                 Some(path)
             }
             Err(message) => {
-                eprintln!("{message}");
-                return 2;
+                return crate::json_error::report_message(&message, args.json);
             }
         },
     };
@@ -116,8 +114,7 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
     let mut printer = FailurePrinter { json: args.json, with_details: args.report.is_none(), shown: BTreeMap::new() };
     let streamed = run_streaming(&scenarios, &work, jobs, &options, &mut sink, &mut summaries, &mut printer);
     if let Err(message) = streamed {
-        eprintln!("{message}");
-        return 2;
+        return crate::json_error::report_message(&message, args.json);
     }
     let wall = started.elapsed().as_secs_f64();
 
@@ -136,15 +133,13 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
             // On stderr, so `--json` output stays JSON lines.
             Ok((index, timelines)) => eprintln!("report: {} ({timelines} run timeline(s))", index.display()),
             Err(message) => {
-                eprintln!("{message}");
-                return 2;
+                return crate::json_error::report_message(&message, args.json);
             }
         }
     }
     if let Some(path) = &args.junit {
         if let Err(message) = super::junit::write(path, summaries.scenarios(), "leasesim sweep") {
-            eprintln!("{message}");
-            return 2;
+            return crate::json_error::report_message(&message, args.json);
         }
     }
     i32::from(!summaries.all_met())
