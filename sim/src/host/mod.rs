@@ -87,10 +87,9 @@ enum Input {
 /// One task per process: it takes the next message due from its inbox in
 /// the world's network, else fires the actor's timer when the process's own
 /// monotonic clock has reached it, else sleeps until the earlier of the two
-/// (woken early by a message due sooner, or by a change of its clock).
+/// (woken early by a message due sooner, or by a change of its clock: both
+/// through the inbox's one `Notify`).
 pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
-    let clock_changed = world.clock_changed(proc);
-
     let mut step = Step::at(&world, proc, world.now_ns());
     actor.start(&mut step);
     let (sends, persist) = (step.sends, step.persist);
@@ -112,7 +111,6 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
             tokio::select! {
                 biased;
                 _ = message_sooner.notified() => {}
-                _ = clock_changed.notified() => {}
                 _ = sleep_until(wake_ns.map(|ns| world.instant_of(ns))) => {}
             }
             world.awake(proc);
@@ -138,7 +136,7 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
             }
         }
         let (sends, persist) = (step.sends, step.persist);
-        world.count_step(sends.len());
+        world.count_step(now_ns, sends.len());
         carry_out(&world, proc, sends, persist).await;
     }
 }

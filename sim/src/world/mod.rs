@@ -87,7 +87,6 @@ const RUNAWAY_STEPS_FLOOR: u64 = 100_000;
 pub struct World {
     start: madsim::time::Instant,
     clocks: Mutex<BTreeMap<Proc, SimClock>>,
-    clock_changed: BTreeMap<Proc, Arc<tokio::sync::Notify>>,
     disks: BTreeMap<NodeId, Mutex<Disk>>,
     recorder: Mutex<Recorder>,
     network: Mutex<Network>,
@@ -108,12 +107,10 @@ impl World {
     ) -> Self {
         let servers: Vec<NodeId> = servers.into_iter().collect();
         let slots = servers.iter().map(|n| (*n, Arc::new(Mutex::new(None)))).collect();
-        let clock_changed = clocks.keys().map(|p| (*p, Arc::new(tokio::sync::Notify::new()))).collect();
         let up = clocks.keys().map(|p| (*p, true)).collect();
         World {
             start: madsim::time::Instant::now(),
             clocks: Mutex::new(clocks),
-            clock_changed,
             disks: servers.iter().map(|n| (*n, Mutex::new(Disk::default()))).collect(),
             recorder: Mutex::new(Recorder { echo, keep_all, ..Recorder::default() }),
             network: Mutex::new(network),
@@ -154,15 +151,12 @@ impl World {
         self.clocks()[&proc].true_time_of_mono(mono_ns)
     }
 
-    pub fn clock_changed(&self, proc: Proc) -> Arc<tokio::sync::Notify> {
-        self.clock_changed[&proc].clone()
-    }
-
     /// Changes a clock and wakes its process so it re-arms its timer.
     pub fn change_clock(&self, proc: Proc, change: impl FnOnce(&mut SimClock, u64)) {
         let now_ns = self.now_ns();
         change(self.clocks().get_mut(&proc).expect("every process has a clock"), now_ns);
-        self.clock_changed[&proc].notify_one();
+        // Its host loop re-arms its timer for the new rate when it wakes.
+        self.network().wake(proc);
     }
 
     pub fn disk(&self, server: NodeId) -> MutexGuard<'_, Disk> {
@@ -224,14 +218,13 @@ impl World {
         self.network().awake(proc);
     }
 
-    pub fn count_step(&self, messages_sent: usize) {
+    pub fn count_step(&self, now_ns: u64, messages_sent: usize) {
         let mut recorder = self.recorder.lock().expect("single-threaded simulation");
         recorder.steps += 1;
         recorder.messages_sent += messages_sent as u64;
         // A broken engine can make work without end (a planted bug once sent
         // appends in a storm that grew with its log): stop such a run as an
         // engine failure, named, instead of letting it stall a sweep.
-        let now_ns = self.now_ns();
         let allowed = RUNAWAY_STEPS_FLOOR + now_ns / 1_000_000_000 * RUNAWAY_STEPS_PER_SIM_SECOND;
         assert!(
             recorder.steps <= allowed,

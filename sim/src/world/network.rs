@@ -163,6 +163,14 @@ impl Network {
         inbox.wake.clone()
     }
 
+    /// Wakes `proc`'s loop if it sleeps (its clock changed: its timer must
+    /// be re-armed), or makes its next sleep return at once.
+    pub fn wake(&mut self, proc: Proc) {
+        let inbox = self.inboxes.get_mut(&proc).expect("every process has an inbox");
+        inbox.sleeping_until_ns = None;
+        inbox.wake.notify_one();
+    }
+
     /// `proc`'s loop is awake: it reads its inbox before it sleeps again.
     pub fn awake(&mut self, proc: Proc) {
         self.inboxes.get_mut(&proc).expect("every process has an inbox").sleeping_until_ns = None;
