@@ -161,7 +161,7 @@ async fn run_link(addr: SocketAddr, hello: PeerFrame, mut rx: mpsc::Receiver<Pee
         backoff = Duration::from_millis(20);
         let _ = stream.set_nodelay(true);
         let mut w = BufWriter::new(stream);
-        if write_frame(&mut w, &hello).await.is_err() {
+        if write_frame(&mut w, &hello).await.is_err() || w.flush().await.is_err() {
             continue;
         }
         loop {

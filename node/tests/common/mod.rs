@@ -1,0 +1,220 @@
+//! A real 3-member cluster of `leasesim-node` processes on loopback
+//! ephemeral ports, for the integration tests: start, SIGKILL, restart,
+//! and run `etcdctl` against it. Waits poll with generous bounds; tests
+//! assert outcomes, never durations.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Member {
+    pub name: String,
+    pub peer_port: u16,
+    pub client_port: u16,
+    pub child: Option<Child>,
+}
+
+pub struct Cluster {
+    pub dir: tempfile::TempDir,
+    pub members: Vec<Member>,
+    initial_cluster: String,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind an ephemeral port")
+        .local_addr()
+        .expect("address")
+        .port()
+}
+
+impl Cluster {
+    pub fn start(n: usize) -> Cluster {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let members: Vec<Member> = (1..=n)
+            .map(|i| Member {
+                name: format!("s{i}"),
+                peer_port: free_port(),
+                client_port: free_port(),
+                child: None,
+            })
+            .collect();
+        let initial_cluster = members
+            .iter()
+            .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut cluster = Cluster {
+            dir,
+            members,
+            initial_cluster,
+        };
+        for i in 0..n {
+            cluster.launch(i);
+        }
+        cluster
+    }
+
+    pub fn data_dir(&self, i: usize) -> PathBuf {
+        self.dir.path().join(&self.members[i].name)
+    }
+
+    pub fn log_path(&self, i: usize) -> PathBuf {
+        self.dir
+            .path()
+            .join(format!("{}.log", self.members[i].name))
+    }
+
+    /// Starts (or restarts) member `i` with the same flags and directory.
+    pub fn launch(&mut self, i: usize) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path(i))
+            .expect("log file");
+        let m = &self.members[i];
+        let child = Command::new(env!("CARGO_BIN_EXE_leasesim-node"))
+            .args(["--name", &m.name])
+            .arg("--data-dir")
+            .arg(self.dir.path().join(&m.name))
+            .args([
+                "--listen-peer-urls",
+                &format!("http://127.0.0.1:{}", m.peer_port),
+            ])
+            .args([
+                "--listen-client-urls",
+                &format!("http://127.0.0.1:{}", m.client_port),
+            ])
+            .args(["--initial-cluster", &self.initial_cluster])
+            .args(["--heartbeat-interval", "50", "--election-timeout", "500"])
+            .args(["--snapshot-count", "200"])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start leasesim-node");
+        self.members[i].child = Some(child);
+    }
+
+    /// SIGKILL: the process gets no chance to flush anything.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut child) = self.members[i].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Whether member `i` is still running (a crash is a test failure).
+    pub fn running(&mut self, i: usize) -> bool {
+        match self.members[i].child.as_mut() {
+            Some(child) => matches!(child.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+
+    pub fn endpoint(&self, i: usize) -> String {
+        format!("127.0.0.1:{}", self.members[i].client_port)
+    }
+
+    pub fn url(&self, i: usize) -> String {
+        format!("http://127.0.0.1:{}", self.members[i].client_port)
+    }
+
+    pub fn endpoints(&self) -> String {
+        (0..self.members.len())
+            .map(|i| self.endpoint(i))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Runs etcdctl (API 3) against `endpoints`.
+    pub fn etcdctl(&self, endpoints: &str, args: &[&str]) -> Output {
+        Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .arg(format!("--endpoints={endpoints}"))
+            .arg("--command-timeout=20s")
+            .args(args)
+            .output()
+            .expect("run etcdctl")
+    }
+
+    /// etcdctl against every member; panics with its stderr on failure.
+    pub fn ctl_ok(&self, args: &[&str]) -> String {
+        let out = self.etcdctl(&self.endpoints(), args);
+        assert!(
+            out.status.success(),
+            "etcdctl {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The index of the member that leads, once one does (polls up to 60 s).
+    pub fn wait_for_leader(&mut self) -> usize {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(60) {
+            for i in 0..self.members.len() {
+                if self.members[i].child.is_none() {
+                    continue;
+                }
+                let out = self.etcdctl(&self.endpoint(i), &["endpoint", "status", "-w", "json"]);
+                let text = String::from_utf8_lossy(&out.stdout);
+                if let (Some(leader), Some(member)) =
+                    (json_u64(&text, "leader"), json_u64(&text, "member_id"))
+                {
+                    if leader != 0 && leader == member {
+                        return i;
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!(
+            "no leader within 60 s; logs under {}",
+            self.dir.path().display()
+        );
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for i in 0..self.members.len() {
+            self.kill(i);
+        }
+    }
+}
+
+/// The first number after `"field":` in etcdctl's JSON output.
+pub fn json_u64(text: &str, field: &str) -> Option<u64> {
+    let at = text.find(&format!("\"{field}\":"))? + field.len() + 3;
+    let digits: String = text[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+/// Whether etcdctl is installed; when it is not, a test may be skipped only
+/// if LEASESIM_SKIP_ETCDCTL says why (CI installs it: .ci/run).
+pub fn have_etcdctl() -> bool {
+    let found = Command::new("etcdctl")
+        .arg("version")
+        .env("ETCDCTL_API", "3")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        match std::env::var("LEASESIM_SKIP_ETCDCTL") {
+            Ok(why) => eprintln!("skipping: etcdctl is absent ({why})"),
+            Err(_) => panic!("etcdctl is not installed (apt-get install etcd-client), or set LEASESIM_SKIP_ETCDCTL"),
+        }
+    }
+    found
+}
+
+pub fn read_to_string(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
