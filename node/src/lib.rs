@@ -6,14 +6,19 @@
 //! Modules: `config` (etcd-style flags), `storage` (write-ahead log and
 //! snapshots), `driver` (the task that drives core), `transport` (peer
 //! frames over TCP), `front` (requests with retries), `view` (range reads),
-//! `etcd` (the gRPC services), `serve` (starting a member).
+//! `etcd` (the gRPC services), `ws` (seed 001's WebSocket lock API),
+//! `store` (seed 001's data store), `serve` (starting a member), `local`
+//! (a whole cluster on one machine).
 
 pub mod config;
 pub mod driver;
 pub mod etcd;
 pub mod front;
+pub mod local;
 pub mod pb;
 pub mod serve;
 pub mod storage;
+pub mod store;
 pub mod transport;
 pub mod view;
+pub mod ws;

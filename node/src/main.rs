@@ -1,18 +1,32 @@
-//! The `leasesim-node` binary: one member of a leasesim cluster, serving
-//! etcd's v3 API (flags after etcd's own).
+//! The `leasesim-node` binary: one member of a leasesim cluster serving
+//! etcd's v3 API (flags after etcd's own); `store` runs seed 001's data
+//! store, `local` a whole cluster on this machine.
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use leasesim_node::config::ServeArgs;
+use leasesim_node::local::LocalArgs;
+use leasesim_node::store::StoreArgs;
 
 #[derive(Parser)]
 #[command(
     name = "leasesim-node",
     version,
-    about = "leasesim's lease and lock service, for real (etcd v3 API)"
+    about = "leasesim's lease and lock service, for real (etcd v3 API, seed 001's WebSocket locks)",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Cmd>,
     #[command(flatten)]
     serve: ServeArgs,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Seed 001's data store: fenced HTTP writes persisted to a text file.
+    Store(StoreArgs),
+    /// A whole local cluster (N members and the data store); prints endpoints.
+    Local(LocalArgs),
 }
 
 fn main() {
@@ -33,7 +47,14 @@ fn main() {
             std::process::exit(1);
         }
     };
-    if let Err(e) = rt.block_on(leasesim_node::serve::serve(cli.serve)) {
+    let result = rt.block_on(async {
+        match cli.command {
+            Some(Cmd::Store(args)) => leasesim_node::store::run(args).await,
+            Some(Cmd::Local(args)) => leasesim_node::local::run(args).await,
+            None => leasesim_node::serve::serve(cli.serve).await,
+        }
+    });
+    if let Err(e) = result {
         eprintln!("leasesim-node: {e}");
         std::process::exit(2);
     }

@@ -26,10 +26,10 @@ pub struct NodeHandle {
 
 /// Runs a member until the process is stopped.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
-    let members = parse_initial_cluster(&args.initial_cluster)?;
-    let id = member_id(&args.name);
-    let me = members
-        .get(&id)
+    let mut members = parse_initial_cluster(&args.initial_cluster)?;
+    let named = member_id(&args.name);
+    let mut me = members
+        .remove(&named)
         .ok_or_else(|| format!("--name {} is not in --initial-cluster", args.name))?;
     if me.peer != args.listen_peer_urls {
         tracing::warn!(
@@ -40,12 +40,17 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         );
     }
     // The genesis configuration: every initial member. A member joining an
-    // existing cluster starts passive (its own id left out) and learns the
-    // configuration from the log once a leader adds it.
+    // existing cluster takes the id `member add` gave it (derived from its
+    // peer URL) and starts passive (its own id left out of the genesis
+    // set); it learns the configuration from the log once a leader adds it.
     let mut voters: BTreeSet<_> = members.keys().copied().collect();
     if args.initial_cluster_state == ClusterState::Existing {
-        voters.remove(&id);
+        me.id = member_id(&format!("http://{}", me.peer));
+    } else {
+        voters.insert(me.id);
     }
+    let id = me.id;
+    members.insert(id, me);
     let config = args.server_config(id, voters);
 
     let storage = Storage::open(&args.data_dir)
@@ -68,6 +73,18 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         .map_err(|e| format!("--listen-client-urls {}: {e}", args.listen_client_urls))?;
     let client_addr = client_listener.local_addr().map_err(|e| e.to_string())?;
     let advertised = args.advertise_client_urls.unwrap_or(client_addr);
+    let lock_listener = match args.listen_lock_urls {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("--listen-lock-urls {addr}: {e}"))?,
+        ),
+        None => None,
+    };
+    let lock_url = match &lock_listener {
+        Some(l) => format!("http://{}", l.local_addr().map_err(|e| e.to_string())?),
+        None => String::new(),
+    };
 
     let directory = Arc::new(Mutex::new(
         members
@@ -76,7 +93,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
                 let info = MemberInfo {
                     name: m.name.clone(),
                     peer_url: format!("http://{}", m.peer),
-                    client_url: String::new(),
+                    ..MemberInfo::default()
                 };
                 (m.id, info)
             })
@@ -86,14 +103,16 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         let mut dir = directory.lock().expect("directory lock");
         let mine = dir.entry(id).or_default();
         mine.client_url = format!("http://{advertised}");
+        mine.lock_url = lock_url.clone();
     }
     let hello = PeerFrame::Hello {
         from: id,
         name: args.name.clone(),
         peer_url: format!("http://{}", args.listen_peer_urls),
         client_url: format!("http://{advertised}"),
+        lock_url,
     };
-    let links = Links::new(id, hello, directory.clone());
+    let links = Links::new(id, hello.clone(), directory.clone());
 
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
     let (probe_tx, probe_rx) = watch::channel(Probe::default());
@@ -122,15 +141,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     });
     // Say hello to every peer now, so member lists fill in before traffic.
     for peer in members.keys().filter(|p| **p != id) {
-        links.send(
-            *peer,
-            PeerFrame::Hello {
-                from: id,
-                name: args.name.clone(),
-                peer_url: format!("http://{}", args.listen_peer_urls),
-                client_url: format!("http://{advertised}"),
-            },
-        );
+        links.send(*peer, hello.clone());
     }
 
     let front = Front::new(input_tx, probe_rx);
@@ -142,5 +153,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         cluster_id,
     };
     tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
+    if let Some(listener) = lock_listener {
+        tokio::spawn(crate::ws::serve(handle.clone(), listener));
+    }
     crate::etcd::serve(handle, client_listener).await
 }

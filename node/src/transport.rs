@@ -35,6 +35,7 @@ pub enum PeerFrame {
         name: String,
         peer_url: String,
         client_url: String,
+        lock_url: String,
     },
     Raft(PeerMessage),
     /// A client request a follower forwards to the leader; `view` asks for
@@ -56,6 +57,8 @@ pub struct MemberInfo {
     pub name: String,
     pub peer_url: String,
     pub client_url: String,
+    /// The WebSocket lock API's URL ("" when the member serves none).
+    pub lock_url: String,
 }
 
 pub type Directory = Arc<Mutex<BTreeMap<NodeId, MemberInfo>>>;
@@ -205,15 +208,15 @@ pub async fn serve_peers(
                     name,
                     peer_url,
                     client_url,
+                    lock_url,
                 })) => {
-                    directory.lock().expect("directory lock").insert(
-                        from,
-                        MemberInfo {
-                            name,
-                            peer_url,
-                            client_url,
-                        },
-                    );
+                    let info = MemberInfo {
+                        name,
+                        peer_url,
+                        client_url,
+                        lock_url,
+                    };
+                    directory.lock().expect("directory lock").insert(from, info);
                     from
                 }
                 _ => return,

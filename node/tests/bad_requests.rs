@@ -9,7 +9,11 @@ use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, PutRequest, RangeRequest};
 
 fn stderr_of(out: &std::process::Output) -> String {
-    assert!(!out.status.success(), "expected a failure, got: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !out.status.success(),
+        "expected a failure, got: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -31,32 +35,76 @@ fn bad_requests_get_errors_not_crashes() {
     // A TTL below the minimum is raised to it, as etcd does.
     let out = cluster.ctl_ok(&["lease", "grant", "1"]);
     assert!(out.contains("granted with TTL("), "{out}");
-    assert!(!out.contains("TTL(1s)"), "a 1 s lease is shorter than an election: {out}");
+    assert!(
+        !out.contains("TTL(1s)"),
+        "a 1 s lease is shorter than an election: {out}"
+    );
 
     let url = cluster.url(0);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     runtime.block_on(async {
-        let mut kv = KvClient::connect(url.clone()).await.unwrap().max_encoding_message_size(8 << 20);
+        let mut kv = KvClient::connect(url.clone())
+            .await
+            .unwrap()
+            .max_encoding_message_size(8 << 20);
         let huge = vec![b'x'; 2 << 20];
-        let err = kv.put(PutRequest { key: b"big".to_vec(), value: huge, ..Default::default() }).await.unwrap_err();
+        let err = kv
+            .put(PutRequest {
+                key: b"big".to_vec(),
+                value: huge,
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
         assert!(
             err.message().contains("too large") || err.code() == tonic::Code::ResourceExhausted,
             "an oversized value: {err:?}"
         );
-        let err = kv.put(PutRequest { key: Vec::new(), value: b"v".to_vec(), ..Default::default() }).await.unwrap_err();
+        let err = kv
+            .put(PutRequest {
+                key: Vec::new(),
+                value: b"v".to_vec(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
         assert_eq!(err.message(), "etcdserver: key is not provided");
-        let err = kv.put(PutRequest { key: vec![0xff, 0xfe], value: b"v".to_vec(), ..Default::default() }).await.unwrap_err();
+        let err = kv
+            .put(PutRequest {
+                key: vec![0xff, 0xfe],
+                value: b"v".to_vec(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
         assert_eq!(err.code(), tonic::Code::InvalidArgument);
-        let err = kv.range(RangeRequest { key: b"k".to_vec(), revision: 1, ..Default::default() }).await.unwrap_err();
+        let err = kv
+            .range(RangeRequest {
+                key: b"k".to_vec(),
+                revision: 1,
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
         assert_eq!(err.code(), tonic::Code::Unimplemented);
         let mut lease = LeaseClient::connect(url).await.unwrap();
-        let err = lease.lease_grant(LeaseGrantRequest { ttl: 10, id: -5 }).await.unwrap_err();
+        let err = lease
+            .lease_grant(LeaseGrantRequest { ttl: 10, id: -5 })
+            .await
+            .unwrap_err();
         assert_eq!(err.code(), tonic::Code::InvalidArgument);
     });
 
     // Still serving, every member alive.
     assert_eq!(cluster.ctl_ok(&["put", "after", "ok"]).trim(), "OK");
     for i in 0..3 {
-        assert!(cluster.running(i), "member {i} crashed; see {}", cluster.log_path(i).display());
+        assert!(
+            cluster.running(i),
+            "member {i} crashed; see {}",
+            cluster.log_path(i).display()
+        );
     }
 }

@@ -81,15 +81,17 @@ impl Cluster for Api {
             .first()
             .cloned()
             .ok_or_else(|| Status::invalid_argument("etcdserver: no peer URL"))?;
-        crate::config::parse_url(&peer_url).map_err(Status::invalid_argument)?;
+        let peer_url = format!(
+            "http://{}",
+            crate::config::parse_url(&peer_url).map_err(Status::invalid_argument)?
+        );
         // A joining member derives the same id from its own peer URL.
         let id = member_id(&peer_url);
         self.node.directory.lock().expect("directory lock").insert(
             id,
             MemberInfo {
-                name: String::new(),
                 peer_url: peer_url.clone(),
-                client_url: String::new(),
+                ..MemberInfo::default()
             },
         );
         self.node

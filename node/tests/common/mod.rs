@@ -14,6 +14,7 @@ pub struct Member {
     pub name: String,
     pub peer_port: u16,
     pub client_port: u16,
+    pub lock_port: u16,
     pub child: Option<Child>,
 }
 
@@ -39,6 +40,7 @@ impl Cluster {
                 name: format!("s{i}"),
                 peer_port: free_port(),
                 client_port: free_port(),
+                lock_port: free_port(),
                 child: None,
             })
             .collect();
@@ -87,6 +89,10 @@ impl Cluster {
             .args([
                 "--listen-client-urls",
                 &format!("http://127.0.0.1:{}", m.client_port),
+            ])
+            .args([
+                "--listen-lock-urls",
+                &format!("http://127.0.0.1:{}", m.lock_port),
             ])
             .args(["--initial-cluster", &self.initial_cluster])
             .args(["--heartbeat-interval", "50", "--election-timeout", "500"])
@@ -213,6 +219,59 @@ pub fn have_etcdctl() -> bool {
         }
     }
     found
+}
+
+/// Starts seed 001's data store on a free port, writing `file`.
+pub fn start_store(file: &Path, log: &Path) -> (Child, u16) {
+    let port = free_port();
+    let log = std::fs::File::create(log).expect("store log");
+    let child = Command::new(env!("CARGO_BIN_EXE_leasesim-node"))
+        .args(["store", "--listen-url", &format!("http://127.0.0.1:{port}")])
+        .arg("--file")
+        .arg(file)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start the data store");
+    (child, port)
+}
+
+/// A minimal HTTP/1.1 exchange (the tests need no HTTP client crate):
+/// returns the status code and the body.
+pub fn http(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .ok()?;
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let code = response.split_whitespace().nth(1)?.parse().ok()?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Some((code, body))
+}
+
+/// Polls `http` until it answers (a just-started server), up to 30 s.
+pub fn http_when_up(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
+    let started = Instant::now();
+    loop {
+        if let Some(answer) = http(port, method, path, body) {
+            return answer;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "nothing answers on port {port}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 pub fn read_to_string(path: &Path) -> String {
