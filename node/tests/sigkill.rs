@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{have_etcdctl, json_u64, Cluster};
+use common::Cluster;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::{PutRequest, RangeRequest};
 use tonic::transport::Channel;
@@ -81,9 +81,6 @@ fn wait_for_acks(acked: &Acked, at_least: usize) {
 
 #[test]
 fn a_sigkilled_leader_loses_no_acknowledged_write() {
-    if !have_etcdctl() {
-        return;
-    }
     let mut cluster = Cluster::start(3);
     let leader = cluster.wait_for_leader();
     let urls: Vec<String> = (0..3).map(|i| cluster.url(i)).collect();
@@ -183,11 +180,7 @@ fn a_sigkilled_leader_loses_no_acknowledged_write() {
     let started = Instant::now();
     loop {
         let applied: Vec<u64> = (0..3)
-            .map(|i| {
-                let out =
-                    cluster.etcdctl(&cluster.endpoint(i), &["endpoint", "status", "-w", "json"]);
-                json_u64(&String::from_utf8_lossy(&out.stdout), "raftAppliedIndex").unwrap_or(0)
-            })
+            .map(|i| cluster.status(i).map_or(0, |s| s.raft_applied_index))
             .collect();
         if applied[leader] > 0 && applied.iter().all(|a| *a == applied[0]) {
             break;
