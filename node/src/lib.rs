@@ -14,6 +14,7 @@ pub mod config;
 pub mod driver;
 pub mod etcd;
 pub mod front;
+pub mod load;
 pub mod local;
 pub mod pb;
 pub mod serve;

@@ -4,6 +4,7 @@
 
 use clap::{Parser, Subcommand};
 use leasesim_node::config::ServeArgs;
+use leasesim_node::load::LoadArgs;
 use leasesim_node::local::LocalArgs;
 use leasesim_node::store::StoreArgs;
 
@@ -27,6 +28,8 @@ enum Cmd {
     Store(StoreArgs),
     /// A whole local cluster (N members and the data store); prints endpoints.
     Local(LocalArgs),
+    /// Drives etcd-API endpoints (leasesim-node or etcd); prints ops/s and latency.
+    Load(LoadArgs),
 }
 
 fn main() {
@@ -51,6 +54,7 @@ fn main() {
         match cli.command {
             Some(Cmd::Store(args)) => leasesim_node::store::run(args).await,
             Some(Cmd::Local(args)) => leasesim_node::local::run(args).await,
+            Some(Cmd::Load(args)) => leasesim_node::load::run(args).await,
             None => leasesim_node::serve::serve(cli.serve).await,
         }
     });

@@ -1,0 +1,365 @@
+//! `leasesim-node load`: drives any etcd-API endpoints (leasesim-node or a
+//! real etcd) with a workload and prints throughput and latency
+//! percentiles, so the two can be compared with the same client and
+//! concurrency. `--history` records every KV operation as JSON lines in the
+//! format `leasesim check-history` reads (call and return times in
+//! nanoseconds since the load started; an operation whose outcome is
+//! unknown has no output).
+//!
+//! Workloads: `put` (puts of fresh keys: write throughput), `kv` (gets,
+//! puts and compare-and-sets on a few keys: a history worth checking for
+//! linearizability), `lock` (every worker takes and releases one lock
+//! through the Lock service: hand-offs per second, the fencing token being
+//! the lock key's revision).
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use serde_json::{json, Value};
+use tonic::transport::Channel;
+
+use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
+use crate::pb::etcdserverpb::kv_client::KvClient;
+use crate::pb::etcdserverpb::lease_client::LeaseClient;
+use crate::pb::etcdserverpb::request_op::Request as TxnOp;
+use crate::pb::etcdserverpb::{
+    Compare, LeaseGrantRequest, PutRequest, RangeRequest, RequestOp, TxnRequest,
+};
+use crate::pb::v3lockpb::lock_client::LockClient;
+use crate::pb::v3lockpb::{LockRequest, UnlockRequest};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Workload {
+    Put,
+    Kv,
+    Lock,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct LoadArgs {
+    /// The members' client URLs, comma-separated (host:port or http://host:port).
+    #[arg(long)]
+    pub endpoints: String,
+    #[arg(long, value_enum, default_value = "put")]
+    pub workload: Workload,
+    /// How long to run: 500ms, 30s, 2m.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub concurrency: u64,
+    /// Keys the `kv` workload works on.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub keys: u64,
+    /// Write the history (JSON lines, `leasesim check-history` format).
+    #[arg(long)]
+    pub history: Option<std::path::PathBuf>,
+}
+
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (number, unit) = s
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or((s, "s"), |i| s.split_at(i));
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{s}: expected a duration like 500ms, 30s or 2m"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        _ => Err(format!("{s}: the unit must be ms, s or m")),
+    }
+}
+
+/// What every worker shares.
+struct Shared {
+    started: Instant,
+    until: Instant,
+    latencies_ns: Mutex<Vec<u64>>,
+    errors: Mutex<u64>,
+    history: Mutex<Vec<Value>>,
+}
+
+impl Shared {
+    fn since_ns(&self, t: Instant) -> u64 {
+        t.duration_since(self.started).as_nanos() as u64
+    }
+
+    fn done(&self, call: Instant) {
+        self.latencies_ns
+            .lock()
+            .expect("latencies")
+            .push(call.elapsed().as_nanos() as u64);
+    }
+
+    fn failed(&self) {
+        *self.errors.lock().expect("errors") += 1;
+    }
+
+    fn record(&self, client: u64, call: Instant, input: Value, output: Option<Value>) {
+        let mut op = json!({"client": client, "call_ns": self.since_ns(call), "input": input});
+        if let Some(output) = output {
+            op["return_ns"] = json!(self.since_ns(Instant::now()));
+            op["output"] = output;
+        }
+        self.history.lock().expect("history").push(op);
+    }
+}
+
+fn url(endpoint: &str) -> String {
+    if endpoint.starts_with("http://") {
+        endpoint.to_string()
+    } else {
+        format!("http://{endpoint}")
+    }
+}
+
+async fn channel(endpoints: &[String], start: usize) -> Channel {
+    let mut i = start;
+    loop {
+        let endpoint =
+            Channel::from_shared(url(&endpoints[i % endpoints.len()])).expect("a valid URL");
+        if let Ok(channel) = endpoint
+            .connect_timeout(Duration::from_secs(1))
+            .timeout(Duration::from_secs(10))
+            .connect()
+            .await
+        {
+            return channel;
+        }
+        i += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Runs the workload and prints the figures.
+pub async fn run(args: LoadArgs) -> Result<(), String> {
+    let endpoints: Vec<String> = args
+        .endpoints
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(String::from)
+        .collect();
+    if endpoints.is_empty() {
+        return Err("--endpoints names no endpoint".into());
+    }
+    let started = Instant::now();
+    let shared = Arc::new(Shared {
+        started,
+        until: started + args.duration,
+        latencies_ns: Mutex::default(),
+        errors: Mutex::default(),
+        history: Mutex::default(),
+    });
+    let mut workers = Vec::new();
+    for worker in 0..args.concurrency {
+        let (shared, endpoints, args) = (shared.clone(), endpoints.clone(), args.clone());
+        workers.push(tokio::spawn(async move {
+            match args.workload {
+                Workload::Put => put_worker(worker, &endpoints, &shared).await,
+                Workload::Kv => kv_worker(worker, &endpoints, args.keys, &shared).await,
+                Workload::Lock => lock_worker(worker, &endpoints, &shared).await,
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.map_err(|e| e.to_string())?;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut latencies = shared.latencies_ns.lock().expect("latencies").clone();
+    latencies.sort_unstable();
+    let pct = |p: f64| {
+        latencies
+            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
+            .copied()
+    };
+    let ms =
+        |ns: Option<u64>| ns.map_or("-".to_string(), |ns| format!("{:.2} ms", ns as f64 / 1e6));
+    let errors = *shared.errors.lock().expect("errors");
+    println!(
+        "workload {:?}: {} ops in {elapsed:.1} s = {:.1} ops/s with {} clients; latency p50 {} p99 {}; {errors} errors",
+        args.workload,
+        latencies.len(),
+        latencies.len() as f64 / elapsed,
+        args.concurrency,
+        ms(pct(0.50)),
+        ms(pct(0.99)),
+    );
+    if let Some(path) = &args.history {
+        let mut file = std::fs::File::create(path)
+            .map_err(|e| format!("--history {}: {e}", path.display()))?;
+        for op in shared.history.lock().expect("history").iter() {
+            writeln!(file, "{op}").map_err(|e| e.to_string())?;
+        }
+        println!(
+            "history: {} operations in {}",
+            shared.history.lock().expect("history").len(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+async fn put_worker(worker: u64, endpoints: &[String], shared: &Shared) {
+    let mut kv = KvClient::new(channel(endpoints, worker as usize).await);
+    let mut n = 0u64;
+    while Instant::now() < shared.until {
+        let call = Instant::now();
+        let req = PutRequest {
+            key: format!("load/{worker}/{n}").into_bytes(),
+            value: n.to_string().into_bytes(),
+            ..Default::default()
+        };
+        match kv.put(req).await {
+            Ok(_) => shared.done(call),
+            Err(_) => {
+                shared.failed();
+                kv = KvClient::new(channel(endpoints, (worker + n) as usize).await);
+            }
+        }
+        n += 1;
+    }
+}
+
+async fn kv_worker(worker: u64, endpoints: &[String], keys: u64, shared: &Shared) {
+    let client = worker + 1;
+    let mut kv = KvClient::new(channel(endpoints, worker as usize).await);
+    let mut n = 0u64;
+    let mut seen: Option<String> = None;
+    while Instant::now() < shared.until {
+        n += 1;
+        let key = format!("kv/{}", (n * 7 + worker) % keys);
+        let call = Instant::now();
+        let (input, result) = match n % 5 {
+            0 | 1 => {
+                let result = kv
+                    .range(RangeRequest {
+                        key: key.clone().into_bytes(),
+                        ..Default::default()
+                    })
+                    .await;
+                let output = result.as_ref().ok().map(|r| {
+                    let value = r
+                        .get_ref()
+                        .kvs
+                        .first()
+                        .map(|kv| String::from_utf8_lossy(&kv.value).into_owned());
+                    seen = value.clone();
+                    json!({"value": value})
+                });
+                (json!({"get": {"key": key}}), result.map(|_| output))
+            }
+            2 | 3 => {
+                let value = format!("{client}-{n}");
+                let req = PutRequest {
+                    key: key.clone().into_bytes(),
+                    value: value.clone().into_bytes(),
+                    ..Default::default()
+                };
+                let result = kv.put(req).await.map(|_| Some(json!("ok")));
+                (json!({"put": {"key": key, "value": value}}), result)
+            }
+            _ => {
+                let value = format!("{client}-{n}");
+                let expected = seen.clone();
+                let compare = match &expected {
+                    Some(v) => Compare {
+                        key: key.clone().into_bytes(),
+                        result: CompareResult::Equal as i32,
+                        target: CompareTarget::Value as i32,
+                        target_union: Some(TargetUnion::Value(v.clone().into_bytes())),
+                        ..Default::default()
+                    },
+                    None => Compare {
+                        key: key.clone().into_bytes(),
+                        result: CompareResult::Equal as i32,
+                        target: CompareTarget::Create as i32,
+                        target_union: Some(TargetUnion::CreateRevision(0)),
+                        ..Default::default()
+                    },
+                };
+                let put = PutRequest {
+                    key: key.clone().into_bytes(),
+                    value: value.clone().into_bytes(),
+                    ..Default::default()
+                };
+                let txn = TxnRequest {
+                    compare: vec![compare],
+                    success: vec![RequestOp {
+                        request: Some(TxnOp::RequestPut(put)),
+                    }],
+                    failure: vec![],
+                };
+                let result = kv
+                    .txn(txn)
+                    .await
+                    .map(|r| Some(json!({"cas": {"succeeded": r.get_ref().succeeded}})));
+                (
+                    json!({"cas": {"key": key, "expected": expected, "value": value}}),
+                    result,
+                )
+            }
+        };
+        match result {
+            Ok(output) => {
+                shared.done(call);
+                shared.record(client, call, input, output);
+            }
+            Err(_) => {
+                shared.failed();
+                shared.record(client, call, input, None);
+                kv = KvClient::new(channel(endpoints, (worker + n) as usize).await);
+            }
+        }
+    }
+}
+
+async fn lock_worker(worker: u64, endpoints: &[String], shared: &Shared) {
+    let channel = channel(endpoints, worker as usize).await;
+    let mut leases = LeaseClient::new(channel.clone());
+    let mut locks = LockClient::new(channel);
+    let Ok(lease) = leases
+        .lease_grant(LeaseGrantRequest { ttl: 30, id: 0 })
+        .await
+    else {
+        shared.failed();
+        return;
+    };
+    let lease = lease.into_inner().id;
+    while Instant::now() < shared.until {
+        let call = Instant::now();
+        let held = locks
+            .lock(LockRequest {
+                name: b"load-lock".to_vec(),
+                lease,
+            })
+            .await;
+        match held {
+            Ok(held) => {
+                shared.done(call);
+                let key = held.into_inner().key;
+                if locks.unlock(UnlockRequest { key }).await.is_err() {
+                    shared.failed();
+                }
+            }
+            Err(_) => shared.failed(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("5h").is_err());
+    }
+}
