@@ -21,9 +21,21 @@ pub struct Member {
     pub child: Option<Child>,
 }
 
+/// Which server the cluster runs: leasesim-node, or real etcd (for the
+/// conformance suite).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Leasesim,
+    Etcd,
+}
+
 pub struct Cluster {
     pub dir: tempfile::TempDir,
     pub members: Vec<Member>,
+    pub kind: Kind,
+    /// Raft timing, milliseconds (the same flags for both kinds).
+    pub heartbeat_ms: u64,
+    pub election_ms: u64,
     initial_cluster: String,
 }
 
@@ -37,6 +49,10 @@ fn free_port() -> u16 {
 
 impl Cluster {
     pub fn start(n: usize) -> Cluster {
+        Cluster::start_kind(Kind::Leasesim, n, 50, 500)
+    }
+
+    pub fn start_kind(kind: Kind, n: usize, heartbeat_ms: u64, election_ms: u64) -> Cluster {
         let dir = tempfile::tempdir().expect("temp dir");
         let members: Vec<Member> = (1..=n)
             .map(|i| Member {
@@ -55,6 +71,9 @@ impl Cluster {
         let mut cluster = Cluster {
             dir,
             members,
+            kind,
+            heartbeat_ms,
+            election_ms,
             initial_cluster,
         };
         for i in 0..n {
@@ -81,6 +100,47 @@ impl Cluster {
             .open(self.log_path(i))
             .expect("log file");
         let m = &self.members[i];
+        let (heartbeat, election) = (self.heartbeat_ms.to_string(), self.election_ms.to_string());
+        if self.kind == Kind::Etcd {
+            let (peer, client) = (
+                format!("http://127.0.0.1:{}", m.peer_port),
+                format!("http://127.0.0.1:{}", m.client_port),
+            );
+            let child = Command::new("etcd")
+                .args(["--name", &m.name])
+                .arg("--data-dir")
+                .arg(self.dir.path().join(&m.name))
+                .args([
+                    "--listen-peer-urls",
+                    &peer,
+                    "--initial-advertise-peer-urls",
+                    &peer,
+                ])
+                .args([
+                    "--listen-client-urls",
+                    &client,
+                    "--advertise-client-urls",
+                    &client,
+                ])
+                .args([
+                    "--initial-cluster",
+                    &self.initial_cluster,
+                    "--initial-cluster-state",
+                    "new",
+                ])
+                .args([
+                    "--heartbeat-interval",
+                    &heartbeat,
+                    "--election-timeout",
+                    &election,
+                ])
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .expect("start etcd");
+            self.members[i].child = Some(child);
+            return;
+        }
         let child = Command::new(env!("CARGO_BIN_EXE_leasesim-node"))
             .args(["--name", &m.name])
             .arg("--data-dir")
@@ -98,7 +158,12 @@ impl Cluster {
                 &format!("http://127.0.0.1:{}", m.lock_port),
             ])
             .args(["--initial-cluster", &self.initial_cluster])
-            .args(["--heartbeat-interval", "50", "--election-timeout", "500"])
+            .args([
+                "--heartbeat-interval",
+                &heartbeat,
+                "--election-timeout",
+                &election,
+            ])
             .args(["--snapshot-count", "200"])
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
@@ -214,6 +279,27 @@ impl Drop for Cluster {
 
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// Whether the etcd server is installed (Debian's etcd-server); the same
+/// rule as [`have_etcdctl`].
+pub fn have_etcd() -> bool {
+    let found = Command::new("etcd")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        if let Ok(reason) = std::env::var("LEASESIM_SKIP_ETCDCTL") {
+            eprintln!("skipping the etcd comparison: .ci/run says: {reason}");
+        } else if in_ci() {
+            panic!("etcd is required under CI (.ci/run installs Debian's etcd-server)");
+        } else {
+            eprintln!(
+                "skipping the etcd comparison: etcd is not installed (apt-get install etcd-server)"
+            );
+        }
+    }
+    found
 }
 
 /// Whether etcdctl is installed. Where it is missing the etcdctl checks say
