@@ -11,6 +11,11 @@
 //! linearizability), `lock` (every worker takes and releases one lock
 //! through the Lock service: hand-offs per second, the fencing token being
 //! the lock key's revision).
+//!
+//! `--nemesis kill-leader|pause-leader|kill-random --every 5s
+//! --cluster-dir DIR` adds faults to a cluster started by `leasesim-node
+//! local --dir DIR`; after a `put` load every acknowledged write is read
+//! back, and a lost one fails the run.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -20,6 +25,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 
+use crate::nemesis::Nemesis;
 use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use crate::pb::etcdserverpb::kv_client::KvClient;
 use crate::pb::etcdserverpb::lease_client::LeaseClient;
@@ -56,6 +62,15 @@ pub struct LoadArgs {
     /// Write the history (JSON lines, `leasesim check-history` format).
     #[arg(long)]
     pub history: Option<std::path::PathBuf>,
+    /// Faults during the load (needs --cluster-dir).
+    #[arg(long, value_enum, requires = "cluster_dir")]
+    pub nemesis: Option<Nemesis>,
+    /// How often the nemesis strikes.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub every: Duration,
+    /// The --dir of a `leasesim-node local` cluster (its roster names the processes).
+    #[arg(long)]
+    pub cluster_dir: Option<std::path::PathBuf>,
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -80,6 +95,8 @@ struct Shared {
     latencies_ns: Mutex<Vec<u64>>,
     errors: Mutex<u64>,
     history: Mutex<Vec<Value>>,
+    /// Keys the `put` workload wrote and heard acknowledged.
+    acked: Mutex<Vec<(String, String)>>,
 }
 
 impl Shared {
@@ -153,7 +170,18 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         latencies_ns: Mutex::default(),
         errors: Mutex::default(),
         history: Mutex::default(),
+        acked: Mutex::default(),
     });
+    let nemesis = match (args.nemesis, args.cluster_dir.clone()) {
+        (Some(kind), Some(dir)) => Some(tokio::spawn(crate::nemesis::run(
+            kind,
+            args.every,
+            dir,
+            started,
+            shared.until,
+        ))),
+        _ => None,
+    };
     let mut workers = Vec::new();
     for worker in 0..args.concurrency {
         let (shared, endpoints, args) = (shared.clone(), endpoints.clone(), args.clone());
@@ -169,6 +197,12 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         worker.await.map_err(|e| e.to_string())?;
     }
     let elapsed = started.elapsed().as_secs_f64();
+    if let Some(nemesis) = nemesis {
+        let log = nemesis.await.map_err(|e| e.to_string())??;
+        for action in &log.actions {
+            println!("nemesis: {action}");
+        }
+    }
     let mut latencies = shared.latencies_ns.lock().expect("latencies").clone();
     latencies.sort_unstable();
     let pct = |p: f64| {
@@ -200,7 +234,51 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
             path.display()
         );
     }
+    if args.workload == Workload::Put {
+        let acked = shared.acked.lock().expect("acked").clone();
+        let lost = lost_writes(&endpoints, &acked).await?;
+        println!("acknowledged writes: {}; lost: {}", acked.len(), lost.len());
+        if !lost.is_empty() {
+            return Err(format!(
+                "{} acknowledged writes lost, e.g. {:?}",
+                lost.len(),
+                &lost[..lost.len().min(5)]
+            ));
+        }
+    }
     Ok(())
+}
+
+/// Reads every `load/` key back (retrying while the cluster recovers) and
+/// returns the acknowledged writes it does not find.
+async fn lost_writes(
+    endpoints: &[String],
+    acked: &[(String, String)],
+) -> Result<Vec<String>, String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut attempt = 0;
+    let stored = loop {
+        let mut kv = KvClient::new(channel(endpoints, attempt).await);
+        let range = RangeRequest {
+            key: b"load/".to_vec(),
+            range_end: b"load0".to_vec(),
+            ..Default::default()
+        };
+        match kv.range(range).await {
+            Ok(r) => break r.into_inner().kvs,
+            Err(e) if Instant::now() > deadline => {
+                return Err(format!("cannot read the writes back: {e}"))
+            }
+            Err(_) => attempt += 1,
+        }
+    };
+    let stored: std::collections::BTreeMap<Vec<u8>, Vec<u8>> =
+        stored.into_iter().map(|kv| (kv.key, kv.value)).collect();
+    Ok(acked
+        .iter()
+        .filter(|(k, v)| stored.get(k.as_bytes()).map(Vec::as_slice) != Some(v.as_bytes()))
+        .map(|(k, _)| k.clone())
+        .collect())
 }
 
 async fn put_worker(worker: u64, endpoints: &[String], shared: &Shared) {
@@ -208,13 +286,17 @@ async fn put_worker(worker: u64, endpoints: &[String], shared: &Shared) {
     let mut n = 0u64;
     while Instant::now() < shared.until {
         let call = Instant::now();
+        let (key, value) = (format!("load/{worker}/{n}"), n.to_string());
         let req = PutRequest {
-            key: format!("load/{worker}/{n}").into_bytes(),
-            value: n.to_string().into_bytes(),
+            key: key.clone().into_bytes(),
+            value: value.clone().into_bytes(),
             ..Default::default()
         };
         match kv.put(req).await {
-            Ok(_) => shared.done(call),
+            Ok(_) => {
+                shared.done(call);
+                shared.acked.lock().expect("acked").push((key, value));
+            }
             Err(_) => {
                 shared.failed();
                 kv = KvClient::new(channel(endpoints, (worker + n) as usize).await);

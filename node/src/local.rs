@@ -2,15 +2,17 @@
 //! machine in one command, for trying it out: N members (each its own
 //! process, with its own data directory and log under DIR) and the data
 //! store, on free loopback ports. Prints the endpoints; Ctrl-C (or SIGTERM)
-//! stops them all.
+//! stops them all. The roster (`DIR/members.json`) lets `load --nemesis`
+//! kill, pause and restart members.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use clap::Args;
 
 use crate::config::LeaseExpiry;
+use crate::roster::{self, RosterEntry};
 
 #[derive(Args, Clone, Debug)]
 pub struct LocalArgs {
@@ -57,49 +59,52 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
         .map(|(i, (peer, _, _))| format!("s{i}=http://127.0.0.1:{peer}"))
         .collect::<Vec<_>>();
     let initial_cluster = initial_cluster.join(",");
-    let log = |name: &str| {
-        std::fs::File::create(args.dir.join(format!("{name}.log")))
-            .map_err(|e| format!("log file for {name}: {e}"))
-    };
     let mut children = Children(Vec::new());
+    let mut entries = Vec::new();
+    let exe_text = exe.to_string_lossy().into_owned();
     for (i, (peer, client, lock)) in (1..=args.servers).zip(&ports) {
         let name = format!("s{i}");
-        let child = Command::new(&exe)
-            .args(["--name", &name])
-            .arg("--data-dir")
-            .arg(args.dir.join(&name))
-            .args(["--listen-peer-urls", &format!("http://127.0.0.1:{peer}")])
-            .args([
-                "--listen-client-urls",
-                &format!("http://127.0.0.1:{client}"),
-            ])
-            .args(["--listen-lock-urls", &format!("http://127.0.0.1:{lock}")])
-            .args([
-                "--initial-cluster",
-                &initial_cluster,
-                "--lease-expiry",
-                expiry,
-            ])
-            .stdout(Stdio::null())
-            .stderr(log(&name)?)
-            .spawn()
-            .map_err(|e| format!("starting {name}: {e}"))?;
+        let argv: Vec<String> = vec![
+            exe_text.clone(),
+            "--name".into(),
+            name.clone(),
+            "--data-dir".into(),
+            args.dir.join(&name).to_string_lossy().into_owned(),
+            "--listen-peer-urls".into(),
+            format!("http://127.0.0.1:{peer}"),
+            "--listen-client-urls".into(),
+            format!("http://127.0.0.1:{client}"),
+            "--listen-lock-urls".into(),
+            format!("http://127.0.0.1:{lock}"),
+            "--initial-cluster".into(),
+            initial_cluster.clone(),
+            "--lease-expiry".into(),
+            expiry.into(),
+        ];
+        let log = args.dir.join(format!("{name}.log"));
+        let child = roster::spawn(&argv, &log)?;
+        entries.push(RosterEntry {
+            name,
+            client_url: format!("http://127.0.0.1:{client}"),
+            pid: child.id(),
+            argv,
+            log,
+        });
         children.0.push(child);
     }
+    roster::save(&args.dir, &entries)?;
     let store_port = free_port()?;
-    let store = Command::new(&exe)
-        .args([
-            "store",
-            "--listen-url",
-            &format!("http://127.0.0.1:{store_port}"),
-        ])
-        .arg("--file")
-        .arg(args.dir.join("data.txt"))
-        .stdout(Stdio::null())
-        .stderr(log("store")?)
-        .spawn()
-        .map_err(|e| format!("starting the data store: {e}"))?;
-    children.0.push(store);
+    let store_argv: Vec<String> = vec![
+        exe_text,
+        "store".into(),
+        "--listen-url".into(),
+        format!("http://127.0.0.1:{store_port}"),
+        "--file".into(),
+        args.dir.join("data.txt").to_string_lossy().into_owned(),
+    ];
+    children
+        .0
+        .push(roster::spawn(&store_argv, &args.dir.join("store.log"))?);
 
     let endpoints = ports
         .iter()
@@ -124,6 +129,12 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
         biased;
         result = tokio::signal::ctrl_c() => result.map_err(|e| e.to_string())?,
         _ = term.recv() => {}
+    }
+    // A nemesis may have restarted members: stop the processes the roster
+    // names now, then the ones this process started.
+    for entry in roster::load(&args.dir).unwrap_or_default() {
+        let _ = roster::signal(entry.pid, "CONT");
+        let _ = roster::signal(entry.pid, "TERM");
     }
     drop(children);
     Ok(())
