@@ -132,8 +132,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let (peer_tx, mut peer_rx) = mpsc::unbounded_channel();
     tokio::spawn(serve_peers(peer_listener, directory.clone(), peer_tx));
     let to_driver = input_tx.clone();
+    let hello_back = links.clone();
     tokio::spawn(async move {
         while let Some((from, frame)) = peer_rx.recv().await {
+            if matches!(frame, PeerFrame::Hello { .. }) {
+                hello_back.ensure(from);
+            }
             if to_driver.send(Input::Peer { from, frame }).is_err() {
                 return;
             }

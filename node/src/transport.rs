@@ -105,6 +105,20 @@ impl Links {
         let _ = queue.try_send(frame);
     }
 
+    /// Opens the link to `to` if there is none (it says hello on connect),
+    /// so a member that just joined learns this one's client URL.
+    pub fn ensure(&self, to: NodeId) {
+        let known = self
+            .queues
+            .lock()
+            .expect("links lock")
+            .get(&to)
+            .is_some_and(|q| !q.is_closed());
+        if !known {
+            self.send(to, self.hello.clone());
+        }
+    }
+
     fn peer_addr(&self, id: NodeId) -> Option<SocketAddr> {
         let dir = self.directory.lock().expect("directory lock");
         dir.get(&id)
@@ -187,7 +201,7 @@ async fn run_link(addr: SocketAddr, hello: PeerFrame, mut rx: mpsc::Receiver<Pee
 }
 
 /// Accepts peer connections and hands every frame, with its sender, to
-/// `deliver`.
+/// `deliver` (the opening hello included).
 pub async fn serve_peers(
     listener: TcpListener,
     directory: Directory,
@@ -202,25 +216,31 @@ pub async fn serve_peers(
         let deliver = deliver.clone();
         tokio::spawn(async move {
             let mut r = tokio::io::BufReader::new(stream);
-            let from = match read_frame(&mut r).await {
-                Ok(Some(PeerFrame::Hello {
-                    from,
-                    name,
-                    peer_url,
-                    client_url,
-                    lock_url,
-                })) => {
-                    let info = MemberInfo {
-                        name,
-                        peer_url,
-                        client_url,
-                        lock_url,
-                    };
-                    directory.lock().expect("directory lock").insert(from, info);
-                    from
-                }
+            let hello = match read_frame(&mut r).await {
+                Ok(Some(hello @ PeerFrame::Hello { .. })) => hello,
                 _ => return,
             };
+            let PeerFrame::Hello {
+                from,
+                name,
+                peer_url,
+                client_url,
+                lock_url,
+            } = hello.clone()
+            else {
+                return;
+            };
+            let info = MemberInfo {
+                name,
+                peer_url,
+                client_url,
+                lock_url,
+            };
+            directory.lock().expect("directory lock").insert(from, info);
+            // The hello goes on too: the receiver opens its own link back.
+            if deliver.send((from, hello)).is_err() {
+                return;
+            }
             while let Ok(Some(frame)) = read_frame(&mut r).await {
                 if deliver.send((from, frame)).is_err() {
                     return;

@@ -65,10 +65,7 @@ fn grpc_errors(cluster: &Cluster) {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut kv = KvClient::connect(url.clone())
-            .await
-            .unwrap()
-            .max_encoding_message_size(8 << 20);
+        let mut kv = KvClient::new(common::channel(&url).await).max_encoding_message_size(8 << 20);
         let huge = vec![b'x'; 2 << 20];
         let err = kv
             .put(PutRequest {
@@ -109,7 +106,7 @@ fn grpc_errors(cluster: &Cluster) {
             .await
             .unwrap_err();
         assert_eq!(err.code(), tonic::Code::Unimplemented);
-        let mut lease = LeaseClient::connect(url).await.unwrap();
+        let mut lease = LeaseClient::new(common::channel(&url).await);
         let err = lease
             .lease_grant(LeaseGrantRequest { ttl: 10, id: -5 })
             .await

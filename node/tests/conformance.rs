@@ -77,7 +77,7 @@ fn lock_case(cluster: &Cluster, seen: &mut Observed) {
         .build()
         .unwrap();
     runtime.block_on(async move {
-        let mut leases = LeaseClient::connect(url.clone()).await.unwrap();
+        let mut leases = LeaseClient::new(common::channel(&url).await);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let mut handles = Vec::new();
         for who in ['A', 'B', 'C'] {
@@ -89,7 +89,7 @@ fn lock_case(cluster: &Cluster, seen: &mut Observed) {
                 .id;
             let (url, tx) = (url.clone(), tx.clone());
             handles.push(tokio::spawn(async move {
-                let mut locks = LockClient::connect(url).await.unwrap();
+                let mut locks = LockClient::new(common::channel(&url).await);
                 let held = locks
                     .lock(LockRequest {
                         name: b"conformance".to_vec(),

@@ -41,6 +41,15 @@ impl Api {
             .collect()
     }
 
+    /// Waits (briefly) until this member's configuration shows the change
+    /// it just proposed, so the answer lists the new membership.
+    async fn config_settles(&self, id: u64, present: bool) {
+        let mut watch = self.node.front.probe_watch();
+        let settled = |p: &crate::driver::Probe| p.voters.contains(&id) == present;
+        let _ =
+            tokio::time::timeout(std::time::Duration::from_secs(5), watch.wait_for(settled)).await;
+    }
+
     /// A client on the leader's Cluster service, when this member is not it.
     async fn leader_cluster(
         &self,
@@ -99,6 +108,7 @@ impl Cluster for Api {
             .conf_change(ConfChange::AddServer(id))
             .await
             .map_err(status)?;
+        self.config_settles(id, true).await;
         let member = Member {
             id,
             name: String::new(),
@@ -129,6 +139,7 @@ impl Cluster for Api {
             .conf_change(ConfChange::RemoveServer(req.id))
             .await
             .map_err(status)?;
+        self.config_settles(req.id, false).await;
         Ok(tonic::Response::new(MemberRemoveResponse {
             header: self.header(0),
             members: self.members(),

@@ -18,6 +18,8 @@ pub struct Member {
     pub peer_port: u16,
     pub client_port: u16,
     pub lock_port: u16,
+    /// Added to a running cluster (`--initial-cluster-state existing`).
+    pub joined: bool,
     pub child: Option<Child>,
 }
 
@@ -39,12 +41,22 @@ pub struct Cluster {
     initial_cluster: String,
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind an ephemeral port")
-        .local_addr()
-        .expect("address")
-        .port()
+/// A free loopback port, never the same twice in one test process (the OS
+/// may hand a just-released port out again).
+pub fn free_port() -> u16 {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .expect("bind an ephemeral port")
+            .local_addr()
+            .expect("address")
+            .port();
+        let mut given = GIVEN.lock().expect("ports");
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 impl Cluster {
@@ -60,6 +72,7 @@ impl Cluster {
                 peer_port: free_port(),
                 client_port: free_port(),
                 lock_port: free_port(),
+                joined: false,
                 child: None,
             })
             .collect();
@@ -159,6 +172,10 @@ impl Cluster {
             ])
             .args(["--initial-cluster", &self.initial_cluster])
             .args([
+                "--initial-cluster-state",
+                if m.joined { "existing" } else { "new" },
+            ])
+            .args([
                 "--heartbeat-interval",
                 &heartbeat,
                 "--election-timeout",
@@ -171,6 +188,24 @@ impl Cluster {
             .spawn()
             .expect("start leasesim-node");
         self.members[i].child = Some(child);
+    }
+
+    /// Starts a new member that joins the running cluster (after `member
+    /// add`): its peer URL is added to `--initial-cluster`. Returns its index.
+    pub fn join(&mut self, name: &str, peer_port: u16) -> usize {
+        self.initial_cluster
+            .push_str(&format!(",{name}=http://127.0.0.1:{peer_port}"));
+        self.members.push(Member {
+            name: name.to_string(),
+            peer_port,
+            client_port: free_port(),
+            lock_port: free_port(),
+            joined: true,
+            child: None,
+        });
+        let i = self.members.len() - 1;
+        self.launch(i);
+        i
     }
 
     /// SIGKILL: the process gets no chance to flush anything.
@@ -271,6 +306,18 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // A failed test: show what the members said.
+            for i in 0..self.members.len() {
+                let log = read_to_string(&self.log_path(i));
+                let tail: Vec<&str> = log.lines().rev().take(15).collect();
+                eprintln!(
+                    "--- {} log (last lines, newest first):\n{}",
+                    self.members[i].name,
+                    tail.join("\n")
+                );
+            }
+        }
         for i in 0..self.members.len() {
             self.kill(i);
         }
@@ -379,4 +426,26 @@ pub fn http_when_up(port: u16, method: &str, path: &str, body: &str) -> (u16, St
 
 pub fn read_to_string(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// A gRPC channel to `url`, retrying for up to 30 s (a member that just
+/// started, or just became reachable).
+pub async fn channel(url: &str) -> tonic::transport::Channel {
+    let started = Instant::now();
+    loop {
+        let endpoint =
+            tonic::transport::Channel::from_shared(url.to_string()).expect("a valid URL");
+        match endpoint
+            .connect_timeout(Duration::from_secs(1))
+            .connect()
+            .await
+        {
+            Ok(channel) => return channel,
+            Err(e) => assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "cannot connect to {url}: {e}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
