@@ -100,3 +100,93 @@ fn etcdctl_commands_work_against_a_three_member_cluster() {
         assert!(cluster.running(i), "member {i} crashed");
     }
 }
+
+/// `etcdctl lock` by three contending processes (etcd's client-side recipe:
+/// a txn on the lock key's create revision, a sorted range, a watch for the
+/// predecessor's delete): the holders never overlap and are served in
+/// arrival order. And `etcdctl watch` sees puts and deletes.
+#[test]
+fn contended_etcdctl_locks_and_watch() {
+    if !have_etcdctl() {
+        return;
+    }
+    let mut cluster = Cluster::start(3);
+    cluster.wait_for_leader();
+    let dir = cluster.dir.path().to_path_buf();
+    let script = dir.join("hold.sh");
+    let log = dir.join("holders.log");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$1 start\" >> {0}\nsleep 0.5\necho \"$1 end\" >> {0}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    let mut holders = Vec::new();
+    for who in ["a", "b", "c"] {
+        let child = std::process::Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .arg(format!("--endpoints={}", cluster.endpoints()))
+            .args(["lock", "contended"])
+            .arg(&script)
+            .arg(who)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        holders.push(child);
+        // Let this one queue before the next (its key's create revision
+        // decides the order).
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    for mut holder in holders {
+        assert!(holder.wait().unwrap().success());
+    }
+    let lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        lines,
+        ["a start", "a end", "b start", "b end", "c start", "c end"],
+        "holders overlapped or jumped the queue"
+    );
+
+    let mut watcher = std::process::Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .arg(format!("--endpoints={}", cluster.endpoints()))
+        .args(["watch", "watched", "--rev=1"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = watcher.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next = || {
+        rx.recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the watch reports within 30 s")
+    };
+    // From revision 1: the put is reported however late the watch starts.
+    cluster.ctl_ok(&["put", "watched", "one"]);
+    assert_eq!([next(), next(), next()], ["PUT", "watched", "one"]);
+    cluster.ctl_ok(&["del", "watched"]);
+    assert_eq!([next(), next()], ["DELETE", "watched"]);
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+}

@@ -26,7 +26,7 @@ use crate::view::{RangeSpec, RangeView};
 
 type Reply<T> = Result<tonic::Response<T>, Status>;
 
-fn key_value(key: &str, v: &KvValue, keys_only: bool) -> KeyValue {
+pub(super) fn key_value(key: &str, v: &KvValue, keys_only: bool) -> KeyValue {
     KeyValue {
         key: key.as_bytes().to_vec(),
         create_revision: v.create_revision as i64,
@@ -43,7 +43,7 @@ fn key_value(key: &str, v: &KvValue, keys_only: bool) -> KeyValue {
 
 impl Api {
     /// A linearizable read of `spec` on the leader.
-    async fn read_range(&self, spec: RangeSpec) -> Result<RangeView, Status> {
+    pub(super) async fn read_range(&self, spec: RangeSpec) -> Result<RangeView, Status> {
         // The `Get` goes through the read index; its key does not matter.
         let key = String::from_utf8_lossy(&spec.key).into_owned();
         let answer = self

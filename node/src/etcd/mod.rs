@@ -1,5 +1,6 @@
 //! etcd's v3 gRPC API on a member's client URL: the subset `etcdctl` and
-//! etcd clients need (KV, Lease, Lock, Maintenance status, Cluster), as
+//! etcd clients need (KV, Lease, Lock, Watch by polling, Maintenance
+//! status, Cluster), as
 //! adapters onto core's requests. Any member answers; a follower forwards
 //! to the leader (the driver does it for core requests).
 //!
@@ -13,6 +14,7 @@ mod cluster;
 mod kv;
 mod lease;
 mod lock;
+mod watch;
 
 use leasesim_core::service::ServiceError;
 use tokio::net::TcpListener;
@@ -23,6 +25,7 @@ use crate::pb::etcdserverpb::cluster_server::ClusterServer;
 use crate::pb::etcdserverpb::kv_server::KvServer;
 use crate::pb::etcdserverpb::lease_server::LeaseServer;
 use crate::pb::etcdserverpb::maintenance_server::MaintenanceServer;
+use crate::pb::etcdserverpb::watch_server::WatchServer;
 use crate::pb::etcdserverpb::ResponseHeader;
 use crate::pb::v3lockpb::lock_server::LockServer;
 use crate::serve::NodeHandle;
@@ -62,6 +65,7 @@ pub async fn serve(node: NodeHandle, listener: TcpListener) -> Result<(), String
         .add_service(ClusterServer::new(api.clone()))
         .add_service(MaintenanceServer::new(api.clone()))
         .add_service(LockServer::new(api.clone()))
+        .add_service(WatchServer::new(api.clone()))
         .serve_with_incoming(incoming)
         .await
         .map_err(|e| format!("gRPC server: {e}"))
