@@ -12,6 +12,10 @@
 //! through the Lock service: hand-offs per second, the fencing token being
 //! the lock key's revision).
 //!
+//! With `--store host:port` each lock holder writes to seed 001's data
+//! store with its token (the Lock response's revision), as the simulator's
+//! lock clients do, and the run counts accepted and refused writes.
+//!
 //! `--nemesis kill-leader|pause-leader|kill-random --every 5s
 //! --cluster-dir DIR` adds faults to a cluster started by `leasesim-node
 //! local --dir DIR`; after a `put` load every acknowledged write is read
@@ -30,6 +34,7 @@ use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion
 use crate::pb::etcdserverpb::kv_client::KvClient;
 use crate::pb::etcdserverpb::lease_client::LeaseClient;
 use crate::pb::etcdserverpb::request_op::Request as TxnOp;
+use crate::pb::etcdserverpb::LeaseRevokeRequest;
 use crate::pb::etcdserverpb::{
     Compare, LeaseGrantRequest, PutRequest, RangeRequest, RequestOp, TxnRequest,
 };
@@ -68,6 +73,10 @@ pub struct LoadArgs {
     /// How often the nemesis strikes.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub every: Duration,
+    /// `lock` workload: seed 001's data store (host:port) each holder writes
+    /// to with its fencing token.
+    #[arg(long)]
+    pub store: Option<String>,
     /// The --dir of a `leasesim-node local` cluster (its roster names the processes).
     #[arg(long)]
     pub cluster_dir: Option<std::path::PathBuf>,
@@ -97,6 +106,9 @@ struct Shared {
     history: Mutex<Vec<Value>>,
     /// Keys the `put` workload wrote and heard acknowledged.
     acked: Mutex<Vec<(String, String)>>,
+    /// The `lock` workload's writes to the data store.
+    store_accepted: Mutex<u64>,
+    store_refused: Mutex<u64>,
 }
 
 impl Shared {
@@ -171,6 +183,8 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         errors: Mutex::default(),
         history: Mutex::default(),
         acked: Mutex::default(),
+        store_accepted: Mutex::default(),
+        store_refused: Mutex::default(),
     });
     let nemesis = match (args.nemesis, args.cluster_dir.clone()) {
         (Some(kind), Some(dir)) => Some(tokio::spawn(crate::nemesis::run(
@@ -189,7 +203,9 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
             match args.workload {
                 Workload::Put => put_worker(worker, &endpoints, &shared).await,
                 Workload::Kv => kv_worker(worker, &endpoints, args.keys, &shared).await,
-                Workload::Lock => lock_worker(worker, &endpoints, &shared).await,
+                Workload::Lock => {
+                    lock_worker(worker, &endpoints, args.store.as_deref(), &shared).await
+                }
             }
         }));
     }
@@ -233,6 +249,13 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
             shared.history.lock().expect("history").len(),
             path.display()
         );
+    }
+    if args.store.is_some() {
+        let (accepted, refused) = (
+            *shared.store_accepted.lock().expect("store"),
+            *shared.store_refused.lock().expect("store"),
+        );
+        println!("data store: {accepted} fenced writes accepted, {refused} refused as stale");
     }
     if args.workload == Workload::Put {
         let acked = shared.acked.lock().expect("acked").clone();
@@ -399,35 +422,68 @@ async fn kv_worker(worker: u64, endpoints: &[String], keys: u64, shared: &Shared
     }
 }
 
-async fn lock_worker(worker: u64, endpoints: &[String], shared: &Shared) {
-    let channel = channel(endpoints, worker as usize).await;
-    let mut leases = LeaseClient::new(channel.clone());
-    let mut locks = LockClient::new(channel);
-    let Ok(lease) = leases
-        .lease_grant(LeaseGrantRequest { ttl: 30, id: 0 })
-        .await
-    else {
-        shared.failed();
-        return;
-    };
-    let lease = lease.into_inner().id;
+async fn lock_worker(worker: u64, endpoints: &[String], store: Option<&str>, shared: &Shared) {
+    let mut attempt = worker as usize;
+    let mut lease = None;
+    let mut locks = LockClient::new(channel(endpoints, attempt).await);
     while Instant::now() < shared.until {
+        // A lease of its own (again after a failure: it may have expired).
+        let id = match lease {
+            Some(id) => id,
+            None => {
+                let mut leases = LeaseClient::new(channel(endpoints, attempt).await);
+                match leases
+                    .lease_grant(LeaseGrantRequest { ttl: 10, id: 0 })
+                    .await
+                {
+                    Ok(granted) => *lease.insert(granted.into_inner().id),
+                    Err(_) => {
+                        shared.failed();
+                        attempt += 1;
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                }
+            }
+        };
         let call = Instant::now();
-        let held = locks
-            .lock(LockRequest {
-                name: b"load-lock".to_vec(),
-                lease,
-            })
-            .await;
-        match held {
+        let mut request = tonic::Request::new(LockRequest {
+            name: b"load-lock".to_vec(),
+            lease: id,
+        });
+        request.set_timeout(Duration::from_secs(15));
+        match locks.lock(request).await {
             Ok(held) => {
                 shared.done(call);
-                let key = held.into_inner().key;
-                if locks.unlock(UnlockRequest { key }).await.is_err() {
+                let held = held.into_inner();
+                if let Some(store) = store {
+                    // The holder writes with its token, as in the simulator.
+                    let token = held.header.as_ref().map_or(0, |h| h.revision.max(0) as u64);
+                    match store_write(store, worker, token).await {
+                        Some(true) => *shared.store_accepted.lock().expect("store") += 1,
+                        Some(false) => *shared.store_refused.lock().expect("store") += 1,
+                        None => shared.failed(),
+                    }
+                }
+                if locks.unlock(UnlockRequest { key: held.key }).await.is_err() {
                     shared.failed();
                 }
             }
-            Err(_) => shared.failed(),
+            Err(_) => {
+                // Another member, and a fresh lease, after a short pause.
+                // The old lease is revoked (best effort): the lock request
+                // may have been queued, and its waiter would block the
+                // queue until the lease expired.
+                shared.failed();
+                attempt += 1;
+                let chan = channel(endpoints, attempt).await;
+                if let Some(old) = lease.take() {
+                    let mut leases = LeaseClient::new(chan.clone());
+                    let _ = leases.lease_revoke(LeaseRevokeRequest { id: old }).await;
+                }
+                locks = LockClient::new(chan);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
         }
     }
 }
@@ -444,4 +500,31 @@ mod tests {
         assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
         assert!(parse_duration("5h").is_err());
     }
+}
+
+/// One `WriteRequest` to the data store over plain HTTP/1.1; whether it was
+/// accepted (`None`: no answer).
+async fn store_write(store: &str, worker: u64, token: u64) -> Option<bool> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = store.trim_start_matches("http://").trim_end_matches('/');
+    let body = json!({"clientID": format!("load-{worker}"), "fencingToken": {"key": "load-lock", "value": token}, "data": format!("written by load-{worker}")}).to_string();
+    let request = format!(
+        "POST /write HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream =
+        tokio::time::timeout(Duration::from_secs(5), tokio::net::TcpStream::connect(addr))
+            .await
+            .ok()?
+            .ok()?;
+    stream.write_all(request.as_bytes()).await.ok()?;
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut response))
+        .await
+        .ok()?
+        .ok()?;
+    let response = String::from_utf8_lossy(&response);
+    let (_, body) = response.split_once("\r\n\r\n")?;
+    let answer: Value = serde_json::from_str(body).ok()?;
+    answer["success"].as_bool()
 }
