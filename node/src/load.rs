@@ -488,20 +488,6 @@ async fn lock_worker(worker: u64, endpoints: &[String], store: Option<&str>, sha
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
-        assert!(parse_duration("5h").is_err());
-    }
-}
-
 /// One `WriteRequest` to the data store over plain HTTP/1.1; whether it was
 /// accepted (`None`: no answer).
 async fn store_write(store: &str, worker: u64, token: u64) -> Option<bool> {
@@ -527,4 +513,18 @@ async fn store_write(store: &str, worker: u64, token: u64) -> Option<bool> {
     let (_, body) = response.split_once("\r\n\r\n")?;
     let answer: Value = serde_json::from_str(body).ok()?;
     answer["success"].as_bool()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("5h").is_err());
+    }
 }
