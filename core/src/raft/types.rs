@@ -18,10 +18,12 @@
 
 use std::collections::BTreeSet;
 
+use serde::{Deserialize, Serialize};
+
 use crate::types::{LogIndex, NodeId, Term};
 
 /// What a log entry carries.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Payload<C> {
     /// Appended by every new leader so it can commit an entry of its own term
     /// (Raft §5.4.2, §8).
@@ -33,23 +35,23 @@ pub enum Payload<C> {
     Command(C),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Entry<C> {
     pub term: Term,
     pub index: LogIndex,
     pub payload: Payload<C>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ConfChange {
     AddServer(NodeId),
     RemoveServer(NodeId),
 }
 
 /// A snapshot: the state machine as of `last_index`, plus the configuration
-/// in force there. `S` is the application's state (cloned, never serialized:
-/// the simulator's disk stores values).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// in force there. `S` is the application's state (the simulator's disk
+/// stores values; the real node serializes them to its data directory).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot<S> {
     pub last_index: LogIndex,
     pub last_term: Term,
@@ -58,7 +60,7 @@ pub struct Snapshot<S> {
 }
 
 /// Term and vote: what must survive a crash besides the log (Raft Figure 2).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HardState {
     pub term: Term,
     pub voted_for: Option<NodeId>,
@@ -98,7 +100,7 @@ impl<C, S> Default for Persisted<C, S> {
 }
 
 /// Peer messages. Every message carries the sender's term.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Message<C, S> {
     /// Pre-vote (thesis §9.6) when `pre_vote` is true: asks whether the peer
     /// would vote, without anyone changing term.

@@ -18,7 +18,7 @@
 //! once per key at the end of the entry, so one entry grants a key at most
 //! once and the token (the entry's index) is unique per key.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::bugs::Bugs;
 use crate::raft::{Entry, Payload};
@@ -33,7 +33,7 @@ use crate::types::{ClientId, ExpiryStrategy, LeaseId, LogIndex, Term};
 
 /// Cluster-wide settings the state machine applies by. Every server must use
 /// the same, or their states diverge.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MachineSettings {
     pub expiry: ExpiryStrategy,
     /// Smallest TTL a grant may ask for. A lease shorter than an election
@@ -69,7 +69,7 @@ pub struct ApplyContext {
 }
 
 /// The service state: the Raft snapshot type.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StateMachine {
     pub(crate) settings: MachineSettings,
     pub(crate) kv: Kv,

@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::service::effects::{Batch, Effect, RevokeCause};
 use crate::service::{Response, ServiceError, StateMachine};
@@ -26,7 +26,7 @@ use crate::types::{ClientId, LeaseId};
 
 /// Seed 002's clock document: the latest time each client acknowledged, on
 /// that client's own wall clock. Never goes back.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WriterClocks {
     acked_ns: BTreeMap<ClientId, u64>,
 }

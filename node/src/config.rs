@@ -1,0 +1,181 @@
+//! The server's command-line settings, named after etcd's flags so etcd
+//! users feel at home, and their translation into core's `ServerConfig`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use leasesim_core::raft::RaftConfig;
+use leasesim_core::server::ServerConfig;
+use leasesim_core::{ExpiryStrategy, NodeId, NS_PER_MS};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ClusterState {
+    New,
+    Existing,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LeaseExpiry {
+    LeaderMonotonic,
+    LeaderStampedWall,
+    WriterClock,
+}
+
+impl From<LeaseExpiry> for ExpiryStrategy {
+    fn from(e: LeaseExpiry) -> Self {
+        match e {
+            LeaseExpiry::LeaderMonotonic => ExpiryStrategy::LeaderMonotonic,
+            LeaseExpiry::LeaderStampedWall => ExpiryStrategy::LeaderStampedWall,
+            LeaseExpiry::WriterClock => ExpiryStrategy::WriterClock,
+        }
+    }
+}
+
+/// `leasesim-node` (serve): one member of a cluster.
+#[derive(Args, Clone, Debug)]
+pub struct ServeArgs {
+    /// This member's name; must appear in --initial-cluster.
+    #[arg(long, default_value = "s1")]
+    pub name: String,
+    /// Where the write-ahead log and snapshots live.
+    #[arg(long, default_value = "default.leasesim")]
+    pub data_dir: PathBuf,
+    /// Address peers connect to (http://host:port).
+    #[arg(long, default_value = "http://127.0.0.1:2380", value_parser = parse_url)]
+    pub listen_peer_urls: SocketAddr,
+    /// Address of the etcd v3 gRPC API (http://host:port).
+    #[arg(long, default_value = "http://127.0.0.1:2379", value_parser = parse_url)]
+    pub listen_client_urls: SocketAddr,
+    /// Client URLs to tell others (defaults to --listen-client-urls).
+    #[arg(long, value_parser = parse_url)]
+    pub advertise_client_urls: Option<SocketAddr>,
+    /// Address of seed 001's WebSocket lock API (off when absent).
+    #[arg(long, value_parser = parse_url)]
+    pub listen_lock_urls: Option<SocketAddr>,
+    /// Every member: name=http://peer-host:port,…
+    #[arg(long, default_value = "s1=http://127.0.0.1:2380")]
+    pub initial_cluster: String,
+    #[arg(long, value_enum, default_value = "new")]
+    pub initial_cluster_state: ClusterState,
+    /// Heartbeat interval in milliseconds.
+    #[arg(long = "heartbeat-interval", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub heartbeat_interval_ms: u64,
+    /// Election timeout in milliseconds (randomized in [t, 2t)).
+    #[arg(long = "election-timeout", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub election_timeout_ms: u64,
+    #[arg(long, value_enum, default_value = "leader-monotonic")]
+    pub lease_expiry: LeaseExpiry,
+    /// Compact the log after this many applied entries.
+    #[arg(long, default_value_t = 1000)]
+    pub snapshot_count: u64,
+}
+
+/// Parses `http://host:port` (or `host:port`) into a socket address; the
+/// first of a comma-separated list.
+pub fn parse_url(s: &str) -> Result<SocketAddr, String> {
+    let first = s.split(',').next().unwrap_or_default().trim();
+    let bare = first.strip_prefix("http://").unwrap_or(first);
+    let bare = bare.trim_end_matches('/');
+    if first.starts_with("https://") {
+        return Err(format!("{s}: TLS is not supported, use http://"));
+    }
+    let bare = bare.replacen("localhost:", "127.0.0.1:", 1);
+    bare.parse()
+        .map_err(|e| format!("{s}: expected http://IP:PORT ({e})"))
+}
+
+/// One member of the cluster as the flags name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub id: NodeId,
+    pub name: String,
+    pub peer: SocketAddr,
+}
+
+/// A member's id, derived from its name so every server agrees without
+/// talking: `sN` is N, anything else a hash (never 0).
+pub fn member_id(name: &str) -> NodeId {
+    if let Some(n) = name
+        .strip_prefix('s')
+        .and_then(|n| n.parse::<u64>().ok())
+        .filter(|n| *n > 0)
+    {
+        return n;
+    }
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in name.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    (hash >> 12).max(1_000_000)
+}
+
+/// Parses `--initial-cluster`.
+pub fn parse_initial_cluster(s: &str) -> Result<BTreeMap<NodeId, Member>, String> {
+    let mut members = BTreeMap::new();
+    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        let (name, url) = part
+            .split_once('=')
+            .ok_or_else(|| format!("--initial-cluster: `{part}` is not name=url"))?;
+        let name = name.trim().to_string();
+        let peer = parse_url(url).map_err(|e| format!("--initial-cluster: {e}"))?;
+        let id = member_id(&name);
+        if members
+            .insert(
+                id,
+                Member {
+                    id,
+                    name: name.clone(),
+                    peer,
+                },
+            )
+            .is_some()
+        {
+            return Err(format!("--initial-cluster: member {name} appears twice"));
+        }
+    }
+    if members.is_empty() {
+        return Err("--initial-cluster names no member".into());
+    }
+    Ok(members)
+}
+
+impl ServeArgs {
+    /// The settings core runs with, shared by every member (they must match).
+    pub fn server_config(&self, id: NodeId, voters: BTreeSet<NodeId>) -> ServerConfig {
+        let mut raft = RaftConfig::new(id, voters);
+        raft.heartbeat_ns = self.heartbeat_interval_ms * NS_PER_MS;
+        raft.election_timeout_min_ns = self.election_timeout_ms * NS_PER_MS;
+        raft.election_timeout_max_ns = 2 * self.election_timeout_ms * NS_PER_MS;
+        let mut config = ServerConfig::new(raft, self.lease_expiry.into());
+        config.snapshot_every_entries = self.snapshot_count;
+        config
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_clusters_parse() {
+        assert_eq!(
+            parse_url("http://127.0.0.1:2380").unwrap(),
+            "127.0.0.1:2380".parse().unwrap()
+        );
+        assert_eq!(
+            parse_url("localhost:1,http://x:2").unwrap(),
+            "127.0.0.1:1".parse().unwrap()
+        );
+        assert!(parse_url("https://127.0.0.1:1")
+            .unwrap_err()
+            .contains("TLS"));
+        let members = parse_initial_cluster("s1=http://127.0.0.1:1,s2=http://127.0.0.1:2").unwrap();
+        assert_eq!(members.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
+        assert!(parse_initial_cluster("s1").is_err());
+        assert!(parse_initial_cluster("s1=http://127.0.0.1:1,s1=http://127.0.0.1:2").is_err());
+        assert!(member_id("alpha") >= 1_000_000);
+    }
+}

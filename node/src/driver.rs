@@ -1,0 +1,303 @@
+//! The one task that drives a server's core: it feeds it peer messages,
+//! client requests and timer firings with this process's real clocks, and
+//! carries out its outputs in the order core's durability contract demands:
+//! every persist written and fsynced, then messages sent and clients
+//! answered.
+//!
+//! It runs on its own thread (a single-threaded tokio runtime), because an
+//! fsync blocks: the rest of the process (gRPC, WebSocket, peer sockets)
+//! goes on meanwhile. Inputs that arrive together are handled as a batch
+//! and share one fsync (group commit); nothing of the batch leaves before it.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use leasesim_core::raft::{ConfChange, Role};
+use leasesim_core::server::{Clocks, Server, ServerOutput};
+use leasesim_core::service::{ClientRequest, ClientResponse, Response};
+use leasesim_core::{ClientId, LogIndex, NodeId, Term};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::storage::Storage;
+use crate::transport::{Links, PeerFrame};
+use crate::view::{RangeSpec, RangeView};
+
+/// A forwarded or local request's waiter is dropped after this long.
+const WAITER_TTL: Duration = Duration::from_secs(120);
+/// Most inputs handled before one fsync.
+const BATCH_INPUTS: usize = 512;
+
+/// The answer to a client request.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub resp: Response,
+    pub view: Option<RangeView>,
+}
+
+/// What the rest of the process can ask of the driver.
+pub enum Input {
+    Peer {
+        from: NodeId,
+        frame: PeerFrame,
+    },
+    Client {
+        req: ClientRequest,
+        view: Option<RangeSpec>,
+        reply: oneshot::Sender<Answer>,
+    },
+    ConfChange {
+        change: ConfChange,
+        reply: oneshot::Sender<Result<LogIndex, String>>,
+    },
+}
+
+/// What the driver publishes after every batch (status, member list,
+/// leader hints for redirects).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Probe {
+    pub id: NodeId,
+    pub role: Option<Role>,
+    pub term: Term,
+    pub leader: Option<NodeId>,
+    pub commit_index: LogIndex,
+    pub applied_index: LogIndex,
+    pub revision: u64,
+    pub voters: Vec<NodeId>,
+    pub db_size_bytes: u64,
+}
+
+enum Waiter {
+    Local(oneshot::Sender<Answer>),
+    Remote(NodeId),
+}
+
+struct Pending {
+    waiter: Waiter,
+    view: Option<RangeSpec>,
+    since: Instant,
+}
+
+/// This process's clocks: monotonic from `Instant`, wall from `SystemTime`.
+#[derive(Clone, Copy)]
+pub struct RealClocks {
+    start: Instant,
+}
+
+impl RealClocks {
+    pub fn new() -> Self {
+        RealClocks {
+            start: Instant::now(),
+        }
+    }
+
+    pub fn now(&self) -> Clocks {
+        // Offset by a second so no reading is 0 (core treats 0 as "never").
+        let mono_ns = self.start.elapsed().as_nanos() as u64 + 1_000_000_000;
+        let wall_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        Clocks { mono_ns, wall_ns }
+    }
+
+    /// The instant at which the monotonic reading will be `mono_ns`.
+    pub fn instant_of(&self, mono_ns: u64) -> Instant {
+        let since_start = mono_ns.saturating_sub(1_000_000_000);
+        self.start + Duration::from_nanos(since_start.min(u64::MAX / 4))
+    }
+}
+
+impl Default for RealClocks {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub struct Driver {
+    server: Server,
+    storage: Storage,
+    links: Links,
+    clocks: RealClocks,
+    pending: BTreeMap<(ClientId, u64), Pending>,
+    probe: watch::Sender<Probe>,
+}
+
+impl Driver {
+    pub fn new(
+        server: Server,
+        storage: Storage,
+        links: Links,
+        clocks: RealClocks,
+        probe: watch::Sender<Probe>,
+    ) -> Self {
+        Driver {
+            server,
+            storage,
+            links,
+            clocks,
+            pending: BTreeMap::new(),
+            probe,
+        }
+    }
+
+    /// Runs until every input sender is gone. A disk error stops the
+    /// process: a server that cannot persist must not go on answering.
+    pub async fn run(mut self, mut inputs: mpsc::UnboundedReceiver<Input>) {
+        self.flush();
+        loop {
+            let deadline = self.clocks.instant_of(self.server.next_deadline_ns());
+            let first = tokio::select! {
+                biased;
+                input = inputs.recv() => match input {
+                    Some(input) => Some(input),
+                    None => return,
+                },
+                _ = tokio::time::sleep_until(deadline.into()) => None,
+            };
+            match first {
+                Some(input) => {
+                    self.handle(input);
+                    for _ in 1..BATCH_INPUTS {
+                        match inputs.try_recv() {
+                            Ok(input) => self.handle(input),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                None => self.server.tick(self.clocks.now()),
+            }
+            // Deadlines that passed while the batch was handled.
+            self.server.tick(self.clocks.now());
+            self.flush();
+        }
+    }
+
+    fn handle(&mut self, input: Input) {
+        let clocks = self.clocks.now();
+        match input {
+            Input::Peer { from, frame } => match frame {
+                PeerFrame::Raft(msg) => self.server.handle_peer(clocks, from, msg),
+                PeerFrame::Forward { req, view } => {
+                    self.wait_for(&req, Waiter::Remote(from), view);
+                    self.server.handle_client(clocks, req);
+                }
+                PeerFrame::Reply { resp, view } => {
+                    if let Some(p) = self.pending.remove(&(resp.client, resp.seq)) {
+                        if let Waiter::Local(tx) = p.waiter {
+                            let _ = tx.send(Answer {
+                                resp: resp.body,
+                                view,
+                            });
+                        }
+                    }
+                }
+                PeerFrame::Hello { .. } => {}
+            },
+            Input::Client { req, view, reply } => {
+                let leader = self.server.raft().leader_id();
+                let me = self.server.id();
+                match leader {
+                    Some(leader) if leader != me && self.server.raft().role() != Role::Leader => {
+                        self.wait_for(&req, Waiter::Local(reply), None);
+                        self.links.send(leader, PeerFrame::Forward { req, view });
+                    }
+                    _ => {
+                        self.wait_for(&req, Waiter::Local(reply), view);
+                        self.server.handle_client(clocks, req);
+                    }
+                }
+            }
+            Input::ConfChange { change, reply } => {
+                let result = self
+                    .server
+                    .propose_conf_change(clocks, change)
+                    .map_err(|e| format!("{e:?}"));
+                let _ = reply.send(result);
+            }
+        }
+    }
+
+    fn wait_for(&mut self, req: &ClientRequest, waiter: Waiter, view: Option<RangeSpec>) {
+        self.pending.insert(
+            (req.client, req.seq),
+            Pending {
+                waiter,
+                view,
+                since: Instant::now(),
+            },
+        );
+    }
+
+    /// Carries out the core's output: persist and fsync, then send and
+    /// answer.
+    fn flush(&mut self) {
+        let ServerOutput {
+            persist,
+            messages,
+            replies,
+            events: _,
+        } = self.server.take_output();
+        let wrote = !persist.is_empty();
+        for op in persist {
+            if let Err(e) = self.storage.write(op) {
+                fatal_disk(e);
+            }
+        }
+        if wrote {
+            if let Err(e) = self.storage.sync() {
+                fatal_disk(e);
+            }
+        }
+        for (to, msg) in messages {
+            self.links.send(to, PeerFrame::Raft(msg));
+        }
+        for resp in replies {
+            self.answer(resp);
+        }
+        let now = Instant::now();
+        self.pending
+            .retain(|_, p| now.duration_since(p.since) < WAITER_TTL);
+        self.publish();
+    }
+
+    fn answer(&mut self, resp: ClientResponse) {
+        let Some(p) = self.pending.remove(&(resp.client, resp.seq)) else {
+            return;
+        };
+        let view = p.view.map(|spec| spec.read(self.server.state_machine()));
+        match p.waiter {
+            Waiter::Local(tx) => {
+                let _ = tx.send(Answer {
+                    resp: resp.body,
+                    view,
+                });
+            }
+            Waiter::Remote(origin) => self.links.send(origin, PeerFrame::Reply { resp, view }),
+        }
+    }
+
+    fn publish(&mut self) {
+        let raft = self.server.raft();
+        let sm = self.server.state_machine();
+        let probe = Probe {
+            id: raft.id(),
+            role: Some(raft.role()),
+            term: raft.term(),
+            leader: raft.leader_id(),
+            commit_index: raft.commit_index(),
+            applied_index: sm.applied_index(),
+            revision: sm.kv().revision(),
+            voters: raft.voters().iter().copied().collect(),
+            db_size_bytes: self.storage.size_bytes(),
+        };
+        self.probe.send_if_modified(|old| {
+            let changed = *old != probe;
+            *old = probe;
+            changed
+        });
+    }
+}
+
+fn fatal_disk(e: std::io::Error) -> ! {
+    tracing::error!("cannot persist to the data directory: {e}; stopping");
+    std::process::exit(3)
+}

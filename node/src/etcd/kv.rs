@@ -1,0 +1,387 @@
+//! etcd's KV service onto core: `Range` is a linearizable `Get` plus a read
+//! of the leader's state (for ranges and revisions), `Put` and `DeleteRange`
+//! are core's `Put`/`Delete`, and `Txn` covers compare-and-set: one compare
+//! on a key's value, or on its absence, mapped to core's `Cas`.
+//!
+//! What core cannot do atomically is done as a sequence and said so: a
+//! prefix delete deletes key by key, `deleted` counts what a read just
+//! before saw, a `mod_revision` compare reads the value first and then
+//! compares-and-sets on it, and a txn's range ops are read after its
+//! write. Keys have no version counter in core: `version` is 1 for any
+//! existing key.
+
+use leasesim_core::service::kv::KvValue;
+use leasesim_core::service::{Op, Response};
+use tonic::{Request, Status};
+
+use super::{status, text, unimplemented, Api, MAX_REQUEST_BYTES};
+use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
+use crate::pb::etcdserverpb::kv_server::Kv;
+use crate::pb::etcdserverpb::range_request::{SortOrder, SortTarget};
+use crate::pb::etcdserverpb::request_op::Request as TxnOp;
+use crate::pb::etcdserverpb::response_op::Response as TxnResp;
+use crate::pb::etcdserverpb::*;
+use crate::pb::mvccpb::KeyValue;
+use crate::view::{RangeSpec, RangeView};
+
+type Reply<T> = Result<tonic::Response<T>, Status>;
+
+pub(super) fn key_value(key: &str, v: &KvValue, keys_only: bool) -> KeyValue {
+    KeyValue {
+        key: key.as_bytes().to_vec(),
+        create_revision: v.create_revision as i64,
+        mod_revision: v.mod_revision as i64,
+        version: 1,
+        value: if keys_only {
+            Vec::new()
+        } else {
+            v.value.as_bytes().to_vec()
+        },
+        lease: v.lease.unwrap_or(0) as i64,
+    }
+}
+
+impl Api {
+    /// A linearizable read of `spec` on the leader.
+    pub(super) async fn read_range(&self, spec: RangeSpec) -> Result<RangeView, Status> {
+        // The `Get` goes through the read index; its key does not matter.
+        let key = String::from_utf8_lossy(&spec.key).into_owned();
+        let answer = self
+            .node
+            .front
+            .call_view(Op::Get { key }, Some(spec))
+            .await
+            .map_err(status)?;
+        Ok(answer.view.unwrap_or_default())
+    }
+
+    pub async fn range_op(&self, req: RangeRequest) -> Result<RangeResponse, Status> {
+        if req.key.is_empty() {
+            return Err(Status::invalid_argument("etcdserver: key is not provided"));
+        }
+        if req.revision > 0 {
+            return Err(unimplemented("reading at a past revision"));
+        }
+        let view = self
+            .read_range(RangeSpec {
+                key: req.key.clone(),
+                range_end: req.range_end.clone(),
+            })
+            .await?;
+        let mut kvs: Vec<(String, KvValue)> = view
+            .kvs
+            .into_iter()
+            .filter(|(_, v)| {
+                let (c, m) = (v.create_revision as i64, v.mod_revision as i64);
+                (req.min_create_revision == 0 || c >= req.min_create_revision)
+                    && (req.max_create_revision == 0 || c <= req.max_create_revision)
+                    && (req.min_mod_revision == 0 || m >= req.min_mod_revision)
+                    && (req.max_mod_revision == 0 || m <= req.max_mod_revision)
+            })
+            .collect();
+        let order = SortOrder::try_from(req.sort_order).unwrap_or(SortOrder::None);
+        let target = SortTarget::try_from(req.sort_target).unwrap_or(SortTarget::Key);
+        if order != SortOrder::None {
+            kvs.sort_by(|(ka, a), (kb, b)| match target {
+                SortTarget::Key => ka.cmp(kb),
+                SortTarget::Version => ka.cmp(kb),
+                SortTarget::Create => a.create_revision.cmp(&b.create_revision),
+                SortTarget::Mod => a.mod_revision.cmp(&b.mod_revision),
+                SortTarget::Value => a.value.cmp(&b.value),
+            });
+            if order == SortOrder::Descend {
+                kvs.reverse();
+            }
+        }
+        let count = kvs.len() as i64;
+        let limit = if req.limit > 0 {
+            req.limit as usize
+        } else {
+            usize::MAX
+        };
+        let more = kvs.len() > limit;
+        let kvs = if req.count_only {
+            Vec::new()
+        } else {
+            kvs.iter()
+                .take(limit)
+                .map(|(k, v)| key_value(k, v, req.keys_only))
+                .collect()
+        };
+        Ok(RangeResponse {
+            header: self.header(view.revision),
+            kvs,
+            more,
+            count,
+        })
+    }
+
+    pub async fn put_op(&self, req: PutRequest) -> Result<PutResponse, Status> {
+        if req.key.is_empty() {
+            return Err(Status::invalid_argument("etcdserver: key is not provided"));
+        }
+        if req.key.len() + req.value.len() > MAX_REQUEST_BYTES {
+            return Err(Status::invalid_argument("etcdserver: request is too large"));
+        }
+        if req.ignore_value || req.ignore_lease {
+            return Err(unimplemented("put with ignore_value or ignore_lease"));
+        }
+        let key = text(req.key, "key")?;
+        let value = text(req.value, "value")?;
+        let lease = (req.lease != 0).then_some(req.lease as u64);
+        let prev_kv = if req.prev_kv {
+            self.get_one(&key)
+                .await?
+                .map(|v| key_value(&key, &v, false))
+        } else {
+            None
+        };
+        match self
+            .node
+            .front
+            .call(Op::Put { key, value, lease })
+            .await
+            .map_err(status)?
+        {
+            Response::Done { revision } => Ok(PutResponse {
+                header: self.header(revision),
+                prev_kv,
+            }),
+            other => Err(Status::internal(format!(
+                "leasesim: unexpected answer {other:?}"
+            ))),
+        }
+    }
+
+    async fn get_one(&self, key: &str) -> Result<Option<KvValue>, Status> {
+        let view = self
+            .read_range(RangeSpec {
+                key: key.as_bytes().to_vec(),
+                range_end: Vec::new(),
+            })
+            .await?;
+        Ok(view.kvs.into_iter().next().map(|(_, v)| v))
+    }
+
+    pub async fn delete_op(&self, req: DeleteRangeRequest) -> Result<DeleteRangeResponse, Status> {
+        if req.key.is_empty() {
+            return Err(Status::invalid_argument("etcdserver: key is not provided"));
+        }
+        let view = self
+            .read_range(RangeSpec {
+                key: req.key,
+                range_end: req.range_end,
+            })
+            .await?;
+        let mut revision = view.revision;
+        let mut prev_kvs = Vec::new();
+        for (key, value) in &view.kvs {
+            if let Response::Done { revision: r } = self
+                .node
+                .front
+                .call(Op::Delete { key: key.clone() })
+                .await
+                .map_err(status)?
+            {
+                revision = revision.max(r);
+            }
+            if req.prev_kv {
+                prev_kvs.push(key_value(key, value, false));
+            }
+        }
+        Ok(DeleteRangeResponse {
+            header: self.header(revision),
+            deleted: view.kvs.len() as i64,
+            prev_kvs,
+        })
+    }
+
+    pub async fn txn_op(&self, req: TxnRequest) -> Result<TxnResponse, Status> {
+        let (succeeded, revision) = match req.compare.as_slice() {
+            [] => (true, 0),
+            [compare] => self.compare_and_put(compare, &req.success).await?,
+            _ => return Err(unimplemented("a txn with more than one compare")),
+        };
+        let ops = if succeeded { req.success } else { req.failure };
+        let mut responses = Vec::new();
+        let mut wrote = revision;
+        for (i, op) in ops.into_iter().enumerate() {
+            let response = match op.request {
+                // The first put of a compared txn was done by the compare-and-set.
+                Some(TxnOp::RequestPut(_)) if i == 0 && revision > 0 => {
+                    TxnResp::ResponsePut(PutResponse {
+                        header: self.header(revision),
+                        prev_kv: None,
+                    })
+                }
+                Some(TxnOp::RequestPut(put)) => {
+                    let resp = self.put_op(put).await?;
+                    wrote = wrote.max(resp.header.as_ref().map_or(0, |h| h.revision as u64));
+                    TxnResp::ResponsePut(resp)
+                }
+                Some(TxnOp::RequestRange(range)) => {
+                    TxnResp::ResponseRange(self.range_op(range).await?)
+                }
+                Some(TxnOp::RequestDeleteRange(del)) => {
+                    TxnResp::ResponseDeleteRange(self.delete_op(del).await?)
+                }
+                Some(TxnOp::RequestTxn(_)) => return Err(unimplemented("nested txn")),
+                None => continue,
+            };
+            responses.push(ResponseOp {
+                response: Some(response),
+            });
+        }
+        Ok(TxnResponse {
+            header: self.header(wrote),
+            succeeded,
+            responses,
+        })
+    }
+
+    /// Evaluates one compare; when it holds and the success branch starts
+    /// with a put of the same key, does that put as one compare-and-set.
+    /// Returns whether the compare held and the put's revision (0: no put).
+    async fn compare_and_put(
+        &self,
+        compare: &Compare,
+        success: &[RequestOp],
+    ) -> Result<(bool, u64), Status> {
+        if !compare.range_end.is_empty() {
+            return Err(unimplemented("a txn compare over a range"));
+        }
+        let result = CompareResult::try_from(compare.result)
+            .map_err(|_| Status::invalid_argument("bad compare result"))?;
+        let target = CompareTarget::try_from(compare.target)
+            .map_err(|_| Status::invalid_argument("bad compare target"))?;
+        let key = text(compare.key.clone(), "key")?;
+        let current = self.get_one(&key).await?;
+        // Does the compare hold on what was just read? And what value must
+        // the key still have for the put to be safe (None: absent)?
+        let (holds, expected) = match (target, &compare.target_union, &current) {
+            (CompareTarget::Value, Some(TargetUnion::Value(v)), Some(cur)) => (
+                compare_ord(result, cur.value.as_bytes().cmp(v.as_slice())),
+                Some(cur.value.clone()),
+            ),
+            (CompareTarget::Value, _, None) => (false, None),
+            (CompareTarget::Create, Some(TargetUnion::CreateRevision(r)), cur) => {
+                let c = cur.as_ref().map_or(0, |c| c.create_revision as i64);
+                (
+                    compare_ord(result, c.cmp(r)),
+                    cur.as_ref().map(|c| c.value.clone()),
+                )
+            }
+            (CompareTarget::Mod, Some(TargetUnion::ModRevision(r)), cur) => {
+                let m = cur.as_ref().map_or(0, |c| c.mod_revision as i64);
+                (
+                    compare_ord(result, m.cmp(r)),
+                    cur.as_ref().map(|c| c.value.clone()),
+                )
+            }
+            (CompareTarget::Version, Some(TargetUnion::Version(r)), cur) => {
+                let v = i64::from(cur.is_some());
+                (
+                    compare_ord(result, v.cmp(r)),
+                    cur.as_ref().map(|c| c.value.clone()),
+                )
+            }
+            (CompareTarget::Lease, Some(TargetUnion::Lease(l)), cur) => {
+                let have = cur.as_ref().and_then(|c| c.lease).unwrap_or(0) as i64;
+                (
+                    compare_ord(result, have.cmp(l)),
+                    cur.as_ref().map(|c| c.value.clone()),
+                )
+            }
+            _ => return Err(Status::invalid_argument("etcdserver: bad compare")),
+        };
+        if !holds {
+            return Ok((false, 0));
+        }
+        let Some(Some(TxnOp::RequestPut(put))) = success.first().map(|op| op.request.clone())
+        else {
+            return Ok((true, 0));
+        };
+        if put.key != compare.key {
+            return Ok((true, 0));
+        }
+        let value = text(put.value, "value")?;
+        let lease = (put.lease != 0).then_some(put.lease as u64);
+        match self
+            .node
+            .front
+            .call(Op::Cas {
+                key,
+                expected,
+                value,
+                lease,
+            })
+            .await
+            .map_err(status)?
+        {
+            Response::Cas {
+                succeeded: true,
+                revision,
+                ..
+            } => Ok((true, revision)),
+            // The key changed between the read and the compare-and-set.
+            Response::Cas {
+                succeeded: false, ..
+            } => Ok((false, 0)),
+            other => Err(Status::internal(format!(
+                "leasesim: unexpected answer {other:?}"
+            ))),
+        }
+    }
+}
+
+fn compare_ord(result: CompareResult, ord: std::cmp::Ordering) -> bool {
+    use std::cmp::Ordering::*;
+    match result {
+        CompareResult::Equal => ord == Equal,
+        CompareResult::NotEqual => ord != Equal,
+        CompareResult::Greater => ord == Greater,
+        CompareResult::Less => ord == Less,
+    }
+}
+
+#[tonic::async_trait]
+impl Kv for Api {
+    async fn range(&self, request: Request<RangeRequest>) -> Reply<RangeResponse> {
+        self.range_op(request.into_inner())
+            .await
+            .map(tonic::Response::new)
+    }
+
+    type RangeStreamStream = tokio_stream::Empty<Result<RangeStreamResponse, Status>>;
+
+    async fn range_stream(&self, _: Request<RangeRequest>) -> Reply<Self::RangeStreamStream> {
+        Err(unimplemented("RangeStream"))
+    }
+
+    async fn put(&self, request: Request<PutRequest>) -> Reply<PutResponse> {
+        self.put_op(request.into_inner())
+            .await
+            .map(tonic::Response::new)
+    }
+
+    async fn delete_range(
+        &self,
+        request: Request<DeleteRangeRequest>,
+    ) -> Reply<DeleteRangeResponse> {
+        self.delete_op(request.into_inner())
+            .await
+            .map(tonic::Response::new)
+    }
+
+    async fn txn(&self, request: Request<TxnRequest>) -> Reply<TxnResponse> {
+        self.txn_op(request.into_inner())
+            .await
+            .map(tonic::Response::new)
+    }
+
+    async fn compact(&self, _: Request<CompactionRequest>) -> Reply<CompactionResponse> {
+        Ok(tonic::Response::new(CompactionResponse {
+            header: self.header(0),
+        }))
+    }
+}

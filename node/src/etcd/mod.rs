@@ -1,0 +1,117 @@
+//! etcd's v3 gRPC API on a member's client URL: the subset `etcdctl` and
+//! etcd clients need (KV, Lease, Lock, Watch by polling, Maintenance
+//! status, Cluster), as
+//! adapters onto core's requests. Any member answers; a follower forwards
+//! to the leader (the driver does it for core requests).
+//!
+//! Errors carry etcd's gRPC codes and messages (`etcdserver: requested
+//! lease not found`, …) so that etcd clients recognise them.
+
+// tonic's `Status` is large, and it is what every handler returns.
+#![allow(clippy::result_large_err)]
+
+mod cluster;
+mod kv;
+mod lease;
+mod lock;
+mod watch;
+
+use leasesim_core::service::ServiceError;
+use tokio::net::TcpListener;
+use tonic::Status;
+
+use crate::front::CallError;
+use crate::pb::etcdserverpb::cluster_server::ClusterServer;
+use crate::pb::etcdserverpb::kv_server::KvServer;
+use crate::pb::etcdserverpb::lease_server::LeaseServer;
+use crate::pb::etcdserverpb::maintenance_server::MaintenanceServer;
+use crate::pb::etcdserverpb::watch_server::WatchServer;
+use crate::pb::etcdserverpb::ResponseHeader;
+use crate::pb::v3lockpb::lock_server::LockServer;
+use crate::serve::NodeHandle;
+
+/// etcd's default largest request (`--max-request-bytes`, 1.5 MiB).
+pub const MAX_REQUEST_BYTES: usize = 1536 * 1024;
+/// etcd's largest lease TTL (`MaxLeaseTTL`), seconds.
+pub const MAX_LEASE_TTL_SECS: i64 = 9_000_000_000;
+
+/// The API state every service shares.
+#[derive(Clone)]
+pub struct Api {
+    pub node: NodeHandle,
+}
+
+impl Api {
+    pub fn header(&self, revision: u64) -> Option<ResponseHeader> {
+        let probe = self.node.front.probe();
+        let revision = revision.max(probe.revision);
+        Some(ResponseHeader {
+            cluster_id: self.node.cluster_id,
+            member_id: probe.id,
+            revision: revision as i64,
+            raft_term: probe.term,
+        })
+    }
+}
+
+/// Serves the etcd API on `listener` until the process stops.
+pub async fn serve(node: NodeHandle, listener: TcpListener) -> Result<(), String> {
+    let api = Api { node };
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let limit = MAX_REQUEST_BYTES + 64 * 1024;
+    tonic::transport::Server::builder()
+        .add_service(KvServer::new(api.clone()).max_decoding_message_size(limit))
+        .add_service(LeaseServer::new(api.clone()))
+        .add_service(ClusterServer::new(api.clone()))
+        .add_service(MaintenanceServer::new(api.clone()))
+        .add_service(LockServer::new(api.clone()))
+        .add_service(WatchServer::new(api.clone()))
+        .serve_with_incoming(incoming)
+        .await
+        .map_err(|e| format!("gRPC server: {e}"))
+}
+
+/// etcd's status for a failed call.
+pub fn status(error: CallError) -> Status {
+    match error {
+        CallError::Unavailable(_) => Status::unavailable("etcdserver: request timed out"),
+        CallError::Stopped => Status::unavailable("etcdserver: server stopped"),
+        CallError::Service(e) => service_status(e),
+    }
+}
+
+fn service_status(error: ServiceError) -> Status {
+    match error {
+        ServiceError::LeaseNotFound { .. } => {
+            Status::not_found("etcdserver: requested lease not found")
+        }
+        ServiceError::DuplicateLease { .. } => {
+            Status::failed_precondition("etcdserver: lease already exists")
+        }
+        ServiceError::TtlTooShort { min_ns } => Status::out_of_range(format!(
+            "etcdserver: lease TTL below the minimum of {} ms",
+            min_ns / 1_000_000
+        )),
+        ServiceError::NotLockHolder { key } => {
+            Status::failed_precondition(format!("leasesim: not the holder of lock {key}"))
+        }
+        ServiceError::AlreadyQueued { key } => Status::failed_precondition(format!(
+            "leasesim: this lease already waits for lock {key}"
+        )),
+        ServiceError::SessionExpired => {
+            Status::unavailable("leasesim: request too old to retry (session expired)")
+        }
+        ServiceError::NotLeader { .. } => Status::unavailable("etcdserver: no leader"),
+        ServiceError::Retry => Status::unavailable("etcdserver: leader changed"),
+    }
+}
+
+/// Keys and values are bytes in etcd and UTF-8 text in core.
+pub fn text(bytes: Vec<u8>, what: &str) -> Result<String, Status> {
+    String::from_utf8(bytes)
+        .map_err(|_| Status::invalid_argument(format!("leasesim: {what} must be UTF-8")))
+}
+
+pub fn unimplemented(what: &str) -> Status {
+    Status::unimplemented(format!("leasesim: {what} is not implemented"))
+}

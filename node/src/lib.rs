@@ -1,0 +1,27 @@
+//! leasesim-node: leasesim's engine (`leasesim-core`) running for real, on
+//! tokio with real sockets, a real disk and real clocks, behind etcd's v3
+//! gRPC API. The simulator and this binary drive the same core, so a bug
+//! the simulator finds is a bug of a program people can run.
+//!
+//! Modules: `config` (etcd-style flags), `storage` (write-ahead log and
+//! snapshots), `driver` (the task that drives core), `transport` (peer
+//! frames over TCP), `front` (requests with retries), `view` (range reads),
+//! `etcd` (the gRPC services), `ws` (seed 001's WebSocket lock API),
+//! `store` (seed 001's data store), `serve` (starting a member), `local`
+//! (a whole cluster on one machine).
+
+pub mod config;
+pub mod driver;
+pub mod etcd;
+pub mod front;
+pub mod load;
+pub mod local;
+pub mod nemesis;
+pub mod pb;
+pub mod roster;
+pub mod serve;
+pub mod storage;
+pub mod store;
+pub mod transport;
+pub mod view;
+pub mod ws;

@@ -1,0 +1,530 @@
+//! `leasesim-node load`: drives any etcd-API endpoints (leasesim-node or a
+//! real etcd) with a workload and prints throughput and latency
+//! percentiles, so the two can be compared with the same client and
+//! concurrency. `--history` records every KV operation as JSON lines in the
+//! format `leasesim check-history` reads (call and return times in
+//! nanoseconds since the load started; an operation whose outcome is
+//! unknown has no output).
+//!
+//! Workloads: `put` (puts of fresh keys: write throughput), `kv` (gets,
+//! puts and compare-and-sets on a few keys: a history worth checking for
+//! linearizability), `lock` (every worker takes and releases one lock
+//! through the Lock service: hand-offs per second, the fencing token being
+//! the lock key's revision).
+//!
+//! With `--store host:port` each lock holder writes to seed 001's data
+//! store with its token (the Lock response's revision), as the simulator's
+//! lock clients do, and the run counts accepted and refused writes.
+//!
+//! `--nemesis kill-leader|pause-leader|kill-random --every 5s
+//! --cluster-dir DIR` adds faults to a cluster started by `leasesim-node
+//! local --dir DIR`; after a `put` load every acknowledged write is read
+//! back, and a lost one fails the run.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use serde_json::{json, Value};
+use tonic::transport::Channel;
+
+use crate::nemesis::Nemesis;
+use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
+use crate::pb::etcdserverpb::kv_client::KvClient;
+use crate::pb::etcdserverpb::lease_client::LeaseClient;
+use crate::pb::etcdserverpb::request_op::Request as TxnOp;
+use crate::pb::etcdserverpb::LeaseRevokeRequest;
+use crate::pb::etcdserverpb::{
+    Compare, LeaseGrantRequest, PutRequest, RangeRequest, RequestOp, TxnRequest,
+};
+use crate::pb::v3lockpb::lock_client::LockClient;
+use crate::pb::v3lockpb::{LockRequest, UnlockRequest};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Workload {
+    Put,
+    Kv,
+    Lock,
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct LoadArgs {
+    /// The members' client URLs, comma-separated (host:port or http://host:port).
+    #[arg(long)]
+    pub endpoints: String,
+    #[arg(long, value_enum, default_value = "put")]
+    pub workload: Workload,
+    /// How long to run: 500ms, 30s, 2m.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub concurrency: u64,
+    /// Keys the `kv` workload works on.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub keys: u64,
+    /// Write the history (JSON lines, `leasesim check-history` format).
+    #[arg(long)]
+    pub history: Option<std::path::PathBuf>,
+    /// Faults during the load (needs --cluster-dir).
+    #[arg(long, value_enum, requires = "cluster_dir")]
+    pub nemesis: Option<Nemesis>,
+    /// How often the nemesis strikes.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub every: Duration,
+    /// `lock` workload: seed 001's data store (host:port) each holder writes
+    /// to with its fencing token.
+    #[arg(long)]
+    pub store: Option<String>,
+    /// The --dir of a `leasesim-node local` cluster (its roster names the processes).
+    #[arg(long)]
+    pub cluster_dir: Option<std::path::PathBuf>,
+}
+
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (number, unit) = s
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or((s, "s"), |i| s.split_at(i));
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{s}: expected a duration like 500ms, 30s or 2m"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        _ => Err(format!("{s}: the unit must be ms, s or m")),
+    }
+}
+
+/// What every worker shares.
+struct Shared {
+    started: Instant,
+    until: Instant,
+    latencies_ns: Mutex<Vec<u64>>,
+    errors: Mutex<u64>,
+    history: Mutex<Vec<Value>>,
+    /// Keys the `put` workload wrote and heard acknowledged.
+    acked: Mutex<Vec<(String, String)>>,
+    /// The `lock` workload's writes to the data store.
+    store_accepted: Mutex<u64>,
+    store_refused: Mutex<u64>,
+}
+
+impl Shared {
+    fn since_ns(&self, t: Instant) -> u64 {
+        t.duration_since(self.started).as_nanos() as u64
+    }
+
+    fn done(&self, call: Instant) {
+        self.latencies_ns
+            .lock()
+            .expect("latencies")
+            .push(call.elapsed().as_nanos() as u64);
+    }
+
+    fn failed(&self) {
+        *self.errors.lock().expect("errors") += 1;
+    }
+
+    fn record(&self, client: u64, call: Instant, input: Value, output: Option<Value>) {
+        let mut op = json!({"client": client, "call_ns": self.since_ns(call), "input": input});
+        if let Some(output) = output {
+            op["return_ns"] = json!(self.since_ns(Instant::now()));
+            op["output"] = output;
+        }
+        self.history.lock().expect("history").push(op);
+    }
+}
+
+fn url(endpoint: &str) -> String {
+    if endpoint.starts_with("http://") {
+        endpoint.to_string()
+    } else {
+        format!("http://{endpoint}")
+    }
+}
+
+async fn channel(endpoints: &[String], start: usize) -> Channel {
+    let mut i = start;
+    loop {
+        let endpoint =
+            Channel::from_shared(url(&endpoints[i % endpoints.len()])).expect("a valid URL");
+        if let Ok(channel) = endpoint
+            .connect_timeout(Duration::from_secs(1))
+            .timeout(Duration::from_secs(10))
+            .connect()
+            .await
+        {
+            return channel;
+        }
+        i += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Runs the workload and prints the figures.
+pub async fn run(args: LoadArgs) -> Result<(), String> {
+    let endpoints: Vec<String> = args
+        .endpoints
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(String::from)
+        .collect();
+    if endpoints.is_empty() {
+        return Err("--endpoints names no endpoint".into());
+    }
+    let started = Instant::now();
+    let shared = Arc::new(Shared {
+        started,
+        until: started + args.duration,
+        latencies_ns: Mutex::default(),
+        errors: Mutex::default(),
+        history: Mutex::default(),
+        acked: Mutex::default(),
+        store_accepted: Mutex::default(),
+        store_refused: Mutex::default(),
+    });
+    let nemesis = match (args.nemesis, args.cluster_dir.clone()) {
+        (Some(kind), Some(dir)) => Some(tokio::spawn(crate::nemesis::run(
+            kind,
+            args.every,
+            dir,
+            started,
+            shared.until,
+        ))),
+        _ => None,
+    };
+    let mut workers = Vec::new();
+    for worker in 0..args.concurrency {
+        let (shared, endpoints, args) = (shared.clone(), endpoints.clone(), args.clone());
+        workers.push(tokio::spawn(async move {
+            match args.workload {
+                Workload::Put => put_worker(worker, &endpoints, &shared).await,
+                Workload::Kv => kv_worker(worker, &endpoints, args.keys, &shared).await,
+                Workload::Lock => {
+                    lock_worker(worker, &endpoints, args.store.as_deref(), &shared).await
+                }
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.map_err(|e| e.to_string())?;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    if let Some(nemesis) = nemesis {
+        let log = nemesis.await.map_err(|e| e.to_string())??;
+        for action in &log.actions {
+            println!("nemesis: {action}");
+        }
+    }
+    let mut latencies = shared.latencies_ns.lock().expect("latencies").clone();
+    latencies.sort_unstable();
+    let pct = |p: f64| {
+        latencies
+            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
+            .copied()
+    };
+    let ms =
+        |ns: Option<u64>| ns.map_or("-".to_string(), |ns| format!("{:.2} ms", ns as f64 / 1e6));
+    let errors = *shared.errors.lock().expect("errors");
+    println!(
+        "workload {:?}: {} ops in {elapsed:.1} s = {:.1} ops/s with {} clients; latency p50 {} p99 {}; {errors} errors",
+        args.workload,
+        latencies.len(),
+        latencies.len() as f64 / elapsed,
+        args.concurrency,
+        ms(pct(0.50)),
+        ms(pct(0.99)),
+    );
+    if let Some(path) = &args.history {
+        let mut file = std::fs::File::create(path)
+            .map_err(|e| format!("--history {}: {e}", path.display()))?;
+        for op in shared.history.lock().expect("history").iter() {
+            writeln!(file, "{op}").map_err(|e| e.to_string())?;
+        }
+        println!(
+            "history: {} operations in {}",
+            shared.history.lock().expect("history").len(),
+            path.display()
+        );
+    }
+    if args.store.is_some() {
+        let (accepted, refused) = (
+            *shared.store_accepted.lock().expect("store"),
+            *shared.store_refused.lock().expect("store"),
+        );
+        println!("data store: {accepted} fenced writes accepted, {refused} refused as stale");
+    }
+    if args.workload == Workload::Put {
+        let acked = shared.acked.lock().expect("acked").clone();
+        let lost = lost_writes(&endpoints, &acked).await?;
+        println!("acknowledged writes: {}; lost: {}", acked.len(), lost.len());
+        if !lost.is_empty() {
+            return Err(format!(
+                "{} acknowledged writes lost, e.g. {:?}",
+                lost.len(),
+                &lost[..lost.len().min(5)]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reads every `load/` key back (retrying while the cluster recovers) and
+/// returns the acknowledged writes it does not find.
+async fn lost_writes(
+    endpoints: &[String],
+    acked: &[(String, String)],
+) -> Result<Vec<String>, String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut attempt = 0;
+    let stored = loop {
+        let mut kv = KvClient::new(channel(endpoints, attempt).await);
+        let range = RangeRequest {
+            key: b"load/".to_vec(),
+            range_end: b"load0".to_vec(),
+            ..Default::default()
+        };
+        match kv.range(range).await {
+            Ok(r) => break r.into_inner().kvs,
+            Err(e) if Instant::now() > deadline => {
+                return Err(format!("cannot read the writes back: {e}"))
+            }
+            Err(_) => attempt += 1,
+        }
+    };
+    let stored: std::collections::BTreeMap<Vec<u8>, Vec<u8>> =
+        stored.into_iter().map(|kv| (kv.key, kv.value)).collect();
+    Ok(acked
+        .iter()
+        .filter(|(k, v)| stored.get(k.as_bytes()).map(Vec::as_slice) != Some(v.as_bytes()))
+        .map(|(k, _)| k.clone())
+        .collect())
+}
+
+async fn put_worker(worker: u64, endpoints: &[String], shared: &Shared) {
+    let mut kv = KvClient::new(channel(endpoints, worker as usize).await);
+    let mut n = 0u64;
+    while Instant::now() < shared.until {
+        let call = Instant::now();
+        let (key, value) = (format!("load/{worker}/{n}"), n.to_string());
+        let req = PutRequest {
+            key: key.clone().into_bytes(),
+            value: value.clone().into_bytes(),
+            ..Default::default()
+        };
+        match kv.put(req).await {
+            Ok(_) => {
+                shared.done(call);
+                shared.acked.lock().expect("acked").push((key, value));
+            }
+            Err(_) => {
+                shared.failed();
+                kv = KvClient::new(channel(endpoints, (worker + n) as usize).await);
+            }
+        }
+        n += 1;
+    }
+}
+
+async fn kv_worker(worker: u64, endpoints: &[String], keys: u64, shared: &Shared) {
+    let client = worker + 1;
+    let mut kv = KvClient::new(channel(endpoints, worker as usize).await);
+    let mut n = 0u64;
+    let mut seen: Option<String> = None;
+    while Instant::now() < shared.until {
+        n += 1;
+        let key = format!("kv/{}", (n * 7 + worker) % keys);
+        let call = Instant::now();
+        let (input, result) = match n % 5 {
+            0 | 1 => {
+                let result = kv
+                    .range(RangeRequest {
+                        key: key.clone().into_bytes(),
+                        ..Default::default()
+                    })
+                    .await;
+                let output = result.as_ref().ok().map(|r| {
+                    let value = r
+                        .get_ref()
+                        .kvs
+                        .first()
+                        .map(|kv| String::from_utf8_lossy(&kv.value).into_owned());
+                    seen = value.clone();
+                    json!({"value": value})
+                });
+                (json!({"get": {"key": key}}), result.map(|_| output))
+            }
+            2 | 3 => {
+                let value = format!("{client}-{n}");
+                let req = PutRequest {
+                    key: key.clone().into_bytes(),
+                    value: value.clone().into_bytes(),
+                    ..Default::default()
+                };
+                let result = kv.put(req).await.map(|_| Some(json!("ok")));
+                (json!({"put": {"key": key, "value": value}}), result)
+            }
+            _ => {
+                let value = format!("{client}-{n}");
+                let expected = seen.clone();
+                let compare = match &expected {
+                    Some(v) => Compare {
+                        key: key.clone().into_bytes(),
+                        result: CompareResult::Equal as i32,
+                        target: CompareTarget::Value as i32,
+                        target_union: Some(TargetUnion::Value(v.clone().into_bytes())),
+                        ..Default::default()
+                    },
+                    None => Compare {
+                        key: key.clone().into_bytes(),
+                        result: CompareResult::Equal as i32,
+                        target: CompareTarget::Create as i32,
+                        target_union: Some(TargetUnion::CreateRevision(0)),
+                        ..Default::default()
+                    },
+                };
+                let put = PutRequest {
+                    key: key.clone().into_bytes(),
+                    value: value.clone().into_bytes(),
+                    ..Default::default()
+                };
+                let txn = TxnRequest {
+                    compare: vec![compare],
+                    success: vec![RequestOp {
+                        request: Some(TxnOp::RequestPut(put)),
+                    }],
+                    failure: vec![],
+                };
+                let result = kv
+                    .txn(txn)
+                    .await
+                    .map(|r| Some(json!({"cas": {"succeeded": r.get_ref().succeeded}})));
+                (
+                    json!({"cas": {"key": key, "expected": expected, "value": value}}),
+                    result,
+                )
+            }
+        };
+        match result {
+            Ok(output) => {
+                shared.done(call);
+                shared.record(client, call, input, output);
+            }
+            Err(_) => {
+                shared.failed();
+                shared.record(client, call, input, None);
+                kv = KvClient::new(channel(endpoints, (worker + n) as usize).await);
+            }
+        }
+    }
+}
+
+async fn lock_worker(worker: u64, endpoints: &[String], store: Option<&str>, shared: &Shared) {
+    let mut attempt = worker as usize;
+    let mut lease = None;
+    let mut locks = LockClient::new(channel(endpoints, attempt).await);
+    while Instant::now() < shared.until {
+        // A lease of its own (again after a failure: it may have expired).
+        let id = match lease {
+            Some(id) => id,
+            None => {
+                let mut leases = LeaseClient::new(channel(endpoints, attempt).await);
+                match leases
+                    .lease_grant(LeaseGrantRequest { ttl: 10, id: 0 })
+                    .await
+                {
+                    Ok(granted) => *lease.insert(granted.into_inner().id),
+                    Err(_) => {
+                        shared.failed();
+                        attempt += 1;
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                }
+            }
+        };
+        let call = Instant::now();
+        let mut request = tonic::Request::new(LockRequest {
+            name: b"load-lock".to_vec(),
+            lease: id,
+        });
+        request.set_timeout(Duration::from_secs(15));
+        match locks.lock(request).await {
+            Ok(held) => {
+                shared.done(call);
+                let held = held.into_inner();
+                if let Some(store) = store {
+                    // The holder writes with its token, as in the simulator.
+                    let token = held.header.as_ref().map_or(0, |h| h.revision.max(0) as u64);
+                    match store_write(store, worker, token).await {
+                        Some(true) => *shared.store_accepted.lock().expect("store") += 1,
+                        Some(false) => *shared.store_refused.lock().expect("store") += 1,
+                        None => shared.failed(),
+                    }
+                }
+                if locks.unlock(UnlockRequest { key: held.key }).await.is_err() {
+                    shared.failed();
+                }
+            }
+            Err(_) => {
+                // Another member, and a fresh lease, after a short pause.
+                // The old lease is revoked (best effort): the lock request
+                // may have been queued, and its waiter would block the
+                // queue until the lease expired.
+                shared.failed();
+                attempt += 1;
+                let chan = channel(endpoints, attempt).await;
+                if let Some(old) = lease.take() {
+                    let mut leases = LeaseClient::new(chan.clone());
+                    let _ = leases.lease_revoke(LeaseRevokeRequest { id: old }).await;
+                }
+                locks = LockClient::new(chan);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// One `WriteRequest` to the data store over plain HTTP/1.1; whether it was
+/// accepted (`None`: no answer).
+async fn store_write(store: &str, worker: u64, token: u64) -> Option<bool> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = store.trim_start_matches("http://").trim_end_matches('/');
+    let body = json!({"clientID": format!("load-{worker}"), "fencingToken": {"key": "load-lock", "value": token}, "data": format!("written by load-{worker}")}).to_string();
+    let request = format!(
+        "POST /write HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream =
+        tokio::time::timeout(Duration::from_secs(5), tokio::net::TcpStream::connect(addr))
+            .await
+            .ok()?
+            .ok()?;
+    stream.write_all(request.as_bytes()).await.ok()?;
+    let mut response = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut response))
+        .await
+        .ok()?
+        .ok()?;
+    let response = String::from_utf8_lossy(&response);
+    let (_, body) = response.split_once("\r\n\r\n")?;
+    let answer: Value = serde_json::from_str(body).ok()?;
+    answer["success"].as_bool()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("5h").is_err());
+    }
+}

@@ -1,0 +1,141 @@
+//! `leasesim-node local --servers 3 --dir DIR`: a whole cluster on this
+//! machine in one command, for trying it out: N members (each its own
+//! process, with its own data directory and log under DIR) and the data
+//! store, on free loopback ports. Prints the endpoints; Ctrl-C (or SIGTERM)
+//! stops them all. The roster (`DIR/members.json`) lets `load --nemesis`
+//! kill, pause and restart members.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Child;
+
+use clap::Args;
+
+use crate::config::LeaseExpiry;
+use crate::roster::{self, RosterEntry};
+
+#[derive(Args, Clone, Debug)]
+pub struct LocalArgs {
+    /// How many members.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=9))]
+    pub servers: u64,
+    /// Where the members' data directories, their logs and data.txt go.
+    #[arg(long)]
+    pub dir: PathBuf,
+    #[arg(long, value_enum, default_value = "leader-monotonic")]
+    pub lease_expiry: LeaseExpiry,
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
+    Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
+}
+
+struct Children(Vec<Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+pub async fn run(args: LocalArgs) -> Result<(), String> {
+    std::fs::create_dir_all(&args.dir).map_err(|e| format!("--dir {}: {e}", args.dir.display()))?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let expiry = match args.lease_expiry {
+        LeaseExpiry::LeaderMonotonic => "leader-monotonic",
+        LeaseExpiry::LeaderStampedWall => "leader-stamped-wall",
+        LeaseExpiry::WriterClock => "writer-clock",
+    };
+    let mut ports = Vec::new();
+    for _ in 0..args.servers {
+        ports.push((free_port()?, free_port()?, free_port()?));
+    }
+    let initial_cluster = (1..=args.servers)
+        .zip(&ports)
+        .map(|(i, (peer, _, _))| format!("s{i}=http://127.0.0.1:{peer}"))
+        .collect::<Vec<_>>();
+    let initial_cluster = initial_cluster.join(",");
+    let mut children = Children(Vec::new());
+    let mut entries = Vec::new();
+    let exe_text = exe.to_string_lossy().into_owned();
+    for (i, (peer, client, lock)) in (1..=args.servers).zip(&ports) {
+        let name = format!("s{i}");
+        let argv: Vec<String> = vec![
+            exe_text.clone(),
+            "--name".into(),
+            name.clone(),
+            "--data-dir".into(),
+            args.dir.join(&name).to_string_lossy().into_owned(),
+            "--listen-peer-urls".into(),
+            format!("http://127.0.0.1:{peer}"),
+            "--listen-client-urls".into(),
+            format!("http://127.0.0.1:{client}"),
+            "--listen-lock-urls".into(),
+            format!("http://127.0.0.1:{lock}"),
+            "--initial-cluster".into(),
+            initial_cluster.clone(),
+            "--lease-expiry".into(),
+            expiry.into(),
+        ];
+        let log = args.dir.join(format!("{name}.log"));
+        let child = roster::spawn(&argv, &log)?;
+        entries.push(RosterEntry {
+            name,
+            client_url: format!("http://127.0.0.1:{client}"),
+            pid: child.id(),
+            argv,
+            log,
+        });
+        children.0.push(child);
+    }
+    roster::save(&args.dir, &entries)?;
+    let store_port = free_port()?;
+    let store_argv: Vec<String> = vec![
+        exe_text,
+        "store".into(),
+        "--listen-url".into(),
+        format!("http://127.0.0.1:{store_port}"),
+        "--file".into(),
+        args.dir.join("data.txt").to_string_lossy().into_owned(),
+    ];
+    children
+        .0
+        .push(roster::spawn(&store_argv, &args.dir.join("store.log"))?);
+
+    let endpoints = ports
+        .iter()
+        .map(|(_, c, _)| format!("127.0.0.1:{c}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    println!(
+        "leasesim local cluster: {} members, logs and data under {}",
+        args.servers,
+        args.dir.display()
+    );
+    for (i, (peer, client, lock)) in (1..=args.servers).zip(&ports) {
+        println!("  s{i}: etcd API http://127.0.0.1:{client}  lock API ws://127.0.0.1:{lock}/ws  peers http://127.0.0.1:{peer}");
+    }
+    println!("  data store: POST http://127.0.0.1:{store_port}/write");
+    println!("try:  ETCDCTL_API=3 etcdctl --endpoints={endpoints} put hello world");
+    println!("Ctrl-C stops the cluster.");
+    // Ctrl-C or SIGTERM: stop every member and the store.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| e.to_string())?;
+    tokio::select! {
+        biased;
+        result = tokio::signal::ctrl_c() => result.map_err(|e| e.to_string())?,
+        _ = term.recv() => {}
+    }
+    // A nemesis may have restarted members: stop the processes the roster
+    // names now, then the ones this process started.
+    for entry in roster::load(&args.dir).unwrap_or_default() {
+        let _ = roster::signal(entry.pid, "CONT");
+        let _ = roster::signal(entry.pid, "TERM");
+    }
+    drop(children);
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! The `leasesim-node` binary: one member of a leasesim cluster serving
+//! etcd's v3 API (flags after etcd's own); `store` runs seed 001's data
+//! store, `local` a whole cluster on this machine.
+
+use clap::{Parser, Subcommand};
+use leasesim_node::config::ServeArgs;
+use leasesim_node::load::LoadArgs;
+use leasesim_node::local::LocalArgs;
+use leasesim_node::store::StoreArgs;
+
+#[derive(Parser)]
+#[command(
+    name = "leasesim-node",
+    version,
+    about = "leasesim's lease and lock service, for real (etcd v3 API, seed 001's WebSocket locks)",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Cmd>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Seed 001's data store: fenced HTTP writes persisted to a text file.
+    Store(StoreArgs),
+    /// A whole local cluster (N members and the data store); prints endpoints.
+    Local(LocalArgs),
+    /// Drives etcd-API endpoints (leasesim-node or etcd); prints ops/s and latency.
+    Load(LoadArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("leasesim-node: cannot start the runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let result = rt.block_on(async {
+        match cli.command {
+            Some(Cmd::Store(args)) => leasesim_node::store::run(args).await,
+            Some(Cmd::Local(args)) => leasesim_node::local::run(args).await,
+            Some(Cmd::Load(args)) => leasesim_node::load::run(args).await,
+            None => leasesim_node::serve::serve(cli.serve).await,
+        }
+    });
+    if let Err(e) = result {
+        eprintln!("leasesim-node: {e}");
+        std::process::exit(2);
+    }
+}

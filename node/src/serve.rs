@@ -1,0 +1,164 @@
+//! Starting one member: recover the data directory, start the driver on
+//! its own thread, the peer transport, and the client APIs.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use leasesim_core::server::Server;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+
+use crate::config::{member_id, parse_initial_cluster, ClusterState, ServeArgs};
+use crate::driver::{Driver, Input, Probe, RealClocks};
+use crate::front::Front;
+use crate::storage::Storage;
+use crate::transport::{serve_peers, Links, MemberInfo, PeerFrame};
+
+/// What a running member exposes to the API layers.
+#[derive(Clone)]
+pub struct NodeHandle {
+    pub front: Front,
+    pub directory: crate::transport::Directory,
+    pub name: String,
+    /// etcd's cluster id: a digest of `--initial-cluster`.
+    pub cluster_id: u64,
+}
+
+/// Runs a member until the process is stopped.
+pub async fn serve(args: ServeArgs) -> Result<(), String> {
+    let mut members = parse_initial_cluster(&args.initial_cluster)?;
+    let named = member_id(&args.name);
+    let mut me = members
+        .remove(&named)
+        .ok_or_else(|| format!("--name {} is not in --initial-cluster", args.name))?;
+    if me.peer != args.listen_peer_urls {
+        tracing::warn!(
+            "--initial-cluster gives {} the peer URL {}, it listens on {}",
+            args.name,
+            me.peer,
+            args.listen_peer_urls
+        );
+    }
+    // The genesis configuration: every initial member. A member joining an
+    // existing cluster takes the id `member add` gave it (derived from its
+    // peer URL) and starts passive (its own id left out of the genesis
+    // set); it learns the configuration from the log once a leader adds it.
+    let mut voters: BTreeSet<_> = members.keys().copied().collect();
+    if args.initial_cluster_state == ClusterState::Existing {
+        me.id = member_id(&format!("http://{}", me.peer));
+    } else {
+        voters.insert(me.id);
+    }
+    let id = me.id;
+    members.insert(id, me);
+    let config = args.server_config(id, voters);
+
+    let storage = Storage::open(&args.data_dir)
+        .map_err(|e| format!("--data-dir {}: {e}", args.data_dir.display()))?;
+    if storage.recovered_torn_bytes > 0 {
+        tracing::warn!(
+            "cut a torn tail of {} bytes off the write-ahead log",
+            storage.recovered_torn_bytes
+        );
+    }
+    let clocks = RealClocks::new();
+    let persisted = storage.persisted();
+    let server = Server::new(config, persisted, rand::random(), clocks.now());
+
+    let peer_listener = TcpListener::bind(args.listen_peer_urls)
+        .await
+        .map_err(|e| format!("--listen-peer-urls {}: {e}", args.listen_peer_urls))?;
+    let client_listener = TcpListener::bind(args.listen_client_urls)
+        .await
+        .map_err(|e| format!("--listen-client-urls {}: {e}", args.listen_client_urls))?;
+    let client_addr = client_listener.local_addr().map_err(|e| e.to_string())?;
+    let advertised = args.advertise_client_urls.unwrap_or(client_addr);
+    let lock_listener = match args.listen_lock_urls {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("--listen-lock-urls {addr}: {e}"))?,
+        ),
+        None => None,
+    };
+    let lock_url = match &lock_listener {
+        Some(l) => format!("http://{}", l.local_addr().map_err(|e| e.to_string())?),
+        None => String::new(),
+    };
+
+    let directory = Arc::new(Mutex::new(
+        members
+            .values()
+            .map(|m| {
+                let info = MemberInfo {
+                    name: m.name.clone(),
+                    peer_url: format!("http://{}", m.peer),
+                    ..MemberInfo::default()
+                };
+                (m.id, info)
+            })
+            .collect::<std::collections::BTreeMap<_, _>>(),
+    ));
+    {
+        let mut dir = directory.lock().expect("directory lock");
+        let mine = dir.entry(id).or_default();
+        mine.client_url = format!("http://{advertised}");
+        mine.lock_url = lock_url.clone();
+    }
+    let hello = PeerFrame::Hello {
+        from: id,
+        name: args.name.clone(),
+        peer_url: format!("http://{}", args.listen_peer_urls),
+        client_url: format!("http://{advertised}"),
+        lock_url,
+    };
+    let links = Links::new(id, hello.clone(), directory.clone());
+
+    let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
+    let (probe_tx, probe_rx) = watch::channel(Probe::default());
+    let driver = Driver::new(server, storage, links.clone(), clocks, probe_tx);
+    std::thread::Builder::new()
+        .name(format!("driver-{}", args.name))
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("driver runtime");
+            rt.block_on(driver.run(input_rx));
+        })
+        .map_err(|e| e.to_string())?;
+
+    // Peer frames go straight to the driver.
+    let (peer_tx, mut peer_rx) = mpsc::unbounded_channel();
+    tokio::spawn(serve_peers(peer_listener, directory.clone(), peer_tx));
+    let to_driver = input_tx.clone();
+    let hello_back = links.clone();
+    tokio::spawn(async move {
+        while let Some((from, frame)) = peer_rx.recv().await {
+            if matches!(frame, PeerFrame::Hello { .. }) {
+                hello_back.ensure(from);
+            }
+            if to_driver.send(Input::Peer { from, frame }).is_err() {
+                return;
+            }
+        }
+    });
+    // Say hello to every peer now, so member lists fill in before traffic.
+    for peer in members.keys().filter(|p| **p != id) {
+        links.send(*peer, hello.clone());
+    }
+
+    let front = Front::new(input_tx, probe_rx);
+    let cluster_id = member_id(&args.initial_cluster);
+    let handle = NodeHandle {
+        front,
+        directory,
+        name: args.name.clone(),
+        cluster_id,
+    };
+    tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
+    if let Some(listener) = lock_listener {
+        tokio::spawn(crate::ws::serve(handle.clone(), listener));
+    }
+    crate::etcd::serve(handle, client_listener).await
+}

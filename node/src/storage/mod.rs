@@ -1,0 +1,247 @@
+//! A server's data directory: the write-ahead log and the snapshot, carried
+//! out exactly as core's durability contract asks (persist and fsync before
+//! the messages that depend on it), and read back on restart into the
+//! [`Persisted`] that core's restore expects.
+//!
+//! Layout under `--data-dir`: `snapshot.bin` (one checksummed record, the
+//! latest snapshot, replaced atomically by rename) and `wal.log`
+//! (checksummed records: hard states, appends, truncations). Saving a
+//! snapshot rewrites the log with only what follows it, so the directory
+//! stays bounded by one snapshot plus the entries since.
+
+pub mod record;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use leasesim_core::raft::{Entry, HardState, PersistOp, Persisted, Snapshot};
+use leasesim_core::service::{Command, StateMachine};
+use leasesim_core::LogIndex;
+use serde::{Deserialize, Serialize};
+
+pub type NodePersisted = Persisted<Command, StateMachine>;
+pub type NodePersistOp = PersistOp<Command, StateMachine>;
+
+const WAL: &str = "wal.log";
+const WAL_TMP: &str = "wal.log.tmp";
+const SNAPSHOT: &str = "snapshot.bin";
+const SNAPSHOT_TMP: &str = "snapshot.bin.tmp";
+
+/// One log record.
+#[derive(Serialize, Deserialize)]
+enum WalRecord {
+    HardState(HardState),
+    Append(Vec<Entry<Command>>),
+    TruncateFrom(LogIndex),
+}
+
+/// An open data directory and a mirror of what it holds.
+pub struct Storage {
+    dir: PathBuf,
+    wal: File,
+    /// What the directory holds (after the pending writes are synced).
+    image: NodePersisted,
+    /// Written since the last [`Storage::sync`].
+    dirty: bool,
+    /// What recovery found and cut off (for the log and tests).
+    pub recovered_torn_bytes: u64,
+}
+
+fn invalid(why: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, why)
+}
+
+impl Storage {
+    /// Opens (creating if needed) `dir` and recovers what it holds: the
+    /// snapshot, then every intact log record; a torn tail is truncated.
+    pub fn open(dir: &Path) -> io::Result<Storage> {
+        fs::create_dir_all(dir)?;
+        let mut image = NodePersisted::default();
+        let snapshot_path = dir.join(SNAPSHOT);
+        if snapshot_path.exists() {
+            let bytes = fs::read(&snapshot_path)?;
+            let scan = record::scan(&bytes).map_err(invalid)?;
+            let payload = match scan.payloads.as_slice() {
+                [one] if scan.valid_len == bytes.len() => *one,
+                _ => return Err(invalid(format!("{} is damaged", snapshot_path.display()))),
+            };
+            let snapshot: Snapshot<StateMachine> =
+                bincode::deserialize(payload).map_err(invalid)?;
+            image.snapshot = Some(snapshot);
+        }
+        let _ = fs::remove_file(dir.join(SNAPSHOT_TMP));
+        let _ = fs::remove_file(dir.join(WAL_TMP));
+        let wal_path = dir.join(WAL);
+        let bytes = if wal_path.exists() {
+            fs::read(&wal_path)?
+        } else {
+            Vec::new()
+        };
+        let scan = record::scan(&bytes).map_err(invalid)?;
+        for payload in &scan.payloads {
+            let rec: WalRecord = bincode::deserialize(payload).map_err(invalid)?;
+            apply(&mut image, rec_to_op(rec)).map_err(invalid)?;
+        }
+        let torn = (bytes.len() - scan.valid_len) as u64;
+        let wal = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&wal_path)?;
+        if torn > 0 {
+            wal.set_len(scan.valid_len as u64)?;
+            wal.sync_all()?;
+        }
+        sync_dir(dir)?;
+        Ok(Storage {
+            dir: dir.to_path_buf(),
+            wal,
+            image,
+            dirty: false,
+            recovered_torn_bytes: torn,
+        })
+    }
+
+    /// What core's restore needs.
+    pub fn persisted(&self) -> NodePersisted {
+        self.image.clone()
+    }
+
+    /// Writes one operation (not yet synced: call [`Storage::sync`] before
+    /// sending anything that depends on it).
+    pub fn write(&mut self, op: NodePersistOp) -> io::Result<()> {
+        match op {
+            PersistOp::SaveSnapshot(snapshot) => self.save_snapshot(snapshot),
+            PersistOp::SetHardState(hs) => {
+                self.append_record(&WalRecord::HardState(hs), PersistOp::SetHardState(hs))
+            }
+            PersistOp::TruncateFrom(index) => self.append_record(
+                &WalRecord::TruncateFrom(index),
+                PersistOp::TruncateFrom(index),
+            ),
+            PersistOp::Append(entries) => {
+                let rec = WalRecord::Append(entries);
+                let bytes = bincode::serialize(&rec).map_err(invalid)?;
+                let WalRecord::Append(entries) = rec else {
+                    unreachable!("built above")
+                };
+                self.wal.write_all(&record::encode(&bytes))?;
+                self.dirty = true;
+                apply(&mut self.image, PersistOp::Append(entries)).map_err(invalid)
+            }
+        }
+    }
+
+    /// fsyncs what was written since the last sync.
+    pub fn sync(&mut self) -> io::Result<()> {
+        if self.dirty {
+            self.wal.sync_data()?;
+            self.dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Bytes the directory holds now (for the compaction test and status).
+    pub fn size_bytes(&self) -> u64 {
+        [WAL, SNAPSHOT]
+            .iter()
+            .filter_map(|f| fs::metadata(self.dir.join(f)).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    fn append_record(&mut self, rec: &WalRecord, op: NodePersistOp) -> io::Result<()> {
+        let bytes = bincode::serialize(rec).map_err(invalid)?;
+        self.wal.write_all(&record::encode(&bytes))?;
+        self.dirty = true;
+        apply(&mut self.image, op).map_err(invalid)
+    }
+
+    /// Saves the snapshot (write, fsync, rename, fsync the directory), then
+    /// rewrites the log with the hard state and the entries after it, the
+    /// same way. A crash between the two leaves a new snapshot and an old
+    /// log; recovery drops the entries the snapshot covers.
+    fn save_snapshot(&mut self, snapshot: Snapshot<StateMachine>) -> io::Result<()> {
+        self.sync()?;
+        let bytes = bincode::serialize(&snapshot).map_err(invalid)?;
+        write_atomically(&self.dir, SNAPSHOT_TMP, SNAPSHOT, &record::encode(&bytes))?;
+        apply(&mut self.image, PersistOp::SaveSnapshot(snapshot)).map_err(invalid)?;
+        let mut log = record::encode(
+            &bincode::serialize(&WalRecord::HardState(self.image.hard_state)).map_err(invalid)?,
+        );
+        if !self.image.entries.is_empty() {
+            let rec = WalRecord::Append(self.image.entries.clone());
+            log.extend(record::encode(&bincode::serialize(&rec).map_err(invalid)?));
+        }
+        write_atomically(&self.dir, WAL_TMP, WAL, &log)?;
+        self.wal = OpenOptions::new().append(true).open(self.dir.join(WAL))?;
+        Ok(())
+    }
+}
+
+fn rec_to_op(rec: WalRecord) -> NodePersistOp {
+    match rec {
+        WalRecord::HardState(hs) => PersistOp::SetHardState(hs),
+        WalRecord::Append(entries) => PersistOp::Append(entries),
+        WalRecord::TruncateFrom(index) => PersistOp::TruncateFrom(index),
+    }
+}
+
+fn write_atomically(dir: &Path, tmp: &str, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let tmp_path = dir.join(tmp);
+    let mut file = File::create(&tmp_path)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    fs::rename(&tmp_path, dir.join(name))?;
+    sync_dir(dir)
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+fn snapshot_index(p: &NodePersisted) -> LogIndex {
+    p.snapshot.as_ref().map_or(0, |s| s.last_index)
+}
+
+/// Carries out `op` on the in-memory image, with the same rules as the
+/// simulator's disk: appends follow the log, a snapshot drops what it covers.
+fn apply(p: &mut NodePersisted, op: NodePersistOp) -> Result<(), String> {
+    match op {
+        PersistOp::SetHardState(hs) => p.hard_state = hs,
+        PersistOp::TruncateFrom(index) => p.entries.retain(|e| e.index < index),
+        PersistOp::Append(entries) => {
+            let last = p.entries.last().map_or(snapshot_index(p), |e| e.index);
+            match entries.first() {
+                // After a snapshot rewrite an old log may still repeat what
+                // the snapshot covers: skip what is already there.
+                Some(first) if first.index <= last => {
+                    let keep = first.index;
+                    p.entries.retain(|e| e.index < keep);
+                    let floor = snapshot_index(p);
+                    p.entries
+                        .extend(entries.into_iter().filter(|e| e.index > floor));
+                }
+                Some(first) if first.index != last + 1 => {
+                    return Err(format!(
+                        "append at {} but the log ends at {last}",
+                        first.index
+                    ));
+                }
+                _ => p.entries.extend(entries),
+            }
+        }
+        PersistOp::SaveSnapshot(snapshot) => {
+            let last = snapshot.last_index;
+            p.entries.retain(|e| e.index > last);
+            if p.entries.first().is_some_and(|e| e.index != last + 1) {
+                p.entries.clear();
+            }
+            p.snapshot = Some(snapshot);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,251 @@
+//! Peer transport: length-prefixed bincode frames over TCP, one outbound
+//! connection per peer (reconnected with backoff) and any number inbound.
+//!
+//! Raft tolerates lost and repeated messages, so the transport is plain
+//! best effort: a frame that cannot be queued or written is dropped. Every
+//! connection opens with a `Hello` naming the sender and its client URL,
+//! which is how members learn each other's client endpoints (member list,
+//! forwarding). Client requests a follower forwards to the leader, and
+//! their answers, travel on the same links.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use leasesim_core::server::PeerMessage;
+use leasesim_core::service::{ClientRequest, ClientResponse};
+use leasesim_core::NodeId;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+
+use crate::view::{RangeSpec, RangeView};
+
+/// Largest frame accepted (a snapshot travels in one frame).
+const MAX_FRAME_BYTES: usize = 512 * 1024 * 1024;
+/// Frames queued per peer before new ones are dropped.
+const QUEUE_FRAMES: usize = 8192;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum PeerFrame {
+    Hello {
+        from: NodeId,
+        name: String,
+        peer_url: String,
+        client_url: String,
+        lock_url: String,
+    },
+    Raft(PeerMessage),
+    /// A client request a follower forwards to the leader; `view` asks for
+    /// a range of the leader's state after the request is answered.
+    Forward {
+        req: ClientRequest,
+        view: Option<RangeSpec>,
+    },
+    /// The leader's answer to a forwarded request.
+    Reply {
+        resp: ClientResponse,
+        view: Option<RangeView>,
+    },
+}
+
+/// What is known of a member: from the flags, then from its `Hello`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemberInfo {
+    pub name: String,
+    pub peer_url: String,
+    pub client_url: String,
+    /// The WebSocket lock API's URL ("" when the member serves none).
+    pub lock_url: String,
+}
+
+pub type Directory = Arc<Mutex<BTreeMap<NodeId, MemberInfo>>>;
+
+/// The sending side: one queue per peer, drained by a task that owns the
+/// connection.
+#[derive(Clone)]
+pub struct Links {
+    me: NodeId,
+    hello: PeerFrame,
+    queues: Arc<Mutex<BTreeMap<NodeId, mpsc::Sender<PeerFrame>>>>,
+    directory: Directory,
+}
+
+impl Links {
+    pub fn new(me: NodeId, hello: PeerFrame, directory: Directory) -> Self {
+        Links {
+            me,
+            hello,
+            queues: Arc::default(),
+            directory,
+        }
+    }
+
+    /// Queues `frame` for `to` (dropped if the queue is full or `to` unknown).
+    pub fn send(&self, to: NodeId, frame: PeerFrame) {
+        if to == self.me {
+            return;
+        }
+        let mut queues = self.queues.lock().expect("links lock");
+        let queue = match queues.get(&to) {
+            Some(q) if !q.is_closed() => q.clone(),
+            _ => {
+                let Some(addr) = self.peer_addr(to) else {
+                    return;
+                };
+                let (tx, rx) = mpsc::channel(QUEUE_FRAMES);
+                tokio::spawn(run_link(addr, self.hello.clone(), rx));
+                queues.insert(to, tx.clone());
+                tx
+            }
+        };
+        drop(queues);
+        let _ = queue.try_send(frame);
+    }
+
+    /// Opens the link to `to` if there is none (it says hello on connect),
+    /// so a member that just joined learns this one's client URL.
+    pub fn ensure(&self, to: NodeId) {
+        let known = self
+            .queues
+            .lock()
+            .expect("links lock")
+            .get(&to)
+            .is_some_and(|q| !q.is_closed());
+        if !known {
+            self.send(to, self.hello.clone());
+        }
+    }
+
+    fn peer_addr(&self, id: NodeId) -> Option<SocketAddr> {
+        let dir = self.directory.lock().expect("directory lock");
+        dir.get(&id)
+            .and_then(|m| crate::config::parse_url(&m.peer_url).ok())
+    }
+}
+
+async fn write_frame<W: AsyncWriteExt + Unpin>(
+    w: &mut W,
+    frame: &PeerFrame,
+) -> std::io::Result<()> {
+    let bytes = bincode::serialize(frame).map_err(std::io::Error::other)?;
+    w.write_all(&(bytes.len() as u32).to_le_bytes()).await?;
+    w.write_all(&bytes).await
+}
+
+/// Reads one frame; `Ok(None)` at a clean end of stream.
+pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<Option<PeerFrame>> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_FRAME_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "peer frame too large",
+        ));
+    }
+    let mut buf = vec![0u8; len];
+    r.read_exact(&mut buf).await?;
+    bincode::deserialize(&buf)
+        .map(Some)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// Owns the connection to one peer: connects (retrying), says hello, then
+/// writes queued frames, flushing whenever the queue runs dry.
+async fn run_link(addr: SocketAddr, hello: PeerFrame, mut rx: mpsc::Receiver<PeerFrame>) {
+    let mut backoff = Duration::from_millis(20);
+    loop {
+        let stream = match TcpStream::connect(addr).await {
+            Ok(s) => s,
+            Err(_) => {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_millis(500));
+                // Frames queued meanwhile are stale: drop them.
+                while rx.try_recv().is_ok() {}
+                if rx.is_closed() {
+                    return;
+                }
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(20);
+        let _ = stream.set_nodelay(true);
+        let mut w = BufWriter::new(stream);
+        if write_frame(&mut w, &hello).await.is_err() || w.flush().await.is_err() {
+            continue;
+        }
+        loop {
+            let Some(frame) = rx.recv().await else { return };
+            if write_frame(&mut w, &frame).await.is_err() {
+                break;
+            }
+            let mut failed = false;
+            while let Ok(frame) = rx.try_recv() {
+                if write_frame(&mut w, &frame).await.is_err() {
+                    failed = true;
+                    break;
+                }
+            }
+            if failed || w.flush().await.is_err() {
+                break;
+            }
+        }
+    }
+}
+
+/// Accepts peer connections and hands every frame, with its sender, to
+/// `deliver` (the opening hello included).
+pub async fn serve_peers(
+    listener: TcpListener,
+    directory: Directory,
+    deliver: mpsc::UnboundedSender<(NodeId, PeerFrame)>,
+) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let directory = directory.clone();
+        let deliver = deliver.clone();
+        tokio::spawn(async move {
+            let mut r = tokio::io::BufReader::new(stream);
+            let hello = match read_frame(&mut r).await {
+                Ok(Some(hello @ PeerFrame::Hello { .. })) => hello,
+                _ => return,
+            };
+            let PeerFrame::Hello {
+                from,
+                name,
+                peer_url,
+                client_url,
+                lock_url,
+            } = hello.clone()
+            else {
+                return;
+            };
+            let info = MemberInfo {
+                name,
+                peer_url,
+                client_url,
+                lock_url,
+            };
+            directory.lock().expect("directory lock").insert(from, info);
+            // The hello goes on too: the receiver opens its own link back.
+            if deliver.send((from, hello)).is_err() {
+                return;
+            }
+            while let Ok(Some(frame)) = read_frame(&mut r).await {
+                if deliver.send((from, frame)).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
