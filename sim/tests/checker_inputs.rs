@@ -42,6 +42,6 @@ fn a_run_is_judged_the_same_with_or_without_its_trace() {
         assert_eq!(lean.observations, full.observations, "{file}: every observation is counted either way");
         let ids = |o: &leasesim::run::RunOutcome| o.violations.iter().map(|v| (v.invariant.clone(), v.at_ns, v.detail.clone())).collect::<Vec<_>>();
         assert_eq!(ids(&lean), ids(&full), "{file}");
-        assert!(full.obs.len() > 0);
+        assert!(!full.obs.is_empty());
     }
 }
