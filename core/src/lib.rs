@@ -16,6 +16,7 @@
 //! - [`client`]: the client library logic (leader discovery, retries,
 //!   keep-alive, the client's belief in its lease).
 //! - [`bugs`]: planted bugs, off unless a test or scenario turns them on.
+//! - [`seed`]: one random stream per purpose, derived from the run's seed.
 
 /// An engine invariant, checked at the end of a step: on in debug builds and
 /// in every simulation build (`--cfg madsim`, so release sweeps too), where
@@ -41,6 +42,7 @@ macro_rules! invariant_eq {
 pub mod bugs;
 pub mod client;
 pub mod raft;
+pub mod seed;
 pub mod server;
 pub mod service;
 pub mod testkit;

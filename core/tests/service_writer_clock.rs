@@ -110,16 +110,51 @@ fn no_server_clock_is_compared_with_the_writers() {
 }
 
 #[test]
-fn a_plain_grant_counts_from_the_last_acknowledged_time() {
+fn a_plain_grant_has_no_writer_and_a_later_reading_does_not_shorten_it() {
+    // The regression the simulator found (chaos-nemesis under writer-clock):
+    // a plain grant used to be written relative to the client's last
+    // acknowledged time, long past, so the client's next fresh reading
+    // made the lease look expired and the leader ended it at once.
     let mut f = fixture();
     claim(&mut f, C1, 50 * NS_PER_SEC);
     let lease = match f.call(C1, Op::LeaseGrant { ttl_ns: TTL_NS, id: None }) {
         Some(Response::LeaseGranted { lease, .. }) => lease,
         other => panic!("grant: {other:?}"),
     };
-    assert_eq!(expiry(&f, lease), 50 * NS_PER_SEC + TTL_NS);
-    assert_eq!(f.sm.writer_remaining_ns(lease), Some(TTL_NS));
+    let l = f.sm.leases().get(lease).unwrap();
+    assert_eq!((l.writer, l.expiry_writer_ns), (None, None), "no reading, no writer");
+    assert_eq!(f.sm.writer_remaining_ns(lease), None, "the leader measures it");
+    claim(&mut f, C1, 200 * NS_PER_SEC);
+    assert_eq!(f.sm.writer_remaining_ns(lease), None, "a fresh reading says nothing about it");
+    assert!(f.sm.leases().contains(lease));
+}
+
+#[test]
+fn a_measured_expiry_applies_only_if_no_renewal_came_after_it() {
+    let mut f = fixture();
+    let lease = match f.call(C1, Op::LeaseGrant { ttl_ns: TTL_NS, id: None }) {
+        Some(Response::LeaseGranted { lease, .. }) => lease,
+        other => panic!("grant: {other:?}"),
+    };
+    let granted = f.sm.leases().get(lease).unwrap().renewed_index;
     assert_eq!(f.call(C1, Op::LeaseKeepAlive { lease }), Some(Response::KeepAlive { lease, ttl_ns: TTL_NS }));
+    let renewed = f.sm.leases().get(lease).unwrap().renewed_index;
+    assert!(renewed > granted, "a plain keep-alive renews it in the log");
+    f.apply(Command::MeasuredExpire { lease, renewed_index: granted });
+    assert!(f.sm.leases().contains(lease), "an expiry proposed before the renewal is stale");
+    f.apply(Command::MeasuredExpire { lease, renewed_index: renewed });
+    assert!(!f.sm.leases().contains(lease));
+}
+
+#[test]
+fn a_plain_keep_alive_turns_a_writers_lease_into_a_measured_one() {
+    let mut f = fixture();
+    let lease = claim(&mut f, C1, 100 * NS_PER_SEC);
+    assert_eq!(f.call(C1, Op::LeaseKeepAlive { lease }), Some(Response::KeepAlive { lease, ttl_ns: TTL_NS }));
+    assert_eq!(f.sm.writer_remaining_ns(lease), None, "a renewal in no clock is measured by the leader");
+    // A reading makes it a writer's lease again.
+    assert!(matches!(f.call(C1, Op::LeaseExtend { lease, writer_wall_ns: 300 * NS_PER_SEC }), Some(Response::KeepAlive { .. })));
+    assert_eq!(expiry(&f, lease), 300 * NS_PER_SEC + TTL_NS);
 }
 
 #[test]

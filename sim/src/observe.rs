@@ -66,6 +66,9 @@ pub enum Event {
     Fault { action: String },
     FaultSkipped { action: String, why: String },
     SettleBegins,
+    /// A server's granted vote (not a pre-vote) left it for `candidate`:
+    /// recorded when the reply is sent, after the step's writes were synced.
+    VoteGranted { term: u64, candidate: leasesim_core::NodeId },
 
     // Client side: requests and replies that checkers reason about.
     /// A grant or keep-alive reply said the lease lives `ttl_ns` from when

@@ -58,9 +58,22 @@ fn lease_checkers_fire_when_followers_expire_leases_themselves() {
 }
 
 #[test]
-fn lock_checkers_fire_when_logs_diverge() {
-    let ids = fired(&load("chaos-swarm.toml"), 0..16, &with_bug("no-truncate-conflict"));
-    assert_fires(&ids, &["fifo-order", "release-by-owner"]);
+fn lock_and_replica_checkers_fire_when_logs_diverge() {
+    let ids = fired(&load("chaos-swarm.toml"), 0..6, &with_bug("no-truncate-conflict"));
+    assert_fires(&ids, &["fifo-order", "replica-divergence"]);
+}
+
+#[test]
+fn release_by_owner_fires_when_anyone_may_release() {
+    let ids = fired(&load("chaos-swarm.toml"), 0..8, &with_bug("release-without-owner-check"));
+    assert_fires(&ids, &["release-by-owner"]);
+}
+
+#[test]
+fn replica_divergence_fires_when_followers_expire_leases_themselves() {
+    // A change made outside the log: only the state digest can see it.
+    let ids = fired(&load("chaos-swarm.toml"), 0..4, &with_bug("follower-expires-leases"));
+    assert_fires(&ids, &["replica-divergence"]);
 }
 
 #[test]

@@ -335,10 +335,18 @@ impl World {
     }
 
     fn fault(&self, duration_ns: u64) -> BoxedStrategy<Fault> {
-        (0..=duration_ns, self.action(), proptest::option::of(positive_ns()))
-            .prop_map(|(at_ns, action, for_ns)| {
+        let points: Vec<Point> = Point::all().into_iter().filter(|p| p.servers_only()).chain([Point::Timer]).collect();
+        (0..=duration_ns, self.action(), proptest::option::of(positive_ns()), proptest::option::of(proptest::sample::select(points)))
+            .prop_map(|(at_ns, action, for_ns, point)| {
                 let undoable = !matches!(action, FaultAction::Clock { .. } | FaultAction::Add(_) | FaultAction::Remove(_));
-                Fault { at_ns, action, for_ns: for_ns.filter(|_| undoable), line: 0 }
+                // A point only where the loader takes one: crash, pause or
+                // clock of a process that reaches it.
+                let when = match &action {
+                    FaultAction::Crash(s) | FaultAction::Pause(s) | FaultAction::Clock { target: s, .. } if s.is_server() => point,
+                    FaultAction::Crash(_) | FaultAction::Pause(_) | FaultAction::Clock { .. } => point.filter(|p| *p == Point::Timer),
+                    _ => None,
+                };
+                Fault { at_ns, action, for_ns: for_ns.filter(|_| undoable), line: 0, when }
             })
             .boxed()
     }
@@ -355,8 +363,10 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
             (leader_crashes, holder_pauses.filter(|_| has_lock), membership_ns.filter(|_| has_spares), if has_spares { replacements } else { 0.0 })
         },
     );
-    proptest::option::of((rate(), rate(), rate(), jumps, roles, fraction(), any::<bool>()).prop_map(
-        |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns, replacements), drift, swarm)| Chaos {
+    let timer_jumps = proptest::option::of((positive_ns(), signed_range_ns()).prop_map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }));
+    let aimed = (rate(), rate(), timer_jumps);
+    proptest::option::of((rate(), rate(), rate(), jumps, roles, fraction(), any::<bool>(), aimed).prop_map(
+        |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns, replacements), drift, swarm, (crash_points, pause_points, timer_jumps))| Chaos {
             // Replacements ride on partitions: without them the loader rejects them.
             partition_replacements: if partitions.is_some() { replacements } else { 0.0 },
             partitions,
@@ -364,6 +374,9 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
             pauses,
             clock_jumps,
             leader_crashes,
+            crash_points,
+            pause_points,
+            timer_jumps,
             holder_pauses,
             membership_ns,
             drift,

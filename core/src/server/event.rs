@@ -21,8 +21,10 @@ pub enum ServerEvent {
     /// Raft's own observations (elections, step-downs, configurations).
     Raft(#[serde(serialize_with = "serialize_raft_event")] RaftEvent),
     /// An entry was applied; `fingerprint` is [`fingerprint`] of it, for the
-    /// state-machine-safety checker.
-    Applied { index: LogIndex, term: Term, fingerprint: u64 },
+    /// state-machine-safety checker; `state` is the state machine's
+    /// [`applied_digest`](crate::service::StateMachine::applied_digest)
+    /// after it, for the replica-divergence checker.
+    Applied { index: LogIndex, term: Term, fingerprint: u64, state: u64 },
     /// The state machine was replaced by a snapshot as of `index` (from the
     /// leader, or from this server's disk on restart).
     SnapshotInstalled { index: LogIndex },
@@ -41,8 +43,10 @@ pub enum ServerEvent {
     LockReleased { key: String, client: ClientId, token: u64, index: LogIndex, cause: ReleaseCause },
     /// A waiter left a queue without the lock (its lease ended).
     LockWaiterDropped { key: String, client: ClientId, seq: u64, lease: LeaseId, index: LogIndex },
-    /// The leader answered a keep-alive live (the lease renewed for `ttl_ns`).
-    KeepAliveAnswered { lease: LeaseId, client: ClientId, seq: u64, ttl_ns: u64 },
+    /// The leader answered a keep-alive live (the lease renewed for `ttl_ns`):
+    /// from its own deadlines (`index: None`, `leader-monotonic`), or by
+    /// applying the logged renewal at `index` (the other strategies).
+    KeepAliveAnswered { lease: LeaseId, client: ClientId, seq: u64, ttl_ns: u64, index: Option<LogIndex> },
     /// The leader decided a lease expired and proposed `Expire`.
     ExpiryProposed { lease: LeaseId },
     /// The leader proposed a checkpoint of `leases` remaining TTLs.

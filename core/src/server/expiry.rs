@@ -149,7 +149,9 @@ impl Server {
     pub(super) fn on_lease_granted(&mut self, lease: LeaseId, ttl_ns: u64, entry_term: Term) {
         let now = self.now_ns();
         match self.tracker.leader_term {
-            Some(term) if self.monotonic() => {
+            // `writer-clock` leases granted without a reading have no
+            // writer: measured on this leader's clock, as `leader-monotonic`.
+            Some(term) if self.monotonic() || self.measured(lease) => {
                 // A grant from an earlier term may have been answered by the
                 // old leader already, and renewed by it: extend as Promote.
                 let extension = if entry_term < term { self.extension_ns() } else { 0 };
@@ -174,6 +176,22 @@ impl Server {
             self.tracker.deadlines.arm(lease, now + extension + remaining);
             self.tracker.expiring.remove(&lease);
         }
+    }
+
+    /// `writer-clock`: a lease without a writer's expiry (granted or renewed
+    /// without a reading): its expiry is this leader's measured TTL.
+    fn measured(&self, lease: LeaseId) -> bool {
+        self.config.expiry == ExpiryStrategy::WriterClock && self.sm.writer_remaining_ns(lease).is_none()
+    }
+
+    /// `writer-clock`: a plain keep-alive renewed `lease` in an entry of
+    /// `entry_term`; it lives its TTL from now on this leader's clock.
+    pub(super) fn on_lease_renewed(&mut self, lease: LeaseId, entry_term: Term) {
+        let Some(term) = self.tracker.leader_term else { return };
+        let Some(ttl_ns) = self.sm.leases().get(lease).map(|l| l.ttl_ns) else { return };
+        let extension = if entry_term < term { self.extension_ns() } else { 0 };
+        self.tracker.deadlines.arm(lease, self.now_ns() + extension + ttl_ns);
+        self.tracker.expiring.remove(&lease);
     }
 
     pub(super) fn on_lease_ended(&mut self, lease: LeaseId) {
@@ -238,9 +256,12 @@ impl Server {
         let due: Vec<(LeaseId, u64)> = self.tracker.deadlines.iter().filter(|(_, at)| *at <= now).collect();
         for (lease, deadline) in due {
             self.tracker.deadlines.disarm(lease);
-            let Some(expiry_ns) = self.sm.leases().get(lease).and_then(|l| l.expiry_writer_ns) else { continue };
-            let writer_ns = expiry_ns.saturating_add(now - deadline);
-            if self.raft.propose(now, Command::WriterExpire { lease, expiry_ns, writer_ns }).is_ok() {
+            let Some(l) = self.sm.leases().get(lease) else { continue };
+            let command = match l.expiry_writer_ns {
+                Some(expiry_ns) => Command::WriterExpire { lease, expiry_ns, writer_ns: expiry_ns.saturating_add(now - deadline) },
+                None => Command::MeasuredExpire { lease, renewed_index: l.renewed_index },
+            };
+            if self.raft.propose(now, command).is_ok() {
                 self.tracker.expiring.insert(lease);
                 self.output.events.push(ServerEvent::ExpiryProposed { lease });
             }
@@ -324,7 +345,7 @@ impl Server {
         }
         let now = self.now_ns();
         self.tracker.deadlines.arm(lease, now + ttl_ns);
-        self.output.events.push(ServerEvent::KeepAliveAnswered { lease, client: req.client, seq: req.seq, ttl_ns });
+        self.output.events.push(ServerEvent::KeepAliveAnswered { lease, client: req.client, seq: req.seq, ttl_ns, index: None });
         self.reply_to(&req, Response::KeepAlive { lease, ttl_ns });
     }
 

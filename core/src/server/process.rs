@@ -215,7 +215,8 @@ impl Server {
         let effects = self.sm.apply_entry(&entry, &mut ctx);
         self.local_grants = ctx.local_grants;
         let (index, term) = (entry.index, entry.term);
-        self.output.events.push(ServerEvent::Applied { index, term, fingerprint: fingerprint(&entry) });
+        let state = self.sm.applied_digest();
+        self.output.events.push(ServerEvent::Applied { index, term, fingerprint: fingerprint(&entry), state });
         self.handle_effects(effects, index, term);
         self.on_entry_applied(index);
     }
@@ -231,7 +232,7 @@ impl Server {
                         if let Response::KeepAlive { lease, ttl_ns } = body {
                             // Refreshes are never answered from a record, so
                             // a KeepAlive reply is always a live renewal.
-                            self.output.events.push(ServerEvent::KeepAliveAnswered { lease, client, seq, ttl_ns });
+                            self.output.events.push(ServerEvent::KeepAliveAnswered { lease, client, seq, ttl_ns, index: Some(index) });
                         }
                         self.reply(client, seq, body);
                     }
@@ -250,6 +251,10 @@ impl Server {
                 Effect::LeaseRefreshed { lease, expiry_wall_ns } => ServerEvent::LeaseRefreshed { lease, index, expiry_wall_ns },
                 Effect::WriterWrote { client } => {
                     self.on_writer_wrote(client, term);
+                    continue;
+                }
+                Effect::LeaseRenewed { lease } => {
+                    self.on_lease_renewed(lease, term);
                     continue;
                 }
                 Effect::LockQueued { key, client, seq, lease } => ServerEvent::LockQueued { key, client, seq, lease, index },

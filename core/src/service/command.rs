@@ -76,6 +76,11 @@ pub enum Command {
     /// (an acknowledged writer time plus a duration the proposer measured on
     /// its own clock since it learned of that acknowledgement).
     WriterExpire { lease: LeaseId, expiry_ns: u64, writer_ns: u64 },
+    /// `writer-clock` expiry of a lease no writer's reading is written in
+    /// (granted or last renewed by a plain `LeaseGrant` / `LeaseKeepAlive`):
+    /// the proposer measured its TTL on its own clock since the renewal at
+    /// `renewed_index`. Applies only if no renewal came after that one.
+    MeasuredExpire { lease: LeaseId, renewed_index: LogIndex },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

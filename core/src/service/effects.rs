@@ -34,7 +34,7 @@ pub enum ReleaseCause {
     LeaseEnded,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Effect {
     /// An answer owed to `(client, seq)`; sent by the leader only.
     Reply { client: ClientId, seq: u64, body: Response },
@@ -49,6 +49,9 @@ pub enum Effect {
     /// `writer-clock`: `client` claimed or extended a lease, acknowledging
     /// its clock; the leader re-arms the leases that client wrote.
     WriterWrote { client: ClientId },
+    /// `writer-clock`: a plain keep-alive renewed `lease`, which now has no
+    /// writer: the leader re-arms it for its TTL from now, on its own clock.
+    LeaseRenewed { lease: LeaseId },
     LockQueued { key: String, client: ClientId, seq: u64, lease: LeaseId },
     LockGranted { key: String, client: ClientId, seq: u64, lease: LeaseId, token: u64 },
     LockReleased { key: String, client: ClientId, token: u64, cause: ReleaseCause },

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::types::{LeaseId, LogIndex};
 
 /// One stored value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KvValue {
     pub value: String,
     /// Revision of the entry that created the key (since it was last absent).
@@ -25,7 +25,7 @@ pub struct KvValue {
 }
 
 /// The store. `revision` is the index of the last entry that changed any key.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Kv {
     values: BTreeMap<String, KvValue>,
     revision: LogIndex,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::types::{ClientId, LeaseId, LogIndex};
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Lease {
     pub id: LeaseId,
     pub ttl_ns: u64,
@@ -37,10 +37,16 @@ pub struct Lease {
     pub writer: Option<ClientId>,
     /// `writer-clock` only: the expiry on the writer's own wall clock.
     pub expiry_writer_ns: Option<u64>,
+    /// `writer-clock` only: the entry that last renewed this lease without
+    /// a writer's reading (its grant, or a plain keep-alive). Such a lease
+    /// has no writer: its expiry is the leader's measured TTL from that
+    /// entry, and an expiry proposed before a later renewal must not end it.
+    #[serde(default)]
+    pub renewed_index: LogIndex,
 }
 
 /// All live leases, by id.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Leases {
     leases: BTreeMap<LeaseId, Lease>,
 }

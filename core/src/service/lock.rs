@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::types::{ClientId, LeaseId, LogIndex};
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Holder {
     pub client: ClientId,
     /// The acquire request that was granted.
@@ -26,7 +26,7 @@ pub struct Holder {
     pub granted_index: LogIndex,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Waiter {
     pub client: ClientId,
     pub seq: u64,
@@ -35,7 +35,7 @@ pub struct Waiter {
     pub queued_index: LogIndex,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LockQueue {
     pub holder: Option<Holder>,
     pub waiters: VecDeque<Waiter>,
@@ -51,7 +51,7 @@ impl LockQueue {
 }
 
 /// Every key's queue, in key order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Locks {
     queues: BTreeMap<String, LockQueue>,
 }

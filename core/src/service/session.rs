@@ -20,7 +20,7 @@ use crate::types::ClientId;
 /// How many recent sequence numbers per client keep their answers.
 pub const DEFAULT_SESSION_WINDOW: u64 = 64;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Record {
     Answered(Response),
     /// A lock acquire waiting in a queue; answered when granted or dropped.
@@ -38,7 +38,7 @@ pub enum Lookup {
     Expired,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Session {
     records: BTreeMap<u64, Record>,
     highest_seq: u64,
@@ -54,7 +54,7 @@ impl Session {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Sessions {
     sessions: BTreeMap<ClientId, Session>,
     window: u64,

@@ -18,7 +18,10 @@
 //! once per key at the end of the entry, so one entry grants a key at most
 //! once and the token (the entry's index) is unique per key.
 
+use std::hash::{Hash, Hasher};
+
 use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::Xxh3;
 
 use crate::bugs::Bugs;
 use crate::raft::{Entry, Payload};
@@ -80,7 +83,17 @@ pub struct StateMachine {
     pub(crate) writer_clocks: WriterClocks,
     pub(crate) applied_index: LogIndex,
     pub(crate) applied_term: Term,
+    /// A digest of every state this machine has been in, chained entry by
+    /// entry (see [`StateMachine::applied_digest`]). Part of the state, so
+    /// a snapshot carries it and an install or a restart resumes the chain.
+    #[serde(default)]
+    pub(crate) applied_digest: u64,
 }
+
+/// Every this many indices the whole state joins the digest chain, so that
+/// a change no effect names (a session record, a change made outside the
+/// log) still shows within this many entries.
+pub const FULL_STATE_DIGEST_EVERY: LogIndex = 32;
 
 impl StateMachine {
     pub fn new(settings: MachineSettings) -> Self {
@@ -94,6 +107,7 @@ impl StateMachine {
             writer_clocks: WriterClocks::default(),
             applied_index: 0,
             applied_term: 0,
+            applied_digest: 0,
         }
     }
 
@@ -118,6 +132,35 @@ impl StateMachine {
     }
     pub fn applied_term(&self) -> Term {
         self.applied_term
+    }
+
+    /// The replica-divergence digest as of the applied index: XXH3 over the
+    /// previous digest, the entry's index and term and the effects applying
+    /// it had (every lease ended, lock granted, reply owed…), and, every
+    /// [`FULL_STATE_DIGEST_EVERY`] indices, the whole state (keys, leases,
+    /// locks and queues, sessions, writer clocks). Two servers that applied
+    /// the same entries to the same state hold the same digest at every
+    /// index; once they differ the chain keeps them apart, so comparing any
+    /// later index shows it (FoundationDB's consistency check, TigerBeetle's
+    /// state checker, at the cost of one small hash per entry).
+    pub fn applied_digest(&self) -> u64 {
+        self.applied_digest
+    }
+
+    fn chain_digest(&self, index: LogIndex, term: Term, effects: &[Effect]) -> u64 {
+        let mut hasher = Xxh3::new();
+        self.applied_digest.hash(&mut hasher);
+        index.hash(&mut hasher);
+        term.hash(&mut hasher);
+        effects.hash(&mut hasher);
+        if index % FULL_STATE_DIGEST_EVERY == 0 {
+            self.kv.hash(&mut hasher);
+            self.leases.hash(&mut hasher);
+            self.locks.hash(&mut hasher);
+            self.sessions.hash(&mut hasher);
+            self.writer_clocks.hash(&mut hasher);
+        }
+        hasher.finish()
     }
 
     /// Applies one log entry (no-ops and configuration entries only advance
@@ -162,10 +205,14 @@ impl StateMachine {
             Some(Command::WriterExpire { lease, expiry_ns, writer_ns }) => {
                 self.writer_expire(*lease, *expiry_ns, *writer_ns, &mut batch);
             }
+            Some(Command::MeasuredExpire { lease, renewed_index }) => {
+                self.measured_expire(*lease, *renewed_index, &mut batch);
+            }
         }
         self.grant_waiting(&mut batch, ctx);
         self.applied_index = index;
         self.applied_term = term;
+        self.applied_digest = self.chain_digest(index, term, &batch.effects);
         invariant_eq!(self.check_invariants(), Ok(()), "after applying index {index}");
         batch.effects
     }
@@ -384,6 +431,7 @@ impl StateMachine {
             checkpoint_remaining_ns: None,
             writer: None,
             expiry_writer_ns: None,
+            renewed_index: batch.index,
         });
         batch.push(Effect::LeaseGranted { lease: id, ttl_ns });
         Response::LeaseGranted { lease: id, ttl_ns }

@@ -12,9 +12,17 @@
 //! acknowledgement that goes back in time is kept at the maximum instead of
 //! failing the request (a client whose wall clock stepped back could never
 //! renew again), and a claim or extension that carries no clock reading (a
-//! plain `LeaseGrant` / `LeaseKeepAlive`) is written relative to the
-//! client's last acknowledged time, so the proposer's measured duration
-//! alone decides its expiry.
+//! plain `LeaseGrant` / `LeaseKeepAlive`, as etcd clients send) leaves the
+//! lease without a writer: the leader's measured TTL from that entry alone
+//! decides its expiry (`MeasuredExpire`).
+//!
+//! Why not write such a lease relative to the client's last acknowledged
+//! time: that time may be long past (the client restarted, or renewed
+//! another lease long ago), so when the client next acknowledges a fresh
+//! reading the lease appears to have run out in the writer's clock and the
+//! leader ends it at once — up to the whole TTL early. The simulator found
+//! this (`chaos-nemesis` with `writer-clock`: a client that restarts and
+//! re-grants with a plain grant, then renews another lease with a reading).
 
 use std::collections::BTreeMap;
 
@@ -22,11 +30,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::service::effects::{Batch, Effect, RevokeCause};
 use crate::service::{Response, ServiceError, StateMachine};
-use crate::types::{ClientId, LeaseId};
+use crate::types::{ClientId, LeaseId, LogIndex};
 
 /// Seed 002's clock document: the latest time each client acknowledged, on
 /// that client's own wall clock. Never goes back.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct WriterClocks {
     acked_ns: BTreeMap<ClientId, u64>,
 }
@@ -87,7 +95,9 @@ impl StateMachine {
     ) -> Response {
         let body = self.grant_lease(ttl_ns, requested, 0, batch);
         let Response::LeaseGranted { lease, .. } = body else { return body };
-        let base_ns = self.acknowledge(client, writer_wall_ns);
+        // No reading: a lease without a writer, measured by the leader.
+        let Some(writer_wall_ns) = writer_wall_ns else { return body };
+        let base_ns = self.writer_clocks.ack(client, writer_wall_ns);
         if let Some(l) = self.leases.get_mut(lease) {
             l.writer = Some(client);
             l.expiry_writer_ns = Some(base_ns.saturating_add(ttl_ns));
@@ -109,7 +119,18 @@ impl StateMachine {
         let Some(previous_writer) = self.leases.get(lease).map(|l| l.writer) else {
             return Response::Error(ServiceError::LeaseNotFound { lease });
         };
-        let base_ns = self.acknowledge(client, writer_wall_ns);
+        let Some(writer_wall_ns) = writer_wall_ns else {
+            // A plain keep-alive: the renewal is in no writer's clock, so the
+            // lease has no writer from here; the leader measures its TTL.
+            let l = self.leases.get_mut(lease).expect("checked above");
+            l.writer = None;
+            l.expiry_writer_ns = None;
+            l.renewed_index = batch.index;
+            let ttl_ns = l.ttl_ns;
+            batch.push(Effect::LeaseRenewed { lease });
+            return Response::KeepAlive { lease, ttl_ns };
+        };
+        let base_ns = self.writer_clocks.ack(client, writer_wall_ns);
         let l = self.leases.get_mut(lease).expect("checked above");
         let extended_ns = base_ns.saturating_add(l.ttl_ns);
         // A different writer's expiry is in another clock: comparing the two
@@ -142,12 +163,13 @@ impl StateMachine {
         }
     }
 
-    /// Records the client's reading, if it sent one; returns the time its
-    /// lease writes count from (its acknowledged time).
-    fn acknowledge(&mut self, client: ClientId, writer_wall_ns: Option<u64>) -> u64 {
-        match writer_wall_ns {
-            Some(now_ns) => self.writer_clocks.ack(client, now_ns),
-            None => self.writer_clocks.acked_ns(client),
+    /// Expiry of a lease without a writer (see `Command::MeasuredExpire`):
+    /// applies only if nothing renewed it after `renewed_index` and no
+    /// reading made it a writer's lease meanwhile.
+    pub(crate) fn measured_expire(&mut self, lease: LeaseId, renewed_index: LogIndex, batch: &mut Batch) {
+        let Some(l) = self.leases.get(lease) else { return };
+        if l.expiry_writer_ns.is_none() && l.renewed_index == renewed_index {
+            self.end_lease(lease, RevokeCause::Expire, batch);
         }
     }
 }

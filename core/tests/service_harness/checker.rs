@@ -139,7 +139,7 @@ impl Checker {
                 self.servers.entry(server).or_default().leader_since_ns = None;
             }
             ServerEvent::Raft(_) => {}
-            ServerEvent::Applied { index, term, fingerprint } => self.on_applied(at_ns, server, *index, *term, *fingerprint),
+            ServerEvent::Applied { index, term, fingerprint, .. } => self.on_applied(at_ns, server, *index, *term, *fingerprint),
             ServerEvent::SnapshotInstalled { .. } => {
                 let model = self.servers.entry(server).or_default();
                 model.queues.clear();

@@ -67,7 +67,7 @@ mod tests {
     fn committed_three() -> Fixture {
         let mut run = Fixture::new();
         for index in 1..=3 {
-            run.everywhere(index * S, ServerEvent::Applied { index, term: 1, fingerprint: index });
+            run.everywhere(index * S, ServerEvent::Applied { index, term: 1, fingerprint: index, state: 0 });
         }
         for server in run.servers.values_mut() {
             server.log_terms = vec![(1, 1), (2, 1), (3, 1)];

@@ -24,15 +24,17 @@ pub fn server_events<'a>(obs: &'a [Obs]) -> impl Iterator<Item = (u64, NodeId, &
 pub struct LeaseEnd {
     pub at_ns: u64,
     pub server: NodeId,
+    /// The log index of the entry that ended it.
+    pub index: u64,
     pub by_expiry: bool,
 }
 
 pub fn lease_ends(run: &RunRecord<'_>) -> BTreeMap<LeaseId, LeaseEnd> {
     let mut ends: BTreeMap<LeaseId, LeaseEnd> = BTreeMap::new();
     for (at_ns, server, event) in server_events(run.obs) {
-        if let ServerEvent::LeaseRevoked { lease, cause, .. } = event {
+        if let ServerEvent::LeaseRevoked { lease, cause, index, .. } = event {
             let by_expiry = !matches!(cause, RevokeCause::Revoke);
-            ends.entry(*lease).or_insert(LeaseEnd { at_ns, server, by_expiry });
+            ends.entry(*lease).or_insert(LeaseEnd { at_ns, server, index: *index, by_expiry });
         }
     }
     ends

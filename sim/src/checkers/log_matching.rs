@@ -14,7 +14,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut violations = Vec::new();
     let mut content = BTreeMap::new();
     for (at_ns, server, event) in server_events(run.obs) {
-        let ServerEvent::Applied { index, term, fingerprint } = event else { continue };
+        let ServerEvent::Applied { index, term, fingerprint, .. } = event else { continue };
         let first = *content.entry((*index, *term)).or_insert((*fingerprint, server));
         if first.0 != *fingerprint {
             violations.push(run.violation(
@@ -66,8 +66,8 @@ mod tests {
     #[test]
     fn one_index_and_term_with_two_contents_fires() {
         let mut run = Fixture::new();
-        run.server(S, 1, ServerEvent::Applied { index: 5, term: 2, fingerprint: 1 });
-        run.server(S, 2, ServerEvent::Applied { index: 5, term: 2, fingerprint: 2 });
+        run.server(S, 1, ServerEvent::Applied { index: 5, term: 2, fingerprint: 1, state: 0 });
+        run.server(S, 2, ServerEvent::Applied { index: 5, term: 2, fingerprint: 2, state: 0 });
         assert!(run.fired().contains(&"log-matching"));
     }
 }

@@ -19,11 +19,13 @@ mod liveness;
 mod lock_belief_overlap;
 mod log_matching;
 mod release_by_owner;
+mod replica_divergence;
 mod singleton_overlap;
 mod state_machine_safety;
 mod task_lost;
 mod task_once;
 mod token_monotonic;
+mod vote_durability;
 
 pub mod facts;
 
@@ -109,6 +111,8 @@ pub const CHECKERS: &[(&str, Check)] = &[
     ("election-safety", election_safety::check),
     ("log-matching", log_matching::check),
     ("state-machine-safety", state_machine_safety::check),
+    ("replica-divergence", replica_divergence::check),
+    ("vote-durability", vote_durability::check),
     ("durability", durability::check),
     ("lease-early-expiry", lease_early_expiry::check),
     ("keepalive-after-revoke", keepalive_after_revoke::check),

@@ -14,7 +14,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut applied = BTreeMap::new();
     let mut violations = Vec::new();
     for (at_ns, server, event) in server_events(run.obs) {
-        let ServerEvent::Applied { index, term, fingerprint } = event else { continue };
+        let ServerEvent::Applied { index, term, fingerprint, .. } = event else { continue };
         match applied.get(index) {
             None => {
                 applied.insert(*index, (*term, *fingerprint, server));
@@ -44,10 +44,10 @@ mod tests {
     #[test]
     fn different_entries_at_one_index_fire() {
         let mut run = Fixture::new();
-        run.everywhere(S, ServerEvent::Applied { index: 1, term: 1, fingerprint: 11 });
+        run.everywhere(S, ServerEvent::Applied { index: 1, term: 1, fingerprint: 11, state: 0 });
         assert!(super::check(&run.record()).is_empty());
-        run.server(2 * S, 2, ServerEvent::Applied { index: 2, term: 1, fingerprint: 22 });
-        run.server(3 * S, 3, ServerEvent::Applied { index: 2, term: 2, fingerprint: 23 });
+        run.server(2 * S, 2, ServerEvent::Applied { index: 2, term: 1, fingerprint: 22, state: 0 });
+        run.server(3 * S, 3, ServerEvent::Applied { index: 2, term: 2, fingerprint: 23, state: 0 });
         let violations = super::check(&run.record());
         assert_eq!(violations.len(), 1);
         assert!(violations[0].detail.contains("index 2"), "{violations:?}");

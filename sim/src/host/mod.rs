@@ -17,10 +17,13 @@ pub mod task_table;
 use std::sync::Arc;
 use std::time::Duration;
 
+use leasesim_core::raft::{Message, Payload, PersistOp};
 use rand::Rng;
 
 use crate::observe::Event;
+use crate::scenario::{MessageKind, Point};
 use crate::world::disk;
+use crate::world::points::{CrashRequest, PointAction};
 use crate::world::wire::{Proc, Wire};
 use crate::world::World;
 
@@ -100,6 +103,11 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
         let input = if let Some((from, wire)) = world.take_due(proc, now_ns) {
             Input::Message(from, wire)
         } else if actor.next_deadline_mono_ns().is_some_and(|d| d <= world.read_clock_at(proc, now_ns).0) {
+            // A fault aimed at the moment a deadline is decided acts before
+            // the step reads its clock; then everything is decided afresh.
+            if reach(&world, proc, Point::Timer).await {
+                continue;
+            }
             Input::Timer
         } else {
             let timer_ns = actor.next_deadline_mono_ns().map(|mono_ns| world.true_time_of_mono(proc, mono_ns));
@@ -151,13 +159,97 @@ async fn sleep_until(deadline: Option<madsim::time::Instant>) {
 async fn carry_out(world: &World, proc: Proc, sends: Vec<(Proc, Wire)>, persist: Vec<disk::Op>) {
     if !persist.is_empty() {
         let Proc::Server(id) = proc else { panic!("only servers persist") };
+        let aimed = world.points.any_armed().then(|| written_points(&persist));
         world.disk(id).write(persist);
+        for point in aimed.into_iter().flatten() {
+            reach(world, proc, point).await;
+        }
         let fsync_ns = madsim::rand::thread_rng().gen_range(FSYNC_NS.0..=FSYNC_NS.1);
         madsim::time::sleep(Duration::from_nanos(fsync_ns)).await;
         world.disk(id).sync();
+        reach(world, proc, Point::AfterSync).await;
     }
-    let now_ns = world.now_ns();
+    let mut now_ns = world.now_ns();
     for (to, wire) in sends {
+        if let (Wire::Peer(Message::VoteResponse { term, pre_vote: false, granted: true }), Proc::Server(candidate)) = (&wire, to) {
+            world.record_at(now_ns, proc, Event::VoteGranted { term: *term, candidate });
+        }
+        let kind = if world.points.any_armed() { message_kind(&wire) } else { None };
         world.send_at(now_ns, proc, to, wire);
+        if let Some(kind) = kind {
+            if reach(world, proc, Point::AfterSend(kind)).await {
+                now_ns = world.now_ns();
+            }
+        }
     }
+}
+
+/// The points a server's write passes, most specific first.
+fn written_points(persist: &[disk::Op]) -> Vec<Point> {
+    let mut points = Vec::new();
+    if persist.iter().any(|op| matches!(op, PersistOp::SaveSnapshot(_))) {
+        points.push(Point::SnapshotInstall);
+    }
+    let config = |op: &disk::Op| matches!(op, PersistOp::Append(entries) if entries.iter().any(|e| matches!(e.payload, Payload::Config(_))));
+    if persist.iter().any(config) {
+        points.push(Point::MembershipChange);
+    }
+    points.push(Point::AfterWrite);
+    points
+}
+
+/// The kind a fault point names this message by (pre-votes are none:
+/// nothing about them is persisted).
+fn message_kind(wire: &Wire) -> Option<MessageKind> {
+    Some(match wire {
+        Wire::Peer(Message::RequestVote { pre_vote: false, .. }) => MessageKind::VoteRequest,
+        Wire::Peer(Message::VoteResponse { pre_vote: false, .. }) => MessageKind::VoteReply,
+        Wire::Peer(Message::AppendEntries { .. }) => MessageKind::Append,
+        Wire::Peer(Message::AppendResponse { .. }) => MessageKind::AppendReply,
+        Wire::Peer(Message::InstallSnapshot { .. }) => MessageKind::Snapshot,
+        Wire::Peer(Message::InstallSnapshotResponse { .. }) => MessageKind::SnapshotReply,
+        Wire::Response(_) => MessageKind::ClientReply,
+        Wire::Request(_) => MessageKind::Request,
+        _ => return None,
+    })
+}
+
+/// `proc` reached `point`: if a fault is armed there for it, carry it out.
+/// A crash is handed to the injector and this never returns (the node is
+/// killed at this very instant); a pause sleeps here and a clock fault
+/// changes the clock, and both return true.
+async fn reach(world: &World, proc: Proc, point: Point) -> bool {
+    if !world.points.any_armed() {
+        return false;
+    }
+    let Some(armed) = world.points.take(point, |selector| world.selects(selector, proc)) else { return false };
+    let now_ns = world.now_ns();
+    let fault = armed.fault;
+    match armed.action {
+        PointAction::Crash { for_ns } => {
+            world.record_at(now_ns, Proc::Admin, Event::Fault { action: format!("crash {proc} at {point} (fault #{fault})") });
+            world.points.request_crash(CrashRequest { fault, proc, point, for_ns });
+            std::future::pending::<()>().await;
+            unreachable!("a crashed process never runs again")
+        }
+        PointAction::Pause { for_ns, settle_at_ns } => {
+            let until_ns = for_ns.map_or(settle_at_ns, |f| now_ns.saturating_add(f)).min(settle_at_ns).max(now_ns);
+            world.record_at(now_ns, Proc::Admin, Event::Fault { action: format!("pause {proc} at {point} (fault #{fault})") });
+            world.record_at(now_ns, proc, Event::Paused);
+            madsim::time::sleep_until(world.instant_of(until_ns)).await;
+            world.record_at(world.now_ns(), proc, Event::Resumed);
+        }
+        PointAction::Clock { drift, jump_ns } => {
+            world.change_clock(proc, |clock, now_ns| {
+                if let Some(drift) = drift {
+                    clock.set_drift(now_ns, drift);
+                }
+                if let Some(jump_ns) = jump_ns {
+                    clock.jump_wall(now_ns, jump_ns);
+                }
+            });
+            world.record_at(now_ns, Proc::Admin, Event::Fault { action: format!("clock of {proc} at {point} (fault #{fault})") });
+        }
+    }
+    true
 }

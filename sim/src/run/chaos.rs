@@ -17,12 +17,10 @@ use std::collections::BTreeMap;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use leasesim_core::seed::{derive_seed, Stream};
 
-use crate::scenario::{Chaos, ChaosRate, ClockSpec, Fault, FaultAction, Process, Scenario, Selector};
+use crate::scenario::{Chaos, ChaosRate, ClockSpec, Fault, FaultAction, MessageKind, Point, Process, Scenario, Selector};
 
-/// Salt of chaos's own random stream: chaos draws must not shift the
-/// stream the rest of the run uses, or the explicit scenario would differ.
-const CHAOS_STREAM: u64 = 0xc4a0_5d12_a5e7_0001;
 
 /// The chaos settings this seed runs with (after the swarm draw).
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +30,9 @@ pub struct Rates {
     pub pauses: Option<ChaosRate>,
     pub clock_jumps: Option<(u64, (i64, i64))>,
     pub leader_crashes: Option<ChaosRate>,
+    pub crash_points: Option<ChaosRate>,
+    pub pause_points: Option<ChaosRate>,
+    pub timer_jumps: Option<(u64, (i64, i64))>,
     pub holder_pauses: Option<ChaosRate>,
     pub membership_ns: Option<u64>,
     pub partition_replacements: f64,
@@ -52,7 +53,7 @@ pub struct Decided {
 /// What `[chaos]` decides for `seed`; `None` without a `[chaos]` table.
 pub fn decide(scenario: &Scenario, seed: u64) -> Option<Decided> {
     let chaos = scenario.chaos.as_ref()?;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ CHAOS_STREAM);
+    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, Stream::Chaos, 0));
     let rates = rates(chaos, &mut rng);
     let faults = draw(scenario, &rates, &mut rng);
     let mut drifts = BTreeMap::new();
@@ -104,9 +105,28 @@ pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
     let holder_pauses = scaled(chaos.holder_pauses);
     let membership_ns = scaled(chaos.membership_ns.map(|mean_interval_ns| ChaosRate { mean_interval_ns, for_ns: (0, 0) }))
         .map(|rate| rate.mean_interval_ns);
+    // No draw when off, so scenarios without them keep their streams.
+    let crash_points = chaos.crash_points.and_then(|r| scaled(Some(r)));
+    let pause_points = chaos.pause_points.and_then(|r| scaled(Some(r)));
+    let timer_jumps = chaos
+        .timer_jumps
+        .and_then(|j| scaled(Some(ChaosRate { mean_interval_ns: j.mean_interval_ns, for_ns: (0, 0) })).map(|r| (r.mean_interval_ns, j.jump_ns)));
     let drift = if swarm { chaos.drift * rng.gen_range(0.0..=1.0) } else { chaos.drift };
     let partition_replacements = chaos.partition_replacements;
-    Rates { partitions, crashes, pauses, clock_jumps, leader_crashes, holder_pauses, membership_ns, partition_replacements, drift }
+    Rates {
+        partitions,
+        crashes,
+        pauses,
+        clock_jumps,
+        leader_crashes,
+        crash_points,
+        pause_points,
+        timer_jumps,
+        holder_pauses,
+        membership_ns,
+        partition_replacements,
+        drift,
+    }
 }
 
 fn arrivals(mean_ns: u64, duration_ns: u64, rng: &mut ChaCha8Rng) -> Vec<u64> {
@@ -131,7 +151,7 @@ fn draw_for(range: (u64, u64), rng: &mut ChaCha8Rng) -> u64 {
 }
 
 fn fault(at_ns: u64, action: FaultAction, for_ns: Option<u64>) -> Fault {
-    Fault { at_ns, action, for_ns, line: 0 }
+    Fault { at_ns, action, for_ns, line: 0, when: None }
 }
 
 /// Draws this seed's chaos faults, in time order (a stable sort: faults at
@@ -201,6 +221,34 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fau
             drawn.extend(replaceable.replacement(at_ns, rng));
         }
     }
+    let points = Point::all();
+    if let Some(rate) = rates.crash_points {
+        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
+            let point = *points.choose(rng).expect("points exist");
+            let target = point_target(point, rng);
+            let mut f = fault(at_ns, FaultAction::Crash(target), Some(draw_for(rate.for_ns, rng)));
+            f.when = Some(point);
+            drawn.push(f);
+        }
+    }
+    if let Some(rate) = rates.pause_points {
+        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
+            let point = *points.choose(rng).expect("points exist");
+            let target = point_target(point, rng);
+            let mut f = fault(at_ns, FaultAction::Pause(target), Some(draw_for(rate.for_ns, rng)));
+            f.when = Some(point);
+            drawn.push(f);
+        }
+    }
+    if let Some((mean_ns, (lo, hi))) = rates.timer_jumps {
+        for at_ns in arrivals(mean_ns, duration_ns, rng) {
+            let target = [Selector::Leader, Selector::RandomServer, Selector::RandomClient].choose(rng).cloned().expect("three");
+            let jump_ns = if lo >= hi { lo } else { rng.gen_range(lo..=hi) };
+            let mut f = fault(at_ns, FaultAction::Clock { target, drift: None, jump_ns: Some(jump_ns) }, None);
+            f.when = Some(Point::Timer);
+            drawn.push(f);
+        }
+    }
     drawn.sort_by_key(|f| f.at_ns);
     drawn
 }
@@ -246,6 +294,19 @@ impl Replaceable {
         }
         out
     }
+}
+
+/// Who a point fault is aimed at: any client for a client's point; the
+/// leader, a follower or any server otherwise (matched when a process
+/// reaches the point).
+fn point_target(point: Point, rng: &mut ChaCha8Rng) -> Selector {
+    if point == Point::AfterSend(MessageKind::Request) {
+        return Selector::RandomClient;
+    }
+    if point == Point::Timer {
+        return [Selector::Leader, Selector::Follower, Selector::RandomClient].choose(rng).cloned().expect("three");
+    }
+    [Selector::Leader, Selector::Follower, Selector::RandomServer].choose(rng).cloned().expect("three")
 }
 
 fn sorted(group: &[Selector]) -> Vec<Selector> {

@@ -15,8 +15,9 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
 use crate::observe::{BeliefEnd, Event};
-use crate::scenario::{FaultAction, Scenario, Selector};
+use crate::scenario::{FaultAction, Point, Scenario, Selector};
 use crate::world::wire::{Proc, Wire};
+use crate::world::points::{Armed, CrashRequest, PointAction};
 use crate::world::World;
 
 /// Something the injector does at a true time.
@@ -232,6 +233,32 @@ impl Injector {
         self.active.insert(id, done);
     }
 
+    /// Arms fault `id` at `point` (`when = …`): the first process its
+    /// selector names when it reaches the point gets it (`world::points`).
+    pub fn arm(&mut self, id: usize, action: &FaultAction, for_ns: Option<u64>, point: Point) {
+        let settle_at_ns = self.scenario.duration_ns;
+        let (selector, armed) = match action {
+            FaultAction::Crash(s) => (s, PointAction::Crash { for_ns }),
+            FaultAction::Pause(s) => (s, PointAction::Pause { for_ns, settle_at_ns }),
+            FaultAction::Clock { target, drift, jump_ns } => (target, PointAction::Clock { drift: *drift, jump_ns: *jump_ns }),
+            other => unreachable!("the loader allows `when` only on crash, pause and clock faults, not {other:?}"),
+        };
+        self.note(format!("arm #{id}: {} when {point}", describe(action)));
+        self.world.points.arm(Armed { fault: id, selector: selector.clone(), point, action: armed });
+    }
+
+    /// Carries out a crash a process reached at a point; returns when it
+    /// restarts (`None`: with the settle phase).
+    pub fn crash_at_point(&mut self, request: CrashRequest) -> Option<u64> {
+        let p = request.proc;
+        if self.crashed.contains(&p) {
+            return None;
+        }
+        self.crash(p);
+        self.active.insert(request.fault, Done::Crashed(p));
+        request.for_ns.map(|for_ns| self.world.now_ns() + for_ns)
+    }
+
     fn membership(&mut self, text: String, change: ConfChange) {
         match self.world.leader() {
             None => self.skip(text, "no leader to ask".into()),
@@ -306,6 +333,7 @@ impl Injector {
             self.restart(p);
         }
         self.world.network().set_loss(self.scenario.network.loss);
+        self.world.points.disarm_all();
         self.active.clear();
         self.world.record(Proc::Admin, Event::SettleBegins);
     }

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use leasesim_core::bugs::Bugs;
+use leasesim_core::seed::{derive_seed, Stream};
 use madsim::task::NodeId as SimNodeId;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -106,7 +107,7 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
     // Chaos becomes explicit faults and pinned drifts first, so this run is
     // exactly the run of the scenario `shrink` writes for this seed.
     let scenario = Arc::new(chaos::explicit(&scenario, seed));
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x1ea5_e51a_u64);
+    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, Stream::Setup, 0));
     let bugs = merge_bugs(scenario.bugs, options.extra_bugs);
     let clocks = setup::clocks(&scenario, 0.0, &mut rng);
     let servers = 1..=scenario.cluster.servers + scenario.cluster.spares;
@@ -116,22 +117,58 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
         scenario.network.loss,
         scenario.network.duplicate,
         procs,
-        ChaCha8Rng::seed_from_u64(seed ^ 0x6e65_7477_6f72_6b00),
+        ChaCha8Rng::seed_from_u64(derive_seed(seed, Stream::Network, 0)),
     );
     let world = Arc::new(World::new(clocks, servers, network, options.trace, options.trace || options.keep_observations));
     let ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
     nodes.lock().expect("node list").extend(ids.values().copied());
 
-    let faults: Vec<_> = scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns)).collect();
+    // A fault aimed at a point is armed at its `at`; its `for` counts from
+    // when it fires, so the timeline holds no undo for it.
+    let faults: Vec<_> =
+        scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns.filter(|_| f.when.is_none()))).collect();
+    let points: Vec<_> = scenario.faults.iter().map(|f| f.when.map(|point| (point, f.for_ns))).collect();
     let mut injector = Injector::new(handle.clone(), world.clone(), scenario.clone(), ids, rng);
-    for (at_ns, step) in timeline(&faults) {
-        madsim::time::sleep_until(world.instant_of(at_ns)).await;
-        match step {
-            Step::Fire { id, action, .. } => injector.fire(id, &action),
-            Step::Undo { id } => injector.undo(id),
+    // The timeline, in (time, order) order; a crash at a fault point adds
+    // its restart while the run goes on. Steps past the settle phase's
+    // start still run, before it heals everything.
+    let settle_at_ns = scenario.duration_ns;
+    let mut pending: BTreeMap<(u64, usize), Step> =
+        timeline(&faults).into_iter().enumerate().map(|(n, (at, s))| ((at, n), s)).collect();
+    let mut added = pending.len();
+    loop {
+        let wake_ns = match pending.first_key_value() {
+            Some((&(at_ns, _), _)) => at_ns,
+            None if world.now_ns() < settle_at_ns => settle_at_ns,
+            None => break,
+        };
+        tokio::select! {
+            biased;
+            _ = world.points.wake.notified() => {}
+            _ = madsim::time::sleep_until(world.instant_of(wake_ns)) => {}
+        }
+        for request in world.points.take_crash_requests() {
+            // A restart due after the settle phase starts comes with its
+            // healing instead.
+            if let Some(restart_ns) = injector.crash_at_point(request).filter(|ns| *ns < settle_at_ns) {
+                pending.insert((restart_ns, added), Step::Undo { id: request.fault });
+                added += 1;
+            }
+        }
+        let now_ns = world.now_ns();
+        while let Some(entry) = pending.first_entry() {
+            if entry.key().0 > now_ns {
+                break;
+            }
+            match entry.remove() {
+                Step::Fire { id, action, .. } => match points[id] {
+                    Some((point, for_ns)) => injector.arm(id, &action, for_ns, point),
+                    None => injector.fire(id, &action),
+                },
+                Step::Undo { id } => injector.undo(id),
+            }
         }
     }
-    let settle_at_ns = scenario.duration_ns;
     madsim::time::sleep_until(world.instant_of(settle_at_ns)).await;
     injector.heal_all();
     let end_ns = settle_at_ns + scenario.settle_ns;

@@ -10,6 +10,7 @@ use leasesim_core::client::BeliefFrom as CoreBeliefFrom;
 use leasesim_core::raft::RaftConfig;
 use leasesim_core::server::ServerConfig;
 use leasesim_core::NodeId;
+use leasesim_core::seed::{derive_seed, Stream};
 use madsim::runtime::Handle;
 use madsim::task::NodeId as SimNodeId;
 use rand::Rng;
@@ -126,7 +127,7 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
             .ip(proc.addr().ip())
             .init(move || {
                 let incarnation = restarts.fetch_add(1, Ordering::Relaxed);
-                let rng_seed = seed ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ incarnation.rotate_left(32);
+                let rng_seed = derive_seed(seed, Stream::Server(id), incarnation);
                 let actor = ServerActor::new(id, config.clone(), rng_seed, slot.clone());
                 run_actor(world.clone(), proc, actor)
             })

@@ -11,7 +11,13 @@ use super::fields::{Field, TableReader, Val};
 use super::model::{Chaos, ChaosJumps, ChaosRate};
 use super::selector::World;
 
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 22] = [
+    "crash_points",
+    "crash_point_for",
+    "pause_points",
+    "pause_point_for",
+    "timer_jumps",
+    "timer_jump",
     "partitions",
     "partition_for",
     "crashes",
@@ -37,6 +43,11 @@ pub(crate) const PARTITION_FOR_NS: (u64, u64) = (NS_PER_SEC, 5 * NS_PER_SEC);
 pub(crate) const CRASH_FOR_NS: (u64, u64) = (NS_PER_SEC, 5 * NS_PER_SEC);
 pub(crate) const PAUSE_FOR_NS: (u64, u64) = (500 * NS_PER_MS, 3 * NS_PER_SEC);
 pub(crate) const JUMP_NS: (i64, i64) = (-(NS_PER_SEC as i64), NS_PER_SEC as i64);
+/// Crashes at a fault point are back within milliseconds: what matters is
+/// what the step had done when it stopped, and a quick restart is what
+/// asks a server again in the term it voted in.
+pub(crate) const CRASH_POINT_FOR_NS: (u64, u64) = (NS_PER_MS, 20 * NS_PER_MS);
+pub(crate) const PAUSE_POINT_FOR_NS: (u64, u64) = (5 * NS_PER_MS, NS_PER_SEC);
 
 pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Option<Chaos> {
     let partitions = paired(&mut t, d, "partitions", "partition_for", |v, d| v.duration_range(d), PARTITION_FOR_NS);
@@ -44,6 +55,9 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
     let pauses = paired(&mut t, d, "pauses", "pause_for", |v, d| v.duration_range(d), PAUSE_FOR_NS);
     let clock_jumps = paired(&mut t, d, "clock_jumps", "jump", |v, d| v.signed_range(d), JUMP_NS);
     let leader_crashes = paired(&mut t, d, "leader_crashes", "leader_crash_for", |v, d| v.duration_range(d), CRASH_FOR_NS);
+    let crash_points = paired(&mut t, d, "crash_points", "crash_point_for", |v, d| v.duration_range(d), CRASH_POINT_FOR_NS);
+    let pause_points = paired(&mut t, d, "pause_points", "pause_point_for", |v, d| v.duration_range(d), PAUSE_POINT_FOR_NS);
+    let timer_jumps = paired(&mut t, d, "timer_jumps", "timer_jump", |v, d| v.signed_range(d), JUMP_NS);
     let holder_pauses = needs(&mut t, d, "holder_pauses", holder_problem(world), |t, d| {
         paired(t, d, "holder_pauses", "holder_pause_for", |v, d| v.duration_range(d), PAUSE_FOR_NS)
     });
@@ -80,6 +94,9 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
         pauses: rate(pauses)?,
         clock_jumps: clock_jumps?.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),
         leader_crashes: rate(leader_crashes)?,
+        crash_points: rate(crash_points)?,
+        pause_points: rate(pause_points)?,
+        timer_jumps: timer_jumps?.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),
         holder_pauses: rate(holder_pauses)?,
         membership_ns: membership?,
         partition_replacements: partition_replacements?,

@@ -9,11 +9,12 @@ use super::duration::format_duration;
 use super::error::Diags;
 use super::fields::{TableReader, Val};
 use super::model::{Fault, FaultAction};
+use super::point::Point;
 use super::raw::Value;
 use super::selector::{name_range, Process, Selector, World};
 
 pub(crate) const ACTIONS: [&str; 9] = ["partition", "isolate", "block", "crash", "pause", "clock", "loss", "add", "remove"];
-const KEYS: [&str; 13] = ["at", "for", "partition", "isolate", "block", "crash", "pause", "clock", "drift", "jump", "loss", "add", "remove"];
+const KEYS: [&str; 14] = ["at", "for", "when", "partition", "isolate", "block", "crash", "pause", "clock", "drift", "jump", "loss", "add", "remove"];
 const SELECTORS: &str = "s1…, c1…, store, leader, holder:KEY, follower, random-server, random-client";
 
 pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, world: &World, duration_ns: Option<u64>) -> Option<Fault> {
@@ -69,8 +70,49 @@ pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, world: &World, durati
             }
         }
     }
+    let when = t.get("when", d, |v, d| when(v, d, present.as_slice(), action.as_ref())).optional();
     t.finish(d, &KEYS);
-    Some(Fault { at_ns: at_ns?, action: action?, for_ns: for_ns.optional()?, line })
+    Some(Fault { at_ns: at_ns?, action: action?, for_ns: for_ns.optional()?, line, when: when? })
+}
+
+/// `when = "after-send:vote-reply"`: a fault point (see `scenario::point`),
+/// for crash, pause and clock faults, on a selector that can reach it.
+fn when(v: &Val<'_>, d: &mut Diags, present: &[&str], action: Option<&FaultAction>) -> Option<Point> {
+    let text = v.string(d, "\"after-send:vote-reply\"")?;
+    let point = match Point::parse(text) {
+        Ok(point) => point,
+        Err(message) => {
+            let names: Vec<String> = Point::all().iter().map(|p| p.to_string()).collect();
+            let fix = match super::suggest::closest(text, names.iter().map(String::as_str)) {
+                Some(near) => format!("did you mean `{near}`? fault points: {}", Point::spellings()),
+                None => format!("fault points: {}", Point::spellings()),
+            };
+            v.error(d, message, fix);
+            return None;
+        }
+    };
+    if !matches!(present, ["crash" | "pause" | "clock"]) {
+        let message = format!("`when` applies to crash, pause and clock faults, not to `{}`", present.first().unwrap_or(&"nothing"));
+        v.error(d, message, "remove `when`, or make the fault a crash, pause or clock change");
+        return None;
+    }
+    let selector = match action? {
+        FaultAction::Crash(s) | FaultAction::Pause(s) => s,
+        FaultAction::Clock { target, .. } => target,
+        _ => return None,
+    };
+    let client_side = matches!(selector, Selector::Client(_) | Selector::RandomClient | Selector::Holder(_) | Selector::Store);
+    if point.servers_only() && client_side {
+        let message = format!("`{selector}` never reaches `{point}`: only servers do");
+        v.error(d, message, "aim it at a server (s1…, leader, follower, random-server), or use `timer` or `after-send:request`");
+        return None;
+    }
+    if point == Point::AfterSend(crate::scenario::MessageKind::Request) && selector.is_server() {
+        let message = format!("`{selector}` never reaches `{point}`: only clients send requests");
+        v.error(d, message, "aim it at a client (c1…, random-client, holder:KEY), or use a server's point");
+        return None;
+    }
+    Some(point)
 }
 
 fn action(v: &Val<'_>, t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {

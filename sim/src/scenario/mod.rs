@@ -22,6 +22,7 @@ mod invariants;
 mod load;
 pub mod model;
 mod multi_instance;
+pub mod point;
 mod raw;
 mod selector;
 mod span;
@@ -35,6 +36,7 @@ pub use error::{Diagnostic, Location, ScenarioError, Snippet};
 pub use invariants::{all_ids as invariant_ids, is_known_invariant, INVARIANT_IDS, RESERVED_INVARIANT_IDS};
 pub use load::{load, load_all, load_each};
 pub use model::*;
+pub use point::{MessageKind, Point};
 pub use write::to_toml;
 
 /// Parses and validates scenario text; `file_name` is used in errors and

@@ -288,13 +288,17 @@ pub struct Fault {
     pub for_ns: Option<u64>,
     /// Line of the `[[fault]]` in its file, for traces and messages.
     pub line: usize,
+    /// `crash`, `pause` and `clock` only: from `at` on, the fault waits for
+    /// the first process its selector matches to reach this point of a step
+    /// (`scenario::point`), and fires there, once.
+    pub when: Option<crate::scenario::Point>,
 }
 
 /// Equal when they do the same thing at the same time: `line` only says
 /// where the fault was written.
 impl PartialEq for Fault {
     fn eq(&self, other: &Self) -> bool {
-        self.at_ns == other.at_ns && self.action == other.action && self.for_ns == other.for_ns
+        self.at_ns == other.at_ns && self.action == other.action && self.for_ns == other.for_ns && self.when == other.when
     }
 }
 
@@ -348,6 +352,15 @@ pub struct Chaos {
     /// Crashes of whoever leads when each one fires (`crash = "leader"`):
     /// leader changes are where consensus and lease hand-over go wrong.
     pub leader_crashes: Option<ChaosRate>,
+    /// Crashes at a fault point (`scenario::point`), each drawn among every
+    /// point and aimed at the leader, a follower or any server (any client
+    /// for `after-send:request`), back after a few milliseconds.
+    pub crash_points: Option<ChaosRate>,
+    /// Pauses at a fault point, drawn the same way.
+    pub pause_points: Option<ChaosRate>,
+    /// Wall-clock jumps of a process at the instant its timer fires, when
+    /// a deadline is being decided.
+    pub timer_jumps: Option<ChaosJumps>,
     /// Pauses of a lock's holder (`pause = "holder:KEY"`, KEY drawn among
     /// the lock keys and singleton roles): the process pause that fencing
     /// exists for.

@@ -159,6 +159,9 @@ fn faults(out: &mut String, s: &Scenario) {
         if let Some(for_ns) = f.for_ns {
             let _ = writeln!(out, "for = {}", dur(for_ns));
         }
+        if let Some(point) = f.when {
+            let _ = writeln!(out, "when = \"{point}\"");
+        }
     }
 }
 
@@ -170,6 +173,8 @@ fn write_chaos(out: &mut String, c: &Chaos) {
         ("pauses", "pause_for", c.pauses),
         ("leader_crashes", "leader_crash_for", c.leader_crashes),
         ("holder_pauses", "holder_pause_for", c.holder_pauses),
+        ("crash_points", "crash_point_for", c.crash_points),
+        ("pause_points", "pause_point_for", c.pause_points),
     ];
     for (every_key, for_key, rate) in kinds {
         if let Some(rate) = rate {
@@ -181,6 +186,11 @@ fn write_chaos(out: &mut String, c: &Chaos) {
         let _ = writeln!(out, "clock_jumps = {}", dur(jumps.mean_interval_ns));
         let (low, high) = jumps.jump_ns;
         let _ = writeln!(out, "jump = [{}, {}]", string(&format_signed_duration(low)), string(&format_signed_duration(high)));
+    }
+    if let Some(jumps) = c.timer_jumps {
+        let _ = writeln!(out, "timer_jumps = {}", dur(jumps.mean_interval_ns));
+        let (low, high) = jumps.jump_ns;
+        let _ = writeln!(out, "timer_jump = [{}, {}]", string(&format_signed_duration(low)), string(&format_signed_duration(high)));
     }
     if let Some(every_ns) = c.membership_ns {
         let _ = writeln!(out, "membership = {}", dur(every_ns));

@@ -93,7 +93,7 @@ pub fn apply(base: &Scenario, spec: &StudySpec, cell: &CellParams) -> Scenario {
     }
     if let Some(jump_ns) = cell.leader_jump_ns.filter(|j| *j != 0) {
         let action = FaultAction::Clock { target: Selector::Leader, drift: None, jump_ns: Some(jump_ns) };
-        s.faults.push(Fault { at_ns: spec.jump_at_ns.min(s.duration_ns), action, for_ns: None, line: 0 });
+        s.faults.push(Fault { at_ns: spec.jump_at_ns.min(s.duration_ns), action, for_ns: None, line: 0, when: None });
     }
     for w in &mut s.workloads {
         if let WorkloadKind::Lock(lock) = &mut w.kind {
@@ -118,7 +118,7 @@ pub fn apply(base: &Scenario, spec: &StudySpec, cell: &CellParams) -> Scenario {
         while at_ns < s.duration_ns {
             for key in &keys {
                 let action = FaultAction::Pause(Selector::Holder(key.clone()));
-                s.faults.push(Fault { at_ns, action, for_ns: Some(pause_ns), line: 0 });
+                s.faults.push(Fault { at_ns, action, for_ns: Some(pause_ns), line: 0, when: None });
             }
             at_ns += spec.pause_every_ns;
         }

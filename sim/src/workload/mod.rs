@@ -19,6 +19,7 @@ pub mod task_generator;
 
 use leasesim_core::client::{ClientConfig, Session};
 use leasesim_core::{ClientId, NodeId, NS_PER_MS};
+use leasesim_core::seed::{derive_seed, Stream};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -40,10 +41,7 @@ pub fn session(client: ClientId, servers: &[NodeId], incarnation: u64) -> Sessio
 /// A client's private PRNG: its choices depend on the seed and on which
 /// client (and incarnation) it is, never on scheduling.
 pub fn client_rng(run_seed: u64, client: ClientId, incarnation: u64) -> ChaCha8Rng {
-    let mixed = run_seed
-        ^ client.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        ^ incarnation.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
-    ChaCha8Rng::seed_from_u64(mixed)
+    ChaCha8Rng::seed_from_u64(derive_seed(run_seed, Stream::Client(client), incarnation))
 }
 
 /// Draws uniformly from an inclusive range of nanoseconds.

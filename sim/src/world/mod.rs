@@ -9,9 +9,10 @@
 pub mod clock;
 pub mod disk;
 pub mod network;
+pub mod points;
 pub mod wire;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use leasesim_core::raft::Role;
@@ -47,30 +48,44 @@ pub struct Recorder {
     /// Keep events no checker reads (`Event::for_traces_only`) and repeats
     /// of an applied entry: for traces and reports.
     pub keep_all: bool,
-    /// (term, fingerprint) of the first application of each log index
-    /// (index 0 unused). Every server applies every entry, so the log of
-    /// applications is most of a run's observations; the checkers need the
-    /// first at each index and every one that differs from it, so an
-    /// application that repeats the first exactly is counted in the digest
-    /// and not kept.
-    first_applied: Vec<Option<(u64, u64)>>,
+    /// (term, fingerprint, state digest) of the first application of each
+    /// log index (index 0 unused). Every server applies every entry, so the
+    /// log of applications is most of a run's observations; the checkers
+    /// need the first at each index and every one that differs from it, so
+    /// an application that repeats the first exactly is counted in the
+    /// digest and not kept.
+    first_applied: Vec<Option<(u64, u64, u64)>>,
+    /// Servers whose last application reached a state unlike the first
+    /// server's at that index. Once replicas diverge the digest chain keeps
+    /// them apart at every later index; the replica-divergence checker
+    /// needs only the application where a server moved apart, so while it
+    /// stays apart its applications that differ only in state are not kept.
+    apart: BTreeSet<Proc>,
 }
 
 impl Recorder {
-    /// Whether `event` applies an entry exactly as the first server to
-    /// apply that index did (and notes the first application of an index).
-    fn repeats_an_application(&mut self, event: &Event) -> bool {
-        let Event::Server { event: ServerEvent::Applied { index, term, fingerprint } } = event else { return false };
+    /// Whether `event` of `proc` applies an entry as the first server to
+    /// apply that index did, or differs from it only in state while `proc`
+    /// was already apart (and notes the first application of an index).
+    fn repeats_an_application(&mut self, proc: Proc, event: &Event) -> bool {
+        let Event::Server { event: ServerEvent::Applied { index, term, fingerprint, state } } = event else { return false };
         let at = *index as usize;
         if self.first_applied.len() <= at {
             self.first_applied.resize(at + 1, None);
         }
+        let this = (*term, *fingerprint, *state);
         match self.first_applied[at] {
             None => {
-                self.first_applied[at] = Some((*term, *fingerprint));
+                self.first_applied[at] = Some(this);
+                self.apart.remove(&proc);
                 false
             }
-            Some(first) => first == (*term, *fingerprint),
+            Some(first) if first == this => {
+                self.apart.remove(&proc);
+                true
+            }
+            Some((term, fingerprint, _)) if (term, fingerprint) == (this.0, this.1) => !self.apart.insert(proc),
+            Some(_) => false,
         }
     }
 
@@ -95,6 +110,8 @@ pub struct World {
     holders: Mutex<BTreeMap<String, u64>>,
     up: Mutex<BTreeMap<Proc, bool>>,
     slots: BTreeMap<NodeId, crate::host::server::ServerSlot>,
+    /// Faults armed at points of a step (`when = …`).
+    pub points: points::Points,
 }
 
 impl World {
@@ -118,6 +135,7 @@ impl World {
             holders: Mutex::new(BTreeMap::new()),
             up: Mutex::new(up),
             slots,
+            points: points::Points::default(),
         }
     }
 
@@ -177,7 +195,7 @@ impl World {
         }
         obs.digest_into(&mut recorder.digest);
         recorder.recorded += 1;
-        let keep = recorder.keep_all || (!obs.event.for_traces_only() && !recorder.repeats_an_application(&obs.event));
+        let keep = recorder.keep_all || (!obs.event.for_traces_only() && !recorder.repeats_an_application(obs.proc, &obs.event));
         if keep {
             recorder.obs.push(obs);
         }
@@ -275,6 +293,21 @@ impl World {
             .filter(|(n, p)| p.role == Role::Leader && self.is_up(Proc::Server(**n)))
             .max_by_key(|(_, p)| p.term)
             .map(|(n, _)| *n)
+    }
+
+    /// Whether `selector` names `proc` right now (a point fault's target is
+    /// matched when the process reaches the point).
+    pub fn selects(&self, selector: &crate::scenario::Selector, proc: Proc) -> bool {
+        use crate::scenario::Selector;
+        match (selector, proc) {
+            (Selector::Server(n), Proc::Server(m)) | (Selector::Client(n), Proc::Client(m)) => *n == m,
+            (Selector::Store, Proc::Store) => true,
+            (Selector::Leader, Proc::Server(m)) => self.leader() == Some(m),
+            (Selector::Follower, Proc::Server(m)) => self.leader() != Some(m),
+            (Selector::RandomServer, Proc::Server(_)) | (Selector::RandomClient, Proc::Client(_)) => true,
+            (Selector::Holder(key), Proc::Client(m)) => self.holder(key) == Some(m),
+            _ => false,
+        }
     }
 
     /// The slot holding server `id`'s core (see `host::server`).
