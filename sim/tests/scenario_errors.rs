@@ -2,7 +2,7 @@
 //! message naming the problem, and a fix. Each test writes its file inline
 //! so the expected line and column can be checked by eye.
 
-use leasesim::scenario::{parse, ScenarioError};
+use leasesim::scenario::{self, parse, ScenarioError};
 
 /// Parses text that must be rejected.
 fn rejected(text: &str) -> ScenarioError {
@@ -393,4 +393,36 @@ fn a_bad_value_is_never_replaced_by_its_default() {
     // skipped rather than run against the default of 3.
     let error = rejected("name = \"x\"\nduration = \"10s\"\n[cluster]\nservers = \"five\"\n[[fault]]\nat = \"1s\"\ncrash = \"s5\"\n");
     assert_eq!(error.diagnostics.len(), 1, "{error}");
+}
+
+const POINT_BASE: &str = "name = \"x\"\nduration = \"10s\"\n[[workload]]\nkind = \"kv\"\nclients = 1\n[[fault]]\nat = \"1s\"\n";
+
+#[test]
+fn an_unknown_fault_point_suggests_the_closest() {
+    let text = format!("{POINT_BASE}crash = \"s1\"\nwhen = \"after-send:vote-replay\"\n");
+    let fix = assert_one(&text, "9:8", "unknown fault point `after-send:vote-replay`");
+    assert!(fix.starts_with("did you mean `after-send:vote-reply`?"), "{fix}");
+}
+
+#[test]
+fn a_fault_point_needs_a_crash_pause_or_clock() {
+    let text = format!("{POINT_BASE}loss = 0.5\nwhen = \"timer\"\n");
+    assert_one(&text, "9:8", "`when` applies to crash, pause and clock faults, not to `loss`");
+}
+
+#[test]
+fn a_fault_point_the_selector_never_reaches_is_refused() {
+    let text = format!("{POINT_BASE}crash = \"c1\"\nwhen = \"after-write\"\n");
+    let fix = assert_one(&text, "9:8", "`c1` never reaches `after-write`: only servers do");
+    assert!(fix.contains("leader"), "{fix}");
+    let text = format!("{POINT_BASE}pause = \"leader\"\nwhen = \"after-send:request\"\n");
+    assert_one(&text, "9:8", "`leader` never reaches `after-send:request`: only clients send requests");
+}
+
+#[test]
+fn a_fault_point_and_the_new_cluster_knobs_load() {
+    let text = format!("{POINT_BASE}crash = \"follower\"\nwhen = \"after-send:vote-reply\"\nfor = \"2ms\"\n[cluster]\nmax_append_entries = 1\nsnapshot_every = 8\nkeepalive_read_index = false\n");
+    let s = scenario::parse(&text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.faults[0].when, Some(scenario::Point::AfterSend(scenario::MessageKind::VoteReply)));
+    assert_eq!((s.cluster.max_append_entries, s.cluster.snapshot_every, s.cluster.keepalive_read_index), (1, 8, false));
 }

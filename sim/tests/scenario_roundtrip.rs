@@ -79,7 +79,7 @@ fn defaults_are_the_documented_ones() {
     assert_eq!((s.settle_ns, s.seeds.clone()), (10 * SEC, 0..100));
     assert_eq!(
         s.cluster,
-        Cluster { servers: 3, election_timeout_ns: (150 * MS, 300 * MS), heartbeat_ns: 50 * MS, lease_expiry: ExpiryStrategy::LeaderMonotonic, spares: 0, drift_bound: 0.001 }
+        Cluster { servers: 3, election_timeout_ns: (150 * MS, 300 * MS), heartbeat_ns: 50 * MS, lease_expiry: ExpiryStrategy::LeaderMonotonic, spares: 0, drift_bound: 0.001, max_append_entries: 64, snapshot_every: 1000, keepalive_read_index: true }
     );
     assert_eq!(s.network, Network { latency_ns: (MS, 10 * MS), loss: 0.0, duplicate: 0.0 });
     assert!(s.clocks.is_empty() && s.workloads.is_empty() && s.faults.is_empty());
@@ -381,6 +381,7 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
             membership_ns,
             drift,
             swarm,
+            knobs: false,
         },
     ))
     .boxed()
@@ -421,14 +422,18 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             .flatten()
             .collect();
         let world = World { servers, spares, clients, keys };
-        let cluster = (range_ns().prop_filter("election timeout above zero", |r| r.0 > 0), positive_ns(), any::<bool>(), fraction()).prop_map(
-            move |(election_timeout_ns, heartbeat_ns, wall, drift_bound)| Cluster {
+        let knobs = (1u64..=100_000, 1u64..=10_000_000, any::<bool>());
+        let cluster = (range_ns().prop_filter("election timeout above zero", |r| r.0 > 0), positive_ns(), any::<bool>(), fraction(), knobs).prop_map(
+            move |(election_timeout_ns, heartbeat_ns, wall, drift_bound, (max_append_entries, snapshot_every, keepalive_read_index))| Cluster {
                 servers,
                 election_timeout_ns,
                 heartbeat_ns,
                 lease_expiry: if wall { ExpiryStrategy::LeaderStampedWall } else { ExpiryStrategy::LeaderMonotonic },
                 spares,
                 drift_bound,
+                max_append_entries,
+                snapshot_every,
+                keepalive_read_index,
             },
         );
         let network = (range_ns(), probability(), probability()).prop_map(|(latency_ns, loss, duplicate)| Network { latency_ns, loss, duplicate });

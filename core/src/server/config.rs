@@ -41,6 +41,10 @@ pub struct ServerConfig {
     pub checkpoint_interval_ns: Option<u64>,
     /// Compact the log after this many applied entries (0: never).
     pub snapshot_every_entries: u64,
+    /// `leader-monotonic`: answer a keep-alive only after a read-index round
+    /// confirms this server still leads (true, the default), or at once from
+    /// its own deadlines as etcd's lessor does (false).
+    pub keepalive_read_index: bool,
     /// Sequence numbers per client whose answers the sessions keep.
     pub session_window: u64,
 }
@@ -56,6 +60,7 @@ impl ServerConfig {
             expiry,
             checkpoint_interval_ns: None,
             snapshot_every_entries: 1000,
+            keepalive_read_index: true,
             session_window: DEFAULT_SESSION_WINDOW,
         }
     }

@@ -32,6 +32,13 @@ impl Server {
         }
         match (&req.op, self.config.expiry) {
             (Op::Get { .. } | Op::LeaseTimeToLive { .. } | Op::LeaseList, _) => self.start_read(req),
+            // etcd's lessor answers from the leader's own state; this design
+            // first confirms leadership with a read-index round, unless
+            // configured as etcd (then only the Promote extension keeps a
+            // deposed leader's answers safe).
+            (Op::LeaseKeepAlive { .. }, ExpiryStrategy::LeaderMonotonic) if !self.config.keepalive_read_index => {
+                self.answer_keepalive(req)
+            }
             (Op::LeaseKeepAlive { .. }, ExpiryStrategy::LeaderMonotonic) => self.start_read(req),
             (Op::LeaseKeepAlive { .. }, ExpiryStrategy::WriterClock) => self.propose_request(req),
             (Op::LeaseKeepAlive { lease }, ExpiryStrategy::LeaderStampedWall) => {

@@ -75,6 +75,9 @@ pub fn decide(scenario: &Scenario, seed: u64) -> Option<Decided> {
 pub fn explicit(scenario: &Scenario, seed: u64) -> Scenario {
     let mut out = scenario.clone();
     let Some(decided) = decide(scenario, seed) else { return out };
+    if let Some(knobs) = super::knobs::draw(scenario, seed) {
+        super::knobs::apply(&mut out, &knobs);
+    }
     out.chaos = None;
     out.faults.extend(decided.faults);
     for (p, drift) in decided.drifts {

@@ -8,6 +8,7 @@
 
 pub mod chaos;
 pub mod faults;
+pub mod knobs;
 pub mod outcome;
 pub mod setup;
 
@@ -195,7 +196,10 @@ fn merge_bugs(a: Bugs, b: Bugs) -> Bugs {
 }
 
 fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simulated, wall_seconds: f64) -> RunOutcome {
-    let registry_ttl_ns: BTreeMap<u64, u64> = scenario
+    // Judged by the settings the run had: chaos may have drawn the engine's
+    // knobs (timeouts, strategy) for this seed.
+    let explicit = chaos::explicit(scenario, seed);
+    let registry_ttl_ns: BTreeMap<u64, u64> = explicit
         .workloads
         .iter()
         .filter_map(|w| match &w.kind {
@@ -204,7 +208,7 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         })
         .flatten()
         .collect();
-    let lock_wait_bound_ns = scenario
+    let lock_wait_bound_ns = explicit
         .workloads
         .iter()
         .filter_map(|w| match &w.kind {
@@ -214,16 +218,16 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         .sum();
     // Validation allows one task workload: its first client generates, the
     // others work.
-    let task_pace = scenario.workloads.iter().find_map(|w| match &w.kind {
+    let task_pace = explicit.workloads.iter().find_map(|w| match &w.kind {
         WorkloadKind::Task(t) => Some(TaskPace::of(t, w.clients - 1)),
         _ => None,
     });
     let record = RunRecord {
         obs: &simulated.recorder.obs,
         clocks: &simulated.clocks,
-        drift_bound: scenario.cluster.drift_bound,
-        expiry: scenario.cluster.lease_expiry,
-        election_timeout_max_ns: scenario.cluster.election_timeout_ns.1,
+        drift_bound: explicit.cluster.drift_bound,
+        expiry: explicit.cluster.lease_expiry,
+        election_timeout_max_ns: explicit.cluster.election_timeout_ns.1,
         settle_at_ns: simulated.settle_at_ns,
         end_ns: simulated.end_ns,
         servers: &simulated.finals,

@@ -52,6 +52,9 @@ pub struct RunOutcome {
     pub replay: String,
     /// Planted bugs turned on beyond the scenario's own (`--bug`).
     pub bugs: Vec<String>,
+    /// The engine knobs this seed drew (`[chaos] knobs = true`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knobs: Option<super::knobs::Knobs>,
     #[serde(skip)]
     pub obs: Vec<Obs>,
     #[serde(skip)]
@@ -93,6 +96,7 @@ impl RunOutcome {
             committed_index,
             replay: replay_command(scenario, seed, &options.extra_bugs),
             bugs: bug_names(&options.extra_bugs),
+            knobs: super::knobs::draw(scenario, seed),
             obs: if options.keep_observations { recorder.obs } else { Vec::new() },
             clocks,
         }
@@ -123,6 +127,7 @@ impl RunOutcome {
             committed_index: 0,
             replay: replay_command(scenario, seed, &options.extra_bugs),
             bugs: bug_names(&options.extra_bugs),
+            knobs: super::knobs::draw(scenario, seed),
             obs: Vec::new(),
             clocks: BTreeMap::new(),
         }

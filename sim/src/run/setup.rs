@@ -71,12 +71,15 @@ pub fn server_config(scenario: &Scenario, id: NodeId, bugs: Bugs) -> ServerConfi
         election_timeout_min_ns: cluster.election_timeout_ns.0,
         election_timeout_max_ns: cluster.election_timeout_ns.1,
         heartbeat_ns: cluster.heartbeat_ns,
-        max_entries_per_append: 64,
+        max_entries_per_append: cluster.max_append_entries as usize,
         pre_vote: true,
         check_quorum: true,
         bugs,
     };
-    ServerConfig::new(raft, cluster.lease_expiry).with_bugs(bugs)
+    let mut config = ServerConfig::new(raft, cluster.lease_expiry).with_bugs(bugs);
+    config.snapshot_every_entries = cluster.snapshot_every;
+    config.keepalive_read_index = cluster.keepalive_read_index;
+    config
 }
 
 fn core_belief_from(b: BeliefFrom) -> CoreBeliefFrom {

@@ -11,7 +11,8 @@ use super::fields::{Field, TableReader, Val};
 use super::model::{Chaos, ChaosJumps, ChaosRate};
 use super::selector::World;
 
-const KEYS: [&str; 22] = [
+const KEYS: [&str; 23] = [
+    "knobs",
     "crash_points",
     "crash_point_for",
     "pause_points",
@@ -72,6 +73,7 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
     let partition_replacements = t.get("partition_replacements", d, |v, d| v.probability(d)).or(0.0);
     let drift = t.get("drift", d, |v, d| v.fraction(d, "0.01")).or(0.0);
     let swarm = t.get("swarm", d, |v, d| v.boolean(d)).or(false);
+    let knobs = t.get("knobs", d, |v, d| v.boolean(d)).or(false);
     t.finish(d, &KEYS);
     if let Some(p) = partition_replacements.filter(|p| *p > 0.0) {
         let problem = match (&partitions, membership_problem(world)) {
@@ -102,6 +104,7 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
         partition_replacements: partition_replacements?,
         drift: drift?,
         swarm: swarm?,
+        knobs: knobs?,
     })
 }
 

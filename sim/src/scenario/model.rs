@@ -117,6 +117,13 @@ pub struct Cluster {
     pub spares: u64,
     /// The clock-rate error the design assumes, in [0, 1).
     pub drift_bound: f64,
+    /// Most entries in one AppendEntries (Raft's batch size).
+    pub max_append_entries: u64,
+    /// Applied entries between two snapshots (log compaction).
+    pub snapshot_every: u64,
+    /// `leader-monotonic`: confirm leadership by a read-index round before
+    /// answering a keep-alive (false: answer at once, as etcd's lessor).
+    pub keepalive_read_index: bool,
 }
 
 impl Cluster {
@@ -378,6 +385,8 @@ pub struct Chaos {
     pub drift: f64,
     /// Each seed first draws every rate between none and the given value.
     pub swarm: bool,
+    /// Each seed also draws the engine's knobs (`run::knobs`).
+    pub knobs: bool,
 }
 
 /// A kind of chaos fault: how often, and how long each lasts.

@@ -21,7 +21,17 @@ use super::selector::World;
 use super::{chaos, expect, fault, suggest, workload};
 
 const TOP_KEYS: [&str; 13] = ["name", "description", "duration", "settle", "seeds", "bugs", "cluster", "network", "clocks", "workload", "fault", "chaos", "expect"];
-const CLUSTER_KEYS: [&str; 6] = ["servers", "election_timeout", "heartbeat", "lease_expiry", "spares", "drift_bound"];
+const CLUSTER_KEYS: [&str; 9] = [
+    "servers",
+    "election_timeout",
+    "heartbeat",
+    "lease_expiry",
+    "spares",
+    "drift_bound",
+    "max_append_entries",
+    "snapshot_every",
+    "keepalive_read_index",
+];
 const NETWORK_KEYS: [&str; 3] = ["latency", "loss", "duplicate"];
 const CLOCK_KEYS: [&str; 2] = ["drift", "offset"];
 
@@ -35,7 +45,16 @@ pub(crate) const EXPIRY_STRATEGIES: [ExpiryStrategy; 3] =
 
 /// The name of a strategy in scenario files; exhaustive so that a new
 /// strategy in core cannot be forgotten here.
-pub(crate) fn expiry_name(strategy: ExpiryStrategy) -> &'static str {
+/// Raft's batch limit and the compaction interval unless a file says.
+pub const DEFAULT_MAX_APPEND_ENTRIES: u64 = 64;
+pub const DEFAULT_SNAPSHOT_EVERY: u64 = 1000;
+
+/// The strategy a name in a file stands for.
+pub fn expiry_from_name(name: &str) -> Option<ExpiryStrategy> {
+    EXPIRY_STRATEGIES.iter().copied().find(|&s| expiry_name(s) == name)
+}
+
+pub fn expiry_name(strategy: ExpiryStrategy) -> &'static str {
     match strategy {
         ExpiryStrategy::LeaderMonotonic => "leader-monotonic",
         ExpiryStrategy::LeaderStampedWall => "leader-stamped-wall",
@@ -258,6 +277,13 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
     let lease_expiry = t.get("lease_expiry", d, lease_expiry).or(ExpiryStrategy::LeaderMonotonic);
     let spares = t.get("spares", d, |v, d| v.integer(d, 0, MAX_SERVERS, "at most 9 spares, numbered after the voters")).or(0);
     let drift_bound = t.get("drift_bound", d, |v, d| v.fraction(d, "0.001")).or(0.001);
+    let max_append_entries = t
+        .get("max_append_entries", d, |v, d| v.integer(d, 1, 100_000, "entries per AppendEntries: 1 to 100000"))
+        .or(DEFAULT_MAX_APPEND_ENTRIES);
+    let snapshot_every = t
+        .get("snapshot_every", d, |v, d| v.integer(d, 1, 10_000_000, "applied entries between snapshots: 1 to 10000000"))
+        .or(DEFAULT_SNAPSHOT_EVERY);
+    let keepalive_read_index = t.get("keepalive_read_index", d, |v, d| v.boolean(d)).or(true);
     t.finish(d, &CLUSTER_KEYS);
     let world = World { servers, spares, ..World::default() };
     let cluster = (|| {
@@ -268,6 +294,9 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
             lease_expiry: lease_expiry?,
             spares: spares?,
             drift_bound: drift_bound?,
+            max_append_entries: max_append_entries?,
+            snapshot_every: snapshot_every?,
+            keepalive_read_index: keepalive_read_index?,
         })
     })();
     (cluster, world)

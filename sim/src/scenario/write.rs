@@ -35,6 +35,9 @@ pub fn to_toml(s: &Scenario) -> String {
     let _ = writeln!(out, "lease_expiry = {}", string(expiry_name(c.lease_expiry)));
     let _ = writeln!(out, "spares = {}", c.spares);
     let _ = writeln!(out, "drift_bound = {}", float(c.drift_bound));
+    let _ = writeln!(out, "max_append_entries = {}", c.max_append_entries);
+    let _ = writeln!(out, "snapshot_every = {}", c.snapshot_every);
+    let _ = writeln!(out, "keepalive_read_index = {}", c.keepalive_read_index);
     let n = &s.network;
     let _ = writeln!(out, "\n[network]");
     let _ = writeln!(out, "latency = {}", range(n.latency_ns));
@@ -200,6 +203,7 @@ fn write_chaos(out: &mut String, c: &Chaos) {
     }
     let _ = writeln!(out, "drift = {}", float(c.drift));
     let _ = writeln!(out, "swarm = {}", c.swarm);
+    let _ = writeln!(out, "knobs = {}", c.knobs);
 }
 
 /// Text safe inside a TOML comment, which may hold no control characters
