@@ -153,7 +153,7 @@ impl StateMachine {
         index.hash(&mut hasher);
         term.hash(&mut hasher);
         effects.hash(&mut hasher);
-        if index % FULL_STATE_DIGEST_EVERY == 0 {
+        if index.is_multiple_of(FULL_STATE_DIGEST_EVERY) {
             self.kv.hash(&mut hasher);
             self.leases.hash(&mut hasher);
             self.locks.hash(&mut hasher);
