@@ -84,8 +84,9 @@ pub enum Event {
     WorkStarted { key: String, token: u64 },
     /// An acquire request left the client (first send).
     AcquireSent { key: String, lease: LeaseId, seq: u64 },
-    /// A registry client registered its key under its lease.
-    Registered { key: String, lease: LeaseId },
+    /// A registry client registered its key under its lease, by the put
+    /// applied at `revision` (its log index).
+    Registered { key: String, lease: LeaseId, revision: u64 },
 
     /// A KV client invoked an operation (sequence number names it).
     KvCall { seq: u64, op: leasesim_core::service::Op },

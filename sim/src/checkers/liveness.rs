@@ -2,8 +2,11 @@
 //! recover (TigerBeetle's VOPR: a safety phase, then a liveness phase):
 //! - a leader is in office when the run ends, with a majority on its term;
 //! - an acquire waiting longer than the lock wait bound has been granted;
-//! - a crashed client's leases are revoked within TTL plus slack;
-//! - a crashed registry client's key is gone from every live server.
+//! - every lease a client held when it crashed is revoked within TTL plus
+//!   slack of the crash (or of the settle phase's start), whether or not the
+//!   client restarted;
+//! - a registry client's key goes with the lease it was registered under,
+//!   and a registry client still down at the end has no key left.
 //!
 //! Each deadline allows the re-election and lease-extension time a new
 //! leader needs (Promote adds one election timeout), so only a real stall
@@ -120,24 +123,47 @@ fn acquires_granted(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violations: 
     }
 }
 
-fn leases_of_crashed_clients_revoked(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violations: &mut Vec<Violation>) {
-    let ends = lease_ends(run);
-    let mut holder_of: BTreeMap<u64, (u64, u64)> = BTreeMap::new(); // lease → (client, ttl)
+/// Leases a client incarnation held when it crashed: (lease, client, TTL,
+/// crashed at). A restarted client grants itself a new lease, so the old
+/// one is never renewed again and the cluster must end it — whether or not
+/// the client is back by the end (the settle phase restarts every client,
+/// so judging only clients still down at the end would judge none).
+fn abandoned_leases(run: &RunRecord<'_>) -> Vec<(u64, u64, u64, u64)> {
+    let mut held: BTreeMap<u64, BTreeMap<u64, u64>> = BTreeMap::new(); // client → lease → ttl
+    let mut abandoned = Vec::new();
     for o in run.obs {
-        if let (Proc::Client(c), Event::LeaseAcked { lease, ttl_ns, .. }) = (&o.proc, &o.event) {
-            holder_of.insert(*lease, (*c, *ttl_ns));
+        let Proc::Client(c) = o.proc else { continue };
+        match &o.event {
+            Event::LeaseAcked { lease, ttl_ns, .. } => {
+                held.entry(c).or_default().insert(*lease, *ttl_ns);
+            }
+            Event::KeepAliveRefused { lease } => {
+                held.entry(c).or_default().remove(lease);
+            }
+            Event::Crashed => {
+                for (lease, ttl_ns) in held.remove(&c).unwrap_or_default() {
+                    abandoned.push((lease, c, ttl_ns, o.at_ns));
+                }
+            }
+            _ => {}
         }
     }
-    for (lease, (client, ttl_ns)) in holder_of {
-        let Some(crashed_ns) = down.get(&client) else { continue };
-        let due_ns = (*crashed_ns).max(run.settle_at_ns) + ttl_ns + recovery_slack_ns(run);
-        if due_ns <= run.end_ns && !ends.contains_key(&lease) {
+    abandoned
+}
+
+fn leases_of_crashed_clients_revoked(run: &RunRecord<'_>, _down: &BTreeMap<u64, u64>, violations: &mut Vec<Violation>) {
+    let ends = lease_ends(run);
+    for (lease, client, ttl_ns, crashed_ns) in abandoned_leases(run) {
+        let due_ns = crashed_ns.max(run.settle_at_ns) + ttl_ns + recovery_slack_ns(run);
+        let late = ends.get(&lease).is_none_or(|end| end.at_ns > due_ns);
+        if due_ns <= run.end_ns && late {
+            let when = ends.get(&lease).map_or("was never revoked".to_string(), |e| format!("was revoked only at {}", leasesim_core::fmt_secs(e.at_ns)));
             violations.push(run.violation(
                 "liveness",
-                run.end_ns,
+                due_ns.min(run.end_ns),
                 format!(
-                    "lease {lease} of c{client}, which crashed at {}, was still not revoked at the end (due by {})",
-                    leasesim_core::fmt_secs(*crashed_ns),
+                    "lease {lease} of c{client}, which crashed at {} holding it, {when} (due by {})",
+                    leasesim_core::fmt_secs(crashed_ns),
                     leasesim_core::fmt_secs(due_ns)
                 ),
             ));
@@ -145,7 +171,46 @@ fn leases_of_crashed_clients_revoked(run: &RunRecord<'_>, down: &BTreeMap<u64, u
     }
 }
 
+/// A registry client's key goes with the lease it was registered under
+/// (seed 000: "keys attached to a lease are deleted when it expires"):
+/// when that lease ends and the client has not registered again under
+/// another, the end must delete the key. Every client whose lease ended
+/// is judged, restarted or not; and a client still down at the end must
+/// have no key left on any live server.
 fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violations: &mut Vec<Violation>) {
+    // client → revision of each registration → the lease it named. The key
+    // is attached, at a log index, to the lease of the latest registration
+    // applied before it (a client hears of its registration only after it
+    // applied, so the whole run's registrations are read first).
+    let mut registrations: BTreeMap<u64, BTreeMap<u64, u64>> = BTreeMap::new();
+    for o in run.obs {
+        if let (Proc::Client(c), Event::Registered { lease, revision, .. }) = (&o.proc, &o.event) {
+            registrations.entry(*c).or_default().insert(*revision, *lease);
+        }
+    }
+    let attached_at = |client: u64, index: u64| -> Option<u64> {
+        registrations.get(&client)?.range(..index).next_back().map(|(_, lease)| *lease)
+    };
+    let mut judged: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
+    for o in run.obs {
+        match (&o.proc, &o.event) {
+            (Proc::Server(n), Event::Server { event: ServerEvent::LeaseRevoked { lease, deleted_keys, index, .. } }) => {
+                let owners: Vec<u64> =
+                    run.registry_ttl_ns.keys().copied().filter(|c| attached_at(*c, *index) == Some(*lease)).collect();
+                for client in owners {
+                    let key = registry_key(client);
+                    if !deleted_keys.contains(&key) && judged.insert(*lease) {
+                        violations.push(run.violation(
+                            "liveness",
+                            o.at_ns,
+                            format!("s{n} ended lease {lease} but kept {key}, registered under it by c{client}"),
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     for (client, ttl_ns) in run.registry_ttl_ns {
         let Some(crashed_ns) = down.get(client) else { continue };
         let due_ns = (*crashed_ns).max(run.settle_at_ns) + ttl_ns + recovery_slack_ns(run);
@@ -169,6 +234,7 @@ fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violati
 mod tests {
     use leasesim_core::raft::Role;
     use leasesim_core::server::ServerEvent;
+    use leasesim_core::service::RevokeCause;
 
     use crate::checkers::testing::{Fixture, S};
     use crate::observe::Event;
@@ -203,6 +269,39 @@ mod tests {
         run.servers.get_mut(&2).unwrap().keys = vec!["/services/c3".into()];
         assert_eq!(run.fired(), vec!["liveness"]);
         run.servers.get_mut(&2).unwrap().keys.clear();
+        assert!(run.fired().is_empty());
+    }
+
+    #[test]
+    fn a_lease_abandoned_by_a_crash_must_end_even_if_the_client_restarted() {
+        let mut run = Fixture::new();
+        run.push(5 * S, Proc::Client(1), Event::LeaseAcked { lease: 4, ttl_ns: 2 * S, sent_at_ns: 5 * S, keepalive: false });
+        run.push(10 * S, Proc::Client(1), Event::Crashed);
+        run.push(11 * S, Proc::Client(1), Event::Restarted);
+        run.push(12 * S, Proc::Client(1), Event::LeaseAcked { lease: 9, ttl_ns: 2 * S, sent_at_ns: 12 * S, keepalive: false });
+        let violations = super::check(&run.record());
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert!(violations[0].detail.contains("lease 4 of c1, which crashed at 10.000s holding it, was never revoked"), "{}", violations[0].detail);
+        run.everywhere(14 * S, ServerEvent::LeaseRevoked { lease: 4, index: 30, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        assert!(run.fired().is_empty(), "the restarted client's new lease 9 is its own business");
+    }
+
+    #[test]
+    fn a_registry_key_must_go_with_its_lease() {
+        let mut run = Fixture::new();
+        run.registry_ttl_ns.insert(2, 2 * S);
+        run.push(5 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 7, revision: 20 });
+        run.server(9 * S, 1, ServerEvent::LeaseRevoked { lease: 7, index: 40, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        let violations = super::check(&run.record());
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert!(violations[0].detail.contains("s1 ended lease 7 but kept /services/c2"), "{}", violations[0].detail);
+        // Registered again under lease 8 (applied at 35, before 7 ended at
+        // 40, though the client heard of it only later): 7 owes nothing.
+        let mut run = Fixture::new();
+        run.registry_ttl_ns.insert(2, 2 * S);
+        run.push(5 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 7, revision: 20 });
+        run.server(9 * S, 1, ServerEvent::LeaseRevoked { lease: 7, index: 40, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        run.push(10 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 8, revision: 35 });
         assert!(run.fired().is_empty());
     }
 

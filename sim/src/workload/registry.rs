@@ -65,8 +65,8 @@ impl RegistryClient {
         if let Some((seq, lease)) = self.registering {
             if seq == done.seq {
                 self.registering = None;
-                if let Response::Done { .. } = done.response {
-                    step.record(Event::Registered { key: registry_key(self.id), lease });
+                if let Response::Done { revision } = done.response {
+                    step.record(Event::Registered { key: registry_key(self.id), lease, revision });
                 }
             }
         }
