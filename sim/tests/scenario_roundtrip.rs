@@ -79,7 +79,7 @@ fn defaults_are_the_documented_ones() {
     assert_eq!((s.settle_ns, s.seeds.clone()), (10 * SEC, 0..100));
     assert_eq!(
         s.cluster,
-        Cluster { servers: 3, election_timeout_ns: (150 * MS, 300 * MS), heartbeat_ns: 50 * MS, lease_expiry: ExpiryStrategy::LeaderMonotonic, spares: 0, drift_bound: 0.001, max_append_entries: 64, snapshot_every: 1000, keepalive_read_index: true }
+        Cluster { servers: 3, election_timeout_ns: (150 * MS, 300 * MS), heartbeat_ns: 50 * MS, lease_expiry: ExpiryStrategy::LeaderMonotonic, spares: 0, drift_bound: 0.001, max_append_entries: 64, snapshot_every: 1000, keepalive_read_index: true, client_timeout_ns: 500 * MS }
     );
     assert_eq!(s.network, Network { latency_ns: (MS, 10 * MS), loss: 0.0, duplicate: 0.0 });
     assert!(s.clocks.is_empty() && s.workloads.is_empty() && s.faults.is_empty());
@@ -369,6 +369,7 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
         |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns, replacements), drift, swarm, (crash_points, pause_points, timer_jumps))| Chaos {
             // Replacements ride on partitions: without them the loader rejects them.
             partition_replacements: if partitions.is_some() { replacements } else { 0.0 },
+            partition_clients: 0.0,
             partitions,
             crashes,
             pauses,
@@ -434,6 +435,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 max_append_entries,
                 snapshot_every,
                 keepalive_read_index,
+                client_timeout_ns: 250 * MS,
             },
         );
         let network = (range_ns(), probability(), probability()).prop_map(|(latency_ns, loss, duplicate)| Network { latency_ns, loss, duplicate });

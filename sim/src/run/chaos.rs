@@ -36,6 +36,7 @@ pub struct Rates {
     pub holder_pauses: Option<ChaosRate>,
     pub membership_ns: Option<u64>,
     pub partition_replacements: f64,
+    pub partition_clients: f64,
     pub drift: f64,
 }
 
@@ -128,6 +129,7 @@ pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
         holder_pauses,
         membership_ns,
         partition_replacements,
+        partition_clients: chaos.partition_clients,
         drift,
     }
 }
@@ -175,7 +177,15 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fau
             if a.is_empty() || b.is_empty() {
                 continue;
             }
-            let action = FaultAction::Partition(vec![sorted(a), sorted(b)]);
+            let (mut a, mut b) = (sorted(a), sorted(b));
+            if rates.partition_clients > 0.0 && rng.gen_bool(rates.partition_clients) {
+                // Clients too: one that lands with a minority reaches only
+                // servers that may still believe they lead.
+                for c in &clients {
+                    if rng.gen_bool(0.5) { a.push(c.clone()) } else { b.push(c.clone()) }
+                }
+            }
+            let action = FaultAction::Partition(vec![a, b]);
             drawn.push(fault(at_ns, action, Some(draw_for(rate.for_ns, rng))));
             if rates.partition_replacements > 0.0 && rng.gen_bool(rates.partition_replacements) {
                 // Failover automation reacts while the cut is fresh: within

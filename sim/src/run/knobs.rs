@@ -37,6 +37,8 @@ pub struct Knobs {
     pub keepalives_per_ttl: u64,
     pub lease_expiry: &'static str,
     pub keepalive_read_index: bool,
+    /// How long clients wait before asking the next server.
+    pub client_timeout_ms: u64,
 }
 
 /// The knobs `seed` draws, if the scenario asks for them.
@@ -83,6 +85,17 @@ pub fn draw(scenario: &Scenario, seed: u64) -> Option<Knobs> {
         keepalives_per_ttl,
         lease_expiry: crate::scenario::expiry_name(lease_expiry),
         keepalive_read_index: rng.gen_bool(0.5),
+        // Short timeouts make clients switch servers quickly: a deposed
+        // leader is then read from while a new one writes.
+        // At least four of the slowest one-way trips, or no answer could
+        // ever arrive before the client gives up on it.
+        client_timeout_ms: [50, 150, 500]
+            .into_iter()
+            .filter(|ms| ms * MS >= 4 * latency_ns.1)
+            .collect::<Vec<_>>()
+            .choose(&mut rng)
+            .copied()
+            .unwrap_or(500),
     })
 }
 
@@ -104,6 +117,7 @@ pub fn apply(scenario: &mut Scenario, k: &Knobs) {
     c.election_timeout_ns = (k.election_timeout_ms.0 * MS, k.election_timeout_ms.1 * MS);
     c.heartbeat_ns = k.heartbeat_ms * MS;
     c.keepalive_read_index = k.keepalive_read_index;
+    c.client_timeout_ns = k.client_timeout_ms * MS;
     c.lease_expiry = crate::scenario::expiry_from_name(k.lease_expiry).expect("a drawn strategy has a name");
     scenario.network.latency_ns = (k.latency_us.0 * 1_000, k.latency_us.1 * 1_000);
     for w in &mut scenario.workloads {

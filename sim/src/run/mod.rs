@@ -121,6 +121,7 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
         ChaCha8Rng::seed_from_u64(derive_seed(seed, Stream::Network, 0)),
     );
     let world = Arc::new(World::new(clocks, servers, network, options.trace, options.trace || options.keep_observations));
+    world.set_client_timeout_ns(scenario.cluster.client_timeout_ns);
     let ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
     nodes.lock().expect("node list").extend(ids.values().copied());
 

@@ -11,7 +11,8 @@ use super::fields::{Field, TableReader, Val};
 use super::model::{Chaos, ChaosJumps, ChaosRate};
 use super::selector::World;
 
-const KEYS: [&str; 23] = [
+const KEYS: [&str; 24] = [
+    "partition_clients",
     "knobs",
     "crash_points",
     "crash_point_for",
@@ -69,6 +70,8 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
             Field::Ok(ns) => Some(Some(ns)),
         }
     });
+    let clients_span = t.key_span("partition_clients");
+    let partition_clients = t.get("partition_clients", d, |v, d| v.probability(d)).or(0.0);
     let replacements_span = t.key_span("partition_replacements");
     let partition_replacements = t.get("partition_replacements", d, |v, d| v.probability(d)).or(0.0);
     let drift = t.get("drift", d, |v, d| v.fraction(d, "0.01")).or(0.0);
@@ -89,6 +92,10 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
             return None;
         }
     }
+    if let (Some(p), Some(None)) = (partition_clients.filter(|p| *p > 0.0), &partitions) {
+        d.error(clients_span, format!("`partition_clients` = {p} has no effect without `partitions`"), "add `partitions = \"10s\"`, or remove `partition_clients`");
+        return None;
+    }
     let rate = |pair: Option<Option<(u64, (u64, u64))>>| pair.map(|p| p.map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
     Some(Chaos {
         partitions: rate(partitions)?,
@@ -102,6 +109,7 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
         holder_pauses: rate(holder_pauses)?,
         membership_ns: membership?,
         partition_replacements: partition_replacements?,
+        partition_clients: partition_clients?,
         drift: drift?,
         swarm: swarm?,
         knobs: knobs?,

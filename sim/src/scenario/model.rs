@@ -124,6 +124,9 @@ pub struct Cluster {
     /// `leader-monotonic`: confirm leadership by a read-index round before
     /// answering a keep-alive (false: answer at once, as etcd's lessor).
     pub keepalive_read_index: bool,
+    /// How long a client waits for an answer before it sends the request
+    /// again to the next server.
+    pub client_timeout_ns: u64,
 }
 
 impl Cluster {
@@ -380,6 +383,10 @@ pub struct Chaos {
     /// timeouts, by a node replacement (automated failover reacting to an
     /// unreachable server); in [0, 1]. Needs `partitions` and spares.
     pub partition_replacements: f64,
+    /// Probability that a chaos partition also puts every client on one
+    /// side or the other (drawn per client), so that a client can reach
+    /// only a deposed leader; in [0, 1]. Needs `partitions`.
+    pub partition_clients: f64,
     /// Each process draws its rate error uniformly in [-drift, drift];
     /// in [0, 1).
     pub drift: f64,

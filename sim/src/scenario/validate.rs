@@ -21,7 +21,7 @@ use super::selector::World;
 use super::{chaos, expect, fault, suggest, workload};
 
 const TOP_KEYS: [&str; 13] = ["name", "description", "duration", "settle", "seeds", "bugs", "cluster", "network", "clocks", "workload", "fault", "chaos", "expect"];
-const CLUSTER_KEYS: [&str; 9] = [
+const CLUSTER_KEYS: [&str; 10] = [
     "servers",
     "election_timeout",
     "heartbeat",
@@ -31,6 +31,7 @@ const CLUSTER_KEYS: [&str; 9] = [
     "max_append_entries",
     "snapshot_every",
     "keepalive_read_index",
+    "client_timeout",
 ];
 const NETWORK_KEYS: [&str; 3] = ["latency", "loss", "duplicate"];
 const CLOCK_KEYS: [&str; 2] = ["drift", "offset"];
@@ -48,6 +49,8 @@ pub(crate) const EXPIRY_STRATEGIES: [ExpiryStrategy; 3] =
 /// Raft's batch limit and the compaction interval unless a file says.
 pub const DEFAULT_MAX_APPEND_ENTRIES: u64 = 64;
 pub const DEFAULT_SNAPSHOT_EVERY: u64 = 1000;
+/// How long a client waits for an answer before trying the next server.
+pub const DEFAULT_CLIENT_TIMEOUT_NS: u64 = 500 * NS_PER_MS;
 
 /// The strategy a name in a file stands for.
 pub fn expiry_from_name(name: &str) -> Option<ExpiryStrategy> {
@@ -284,6 +287,7 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
         .get("snapshot_every", d, |v, d| v.integer(d, 1, 10_000_000, "applied entries between snapshots: 1 to 10000000"))
         .or(DEFAULT_SNAPSHOT_EVERY);
     let keepalive_read_index = t.get("keepalive_read_index", d, |v, d| v.boolean(d)).or(true);
+    let client_timeout_ns = t.get("client_timeout", d, |v, d| v.positive_duration(d)).or(DEFAULT_CLIENT_TIMEOUT_NS);
     t.finish(d, &CLUSTER_KEYS);
     let world = World { servers, spares, ..World::default() };
     let cluster = (|| {
@@ -297,6 +301,7 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
             max_append_entries: max_append_entries?,
             snapshot_every: snapshot_every?,
             keepalive_read_index: keepalive_read_index?,
+            client_timeout_ns: client_timeout_ns?,
         })
     })();
     (cluster, world)

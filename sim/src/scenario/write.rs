@@ -38,6 +38,7 @@ pub fn to_toml(s: &Scenario) -> String {
     let _ = writeln!(out, "max_append_entries = {}", c.max_append_entries);
     let _ = writeln!(out, "snapshot_every = {}", c.snapshot_every);
     let _ = writeln!(out, "keepalive_read_index = {}", c.keepalive_read_index);
+    let _ = writeln!(out, "client_timeout = {}", dur(c.client_timeout_ns));
     let n = &s.network;
     let _ = writeln!(out, "\n[network]");
     let _ = writeln!(out, "latency = {}", range(n.latency_ns));
@@ -197,6 +198,9 @@ fn write_chaos(out: &mut String, c: &Chaos) {
     }
     if let Some(every_ns) = c.membership_ns {
         let _ = writeln!(out, "membership = {}", dur(every_ns));
+    }
+    if c.partition_clients > 0.0 {
+        let _ = writeln!(out, "partition_clients = {}", float(c.partition_clients));
     }
     if c.partition_replacements > 0.0 {
         let _ = writeln!(out, "partition_replacements = {}", float(c.partition_replacements));

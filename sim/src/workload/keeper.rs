@@ -108,6 +108,14 @@ impl LeaseKeeper {
                     self.next_keepalive_mono_ns = Some(done.first_sent_ns + self.keepalive_ns);
                     Some(LeaseNews::Granted { lease: *lease })
                 }
+                // A retried grant answered after the lease it granted had
+                // already ended (the first answer was lost or late): the
+                // server will not replay it as alive. Ask for a new one.
+                Response::Error(ServiceError::LeaseNotFound { .. }) => {
+                    let seq = session.submit(done.received_ns, Op::LeaseGrant { ttl_ns: self.ttl_ns, id: None });
+                    self.state = State::Granting { seq };
+                    None
+                }
                 other => panic!("lease grant of {}ns refused: {other:?} (scenario validation should prevent this)", self.ttl_ns),
             };
         }

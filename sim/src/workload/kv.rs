@@ -68,7 +68,7 @@ impl KvClient {
 
 impl Actor for KvClient {
     fn start(&mut self, step: &mut Step<'_>) {
-        self.session = Some(session(self.id, &self.servers, self.incarnation));
+        self.session = Some(session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns()));
         self.next_op_mono_ns = step.mono_ns + draw_ns(&mut self.rng, self.spec.interval_ns);
     }
 

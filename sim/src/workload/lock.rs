@@ -187,7 +187,7 @@ impl LockClient {
 
 impl Actor for LockClient {
     fn start(&mut self, step: &mut Step<'_>) {
-        let mut session = session(self.id, &self.servers, self.incarnation);
+        let mut session = session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns());
         let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.spec.trust_full_ttl);
         self.keeper = Some(LeaseKeeper::start(&mut session, step.mono_ns, self.spec.ttl_ns, self.spec.keepalive_ns, belief));
         self.session = Some(session);

@@ -18,7 +18,7 @@ pub mod task;
 pub mod task_generator;
 
 use leasesim_core::client::{ClientConfig, Session};
-use leasesim_core::{ClientId, NodeId, NS_PER_MS};
+use leasesim_core::{ClientId, NodeId};
 use leasesim_core::seed::{derive_seed, Stream};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -27,12 +27,14 @@ use rand_chacha::ChaCha8Rng;
 /// restarted client never reuses a sequence number its session record holds.
 const SEQS_PER_INCARNATION: u64 = 1 << 32;
 
-/// A client session as every workload uses it.
-pub fn session(client: ClientId, servers: &[NodeId], incarnation: u64) -> Session {
+/// A client session as every workload uses it: a request unanswered for
+/// `request_timeout_ns` is sent again to the next server
+/// (`[cluster] client_timeout`).
+pub fn session(client: ClientId, servers: &[NodeId], incarnation: u64, request_timeout_ns: u64) -> Session {
     Session::new(ClientConfig {
         id: client,
         servers: servers.to_vec(),
-        request_timeout_ns: 500 * NS_PER_MS,
+        request_timeout_ns,
         max_redirects: 3,
         first_seq: 1 + incarnation * SEQS_PER_INCARNATION,
     })

@@ -75,7 +75,7 @@ impl RegistryClient {
 
 impl Actor for RegistryClient {
     fn start(&mut self, step: &mut Step<'_>) {
-        let mut session = session(self.id, &self.servers, self.incarnation);
+        let mut session = session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns());
         let belief = LeaseKeeper::new_belief(0.0, BeliefFrom::Send, false);
         self.keeper = Some(LeaseKeeper::start(&mut session, step.mono_ns, self.spec.ttl_ns, self.spec.keepalive_ns, belief));
         self.session = Some(session);

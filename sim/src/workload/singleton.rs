@@ -217,7 +217,7 @@ impl Actor for SingletonInstance {
         if step.world.holder(&self.spec.role) == Some(self.id) {
             step.world.set_holder(&self.spec.role, None);
         }
-        self.session = Some(session(self.id, &self.servers, self.incarnation));
+        self.session = Some(session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns()));
         self.new_keeper(step.mono_ns);
         self.flush(step);
     }

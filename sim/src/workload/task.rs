@@ -301,7 +301,7 @@ impl TaskWorker {
 
 impl Actor for TaskWorker {
     fn start(&mut self, step: &mut Step<'_>) {
-        self.session = Some(session(self.id, &self.servers, self.incarnation));
+        self.session = Some(session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns()));
         self.new_keeper(step.mono_ns);
         self.flush(step);
     }

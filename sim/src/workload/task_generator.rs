@@ -107,7 +107,7 @@ impl TaskGenerator {
 
 impl Actor for TaskGenerator {
     fn start(&mut self, step: &mut Step<'_>) {
-        self.session = Some(session(self.id, &self.servers, self.incarnation));
+        self.session = Some(session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns()));
         let seq = self.session().submit(step.mono_ns, Op::Get { key: COUNT_KEY.to_string() });
         self.phase = Phase::ReadingCount { seq };
         self.flush(step);
