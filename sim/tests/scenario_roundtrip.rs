@@ -364,9 +364,9 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
         },
     );
     let timer_jumps = proptest::option::of((positive_ns(), signed_range_ns()).prop_map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }));
-    let aimed = (rate(), rate(), timer_jumps);
+    let aimed = (rate(), rate(), timer_jumps, rate());
     proptest::option::of((rate(), rate(), rate(), jumps, roles, fraction(), any::<bool>(), aimed).prop_map(
-        |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns, replacements), drift, swarm, (crash_points, pause_points, timer_jumps))| Chaos {
+        |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns, replacements), drift, swarm, (crash_points, pause_points, timer_jumps, leader_isolations))| Chaos {
             // Replacements ride on partitions: without them the loader rejects them.
             partition_replacements: if partitions.is_some() { replacements } else { 0.0 },
             partition_clients: 0.0,
@@ -375,6 +375,7 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
             pauses,
             clock_jumps,
             leader_crashes,
+            leader_isolations,
             crash_points,
             pause_points,
             timer_jumps,

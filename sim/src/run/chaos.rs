@@ -30,6 +30,7 @@ pub struct Rates {
     pub pauses: Option<ChaosRate>,
     pub clock_jumps: Option<(u64, (i64, i64))>,
     pub leader_crashes: Option<ChaosRate>,
+    pub leader_isolations: Option<ChaosRate>,
     pub crash_points: Option<ChaosRate>,
     pub pause_points: Option<ChaosRate>,
     pub timer_jumps: Option<(u64, (i64, i64))>,
@@ -110,6 +111,7 @@ pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
     let membership_ns = scaled(chaos.membership_ns.map(|mean_interval_ns| ChaosRate { mean_interval_ns, for_ns: (0, 0) }))
         .map(|rate| rate.mean_interval_ns);
     // No draw when off, so scenarios without them keep their streams.
+    let leader_isolations = chaos.leader_isolations.and_then(|r| scaled(Some(r)));
     let crash_points = chaos.crash_points.and_then(|r| scaled(Some(r)));
     let pause_points = chaos.pause_points.and_then(|r| scaled(Some(r)));
     let timer_jumps = chaos
@@ -123,6 +125,7 @@ pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
         pauses,
         clock_jumps,
         leader_crashes,
+        leader_isolations,
         crash_points,
         pause_points,
         timer_jumps,
@@ -232,6 +235,17 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fau
     if let Some(mean_ns) = rates.membership_ns {
         for at_ns in arrivals(mean_ns, duration_ns, rng) {
             drawn.extend(replaceable.replacement(at_ns, rng));
+        }
+    }
+    if let Some(rate) = rates.leader_isolations {
+        // Two one-way blocks resolved at one instant: the leader to every
+        // server, and every server to the leader; clients reach everyone.
+        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
+            let for_ns = Some(draw_for(rate.for_ns, rng));
+            drawn.push(fault(at_ns, FaultAction::Block { from: Selector::Leader, to: servers.clone() }, for_ns));
+            for s in &servers {
+                drawn.push(fault(at_ns, FaultAction::Block { from: s.clone(), to: vec![Selector::Leader] }, for_ns));
+            }
         }
     }
     let points = Point::all();

@@ -11,7 +11,9 @@ use super::fields::{Field, TableReader, Val};
 use super::model::{Chaos, ChaosJumps, ChaosRate};
 use super::selector::World;
 
-const KEYS: [&str; 24] = [
+const KEYS: [&str; 26] = [
+    "leader_isolations",
+    "leader_isolation_for",
     "partition_clients",
     "knobs",
     "crash_points",
@@ -57,6 +59,7 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
     let pauses = paired(&mut t, d, "pauses", "pause_for", |v, d| v.duration_range(d), PAUSE_FOR_NS);
     let clock_jumps = paired(&mut t, d, "clock_jumps", "jump", |v, d| v.signed_range(d), JUMP_NS);
     let leader_crashes = paired(&mut t, d, "leader_crashes", "leader_crash_for", |v, d| v.duration_range(d), CRASH_FOR_NS);
+    let leader_isolations = paired(&mut t, d, "leader_isolations", "leader_isolation_for", |v, d| v.duration_range(d), PARTITION_FOR_NS);
     let crash_points = paired(&mut t, d, "crash_points", "crash_point_for", |v, d| v.duration_range(d), CRASH_POINT_FOR_NS);
     let pause_points = paired(&mut t, d, "pause_points", "pause_point_for", |v, d| v.duration_range(d), PAUSE_POINT_FOR_NS);
     let timer_jumps = paired(&mut t, d, "timer_jumps", "timer_jump", |v, d| v.signed_range(d), JUMP_NS);
@@ -103,6 +106,7 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
         pauses: rate(pauses)?,
         clock_jumps: clock_jumps?.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),
         leader_crashes: rate(leader_crashes)?,
+        leader_isolations: rate(leader_isolations)?,
         crash_points: rate(crash_points)?,
         pause_points: rate(pause_points)?,
         timer_jumps: timer_jumps?.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),

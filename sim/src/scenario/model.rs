@@ -362,6 +362,10 @@ pub struct Chaos {
     /// Crashes of whoever leads when each one fires (`crash = "leader"`):
     /// leader changes are where consensus and lease hand-over go wrong.
     pub leader_crashes: Option<ChaosRate>,
+    /// The leader cut off from every other server, but not from the
+    /// clients (Jepsen's "isolate the leader"): those still talking to it
+    /// hear from a deposed leader while a new one is elected.
+    pub leader_isolations: Option<ChaosRate>,
     /// Crashes at a fault point (`scenario::point`), each drawn among every
     /// point and aimed at the leader, a follower or any server (any client
     /// for `after-send:request`), back after a few milliseconds.

@@ -177,6 +177,7 @@ fn write_chaos(out: &mut String, c: &Chaos) {
         ("pauses", "pause_for", c.pauses),
         ("leader_crashes", "leader_crash_for", c.leader_crashes),
         ("holder_pauses", "holder_pause_for", c.holder_pauses),
+        ("leader_isolations", "leader_isolation_for", c.leader_isolations),
         ("crash_points", "crash_point_for", c.crash_points),
         ("pause_points", "pause_point_for", c.pause_points),
     ];
