@@ -322,6 +322,9 @@ impl World {
             partition.boxed(),
             self.selector().prop_map(FaultAction::Isolate).boxed(),
             (self.selector(), proptest::collection::vec(self.selector(), 1..3)).prop_map(|(from, to)| FaultAction::Block { from, to }).boxed(),
+            (self.selector(), proptest::collection::vec(self.selector(), 1..3), positive_ns())
+                .prop_map(|(from, to, by_ns)| FaultAction::Delay { from, to, by_ns })
+                .boxed(),
             self.selector().prop_map(FaultAction::Crash).boxed(),
             self.selector().prop_map(FaultAction::Pause).boxed(),
             clock.boxed(),
@@ -364,9 +367,10 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
         },
     );
     let timer_jumps = proptest::option::of((positive_ns(), signed_range_ns()).prop_map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }));
-    let aimed = (rate(), rate(), timer_jumps, rate());
+    let slow = proptest::option::of((rate().prop_filter_map("on", |r| r), range_ns()));
+    let aimed = (rate(), rate(), timer_jumps, rate(), slow);
     proptest::option::of((rate(), rate(), rate(), jumps, roles, fraction(), any::<bool>(), aimed).prop_map(
-        |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns, replacements), drift, swarm, (crash_points, pause_points, timer_jumps, leader_isolations))| Chaos {
+        |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns, replacements), drift, swarm, (crash_points, pause_points, timer_jumps, leader_isolations, slow_links))| Chaos {
             // Replacements ride on partitions: without them the loader rejects them.
             partition_replacements: if partitions.is_some() { replacements } else { 0.0 },
             partition_clients: 0.0,
@@ -376,6 +380,7 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
             clock_jumps,
             leader_crashes,
             leader_isolations,
+            slow_links,
             crash_points,
             pause_points,
             timer_jumps,

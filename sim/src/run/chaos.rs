@@ -31,6 +31,7 @@ pub struct Rates {
     pub clock_jumps: Option<(u64, (i64, i64))>,
     pub leader_crashes: Option<ChaosRate>,
     pub leader_isolations: Option<ChaosRate>,
+    pub slow_links: Option<(ChaosRate, (u64, u64))>,
     pub crash_points: Option<ChaosRate>,
     pub pause_points: Option<ChaosRate>,
     pub timer_jumps: Option<(u64, (i64, i64))>,
@@ -112,6 +113,7 @@ pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
         .map(|rate| rate.mean_interval_ns);
     // No draw when off, so scenarios without them keep their streams.
     let leader_isolations = chaos.leader_isolations.and_then(|r| scaled(Some(r)));
+    let slow_links = chaos.slow_links.and_then(|(r, by)| scaled(Some(r)).map(|r| (r, by)));
     let crash_points = chaos.crash_points.and_then(|r| scaled(Some(r)));
     let pause_points = chaos.pause_points.and_then(|r| scaled(Some(r)));
     let timer_jumps = chaos
@@ -126,6 +128,7 @@ pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
         clock_jumps,
         leader_crashes,
         leader_isolations,
+        slow_links,
         crash_points,
         pause_points,
         timer_jumps,
@@ -246,6 +249,13 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fau
             for s in &servers {
                 drawn.push(fault(at_ns, FaultAction::Block { from: s.clone(), to: vec![Selector::Leader] }, for_ns));
             }
+        }
+    }
+    if let Some((rate, by_ns)) = rates.slow_links {
+        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
+            let from = [Selector::Leader, Selector::RandomServer].choose(rng).cloned().expect("two");
+            let action = FaultAction::Delay { from, to: servers.clone(), by_ns: draw_for(by_ns, rng) };
+            drawn.push(fault(at_ns, action, Some(draw_for(rate.for_ns, rng))));
         }
     }
     let points = Point::all();

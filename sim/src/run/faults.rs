@@ -31,6 +31,7 @@ pub enum Step {
 #[derive(Clone, Debug)]
 enum Done {
     Links(Vec<(Proc, Proc)>),
+    Slowed(Vec<(Proc, Proc)>, u64),
     Crashed(Proc),
     Paused(Proc),
     Loss(f64),
@@ -176,6 +177,17 @@ impl Injector {
                     Done::Links(links)
                 }
             },
+            FaultAction::Delay { from, to, by_ns } => match self.resolve(from) {
+                None => return self.skip(text, "`from` matched no process".into()),
+                Some(p) => {
+                    let targets: Vec<Proc> = to.iter().filter_map(|s| self.resolve(s)).filter(|q| *q != p).collect();
+                    let links: Vec<(Proc, Proc)> = targets.iter().map(|q| (p, *q)).collect();
+                    let shown: Vec<String> = targets.iter().map(|q| q.to_string()).collect();
+                    self.note(format!("delay {p} -> [{}] by up to {}", shown.join(","), leasesim_core::fmt_secs(*by_ns)));
+                    self.world.network().slow(&links, *by_ns);
+                    Done::Slowed(links, *by_ns)
+                }
+            },
             FaultAction::Crash(selector) => match self.resolve(selector) {
                 None => return self.skip(text, "the selector matched no process".into()),
                 Some(p) if self.crashed.contains(&p) => return self.skip(text, format!("{p} is already down")),
@@ -312,6 +324,10 @@ impl Injector {
                 self.unblock_links(&links);
                 self.note(format!("heal links of fault #{id}"));
             }
+            Some(Done::Slowed(links, by_ns)) => {
+                self.world.network().unslow(&links, by_ns);
+                self.note(format!("links of fault #{id} back to speed"));
+            }
             Some(Done::Crashed(p)) => self.restart(p),
             Some(Done::Paused(p)) => self.resume(p),
             Some(Done::Loss(previous)) => {
@@ -349,6 +365,9 @@ pub fn describe(action: &FaultAction) -> String {
         }
         FaultAction::Isolate(s) => format!("isolate {}", sel(s)),
         FaultAction::Block { from, to } => format!("block {} -> [{}]", sel(from), to.iter().map(sel).collect::<Vec<_>>().join(",")),
+        FaultAction::Delay { from, to, by_ns } => {
+            format!("delay {} -> [{}] by {}", sel(from), to.iter().map(sel).collect::<Vec<_>>().join(","), leasesim_core::fmt_secs(*by_ns))
+        }
         FaultAction::Crash(s) => format!("crash {}", sel(s)),
         FaultAction::Pause(s) => format!("pause {}", sel(s)),
         FaultAction::Clock { target, drift, jump_ns } => {

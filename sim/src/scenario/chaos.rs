@@ -11,7 +11,10 @@ use super::fields::{Field, TableReader, Val};
 use super::model::{Chaos, ChaosJumps, ChaosRate};
 use super::selector::World;
 
-const KEYS: [&str; 26] = [
+const KEYS: [&str; 29] = [
+    "slow_links",
+    "slow_link_for",
+    "slow_link_by",
     "leader_isolations",
     "leader_isolation_for",
     "partition_clients",
@@ -52,6 +55,9 @@ pub(crate) const JUMP_NS: (i64, i64) = (-(NS_PER_SEC as i64), NS_PER_SEC as i64)
 /// asks a server again in the term it voted in.
 pub(crate) const CRASH_POINT_FOR_NS: (u64, u64) = (NS_PER_MS, 20 * NS_PER_MS);
 pub(crate) const PAUSE_POINT_FOR_NS: (u64, u64) = (5 * NS_PER_MS, NS_PER_SEC);
+/// Slow links add up to this much per message: past an election timeout,
+/// so replies arrive after the term they answer has ended.
+pub(crate) const SLOW_LINK_BY_NS: (u64, u64) = (200 * NS_PER_MS, NS_PER_SEC);
 
 pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Option<Chaos> {
     let partitions = paired(&mut t, d, "partitions", "partition_for", |v, d| v.duration_range(d), PARTITION_FOR_NS);
@@ -60,6 +66,9 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
     let clock_jumps = paired(&mut t, d, "clock_jumps", "jump", |v, d| v.signed_range(d), JUMP_NS);
     let leader_crashes = paired(&mut t, d, "leader_crashes", "leader_crash_for", |v, d| v.duration_range(d), CRASH_FOR_NS);
     let leader_isolations = paired(&mut t, d, "leader_isolations", "leader_isolation_for", |v, d| v.duration_range(d), PARTITION_FOR_NS);
+    let slow_links = paired(&mut t, d, "slow_links", "slow_link_for", |v, d| v.duration_range(d), PARTITION_FOR_NS);
+    let slow_by_span = t.key_span("slow_link_by");
+    let slow_link_by = t.get("slow_link_by", d, |v, d| v.duration_range(d)).or(SLOW_LINK_BY_NS);
     let crash_points = paired(&mut t, d, "crash_points", "crash_point_for", |v, d| v.duration_range(d), CRASH_POINT_FOR_NS);
     let pause_points = paired(&mut t, d, "pause_points", "pause_point_for", |v, d| v.duration_range(d), PAUSE_POINT_FOR_NS);
     let timer_jumps = paired(&mut t, d, "timer_jumps", "timer_jump", |v, d| v.signed_range(d), JUMP_NS);
@@ -99,6 +108,12 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
         d.error(clients_span, format!("`partition_clients` = {p} has no effect without `partitions`"), "add `partitions = \"10s\"`, or remove `partition_clients`");
         return None;
     }
+    if let (Some(None), Some(by)) = (&slow_links, &slow_link_by) {
+        if *by != SLOW_LINK_BY_NS {
+            d.error(slow_by_span, "`slow_link_by` has no effect without `slow_links`", "add `slow_links = \"10s\"`, or remove `slow_link_by`");
+            return None;
+        }
+    }
     let rate = |pair: Option<Option<(u64, (u64, u64))>>| pair.map(|p| p.map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
     Some(Chaos {
         partitions: rate(partitions)?,
@@ -107,6 +122,7 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
         clock_jumps: clock_jumps?.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),
         leader_crashes: rate(leader_crashes)?,
         leader_isolations: rate(leader_isolations)?,
+        slow_links: rate(slow_links)?.map(|rate| (rate, slow_link_by.expect("read above"))),
         crash_points: rate(crash_points)?,
         pause_points: rate(pause_points)?,
         timer_jumps: timer_jumps?.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),

@@ -13,8 +13,8 @@ use super::point::Point;
 use super::raw::Value;
 use super::selector::{name_range, Process, Selector, World};
 
-pub(crate) const ACTIONS: [&str; 9] = ["partition", "isolate", "block", "crash", "pause", "clock", "loss", "add", "remove"];
-const KEYS: [&str; 14] = ["at", "for", "when", "partition", "isolate", "block", "crash", "pause", "clock", "drift", "jump", "loss", "add", "remove"];
+pub(crate) const ACTIONS: [&str; 10] = ["partition", "isolate", "block", "delay", "crash", "pause", "clock", "loss", "add", "remove"];
+const KEYS: [&str; 15] = ["at", "for", "when", "partition", "isolate", "block", "delay", "crash", "pause", "clock", "drift", "jump", "loss", "add", "remove"];
 const SELECTORS: &str = "s1…, c1…, store, leader, holder:KEY, follower, random-server, random-client";
 
 pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, world: &World, duration_ns: Option<u64>) -> Option<Fault> {
@@ -122,6 +122,7 @@ fn action(v: &Val<'_>, t: &mut TableReader<'_>, d: &mut Diags, world: &World) ->
         "crash" => selector(v, d, world).map(FaultAction::Crash),
         "pause" => selector(v, d, world).map(FaultAction::Pause),
         "block" => block(v, d, world),
+        "delay" => delay(v, d, world),
         "clock" => clock(v, t, d, world),
         "loss" => v.probability(d).map(FaultAction::Loss),
         "add" => add(v, d, world).map(FaultAction::Add),
@@ -215,6 +216,23 @@ fn block(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {
     });
     t.finish(d, &["from", "to"]);
     Some(FaultAction::Block { from: from?, to: to? })
+}
+
+fn delay(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {
+    const EXAMPLE: &str = "{ from = \"s1\", to = [\"s2\"], by = \"500ms\" }";
+    let mut t = v.table(d, "`delay`", &format!("write e.g. `delay = {EXAMPLE}`"))?;
+    let from = t.require("from", "\"s1\"", d, |v, d| selector(v, d, world));
+    let to = t.require("to", "[\"s2\"]", d, |v, d| {
+        let to = selector_list(v, d, world, "[\"s2\", \"s3\"]")?;
+        if to.is_empty() {
+            v.error(d, "`to` is empty: a delay needs at least one receiver", "write e.g. `to = [\"s2\"]`");
+            return None;
+        }
+        Some(to)
+    });
+    let by_ns = t.require("by", "\"500ms\"", d, |v, d| v.positive_duration(d));
+    t.finish(d, &["from", "to", "by"]);
+    Some(FaultAction::Delay { from: from?, to: to?, by_ns: by_ns? })
 }
 
 fn clock(v: &Val<'_>, fault: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {

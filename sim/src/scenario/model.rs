@@ -321,6 +321,9 @@ pub enum FaultAction {
     Isolate(Selector),
     /// One-way: messages from `from` to each of `to` are dropped.
     Block { from: Selector, to: Vec<Selector> },
+    /// One way: messages from `from` to each of `to` take up to `by_ns`
+    /// longer, drawn per message (so they also overtake each other).
+    Delay { from: Selector, to: Vec<Selector>, by_ns: u64 },
     Crash(Selector),
     Pause(Selector),
     /// Change the rate from now on and/or step the wall clock; at least one
@@ -341,6 +344,7 @@ impl FaultAction {
             FaultAction::Partition(_) => "partition",
             FaultAction::Isolate(_) => "isolate",
             FaultAction::Block { .. } => "block",
+            FaultAction::Delay { .. } => "delay",
             FaultAction::Crash(_) => "crash",
             FaultAction::Pause(_) => "pause",
             FaultAction::Clock { .. } => "clock",
@@ -366,6 +370,10 @@ pub struct Chaos {
     /// clients (Jepsen's "isolate the leader"): those still talking to it
     /// hear from a deposed leader while a new one is elected.
     pub leader_isolations: Option<ChaosRate>,
+    /// Links from the leader or a random server to every server slowed,
+    /// each message by up to a drawn bound in the range given (`delay`
+    /// faults): messages arrive after newer ones, across terms.
+    pub slow_links: Option<(ChaosRate, (u64, u64))>,
     /// Crashes at a fault point (`scenario::point`), each drawn among every
     /// point and aimed at the leader, a follower or any server (any client
     /// for `after-send:request`), back after a few milliseconds.

@@ -144,6 +144,9 @@ fn faults(out: &mut String, s: &Scenario) {
             FaultAction::Block { from, to } => {
                 let _ = writeln!(out, "block = {{ from = {}, to = {} }}", selector(from), selectors(to));
             }
+            FaultAction::Delay { from, to, by_ns } => {
+                let _ = writeln!(out, "delay = {{ from = {}, to = {}, by = {} }}", selector(from), selectors(to), dur(*by_ns));
+            }
             FaultAction::Clock { target, drift, jump_ns } => {
                 let _ = writeln!(out, "clock = {}", selector(target));
                 if let Some(drift) = drift {
@@ -191,6 +194,11 @@ fn write_chaos(out: &mut String, c: &Chaos) {
         let _ = writeln!(out, "clock_jumps = {}", dur(jumps.mean_interval_ns));
         let (low, high) = jumps.jump_ns;
         let _ = writeln!(out, "jump = [{}, {}]", string(&format_signed_duration(low)), string(&format_signed_duration(high)));
+    }
+    if let Some((rate, by_ns)) = c.slow_links {
+        let _ = writeln!(out, "slow_links = {}", dur(rate.mean_interval_ns));
+        let _ = writeln!(out, "slow_link_for = {}", range(rate.for_ns));
+        let _ = writeln!(out, "slow_link_by = {}", range(by_ns));
     }
     if let Some(jumps) = c.timer_jumps {
         let _ = writeln!(out, "timer_jumps = {}", dur(jumps.mean_interval_ns));

@@ -126,6 +126,13 @@ fn fault(f: &Fault, selector: &dyn Fn(&Selector) -> Option<Selector>, server: Ma
             }
             FaultAction::Block { from: selector(from)?, to }
         }
+        FaultAction::Delay { from, to, by_ns } => {
+            let to: Vec<Selector> = to.iter().filter_map(selector).collect();
+            if to.is_empty() {
+                return None;
+            }
+            FaultAction::Delay { from: selector(from)?, to, by_ns: *by_ns }
+        }
         FaultAction::Clock { target, drift, jump_ns } => FaultAction::Clock { target: selector(target)?, drift: *drift, jump_ns: *jump_ns },
         FaultAction::Loss(p) => FaultAction::Loss(*p),
         FaultAction::Add(n) => FaultAction::Add(server(*n)?),

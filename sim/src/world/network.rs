@@ -75,6 +75,9 @@ pub struct Network {
     duplicate: f64,
     /// Directed links that active faults cut, with how many faults cut each.
     cut: BTreeMap<(Proc, Proc), u32>,
+    /// Directed links that active faults slow: each message on one takes
+    /// up to this much longer (drawn per message, so the link reorders).
+    slow: BTreeMap<(Proc, Proc), Vec<u64>>,
     inboxes: BTreeMap<Proc, Inbox>,
     rng: ChaCha8Rng,
     sent: u64,
@@ -93,7 +96,7 @@ impl Network {
     pub fn new(latency_ns: (u64, u64), loss: f64, duplicate: f64, procs: impl IntoIterator<Item = Proc>, rng: ChaCha8Rng) -> Self {
         assert!(latency_ns.0 <= latency_ns.1, "latency range {latency_ns:?} is not ordered");
         let inboxes = procs.into_iter().map(|p| (p, Inbox::default())).collect();
-        Network { latency_ns, loss, duplicate, cut: BTreeMap::new(), inboxes, rng, sent: 0 }
+        Network { latency_ns, loss, duplicate, cut: BTreeMap::new(), slow: BTreeMap::new(), inboxes, rng, sent: 0 }
     }
 
     /// Sends `wire` from `from` to `to` at true time `now_ns`. `to_up` says
@@ -116,7 +119,10 @@ impl Network {
     }
 
     fn push(&mut self, now_ns: u64, from: Proc, to: Proc, wire: Wire) {
-        let latency_ns = self.rng.gen_range(self.latency_ns.0..=self.latency_ns.1);
+        let mut latency_ns = self.rng.gen_range(self.latency_ns.0..=self.latency_ns.1);
+        if let Some(extra_ns) = self.slow.get(&(from, to)).and_then(|e| e.iter().max()) {
+            latency_ns += self.rng.gen_range(0..=*extra_ns);
+        }
         let deliver_at_ns = now_ns + latency_ns;
         self.sent += 1;
         let inbox = self.inboxes.get_mut(&to).expect("every process has an inbox");
@@ -208,8 +214,30 @@ impl Network {
         }
     }
 
+    /// Slows each of `links` by up to `extra_ns` per message.
+    pub fn slow(&mut self, links: &[(Proc, Proc)], extra_ns: u64) {
+        for link in links {
+            self.slow.entry(*link).or_default().push(extra_ns);
+        }
+    }
+
+    /// Undoes one `slow` of each of `links`.
+    pub fn unslow(&mut self, links: &[(Proc, Proc)], extra_ns: u64) {
+        for link in links {
+            if let Some(all) = self.slow.get_mut(link) {
+                if let Some(at) = all.iter().position(|e| *e == extra_ns) {
+                    all.remove(at);
+                }
+                if all.is_empty() {
+                    self.slow.remove(link);
+                }
+            }
+        }
+    }
+
     pub fn mend_all(&mut self) {
         self.cut.clear();
+        self.slow.clear();
     }
 
     pub fn loss(&self) -> f64 {
