@@ -288,7 +288,7 @@ fn violation_verdict_needs_known_ids() {
 #[test]
 fn fault_with_zero_actions() {
     let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nfor = \"1s\"\n", "3:1", "[[fault]] #1 has no action");
-    assert_eq!(fix, "add exactly one of: partition, isolate, block, crash, pause, clock, loss, add, remove");
+    assert_eq!(fix, "add exactly one of: partition, isolate, block, delay, crash, pause, clock, loss, add, remove");
 }
 
 #[test]
@@ -425,4 +425,17 @@ fn a_fault_point_and_the_new_cluster_knobs_load() {
     let s = scenario::parse(&text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(s.faults[0].when, Some(scenario::Point::AfterSend(scenario::MessageKind::VoteReply)));
     assert_eq!((s.cluster.max_append_entries, s.cluster.snapshot_every, s.cluster.keepalive_read_index), (1, 8, false));
+}
+
+#[test]
+fn a_delay_needs_its_bound_and_knows_its_keys() {
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\ndelay = { from = \"s1\", to = [\"s2\"] }\n",
+        "5:9",
+        "missing key `by` in `delay`",
+    );
+    // A misspelt key is reported, and so is the bound it did not give.
+    let error = rejected("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\ndelay = { from = \"s1\", to = [\"s2\"], bye = \"1s\" }\n");
+    assert_has(&error, "5:37", "unknown key `bye` in `delay`; did you mean `by`?");
+    assert_has(&error, "5:9", "missing key `by` in `delay`");
 }

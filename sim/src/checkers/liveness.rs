@@ -193,22 +193,20 @@ fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violati
     };
     let mut judged: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
     for o in run.obs {
-        match (&o.proc, &o.event) {
-            (Proc::Server(n), Event::Server { event: ServerEvent::LeaseRevoked { lease, deleted_keys, index, .. } }) => {
-                let owners: Vec<u64> =
-                    run.registry_ttl_ns.keys().copied().filter(|c| attached_at(*c, *index) == Some(*lease)).collect();
-                for client in owners {
-                    let key = registry_key(client);
-                    if !deleted_keys.contains(&key) && judged.insert(*lease) {
-                        violations.push(run.violation(
-                            "liveness",
-                            o.at_ns,
-                            format!("s{n} ended lease {lease} but kept {key}, registered under it by c{client}"),
-                        ));
-                    }
-                }
+        let (Proc::Server(n), Event::Server { event: ServerEvent::LeaseRevoked { lease, deleted_keys, index, .. } }) = (&o.proc, &o.event)
+        else {
+            continue;
+        };
+        let owners: Vec<u64> = run.registry_ttl_ns.keys().copied().filter(|c| attached_at(*c, *index) == Some(*lease)).collect();
+        for client in owners {
+            let key = registry_key(client);
+            if !deleted_keys.contains(&key) && judged.insert(*lease) {
+                violations.push(run.violation(
+                    "liveness",
+                    o.at_ns,
+                    format!("s{n} ended lease {lease} but kept {key}, registered under it by c{client}"),
+                ));
             }
-            _ => {}
         }
     }
     for (client, ttl_ns) in run.registry_ttl_ns {
