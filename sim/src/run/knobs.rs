@@ -3,10 +3,11 @@
 //! down to one, heartbeat and election timeouts, how often to snapshot,
 //! message latency up to half an election timeout, the clients' keep-alive
 //! interval, the expiry strategy, whether keep-alives wait for a read-index
-//! round (or are answered at once, as etcd's lessor does) — because a testbed that always runs one
+//! round (or are answered at once, as etcd's lessor does), how soon clients
+//! give up on a server — because a testbed that always runs one
 //! configuration never meets the bugs that need another (a follower more
-//! than one batch behind needs small batches; a stale reply that crosses a
-//! term needs latency beyond an election timeout).
+//! than one batch behind needs small batches; a deposed leader is only
+//! asked by clients that switch servers slowly).
 //!
 //! Like the rest of chaos, the draw comes out as plain scenario values
 //! (`[cluster]`, `[network]`, each workload's `keepalive`), so the explicit
@@ -62,8 +63,8 @@ pub fn draw(scenario: &Scenario, seed: u64) -> Option<Knobs> {
     // Latency stays under half an election timeout: beyond it no leader
     // lasts, which is Raft's stated limit (broadcast time ≪ election
     // timeout), not a bug. Messages later than an election timeout come from
-    // pauses at fault points (a step's replies held while its process is
-    // stopped), which end.
+    // faults, which end: slow links (`delay`) and pauses at fault points (a
+    // step's replies held while its process is stopped).
     let latency_high_ns = *[latency_high_ns, 5 * MS, 30 * MS, election_min_ns / 2]
         .choose(&mut rng)
         .expect("choices");
