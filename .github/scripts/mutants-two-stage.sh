@@ -5,17 +5,29 @@
 #      (.cargo/mutants.toml: test_package = leasesim-core, dev profile; a
 #      build and a test run take seconds);
 #   2. only the mutants stage 1 missed, against the bounded simulator sweep
-#      sim/tests/mutant_sweep.rs (every bundled scenario, seeds 0..8, in
-#      release: a mutant here costs a release build of core and sim).
+#      sim/tests/mutant_sweep.rs (every bundled scenario, seeds 0..8), built
+#      with the `mutants` profile (Cargo.toml: opt-level 1, incremental): a
+#      full release rebuild of the simulator per mutant took minutes, an
+#      incremental one takes seconds.
 #
 # usage: mutants-two-stage.sh OUT_DIR [cargo-mutants selection args...]
 #   e.g. mutants-two-stage.sh out --shard 3/8
 #        mutants-two-stage.sh out --re '^core/src/raft/log\.rs:12:5: ...$'
 # Writes OUT_DIR/core/mutants.out and OUT_DIR/sim/mutants.out. A mutant is
 # killed if stage 1 caught it (or timed out) or stage 2 did; it survives if
-# both missed it. Extra cargo arguments (e.g. -j1) go in MUTANTS_CARGO_ARGS.
+# both missed it. Extra cargo-mutants arguments for both stages (e.g.
+# `--jobserver-tasks 1` on a shared machine) go in MUTANTS_ARGS.
 # Exits non-zero only when cargo-mutants itself failed (a failing baseline,
 # bad arguments): surviving mutants are a measurement, not an error.
+#
+# Stage 2 runs with --baseline=skip: cargo-mutants 27.1 runs the baseline on
+# the mutated package (leasesim-core), not on --test-package, so its
+# baseline would look for mutant_sweep in the wrong package and fail. The
+# script runs the unmutated sweep itself first instead, and gives stage 2 a
+# fixed timeout (the sweep takes 6 to 30 s, by the machine's load). `--test
+# mutant_sweep` is given to every cargo call (--cargo-arg), not only to the
+# test run: otherwise the build phase builds all of leasesim's test targets
+# in release for every mutant.
 set -uo pipefail
 if [ "$#" -lt 1 ]; then
   echo "usage: $0 OUT_DIR [cargo-mutants selection args...]" >&2
@@ -23,10 +35,8 @@ if [ "$#" -lt 1 ]; then
 fi
 out="$1"; shift
 mkdir -p "$out"
-# shellcheck disable=SC2206 # MUTANTS_CARGO_ARGS holds several words on purpose
-cargo_args=(${MUTANTS_CARGO_ARGS:-})
-extra=()
-for a in "${cargo_args[@]}"; do extra+=("--cargo-arg=$a"); done
+# shellcheck disable=SC2206 # MUTANTS_ARGS holds several words on purpose
+extra=(${MUTANTS_ARGS:-})
 
 ok_code() { [ "$1" -eq 0 ] || [ "$1" -eq 2 ] || [ "$1" -eq 3 ]; }
 
@@ -45,10 +55,13 @@ re=()
 while IFS= read -r name; do
   re+=(--re "^$(printf '%s' "$name" | sed -e 's/[][\\.+*?(){}|^$#&~-]/\\&/g')\$")
 done < "$missed"
+echo "== stage 2 baseline: the unmutated sweep must pass"
+cargo test --profile mutants -p leasesim --test mutant_sweep || { echo "stage 2: the unmutated sweep fails" >&2; exit 4; }
 echo "== stage 2: $(wc -l < "$missed") mutant(s) against sim/tests/mutant_sweep.rs"
 cargo mutants --output "$out/sim" "${extra[@]}" \
-  --test-package leasesim --profile release \
-  --cargo-test-arg=--test --cargo-test-arg=mutant_sweep \
+  --baseline=skip --timeout "${MUTANTS_SIM_TIMEOUT:-120}" \
+  --test-package leasesim --profile mutants \
+  --cargo-arg=--test --cargo-arg=mutant_sweep \
   "${re[@]}"
 code=$?
 ok_code "$code" || { echo "stage 2: cargo-mutants failed ($code)" >&2; exit "$code"; }
