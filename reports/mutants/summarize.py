@@ -15,7 +15,8 @@ stage 2 (--sim) ran the ones stage 1 missed against the simulator sweep
   survived    missed by both stages,
   unviable    did not build (stage 1).
 killed_by says which suite: core-tests or sim-sweep. Prints the table per
-folder with a 95% Wilson interval on the score, (killed + timeout) / viable.
+folder with 95% Wilson intervals on the killed fraction, killed / viable, and on
+the score, (killed + timeout) / viable (viable = not unviable).
 """
 
 import argparse
@@ -105,8 +106,8 @@ def main():
                 return fo
         return "other"
 
-    print("| folder | sampled | killed (core tests) | killed (sim sweep only) | caught by timeout | survived | unviable | score = (killed + timeout) / viable | 95% Wilson interval |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("| folder | sampled | killed by core tests | killed only by the sim sweep | caught by timeout | survived | unviable | killed / viable (95% Wilson) | score = (killed + timeout) / viable (95% Wilson) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---|")
     for fo in FOLDERS + ["all"]:
         sel = [r for r in rows if fo == "all" or folder(r[1]) == fo]
         kc = sum(1 for r in sel if r[3] == "killed" and r[4] == "core-tests")
@@ -115,11 +116,13 @@ def main():
         s = sum(1 for r in sel if r[3] == "survived")
         u = sum(1 for r in sel if r[3] == "unviable")
         viable = kc + ks + t + s
-        k = kc + ks + t
-        lo, hi = wilson(k, viable)
         label = f"`{fo}`" if fo != "all" else "**all four**"
-        score = f"{k}/{viable} = {100 * k / viable:.1f}%" if viable else "n/a"
-        print(f"| {label} | {len(sel)} | {kc} | {ks} | {t} | {s} | {u} | {score} | {100 * lo:.1f}% – {100 * hi:.1f}% |")
+
+        def frac(k):
+            lo, hi = wilson(k, viable)
+            return f"{k}/{viable} = {100 * k / viable:.1f}% ({100 * lo:.1f}–{100 * hi:.1f}%)" if viable else "n/a"
+
+        print(f"| {label} | {len(sel)} | {kc} | {ks} | {t} | {s} | {u} | {frac(kc + ks)} | {frac(kc + ks + t)} |")
 
 
 if __name__ == "__main__":
