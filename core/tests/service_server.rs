@@ -381,3 +381,39 @@ fn membership_changes_go_through_the_leader() {
     assert!(!c.server(leader).unwrap().raft().voters().contains(&removed));
     assert!(matches!(call(&mut c, Op::Put { key: "k".into(), value: "v".into(), lease: None }), Response::Done { .. }));
 }
+
+/// The etcd-style configuration answers keep-alives from the leader's own
+/// deadlines. Once the leader has proposed a lease's Expire, a keep-alive
+/// that reaches it before the Expire applies must be refused: answered
+/// live, the holder would believe in a lease about to end under it. (The
+/// mutation report lists `&& → ||` in `answer_keepalive`'s `armed` as a
+/// blind spot; this test shows the window is refused, and that mutant
+/// survives it because proposing the Expire also pops the deadline, so
+/// `armed` is false either way: the mutant looks equivalent.)
+#[test]
+fn an_expiring_lease_is_not_renewed_before_its_expire_applies() {
+    let mut cfg = ClusterConfig::new(3, 5);
+    cfg.keepalive_read_index = false;
+    let mut c = Cluster::new(cfg);
+    c.record_events = true;
+    c.add_manual_client(9);
+    let leader = wait_for_leader(&mut c);
+    let lease = grant(&mut c);
+    let proposed = |c: &Cluster| {
+        !c.events_where(|_, id, e| matches!(e, ServerEvent::ExpiryProposed { lease: l } if *l == lease && id == leader).then_some(()))
+            .is_empty()
+    };
+    let deadline_ns = c.now_ns + 3 * TTL_NS;
+    while !proposed(&c) && c.now_ns < deadline_ns {
+        c.run_until(c.now_ns + NS_PER_MS / 10);
+    }
+    assert!(proposed(&c), "the leader proposed no expiry within three TTLs");
+    assert!(revocations(&c, lease).is_empty(), "the keep-alive must reach the leader before the Expire applies");
+    let seq = c.submit_to(9, leader, Op::LeaseKeepAlive { lease });
+    let answer_deadline_ns = c.now_ns + TTL_NS;
+    while c.answer(9, seq).is_none() && c.now_ns < answer_deadline_ns {
+        c.run_until(c.now_ns + NS_PER_MS / 10);
+    }
+    let answer = c.answer(9, seq).expect("answered").body.clone();
+    assert_eq!(answer, Response::Error(ServiceError::LeaseNotFound { lease }));
+}

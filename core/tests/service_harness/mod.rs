@@ -42,6 +42,9 @@ pub struct ClusterConfig {
     pub checkpoint_interval_ns: Option<u64>,
     /// Each server's wall clock is off true time by up to this much.
     pub wall_skew_ns: u64,
+    /// `leader-monotonic`: confirm leadership by a read-index round before
+    /// answering a keep-alive (false: answer at once, as etcd's lessor).
+    pub keepalive_read_index: bool,
 }
 
 impl ClusterConfig {
@@ -55,6 +58,7 @@ impl ClusterConfig {
             snapshot_every_entries: 40,
             checkpoint_interval_ns: None,
             wall_skew_ns: 0,
+            keepalive_read_index: true,
         }
     }
 }
@@ -130,6 +134,7 @@ impl Cluster {
         let mut config = ServerConfig::new(RaftConfig::new(id, voters), self.cfg.expiry).with_bugs(self.cfg.bugs);
         config.snapshot_every_entries = self.cfg.snapshot_every_entries;
         config.checkpoint_interval_ns = self.cfg.checkpoint_interval_ns;
+        config.keepalive_read_index = self.cfg.keepalive_read_index;
         config
     }
 
