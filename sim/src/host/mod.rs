@@ -240,14 +240,7 @@ async fn reach(world: &World, proc: Proc, point: Point) -> bool {
             world.record_at(world.now_ns(), proc, Event::Resumed);
         }
         PointAction::Clock { drift, jump_ns } => {
-            world.change_clock(proc, |clock, now_ns| {
-                if let Some(drift) = drift {
-                    clock.set_drift(now_ns, drift);
-                }
-                if let Some(jump_ns) = jump_ns {
-                    clock.jump_wall(now_ns, jump_ns);
-                }
-            });
+            world.set_clock(proc, drift, jump_ns);
             world.record_at(now_ns, Proc::Admin, Event::Fault { action: format!("clock of {proc} at {point} (fault #{fault})") });
         }
     }

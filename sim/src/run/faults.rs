@@ -166,24 +166,18 @@ impl Injector {
                     Done::Links(links)
                 }
             },
-            FaultAction::Block { from, to } => match self.resolve(from) {
+            FaultAction::Block { from, to } => match self.one_way_links(from, to) {
                 None => return self.skip(text, "`from` matched no process".into()),
-                Some(p) => {
-                    let targets: Vec<Proc> = to.iter().filter_map(|s| self.resolve(s)).filter(|q| *q != p).collect();
-                    let links: Vec<(Proc, Proc)> = targets.iter().map(|q| (p, *q)).collect();
-                    let shown: Vec<String> = targets.iter().map(|q| q.to_string()).collect();
-                    self.note(format!("block {p} -> [{}]", shown.join(",")));
+                Some((links, shown)) => {
+                    self.note(format!("block {shown}"));
                     self.block_links(&links);
                     Done::Links(links)
                 }
             },
-            FaultAction::Delay { from, to, by_ns } => match self.resolve(from) {
+            FaultAction::Delay { from, to, by_ns } => match self.one_way_links(from, to) {
                 None => return self.skip(text, "`from` matched no process".into()),
-                Some(p) => {
-                    let targets: Vec<Proc> = to.iter().filter_map(|s| self.resolve(s)).filter(|q| *q != p).collect();
-                    let links: Vec<(Proc, Proc)> = targets.iter().map(|q| (p, *q)).collect();
-                    let shown: Vec<String> = targets.iter().map(|q| q.to_string()).collect();
-                    self.note(format!("delay {p} -> [{}] by up to {}", shown.join(","), leasesim_core::fmt_secs(*by_ns)));
+                Some((links, shown)) => {
+                    self.note(format!("delay {shown} by up to {}", leasesim_core::fmt_secs(*by_ns)));
                     self.world.network().slow(&links, *by_ns);
                     Done::Slowed(links, *by_ns)
                 }
@@ -212,14 +206,7 @@ impl Injector {
                 None => return self.skip(text, "the selector matched no process".into()),
                 Some(p) => {
                     let (drift, jump_ns) = (*drift, *jump_ns);
-                    self.world.change_clock(p, |clock, now_ns| {
-                        if let Some(drift) = drift {
-                            clock.set_drift(now_ns, drift);
-                        }
-                        if let Some(jump_ns) = jump_ns {
-                            clock.jump_wall(now_ns, jump_ns);
-                        }
-                    });
+                    self.world.set_clock(p, drift, jump_ns);
                     self.note(format!("clock of {p}: {}", text.trim_start_matches("clock ")));
                     Done::Nothing
                 }
@@ -243,6 +230,16 @@ impl Injector {
             },
         };
         self.active.insert(id, done);
+    }
+
+    /// The directed links from `from` to each of `to` as they resolve now
+    /// (a process never to itself), and how the trace shows them; `None`
+    /// when `from` matches nothing.
+    fn one_way_links(&mut self, from: &Selector, to: &[Selector]) -> Option<(Vec<(Proc, Proc)>, String)> {
+        let p = self.resolve(from)?;
+        let targets: Vec<Proc> = to.iter().filter_map(|s| self.resolve(s)).filter(|q| *q != p).collect();
+        let shown: Vec<String> = targets.iter().map(|q| q.to_string()).collect();
+        Some((targets.iter().map(|q| (p, *q)).collect(), format!("{p} -> [{}]", shown.join(","))))
     }
 
     /// Arms fault `id` at `point` (`when = …`): the first process its

@@ -48,6 +48,8 @@ struct Simulated {
     finals: BTreeMap<u64, crate::checkers::FinalServer>,
     settle_at_ns: u64,
     end_ns: u64,
+    /// The scenario as this seed ran it (chaos drawn: faults, drifts, knobs).
+    explicit: Arc<Scenario>,
 }
 
 /// Runs `seed` of `scenario` on a fresh thread and judges it.
@@ -181,6 +183,7 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
         finals: world.finals(),
         settle_at_ns,
         end_ns,
+        explicit: scenario.clone(),
     };
     // Tear down: without it every run's world outlives its runtime.
     injector.kill_everything();
@@ -199,7 +202,7 @@ fn merge_bugs(a: Bugs, b: Bugs) -> Bugs {
 fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simulated, wall_seconds: f64) -> RunOutcome {
     // Judged by the settings the run had: chaos may have drawn the engine's
     // knobs (timeouts, strategy) for this seed.
-    let explicit = chaos::explicit(scenario, seed);
+    let explicit = simulated.explicit.clone();
     let registry_ttl_ns: BTreeMap<u64, u64> = explicit
         .workloads
         .iter()

@@ -205,15 +205,7 @@ fn partition(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Vec<Vec<Select
 fn block(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {
     const EXAMPLE: &str = "{ from = \"s1\", to = [\"s2\", \"s3\"] }";
     let mut t = v.table(d, "`block`", &format!("write e.g. `block = {EXAMPLE}`"))?;
-    let from = t.require("from", "\"s1\"", d, |v, d| selector(v, d, world));
-    let to = t.require("to", "[\"s2\"]", d, |v, d| {
-        let to = selector_list(v, d, world, "[\"s2\", \"s3\"]")?;
-        if to.is_empty() {
-            v.error(d, "`to` is empty: a block needs at least one receiver", "write e.g. `to = [\"s2\"]`");
-            return None;
-        }
-        Some(to)
-    });
+    let (from, to) = one_way(&mut t, d, world, "block");
     t.finish(d, &["from", "to"]);
     Some(FaultAction::Block { from: from?, to: to? })
 }
@@ -221,18 +213,24 @@ fn block(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {
 fn delay(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {
     const EXAMPLE: &str = "{ from = \"s1\", to = [\"s2\"], by = \"500ms\" }";
     let mut t = v.table(d, "`delay`", &format!("write e.g. `delay = {EXAMPLE}`"))?;
+    let (from, to) = one_way(&mut t, d, world, "delay");
+    let by_ns = t.require("by", "\"500ms\"", d, |v, d| v.positive_duration(d));
+    t.finish(d, &["from", "to", "by"]);
+    Some(FaultAction::Delay { from: from?, to: to?, by_ns: by_ns? })
+}
+
+/// The `from` and non-empty `to` of a one-way fault (`block`, `delay`).
+fn one_way(t: &mut TableReader<'_>, d: &mut Diags, world: &World, what: &str) -> (Option<Selector>, Option<Vec<Selector>>) {
     let from = t.require("from", "\"s1\"", d, |v, d| selector(v, d, world));
     let to = t.require("to", "[\"s2\"]", d, |v, d| {
         let to = selector_list(v, d, world, "[\"s2\", \"s3\"]")?;
         if to.is_empty() {
-            v.error(d, "`to` is empty: a delay needs at least one receiver", "write e.g. `to = [\"s2\"]`");
+            v.error(d, format!("`to` is empty: a {what} needs at least one receiver"), "write e.g. `to = [\"s2\"]`");
             return None;
         }
         Some(to)
     });
-    let by_ns = t.require("by", "\"500ms\"", d, |v, d| v.positive_duration(d));
-    t.finish(d, &["from", "to", "by"]);
-    Some(FaultAction::Delay { from: from?, to: to?, by_ns: by_ns? })
+    (from, to)
 }
 
 fn clock(v: &Val<'_>, fault: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {

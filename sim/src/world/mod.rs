@@ -180,6 +180,18 @@ impl World {
         self.network().wake(proc);
     }
 
+    /// A clock fault: a new rate error from now on and/or a wall-clock step.
+    pub fn set_clock(&self, proc: Proc, drift: Option<f64>, jump_ns: Option<i64>) {
+        self.change_clock(proc, |clock, now_ns| {
+            if let Some(drift) = drift {
+                clock.set_drift(now_ns, drift);
+            }
+            if let Some(jump_ns) = jump_ns {
+                clock.jump_wall(now_ns, jump_ns);
+            }
+        });
+    }
+
     pub fn disk(&self, server: NodeId) -> MutexGuard<'_, Disk> {
         self.disks[&server].lock().expect("single-threaded simulation")
     }
