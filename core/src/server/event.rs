@@ -10,16 +10,16 @@
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::raft::{Entry, RaftEvent};
 use crate::service::{Command, ReleaseCause, RevokeCause};
 use crate::types::{ClientId, LeaseId, LogIndex, NodeId, Term};
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ServerEvent {
     /// Raft's own observations (elections, step-downs, configurations).
-    Raft(#[serde(serialize_with = "serialize_raft_event")] RaftEvent),
+    Raft(#[serde(serialize_with = "serialize_raft_event", deserialize_with = "deserialize_raft_event")] RaftEvent),
     /// An entry was applied; `fingerprint` is [`fingerprint`] of it, for the
     /// state-machine-safety checker; `state` is the state machine's
     /// [`applied_digest`](crate::service::StateMachine::applied_digest)
@@ -64,22 +64,30 @@ pub fn fingerprint(entry: &Entry<Command>) -> u64 {
 }
 
 /// Raft's event types stay free of serde (Raft is generic and knows nothing
-/// of traces); this mirror gives them a stable serialized form.
-#[derive(Serialize)]
-enum RaftEventRepr<'a> {
+/// of traces); this mirror gives them a stable serialized form, both ways
+/// (a long run spills its observations to disk and reads them back). The
+/// conversions are exhaustive: a new `RaftEvent` variant fails this build
+/// until it has a serialized form.
+#[derive(Serialize, Deserialize)]
+enum RaftEventRepr {
     BecameLeader { term: Term },
     SteppedDown { term: Term },
-    ConfigChanged { voters: &'a BTreeSet<NodeId> },
-    Other(String),
+    ConfigChanged { voters: BTreeSet<NodeId> },
 }
 
 fn serialize_raft_event<S: Serializer>(event: &RaftEvent, serializer: S) -> Result<S::Ok, S::Error> {
-    #[allow(unreachable_patterns)] // so a new RaftEvent variant does not break this crate's build
     let repr = match event {
         RaftEvent::BecameLeader { term } => RaftEventRepr::BecameLeader { term: *term },
         RaftEvent::SteppedDown { term } => RaftEventRepr::SteppedDown { term: *term },
-        RaftEvent::ConfigChanged { voters } => RaftEventRepr::ConfigChanged { voters },
-        other => RaftEventRepr::Other(format!("{other:?}")),
+        RaftEvent::ConfigChanged { voters } => RaftEventRepr::ConfigChanged { voters: voters.clone() },
     };
     repr.serialize(serializer)
+}
+
+fn deserialize_raft_event<'de, D: Deserializer<'de>>(deserializer: D) -> Result<RaftEvent, D::Error> {
+    Ok(match RaftEventRepr::deserialize(deserializer)? {
+        RaftEventRepr::BecameLeader { term } => RaftEvent::BecameLeader { term },
+        RaftEventRepr::SteppedDown { term } => RaftEvent::SteppedDown { term },
+        RaftEventRepr::ConfigChanged { voters } => RaftEvent::ConfigChanged { voters },
+    })
 }

@@ -15,6 +15,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     // index → (term, when first applied)
     let mut committed: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     for (at_ns, _, event) in server_events(run.obs) {
+        let event = &*event;
         if let ServerEvent::Applied { index, term, .. } = event {
             committed.entry(*index).or_insert((*term, at_ns));
         }

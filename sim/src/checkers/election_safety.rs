@@ -13,6 +13,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut leaders = BTreeMap::new();
     let mut violations = Vec::new();
     for (at_ns, server, event) in server_events(run.obs) {
+        let event = &*event;
         if let ServerEvent::Raft(RaftEvent::BecameLeader { term }) = event {
             match leaders.get(term) {
                 None => {

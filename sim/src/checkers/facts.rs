@@ -1,5 +1,6 @@
 //! Shared readings of the observation log that several checkers need.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use leasesim_core::server::ServerEvent;
@@ -7,13 +8,15 @@ use leasesim_core::service::RevokeCause;
 use leasesim_core::{LeaseId, NodeId};
 
 use super::RunRecord;
-use crate::observe::{Event, Obs};
+use crate::observe::{Event, Obs, ObsLog};
 use crate::world::wire::Proc;
 
-/// Server events with their true time and server.
-pub fn server_events<'a>(obs: &'a [Obs]) -> impl Iterator<Item = (u64, NodeId, &'a ServerEvent)> + 'a {
-    obs.iter().filter_map(|o| match (&o.proc, &o.event) {
-        (Proc::Server(n), Event::Server { event }) => Some((o.at_ns, *n, event)),
+/// Server events with their true time and server (lent from memory, or
+/// owned when read back from a spilled log).
+pub fn server_events(obs: &ObsLog) -> impl Iterator<Item = (u64, NodeId, Cow<'_, ServerEvent>)> + '_ {
+    obs.iter().filter_map(|o| match o {
+        Cow::Borrowed(Obs { at_ns, proc: Proc::Server(n), event: Event::Server { event } }) => Some((*at_ns, *n, Cow::Borrowed(event))),
+        Cow::Owned(Obs { at_ns, proc: Proc::Server(n), event: Event::Server { event } }) => Some((at_ns, n, Cow::Owned(event))),
         _ => None,
     })
 }
@@ -32,6 +35,7 @@ pub struct LeaseEnd {
 pub fn lease_ends(run: &RunRecord<'_>) -> BTreeMap<LeaseId, LeaseEnd> {
     let mut ends: BTreeMap<LeaseId, LeaseEnd> = BTreeMap::new();
     for (at_ns, server, event) in server_events(run.obs) {
+        let event = &*event;
         if let ServerEvent::LeaseRevoked { lease, cause, index, .. } = event {
             let by_expiry = !matches!(cause, RevokeCause::Revoke);
             ends.entry(*lease).or_insert(LeaseEnd { at_ns, server, index: *index, by_expiry });
@@ -41,9 +45,10 @@ pub fn lease_ends(run: &RunRecord<'_>) -> BTreeMap<LeaseId, LeaseEnd> {
 }
 
 /// TTL of each granted lease, from the grant entry.
-pub fn lease_ttls(obs: &[Obs]) -> BTreeMap<LeaseId, u64> {
+pub fn lease_ttls(obs: &ObsLog) -> BTreeMap<LeaseId, u64> {
     let mut ttls = BTreeMap::new();
     for (_, _, event) in server_events(obs) {
+        let event = &*event;
         if let ServerEvent::LeaseGranted { lease, ttl_ns, .. } = event {
             ttls.insert(*lease, *ttl_ns);
         }

@@ -8,7 +8,7 @@ use super::{RunRecord, Violation};
 use crate::observe::Event;
 
 pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
-    let mut highest: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    let mut highest: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut violations = Vec::new();
     for o in run.obs {
         let Event::StoreAccepted { client, key, token } = &o.event else { continue };
@@ -22,7 +22,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
                 continue;
             }
         }
-        highest.insert(key, (*token, *client));
+        highest.insert(key.clone(), (*token, *client));
     }
     violations
 }

@@ -20,6 +20,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let ends = lease_ends(run);
     let mut violations = Vec::new();
     for (at_ns, server, event) in server_events(run.obs) {
+        let event = &*event;
         let ServerEvent::KeepAliveAnswered { lease, client, ttl_ns, index, .. } = event else { continue };
         let Some(end) = ends.get(lease) else { continue };
         let after = match index {

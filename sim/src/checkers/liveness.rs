@@ -188,8 +188,25 @@ fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violati
             registrations.entry(*c).or_default().insert(*revision, *lease);
         }
     }
+    // Puts whose answer never came (the client crashed, or gave up on the
+    // lease): from when each was sent, the key may hang on that lease
+    // instead, at an index nobody observed. (client, lease) → sent at.
+    let mut unanswered: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    for o in run.obs {
+        if let (Proc::Client(c), Event::RegisterSent { lease, .. }) = (&o.proc, &o.event) {
+            let answered = registrations.get(c).is_some_and(|r| r.values().any(|l| l == lease));
+            if !answered {
+                unanswered.entry((*c, *lease)).or_insert(o.at_ns);
+            }
+        }
+    }
     let attached_at = |client: u64, index: u64| -> Option<u64> {
         registrations.get(&client)?.range(..index).next_back().map(|(_, lease)| *lease)
+    };
+    // Whether `client` may have moved its key off `lease` by a put sent
+    // before `at_ns` whose index is unknown.
+    let maybe_moved = |client: u64, lease: u64, at_ns: u64| {
+        unanswered.range((client, 0)..=(client, u64::MAX)).any(|(&(_, other), &sent_ns)| other != lease && sent_ns <= at_ns)
     };
     let mut judged: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
     for o in run.obs {
@@ -197,7 +214,12 @@ fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violati
         else {
             continue;
         };
-        let owners: Vec<u64> = run.registry_ttl_ns.keys().copied().filter(|c| attached_at(*c, *index) == Some(*lease)).collect();
+        let owners: Vec<u64> = run
+            .registry_ttl_ns
+            .keys()
+            .copied()
+            .filter(|c| attached_at(*c, *index) == Some(*lease) && !maybe_moved(*c, *lease, o.at_ns))
+            .collect();
         for client in owners {
             let key = registry_key(client);
             if !deleted_keys.contains(&key) && judged.insert(*lease) {
@@ -301,6 +323,21 @@ mod tests {
         run.server(9 * S, 1, ServerEvent::LeaseRevoked { lease: 7, index: 40, cause: RevokeCause::Expire, deleted_keys: vec![] });
         run.push(10 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 8, revision: 35 });
         assert!(run.fired().is_empty());
+        // Sent again under lease 8 and crashed before the answer (chaos-nemesis
+        // seed 285 under writer-clock): the put may have applied before 7
+        // ended, so 7 owes nothing; a put sent only after 7 ended does not
+        // excuse it.
+        for (sent_ns, fires) in [(8 * S, false), (9 * S + 1, true)] {
+            let mut run = Fixture::new();
+            run.registry_ttl_ns.insert(2, 2 * S);
+            run.push(5 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 7, revision: 20 });
+            run.push(sent_ns, Proc::Client(2), Event::RegisterSent { key: "/services/c2".into(), lease: 8 });
+            run.push(sent_ns + 1, Proc::Client(2), Event::Crashed);
+            run.server(9 * S, 1, ServerEvent::LeaseRevoked { lease: 7, index: 40, cause: RevokeCause::Expire, deleted_keys: vec![] });
+            let violations = super::check(&run.record());
+            let kept = violations.iter().any(|v| v.detail.contains("ended lease 7 but kept"));
+            assert_eq!(kept, fires, "put under lease 8 sent at {sent_ns}: {violations:?}");
+        }
     }
 
     #[test]

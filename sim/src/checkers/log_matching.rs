@@ -14,6 +14,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut violations = Vec::new();
     let mut content = BTreeMap::new();
     for (at_ns, server, event) in server_events(run.obs) {
+        let event = &*event;
         let ServerEvent::Applied { index, term, fingerprint, .. } = event else { continue };
         let first = *content.entry((*index, *term)).or_insert((*fingerprint, server));
         if first.0 != *fingerprint {

@@ -13,6 +13,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut seen = BTreeSet::new();
     let mut violations = Vec::new();
     for (at_ns, _, event) in server_events(run.obs) {
+        let event = &*event;
         let ServerEvent::LockReleased { key, client, index, cause: ReleaseCause::Release { by }, .. } = event else {
             continue;
         };

@@ -30,6 +30,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut apart: BTreeSet<NodeId> = BTreeSet::new();
     let mut violations = Vec::new();
     for (at_ns, server, event) in server_events(run.obs) {
+        let event = &*event;
         let ServerEvent::Applied { index, term, fingerprint, state } = event else { continue };
         match first.get(index) {
             None => {
@@ -61,7 +62,7 @@ fn difference(run: &RunRecord<'_>, index: LogIndex, a: NodeId, b: NodeId) -> Str
     let at = |n: NodeId| -> Vec<String> {
         server_events(run.obs)
             .filter(|(_, s, e)| *s == n && index_of(e) == Some(index))
-            .map(|(_, _, e)| describe(e))
+            .map(|(_, _, e)| describe(&e))
             .collect()
     };
     let (mine, theirs) = (at(a), at(b));

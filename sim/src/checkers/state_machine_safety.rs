@@ -14,6 +14,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut applied = BTreeMap::new();
     let mut violations = Vec::new();
     for (at_ns, server, event) in server_events(run.obs) {
+        let event = &*event;
         let ServerEvent::Applied { index, term, fingerprint, .. } = event else { continue };
         match applied.get(index) {
             None => {

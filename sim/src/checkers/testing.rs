@@ -8,7 +8,7 @@ use leasesim_core::server::ServerEvent;
 use leasesim_core::{ExpiryStrategy, NodeId};
 
 use super::{FinalServer, RunRecord, TaskPace};
-use crate::observe::{Event, Obs};
+use crate::observe::{Event, Obs, ObsLog};
 use crate::world::clock::SimClock;
 use crate::world::wire::Proc;
 use crate::world::ServerProbe;
@@ -17,7 +17,7 @@ pub const S: u64 = 1_000_000_000;
 pub const MS: u64 = 1_000_000;
 
 pub struct Fixture {
-    pub obs: Vec<Obs>,
+    pub obs: ObsLog,
     pub clocks: BTreeMap<Proc, SimClock>,
     pub servers: BTreeMap<NodeId, FinalServer>,
     pub registry_ttl_ns: BTreeMap<u64, u64>,
@@ -44,7 +44,7 @@ impl Fixture {
             })
             .collect();
         Fixture {
-            obs: Vec::new(),
+            obs: ObsLog::from(Vec::new()),
             clocks,
             servers,
             registry_ttl_ns: BTreeMap::new(),
@@ -56,8 +56,7 @@ impl Fixture {
     }
 
     pub fn push(&mut self, at_ns: u64, proc: Proc, event: Event) -> &mut Self {
-        self.obs.push(Obs { at_ns, proc, event });
-        self.obs.sort_by_key(|o| o.at_ns);
+        self.obs.insert_in_time_order(Obs { at_ns, proc, event });
         self
     }
 

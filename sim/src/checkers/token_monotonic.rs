@@ -11,16 +11,17 @@ use super::{RunRecord, Violation};
 
 pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     // Grants in log order (deduplicated: every server applies each one).
-    let mut grants: BTreeMap<(u64, &str), (u64, u64, u64)> = BTreeMap::new();
+    let mut grants: BTreeMap<(u64, String), (u64, u64, u64)> = BTreeMap::new();
     for (at_ns, _, event) in server_events(run.obs) {
+        let event = &*event;
         if let ServerEvent::LockGranted { key, client, token, index, .. } = event {
-            grants.entry((*index, key.as_str())).or_insert((at_ns, *client, *token));
+            grants.entry((*index, key.clone())).or_insert((at_ns, *client, *token));
         }
     }
-    let mut highest: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    let mut highest: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut violations = Vec::new();
     for ((index, key), (at_ns, client, token)) in grants {
-        if let Some((top, top_index)) = highest.get(key) {
+        if let Some((top, top_index)) = highest.get(&key) {
             if token <= *top {
                 violations.push(run.violation(
                     "token-monotonic",

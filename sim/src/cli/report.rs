@@ -180,7 +180,7 @@ fn render(
             for name in &r.bugs {
                 extra_bugs.enable(name).map_err(|e| format!("{}: seed {}: {e}", r.file, r.seed))?;
             }
-            let options = RunOptions { trace: false, extra_bugs, keep_observations: true };
+            let options = RunOptions { trace: false, extra_bugs, keep_observations: true, ..RunOptions::default() };
             let file = rerun_report(out, s, r.seed, &options, &r.trace_digest)?;
             reports.insert((r.scenario.clone(), r.seed), file);
         }

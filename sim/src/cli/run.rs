@@ -22,7 +22,7 @@ pub fn run_command(args: &RunArgs) -> i32 {
     };
     let seed = args.seed.unwrap_or(scenario.seeds.start);
     let keep_observations = args.trace.is_some() || args.report.is_some();
-    let options = RunOptions { trace: false, extra_bugs: args.bugs.to_bugs(), keep_observations };
+    let options = RunOptions { trace: false, extra_bugs: args.bugs.to_bugs(), keep_observations, ..RunOptions::default() };
     let outcome = run_seed(&scenario, seed, &options);
     if let Some(path) = &args.trace {
         if let Err(e) = write_trace(path, &outcome) {
@@ -73,7 +73,7 @@ pub fn replay_command(args: &ReplayArgs) -> i32 {
         Err(code) => return code,
     };
     init_tracing();
-    let options = RunOptions { trace: true, extra_bugs: args.bugs.to_bugs(), keep_observations: false };
+    let options = RunOptions { trace: true, extra_bugs: args.bugs.to_bugs(), keep_observations: false, ..RunOptions::default() };
     let outcome = run_seed(&scenario, args.seed, &options);
     print_outcome(&outcome);
     if outcome.expected {

@@ -73,7 +73,7 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
         return crate::json_error::report_message(&message, args.json);
     }
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    let options = RunOptions { trace: false, extra_bugs: args.bugs.to_bugs(), keep_observations: false };
+    let options = RunOptions { trace: false, extra_bugs: args.bugs.to_bugs(), keep_observations: false, ..RunOptions::default() };
 
     let mut summaries = Summaries::new();
     let mut planned: Vec<(usize, u64)> = Vec::new();

@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use leasesim_core::ClientId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which of a worker's two writes to a task row this is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskStep {
     /// The worker took the task under its claim.
@@ -41,7 +41,7 @@ pub struct TaskWrite {
 }
 
 /// What the row made of a write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskVerdict {
     Accepted,

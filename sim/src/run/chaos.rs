@@ -18,6 +18,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use leasesim_core::seed::{derive_seed, Stream};
+use leasesim_core::ExpiryStrategy;
 
 use crate::scenario::{Chaos, ChaosRate, ClockSpec, Fault, FaultAction, MessageKind, Point, Process, Scenario, Selector};
 
@@ -77,9 +78,23 @@ pub fn decide(scenario: &Scenario, seed: u64) -> Option<Decided> {
 /// as `[clocks.X] drift`. A scenario without chaos comes back unchanged.
 pub fn explicit(scenario: &Scenario, seed: u64) -> Scenario {
     let mut out = scenario.clone();
-    let Some(decided) = decide(scenario, seed) else { return out };
+    let Some(mut decided) = decide(scenario, seed) else { return out };
     if let Some(knobs) = super::knobs::draw(scenario, seed) {
         super::knobs::apply(&mut out, &knobs);
+    }
+    // Chaos stays inside the expiry strategy's assumptions, as the judge
+    // states them: writer-clock trusts each writer's wall clock to measure
+    // its own leases, and a client whose wall clock steps forward ends its
+    // own leases early by design (chaos-nemesis seed 755 drew a +0.9 s step
+    // of a lock holder's clock). Under writer-clock, drawn steps of a
+    // client's wall clock go backward — the direction the strategy claims
+    // to survive — and servers' steps keep their drawn direction.
+    if out.cluster.lease_expiry == ExpiryStrategy::WriterClock {
+        for fault in &mut decided.faults {
+            if let FaultAction::Clock { target: Selector::Client(_) | Selector::RandomClient | Selector::Holder(_), jump_ns: Some(jump_ns), .. } = &mut fault.action {
+                *jump_ns = -jump_ns.abs();
+            }
+        }
     }
     out.chaos = None;
     out.faults.extend(decided.faults);

@@ -39,6 +39,10 @@ pub struct RunOptions {
     pub extra_bugs: Bugs,
     /// Keep the observation log in the outcome (for `--trace` and reports).
     pub keep_observations: bool,
+    /// Observations a run holds in memory before it spills the older ones
+    /// to a temporary file (None: `observe::IN_MEMORY_DEFAULT`). Only long
+    /// runs reach it; a run's verdict and digest do not depend on it.
+    pub observations_in_memory: Option<usize>,
 }
 
 /// What the simulation hands back to the judge.
@@ -122,7 +126,10 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
         procs,
         ChaCha8Rng::seed_from_u64(derive_seed(seed, Stream::Network, 0)),
     );
-    let world = Arc::new(World::new(clocks, servers, network, options.trace, options.trace || options.keep_observations));
+    let world = Arc::new(World::new(clocks, servers, network, options.trace,
+        options.trace || options.keep_observations,
+        options.observations_in_memory.unwrap_or(crate::observe::IN_MEMORY_DEFAULT),
+    ));
     world.set_client_timeout_ns(scenario.cluster.client_timeout_ns);
     let ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
     nodes.lock().expect("node list").extend(ids.values().copied());

@@ -97,7 +97,7 @@ impl RunOutcome {
             replay: replay_command(scenario, seed, &options.extra_bugs),
             bugs: bug_names(&options.extra_bugs),
             knobs: super::knobs::draw(scenario, seed),
-            obs: if options.keep_observations { recorder.obs } else { Vec::new() },
+            obs: if options.keep_observations { recorder.obs.into_vec() } else { Vec::new() },
             clocks,
         }
     }

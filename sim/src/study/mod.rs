@@ -62,7 +62,7 @@ pub fn run_study(spec: &StudySpec, base: &Scenario, seeds: std::ops::Range<u64>,
     let cells = grid::cells(spec);
     let scenarios: Vec<Scenario> = cells.iter().map(|c| grid::apply(base, spec, c)).collect();
     let work: Vec<(usize, u64)> = (0..cells.len()).flat_map(|i| seeds.clone().map(move |s| (i, s))).collect();
-    let options = RunOptions { trace: false, extra_bugs: Default::default(), keep_observations: true };
+    let options = RunOptions { trace: false, extra_bugs: Default::default(), keep_observations: true, ..RunOptions::default() };
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::with_capacity(work.len()));
     std::thread::scope(|scope| {

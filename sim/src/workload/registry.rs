@@ -45,10 +45,11 @@ impl RegistryClient {
         }
     }
 
-    fn register(&mut self, now_mono_ns: u64, lease: LeaseId) {
+    fn register(&mut self, step: &mut Step<'_>, lease: LeaseId) {
         let key = registry_key(self.id);
+        step.record(Event::RegisterSent { key: key.clone(), lease });
         let op = Op::Put { key, value: format!("c{}@{}", self.id, self.incarnation), lease: Some(lease) };
-        let seq = self.session.as_mut().expect("started").submit(now_mono_ns, op);
+        let seq = self.session.as_mut().expect("started").submit(step.mono_ns, op);
         self.registering = Some((seq, lease));
     }
 
@@ -57,7 +58,7 @@ impl RegistryClient {
         let Some(done) = session.on_response(step.mono_ns, response) else { return };
         if let Some(news) = self.keeper.as_mut().expect("started").on_completion(step, session, &done) {
             match news {
-                LeaseNews::Granted { lease } => self.register(step.mono_ns, lease),
+                LeaseNews::Granted { lease } => self.register(step, lease),
                 LeaseNews::Renewed { .. } | LeaseNews::Lost { .. } => {}
             }
             return;

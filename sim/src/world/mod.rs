@@ -19,7 +19,7 @@ use leasesim_core::raft::Role;
 use leasesim_core::{NodeId, Term};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::observe::{Event, Obs};
+use crate::observe::{Event, Obs, ObsLog};
 use leasesim_core::server::ServerEvent;
 use clock::SimClock;
 use disk::Disk;
@@ -36,7 +36,7 @@ pub struct ServerProbe {
 
 #[derive(Default)]
 pub struct Recorder {
-    pub obs: Vec<Obs>,
+    pub obs: ObsLog,
     /// Observations recorded, kept or not.
     pub recorded: usize,
     digest: Xxh3,
@@ -123,6 +123,7 @@ impl World {
         network: Network,
         echo: bool,
         keep_all: bool,
+        observations_in_memory: usize,
     ) -> Self {
         let servers: Vec<NodeId> = servers.into_iter().collect();
         let slots = servers.iter().map(|n| (*n, Arc::new(Mutex::new(None)))).collect();
@@ -131,7 +132,14 @@ impl World {
             start: madsim::time::Instant::now(),
             clocks: Mutex::new(clocks),
             disks: servers.iter().map(|n| (*n, Mutex::new(Disk::default()))).collect(),
-            recorder: Mutex::new(Recorder { echo, keep_all, ..Recorder::default() }),
+            // A kept log is handed whole to traces and reports: it stays in
+            // memory. Otherwise the log spills past `observations_in_memory`.
+            recorder: Mutex::new(Recorder {
+                echo,
+                keep_all,
+                obs: ObsLog::new(if keep_all { usize::MAX } else { observations_in_memory }),
+                ..Recorder::default()
+            }),
             network: Mutex::new(network),
             probes: Mutex::new(BTreeMap::new()),
             holders: Mutex::new(BTreeMap::new()),

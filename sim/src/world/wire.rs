@@ -13,12 +13,12 @@ use leasesim_core::raft::ConfChange;
 use leasesim_core::server::PeerMessage;
 use leasesim_core::service::{ClientRequest, ClientResponse};
 use leasesim_core::{ClientId, NodeId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const PORT: u16 = 7000;
 
 /// A simulated process, as scenarios name it: `s3`, `c2`, `store`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Proc {
     Server(NodeId),
     Client(ClientId),

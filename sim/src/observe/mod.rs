@@ -4,18 +4,22 @@
 //! Checkers judge only from these and from the clocks' histories, never
 //! from a node's own view of time.
 
+mod log;
+
+pub use log::{ObsLog, IN_MEMORY_DEFAULT};
+
 use std::hash::Hash;
 
 use xxhash_rust::xxh3::Xxh3;
 
 use leasesim_core::server::ServerEvent;
 use leasesim_core::{ClientId, LeaseId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::host::task_table::{TaskStep, TaskVerdict};
 use crate::world::wire::Proc;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Obs {
     /// True simulated time since the run started.
     pub at_ns: u64,
@@ -24,7 +28,7 @@ pub struct Obs {
 }
 
 /// Why a client stopped believing it holds a lock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BeliefEnd {
     Released,
@@ -37,7 +41,7 @@ pub enum BeliefEnd {
 
 /// Why a task worker gave up a task it had claimed (seed 003: "if the lease
 /// expires, the worker stops processing and abandons the task").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskAbandon {
     KeepAliveRefused,
@@ -51,7 +55,7 @@ pub enum TaskAbandon {
     AlreadyDone,
 }
 
-#[derive(Clone, Debug, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Event {
     /// A server applied or decided something.
@@ -84,6 +88,10 @@ pub enum Event {
     WorkStarted { key: String, token: u64 },
     /// An acquire request left the client (first send).
     AcquireSent { key: String, lease: LeaseId, seq: u64 },
+    /// A registry client sent the put that attaches its key to `lease`
+    /// (its fate is known only if `Registered` follows: the client may
+    /// crash with the put applied and unanswered).
+    RegisterSent { key: String, lease: LeaseId },
     /// A registry client registered its key under its lease, by the put
     /// applied at `revision` (its log index).
     Registered { key: String, lease: LeaseId, revision: u64 },
