@@ -6,7 +6,7 @@
 //! (`now_ns`, monotonic; `wall_ns` where a strategy needs it), every output is
 //! data the host carries out (messages, persist operations, replies, the next
 //! deadline). That is what lets `leasesim` (the `sim/` crate) replay any run
-//! bit for bit from a seed. `clippy.toml` at the workspace root enforces it.
+//! bit for bit from a seed. `core/clippy.toml` enforces it (disallowed methods and types).
 //!
 //! Layers, bottom up:
 //! - [`raft`]: consensus, generic over the command and snapshot types.
