@@ -109,6 +109,7 @@ impl Server {
     /// Followers track nothing (seed 000); whatever waited on leadership is
     /// told to retry.
     fn demote(&mut self) {
+        self.proposed.clear();
         self.tracker.leader_term = None;
         self.tracker.deadlines.clear();
         self.tracker.expiring.clear();

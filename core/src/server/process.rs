@@ -10,7 +10,9 @@
 //! server is leader when it applies the entry, so a request that committed
 //! survives a leader change.
 
-use crate::raft::{ConfChange, Entry, Persisted, ProposeError, RaftNode, Ready, Role, Snapshot};
+use std::collections::BTreeMap;
+
+use crate::raft::{ConfChange, Entry, Payload, Persisted, ProposeError, RaftNode, Ready, Role, Snapshot};
 use crate::server::deadlines::LeaseDeadlines;
 use crate::server::event::fingerprint;
 use crate::server::expiry::LeaseTracker;
@@ -34,6 +36,11 @@ pub struct Server {
     pub(super) output: ServerOutput,
     /// Index of the last snapshot this server took or installed.
     pub(super) last_snapshot_index: LogIndex,
+    /// Logged requests this leader proposed and has not yet applied, by
+    /// `(client, seq)`, with the term and index it proposed them at. A
+    /// resend of one of these is not proposed again: the copy already in
+    /// the log answers it when applied (see `propose_request`).
+    pub(super) proposed: BTreeMap<(ClientId, u64), (Term, LogIndex)>,
 }
 
 impl Server {
@@ -58,6 +65,7 @@ impl Server {
             reads: PendingReads::default(),
             output: ServerOutput::default(),
             last_snapshot_index: 0,
+            proposed: BTreeMap::new(),
         };
         server.after_input();
         server
@@ -210,6 +218,10 @@ impl Server {
         if entry.index <= self.sm.applied_index() {
             // Already covered by an installed snapshot.
             return;
+        }
+        if let Payload::Command(Command::Request { req, .. }) = &entry.payload {
+            // Applied (or answered from the session record) from here on.
+            self.proposed.remove(&(req.client, req.seq));
         }
         let mut ctx = ApplyContext { wall_ns: self.clocks.wall_ns, local_grants: self.local_grants };
         let effects = self.sm.apply_entry(&entry, &mut ctx);

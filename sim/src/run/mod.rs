@@ -182,13 +182,20 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
     }
     madsim::time::sleep_until(world.instant_of(settle_at_ns)).await;
     injector.heal_all();
+    // Steps due past the nominal start (the end of a fault that outlasts
+    // `duration`) ran first, and armed fault points could still fire until
+    // now: the faults stopped only here, so the checkers count their
+    // recovery deadlines from here (chaos-nemesis seed 471: a slow link
+    // ended and a crashed leader came back at 32.321 s, yet a lease was
+    // judged due by 30 s + TTL + slack). The run still ends on time.
+    let healed_at_ns = world.now_ns().max(settle_at_ns);
     let end_ns = settle_at_ns + scenario.settle_ns;
     madsim::time::sleep_until(world.instant_of(end_ns)).await;
     let simulated = Simulated {
         recorder: world.take_recorder(),
         clocks: world.clocks_snapshot(),
         finals: world.finals(),
-        settle_at_ns,
+        settle_at_ns: healed_at_ns,
         end_ns,
         explicit: scenario.clone(),
     };
