@@ -7,7 +7,7 @@ mod service_harness;
 
 use leasesim_core::raft::{ConfChange, Payload};
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::{Command, Op, Response, RevokeCause, ServiceError};
+use leasesim_core::service::{ClientRequest, Command, Op, Response, RevokeCause, ServiceError};
 use leasesim_core::{ExpiryStrategy, LeaseId, NodeId, NS_PER_MS, NS_PER_SEC};
 use service_harness::{Cluster, ClusterConfig, TTL_NS};
 
@@ -416,4 +416,31 @@ fn an_expiring_lease_is_not_renewed_before_its_expire_applies() {
     }
     let answer = c.answer(9, seq).expect("answered").body.clone();
     assert_eq!(answer, Response::Error(ServiceError::LeaseNotFound { lease }));
+}
+
+#[test]
+fn a_resend_of_a_request_already_in_the_leaders_log_is_not_logged_again() {
+    // The leader is cut off from its peers (clients still reach it), so
+    // what it logs cannot commit; the client sends one request three times
+    // meanwhile, as a client whose timeout is short would. Logging every
+    // copy made the log's load the clients' resend rate (chaos-nemesis
+    // seeds 328 and 734: the backlog of duplicates grew without bound).
+    let mut c = cluster(11);
+    c.record_events = true;
+    c.add_manual_client(9);
+    let leader = wait_for_leader(&mut c);
+    c.isolate(leader, false);
+    let req = ClientRequest { client: 9, seq: 1_000, op: Op::Put { key: "k".into(), value: "v".into(), lease: None } };
+    for _ in 0..3 {
+        c.send_request(leader, req.clone());
+        c.run_until(c.now_ns + 5 * NS_PER_MS);
+    }
+    c.heal();
+    c.settle(NS_PER_SEC);
+    let copies = |pick: fn(&ServerEvent) -> bool| c.events_where(|_, id, e| (pick(e) && id == leader).then_some(())).len();
+    let applied = copies(|e| matches!(e, ServerEvent::RequestApplied { client: 9, seq: 1_000, .. }));
+    let deduplicated = copies(|e| matches!(e, ServerEvent::RequestDeduplicated { client: 9, seq: 1_000, .. }));
+    assert_eq!((applied, deduplicated), (1, 0), "the request is logged once, not once per copy");
+    let answered = c.raw_replies(9).iter().any(|r| r.seq == 1_000 && matches!(r.body, Response::Done { .. }));
+    assert!(answered, "the logged copy answers the resends: {:?}", c.raw_replies(9));
 }

@@ -201,6 +201,12 @@ impl Cluster {
         seq
     }
 
+    /// Sends `req` as client `req.client` to `server` as it is: a resend
+    /// keeps its sequence number.
+    pub fn send_request(&mut self, server: NodeId, req: leasesim_core::service::ClientRequest) {
+        self.send(Proc::Client(req.client), Proc::Server(server), Payload::Request(req));
+    }
+
     /// Every reply manual client `client` received, NotLeader and Retry
     /// included, in order.
     pub fn raw_replies(&self, client: ClientId) -> Vec<ClientResponse> {
