@@ -14,16 +14,8 @@ const NS_PER_MS: u64 = 1_000_000;
 /// reads a clock.
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 fn measure(voters: usize, all_checks: bool, simulated_secs: u64) {
-    let net = NetFaults {
-        drop_permille: 10,
-        dup_permille: 10,
-        min_delay_ns: NS_PER_MS,
-        max_delay_ns: 5 * NS_PER_MS,
-    };
-    let mut opts = ClusterOptions::new(voters)
-        .seed(1)
-        .net(net)
-        .compact_every(64);
+    let net = NetFaults { drop_permille: 10, dup_permille: 10, min_delay_ns: NS_PER_MS, max_delay_ns: 5 * NS_PER_MS };
+    let mut opts = ClusterOptions::new(voters).seed(1).net(net).compact_every(64);
     opts.check_log_matching = all_checks;
     opts.check_durability = all_checks;
     let mut c = Cluster::new(opts);
@@ -53,10 +45,7 @@ fn measure(voters: usize, all_checks: bool, simulated_secs: u64) {
 }
 
 fn main() {
-    let simulated_secs = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
+    let simulated_secs = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(20);
     for voters in [3, 5] {
         for all_checks in [true, false] {
             measure(voters, all_checks, simulated_secs);

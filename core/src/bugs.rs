@@ -55,7 +55,23 @@ pub struct Bugs {
 
 impl Bugs {
     /// Every switch's name as scenarios and flags spell it (kebab-case).
-    pub const NAMES: [&'static str; 15] = ["vote-without-log-check", "commit-old-term-by-counting", "reply-before-persist", "no-truncate-conflict", "leader-ignores-higher-term", "unsafe-membership-change", "follower-expires-leases", "no-promote-extension", "token-from-local-counter", "release-without-owner-check", "client-trusts-full-ttl", "keepalive-after-revoke", "grant-without-lease-check", "stale-follower-reads", "completion-without-token-check"];
+    pub const NAMES: [&'static str; 15] = [
+        "vote-without-log-check",
+        "commit-old-term-by-counting",
+        "reply-before-persist",
+        "no-truncate-conflict",
+        "leader-ignores-higher-term",
+        "unsafe-membership-change",
+        "follower-expires-leases",
+        "no-promote-extension",
+        "token-from-local-counter",
+        "release-without-owner-check",
+        "client-trusts-full-ttl",
+        "keepalive-after-revoke",
+        "grant-without-lease-check",
+        "stale-follower-reads",
+        "completion-without-token-check",
+    ];
 
     /// Turns on the named bug. Errors with the list of valid names.
     pub fn enable(&mut self, name: &str) -> Result<(), String> {

@@ -69,17 +69,15 @@ mod tests {
     fn server_and_client_of_one_number_draw_different_streams() {
         for n in 1..10 {
             for incarnation in 0..3 {
-                assert_ne!(
-                    derive_seed(42, Stream::Server(n), incarnation),
-                    derive_seed(42, Stream::Client(n), incarnation)
-                );
+                assert_ne!(derive_seed(42, Stream::Server(n), incarnation), derive_seed(42, Stream::Client(n), incarnation));
             }
         }
     }
 
     #[test]
     fn every_stream_differs_and_repeats() {
-        let streams = [Stream::Setup, Stream::Network, Stream::Chaos, Stream::Knobs, Stream::CrashPoints, Stream::Server(1), Stream::Client(1)];
+        let streams =
+            [Stream::Setup, Stream::Network, Stream::Chaos, Stream::Knobs, Stream::CrashPoints, Stream::Server(1), Stream::Client(1)];
         let mut seen = std::collections::BTreeSet::new();
         for s in streams {
             for run_seed in 0..50 {

@@ -5,9 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use leasesim_core::raft::{
-    Entry, HardState, Message, Payload, PersistOp, Persisted, RaftConfig, RaftNode, Snapshot,
-};
+use leasesim_core::raft::{Entry, HardState, Message, Payload, PersistOp, Persisted, RaftConfig, RaftNode, Snapshot};
 use leasesim_core::testkit::{Cluster, ClusterOptions, ToyState};
 
 type Node = RaftNode<u64, ToyState>;
@@ -18,37 +16,17 @@ fn heartbeat(c: &mut Cluster, leader: u64) {
 }
 
 fn entry(term: u64, index: u64) -> Entry<u64> {
-    Entry {
-        term,
-        index,
-        payload: Payload::Command(index * 10),
-    }
+    Entry { term, index, payload: Payload::Command(index * 10) }
 }
 
 fn state_at(index: u64) -> ToyState {
-    ToyState {
-        applied_index: index,
-        commands: index,
-        hash: index,
-    }
+    ToyState { applied_index: index, commands: index, hash: index }
 }
 
 /// A follower (id 2 of {1,2,3}) holding `entries`, in term `term`.
 fn follower(term: u64, entries: Vec<Entry<u64>>) -> Node {
-    let persisted = Persisted {
-        hard_state: HardState {
-            term,
-            voted_for: None,
-        },
-        snapshot: None,
-        entries,
-    };
-    Node::restore(
-        RaftConfig::new(2, BTreeSet::from([1, 2, 3])),
-        persisted,
-        5,
-        0,
-    )
+    let persisted = Persisted { hard_state: HardState { term, voted_for: None }, snapshot: None, entries };
+    Node::restore(RaftConfig::new(2, BTreeSet::from([1, 2, 3])), persisted, 5, 0)
 }
 
 #[test]
@@ -107,32 +85,16 @@ fn a_follower_behind_the_snapshot_receives_it() {
 
 #[test]
 fn a_restarted_node_reinstalls_its_persisted_snapshot_first() {
-    let snapshot = Snapshot {
-        last_index: 5,
-        last_term: 2,
-        voters: BTreeSet::from([1, 2, 3]),
-        data: state_at(5),
-    };
+    let snapshot = Snapshot { last_index: 5, last_term: 2, voters: BTreeSet::from([1, 2, 3]), data: state_at(5) };
     let persisted = Persisted {
-        hard_state: HardState {
-            term: 3,
-            voted_for: Some(1),
-        },
+        hard_state: HardState { term: 3, voted_for: Some(1) },
         snapshot: Some(snapshot.clone()),
         entries: vec![entry(3, 6), entry(3, 7)],
     };
 
-    let mut node: Node = Node::restore(
-        RaftConfig::new(2, BTreeSet::from([1, 2, 3])),
-        persisted,
-        1,
-        0,
-    );
+    let mut node: Node = Node::restore(RaftConfig::new(2, BTreeSet::from([1, 2, 3])), persisted, 1, 0);
 
-    assert_eq!(
-        (node.first_index(), node.last_index(), node.commit_index()),
-        (6, 7, 5)
-    );
+    assert_eq!((node.first_index(), node.last_index(), node.commit_index()), (6, 7, 5));
     let ready = node.take_ready();
     assert_eq!(ready.install, Some(snapshot));
     assert!(ready.committed.is_empty() && ready.persist.is_empty() && ready.messages.is_empty());
@@ -141,73 +103,28 @@ fn a_restarted_node_reinstalls_its_persisted_snapshot_first() {
 #[test]
 fn installing_keeps_the_entries_after_a_matching_snapshot_point() {
     let mut node = follower(1, (1..=5).map(|i| entry(1, i)).collect());
-    let snapshot = Snapshot {
-        last_index: 3,
-        last_term: 1,
-        voters: BTreeSet::from([1, 2, 3]),
-        data: state_at(3),
-    };
+    let snapshot = Snapshot { last_index: 3, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: state_at(3) };
 
-    node.step(
-        1,
-        1,
-        Message::InstallSnapshot {
-            term: 1,
-            snapshot: snapshot.clone(),
-        },
-    );
+    node.step(1, 1, Message::InstallSnapshot { term: 1, snapshot: snapshot.clone() });
 
-    assert_eq!(
-        (node.first_index(), node.last_index(), node.commit_index()),
-        (4, 5, 3)
-    );
+    assert_eq!((node.first_index(), node.last_index(), node.commit_index()), (4, 5, 3));
     assert_eq!(node.entries(4, 5), vec![entry(1, 4), entry(1, 5)]);
     let ready = node.take_ready();
     assert_eq!(ready.install, Some(snapshot.clone()));
     assert_eq!(ready.persist, vec![PersistOp::SaveSnapshot(snapshot)]);
-    assert_eq!(
-        ready.messages,
-        vec![(
-            1,
-            Message::InstallSnapshotResponse {
-                term: 1,
-                last_index: 3
-            }
-        )]
-    );
+    assert_eq!(ready.messages, vec![(1, Message::InstallSnapshotResponse { term: 1, last_index: 3 })]);
 }
 
 #[test]
 fn installing_discards_a_log_that_disagrees_with_the_snapshot() {
     let mut node = follower(2, (1..=5).map(|i| entry(1, i)).collect());
-    let snapshot = Snapshot {
-        last_index: 3,
-        last_term: 2,
-        voters: BTreeSet::from([1, 2, 3]),
-        data: state_at(3),
-    };
+    let snapshot = Snapshot { last_index: 3, last_term: 2, voters: BTreeSet::from([1, 2, 3]), data: state_at(3) };
 
-    node.step(
-        1,
-        1,
-        Message::InstallSnapshot {
-            term: 2,
-            snapshot: snapshot.clone(),
-        },
-    );
+    node.step(1, 1, Message::InstallSnapshot { term: 2, snapshot: snapshot.clone() });
 
-    assert_eq!(
-        (node.first_index(), node.last_index(), node.commit_index()),
-        (4, 3, 3)
-    );
+    assert_eq!((node.first_index(), node.last_index(), node.commit_index()), (4, 3, 3));
     let ready = node.take_ready();
-    assert_eq!(
-        ready.persist,
-        vec![
-            PersistOp::TruncateFrom(1),
-            PersistOp::SaveSnapshot(snapshot)
-        ]
-    );
+    assert_eq!(ready.persist, vec![PersistOp::TruncateFrom(1), PersistOp::SaveSnapshot(snapshot)]);
 }
 
 #[test]
@@ -216,37 +133,16 @@ fn a_snapshot_older_than_the_commit_index_is_answered_with_it() {
     node.step(
         1,
         1,
-        Message::AppendEntries {
-            term: 1,
-            prev_log_index: 5,
-            prev_log_term: 1,
-            entries: vec![],
-            leader_commit: 5,
-            read_ctx: 0,
-        },
+        Message::AppendEntries { term: 1, prev_log_index: 5, prev_log_term: 1, entries: vec![], leader_commit: 5, read_ctx: 0 },
     );
     node.take_ready();
-    let snapshot = Snapshot {
-        last_index: 3,
-        last_term: 1,
-        voters: BTreeSet::from([1, 2, 3]),
-        data: state_at(3),
-    };
+    let snapshot = Snapshot { last_index: 3, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: state_at(3) };
 
     node.step(2, 1, Message::InstallSnapshot { term: 1, snapshot });
 
     let ready = node.take_ready();
     assert_eq!(ready.install, None);
-    assert_eq!(
-        ready.messages,
-        vec![(
-            1,
-            Message::InstallSnapshotResponse {
-                term: 1,
-                last_index: 5
-            }
-        )]
-    );
+    assert_eq!(ready.messages, vec![(1, Message::InstallSnapshotResponse { term: 1, last_index: 5 })]);
     assert_eq!(node.first_index(), 1);
 }
 
@@ -270,15 +166,8 @@ fn memory_stays_bounded_in_a_long_run() {
         }
     }
 
-    assert!(
-        c.state(1).commands > 4_500,
-        "{} commands applied",
-        c.state(1).commands
-    );
-    assert!(
-        largest_log < 64,
-        "in-memory log grew to {largest_log} entries"
-    );
+    assert!(c.state(1).commands > 4_500, "{} commands applied", c.state(1).commands);
+    assert!(largest_log < 64, "in-memory log grew to {largest_log} entries");
     for id in c.ids() {
         assert!(c.disk(id).persisted.entries.len() < 64);
     }

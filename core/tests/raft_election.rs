@@ -37,10 +37,7 @@ fn the_first_node_to_time_out_wins_and_the_others_follow_it() {
 
     for id in [2, 3] {
         let n = c.node(id);
-        assert_eq!(
-            (n.role(), n.term(), n.leader_id()),
-            (Role::Follower, 1, Some(1))
-        );
+        assert_eq!((n.role(), n.term(), n.leader_id()), (Role::Follower, 1, Some(1)));
         assert_eq!(n.voted_for(), Some(1), "node {id} voted for the winner");
         // The vote is on disk before the reply left (durability contract).
         assert_eq!(c.disk(id).persisted.hard_state.voted_for, Some(1));
@@ -58,28 +55,17 @@ fn the_first_node_to_time_out_wins_and_the_others_follow_it() {
 #[test]
 fn election_timeouts_are_drawn_from_the_seeded_rng_within_bounds() {
     let config = RaftConfig::new(1, BTreeSet::from([1, 2, 3]));
-    let (min, max) = (
-        config.election_timeout_min_ns,
-        config.election_timeout_max_ns,
-    );
+    let (min, max) = (config.election_timeout_min_ns, config.election_timeout_max_ns);
     let mut deadlines = BTreeSet::new();
     for seed in 0..50 {
         let now = 7_000_000_000;
         let a = Node::new(config.clone(), seed, now).next_deadline_ns();
         let b = Node::new(config.clone(), seed, now).next_deadline_ns();
         assert_eq!(a, b, "same seed, same timeout");
-        assert!(
-            (now + min..=now + max).contains(&a),
-            "timeout {} outside [{min}, {max}]",
-            a - now
-        );
+        assert!((now + min..=now + max).contains(&a), "timeout {} outside [{min}, {max}]", a - now);
         deadlines.insert(a);
     }
-    assert!(
-        deadlines.len() > 40,
-        "timeouts are spread out: {} distinct of 50",
-        deadlines.len()
-    );
+    assert!(deadlines.len() > 40, "timeouts are spread out: {} distinct of 50", deadlines.len());
 }
 
 #[test]
@@ -101,10 +87,7 @@ fn split_votes_are_broken_by_randomized_timeouts() {
     for seed in 0..20 {
         let mut c = Cluster::new(ClusterOptions::new(5).seed(seed));
         let max = c.node(1).config().election_timeout_max_ns;
-        assert!(
-            c.run_until(8 * max, |c| c.leader().is_some()),
-            "seed {seed}: no leader within 8 timeouts"
-        );
+        assert!(c.run_until(8 * max, |c| c.leader().is_some()), "seed {seed}: no leader within 8 timeouts");
         c.check().unwrap();
     }
 }
@@ -189,18 +172,8 @@ fn the_vote_lease_ignores_higher_terms_while_a_leader_is_heard() {
     c.deliver_where(|e| e.from == 3 && e.to == 2);
 
     assert_eq!((c.node(2).term(), c.node(2).leader_id()), (1, Some(1)));
-    let reply_to_3 = c
-        .messages_in_flight()
-        .find(|e| e.from == 2 && e.to == 3)
-        .map(|e| e.msg.clone());
-    assert_eq!(
-        reply_to_3,
-        Some(Message::VoteResponse {
-            term: 1,
-            pre_vote: false,
-            granted: false
-        })
-    );
+    let reply_to_3 = c.messages_in_flight().find(|e| e.from == 2 && e.to == 3).map(|e| e.msg.clone());
+    assert_eq!(reply_to_3, Some(Message::VoteResponse { term: 1, pre_vote: false, granted: false }));
 
     // Once the lease has run out (no word from the leader for the minimum
     // election timeout), the same request is granted.
@@ -226,18 +199,11 @@ fn check_quorum_makes_a_cut_off_leader_step_down() {
         c.fire_timeout(1);
         c.deliver_all();
         waited += heartbeat;
-        assert!(
-            waited <= timeout + 2 * heartbeat,
-            "still leading after {waited} ns cut off"
-        );
+        assert!(waited <= timeout + 2 * heartbeat, "still leading after {waited} ns cut off");
     }
 
     assert_eq!(c.node(1).role(), Role::Follower);
-    assert_eq!(
-        c.node(1).term(),
-        1,
-        "stepping down does not change the term"
-    );
+    assert_eq!(c.node(1).term(), 1, "stepping down does not change the term");
     assert!(c.events.contains(&(1, RaftEvent::SteppedDown { term: 1 })));
 }
 
@@ -290,19 +256,8 @@ fn a_node_grants_one_vote_per_term_even_across_a_restart() {
     c.deliver_where(|e| e.from == 3 && e.to == 2);
 
     assert_eq!(c.node(2).voted_for(), Some(1));
-    let to_3: Vec<_> = c
-        .messages_in_flight()
-        .filter(|e| e.from == 2 && e.to == 3)
-        .map(|e| e.msg.clone())
-        .collect();
-    assert_eq!(
-        to_3,
-        vec![Message::VoteResponse {
-            term: 1,
-            pre_vote: false,
-            granted: false
-        }]
-    );
+    let to_3: Vec<_> = c.messages_in_flight().filter(|e| e.from == 2 && e.to == 3).map(|e| e.msg.clone()).collect();
+    assert_eq!(to_3, vec![Message::VoteResponse { term: 1, pre_vote: false, granted: false }]);
     c.deliver_all();
     assert_eq!(c.leader(), Some(1));
     c.check().unwrap();
@@ -318,11 +273,7 @@ fn a_spare_never_campaigns() {
     }
 
     assert_eq!((c.node(4).role(), c.node(4).term()), (Role::Follower, 0));
-    assert_eq!(
-        c.messages_in_flight().count(),
-        0,
-        "a spare sends nothing until contacted"
-    );
+    assert_eq!(c.messages_in_flight().count(), 0, "a spare sends nothing until contacted");
     assert!(c.elect(1));
     assert_eq!(c.node(4).term(), 0, "and the voters do not talk to it");
 }
@@ -366,15 +317,8 @@ fn a_refused_candidate_with_a_higher_term_does_not_restart_the_voters_timer() {
     c.fire_timeout(3);
     c.deliver_where(|e| e.from == 3 && e.to == 2);
 
-    assert_eq!(
-        (c.node(2).term(), c.node(2).voted_for()),
-        (c.node(3).term(), None)
-    );
-    assert_eq!(
-        c.node(2).next_deadline_ns(),
-        deadline,
-        "refusing a vote leaves the timer alone"
-    );
+    assert_eq!((c.node(2).term(), c.node(2).voted_for()), (c.node(3).term(), None));
+    assert_eq!(c.node(2).next_deadline_ns(), deadline, "refusing a vote leaves the timer alone");
     assert!(c.elect(2));
     c.check().unwrap();
 }

@@ -19,13 +19,7 @@ fn heartbeat(c: &mut Cluster, leader: u64) {
 }
 
 fn deliver_votes(c: &mut Cluster) {
-    while c.deliver_where(|e| {
-        matches!(
-            e.msg,
-            Message::RequestVote { .. } | Message::VoteResponse { .. }
-        )
-    }) > 0
-    {}
+    while c.deliver_where(|e| matches!(e.msg, Message::RequestVote { .. } | Message::VoteResponse { .. })) > 0 {}
 }
 
 #[test]
@@ -61,9 +55,7 @@ fn an_added_spare_catches_up_and_can_lead() {
 fn a_removed_follower_stops_counting_and_stays_quiet() {
     let mut c = Cluster::new(ClusterOptions::new(3));
     assert!(c.elect(1));
-    let index = c
-        .propose_conf_change(1, ConfChange::RemoveServer(3))
-        .unwrap();
+    let index = c.propose_conf_change(1, ConfChange::RemoveServer(3)).unwrap();
     c.deliver_all();
     heartbeat(&mut c, 1);
 
@@ -75,11 +67,7 @@ fn a_removed_follower_stops_counting_and_stays_quiet() {
     for _ in 0..3 {
         c.fire_timeout(3);
     }
-    assert_eq!(
-        c.messages_in_flight().filter(|e| e.from == 3).count(),
-        0,
-        "it never campaigns"
-    );
+    assert_eq!(c.messages_in_flight().filter(|e| e.from == 3).count(), 0, "it never campaigns");
 
     // Two voters now: 1 and 2 commit without 3.
     c.crash(3);
@@ -108,24 +96,19 @@ fn a_leader_cut_off_after_appending_its_own_removal_can_still_finish_it() {
     // is not in its own configuration.
     let mut c = Cluster::new(ClusterOptions::new(3));
     assert!(c.elect(3));
-    c.propose_conf_change(3, ConfChange::RemoveServer(1))
-        .unwrap();
+    c.propose_conf_change(3, ConfChange::RemoveServer(1)).unwrap();
     c.deliver_all();
     heartbeat(&mut c, 3);
     assert_eq!(c.node(2).voters(), &set(&[2, 3]));
     c.isolate(3);
-    c.propose_conf_change(3, ConfChange::RemoveServer(3))
-        .unwrap();
+    c.propose_conf_change(3, ConfChange::RemoveServer(3)).unwrap();
     while c.node(3).role() == Role::Leader {
         heartbeat(&mut c, 3);
     }
     c.heal();
 
     let timeout = c.node(2).config().election_timeout_max_ns;
-    assert!(
-        c.run_until(20 * timeout, |c| c.node(2).role() == Role::Leader
-            && c.node(2).has_committed_in_term())
-    );
+    assert!(c.run_until(20 * timeout, |c| c.node(2).role() == Role::Leader && c.node(2).has_committed_in_term()));
     assert_eq!(c.node(2).voters(), &set(&[2]));
     assert_eq!(c.node(3).role(), Role::Follower);
     c.check().unwrap();
@@ -137,15 +120,9 @@ fn a_change_waits_for_a_committed_entry_of_the_leaders_term() {
     c.fire_timeout(1);
     deliver_votes(&mut c);
     assert_eq!(c.node(1).role(), Role::Leader);
-    assert!(
-        !c.node(1).has_committed_in_term(),
-        "its Noop has not reached anyone yet"
-    );
+    assert!(!c.node(1).has_committed_in_term(), "its Noop has not reached anyone yet");
 
-    assert_eq!(
-        c.propose_conf_change(1, ConfChange::AddServer(4)),
-        Err(ProposeError::ConfChangeRefused)
-    );
+    assert_eq!(c.propose_conf_change(1, ConfChange::AddServer(4)), Err(ProposeError::ConfChangeRefused));
 
     c.deliver_all();
     assert!(c.node(1).has_committed_in_term());
@@ -158,10 +135,7 @@ fn only_one_change_may_be_uncommitted_at_a_time() {
     assert!(c.elect(1));
 
     c.propose_conf_change(1, ConfChange::AddServer(4)).unwrap();
-    assert_eq!(
-        c.propose_conf_change(1, ConfChange::AddServer(5)),
-        Err(ProposeError::ConfChangeRefused)
-    );
+    assert_eq!(c.propose_conf_change(1, ConfChange::AddServer(5)), Err(ProposeError::ConfChangeRefused));
 
     c.deliver_all();
     assert!(c.propose_conf_change(1, ConfChange::AddServer(5)).is_ok());
@@ -177,15 +151,8 @@ fn changes_that_would_change_nothing_are_refused() {
     assert!(c.elect(1));
     let refused = Err(ProposeError::ConfChangeRefused);
     assert_eq!(c.propose_conf_change(1, ConfChange::AddServer(1)), refused);
-    assert_eq!(
-        c.propose_conf_change(1, ConfChange::RemoveServer(9)),
-        refused
-    );
-    assert_eq!(
-        c.propose_conf_change(1, ConfChange::RemoveServer(1)),
-        refused,
-        "the last voter stays"
-    );
+    assert_eq!(c.propose_conf_change(1, ConfChange::RemoveServer(9)), refused);
+    assert_eq!(c.propose_conf_change(1, ConfChange::RemoveServer(1)), refused, "the last voter stays");
 }
 
 #[test]
@@ -199,21 +166,12 @@ fn a_follower_uses_a_configuration_as_soon_as_it_appends_it() {
     let n2 = c.node(2);
     assert!(n2.commit_index() < n2.last_index(), "not committed yet");
     assert_eq!(n2.voters(), &set(&[1, 2, 3, 4]));
-    assert!(c.events.contains(&(
-        2,
-        RaftEvent::ConfigChanged {
-            voters: set(&[1, 2, 3, 4])
-        }
-    )));
+    assert!(c.events.contains(&(2, RaftEvent::ConfigChanged { voters: set(&[1, 2, 3, 4]) })));
 }
 
 #[test]
 fn an_uncommitted_configuration_is_undone_when_its_entry_is_truncated() {
-    let mut c = Cluster::new(
-        ClusterOptions::new(5)
-            .spares(1)
-            .raft(|r| r.check_quorum = false),
-    );
+    let mut c = Cluster::new(ClusterOptions::new(5).spares(1).raft(|r| r.check_quorum = false));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
     // S1 appends "add 6" and only S2 receives it; then S1 dies.
@@ -240,9 +198,7 @@ fn a_leader_that_removes_itself_steps_down_once_the_removal_commits() {
     let mut c = Cluster::new(ClusterOptions::new(3));
     assert!(c.elect(1));
 
-    let index = c
-        .propose_conf_change(1, ConfChange::RemoveServer(1))
-        .unwrap();
+    let index = c.propose_conf_change(1, ConfChange::RemoveServer(1)).unwrap();
     // Thesis §4.2.2: until then it still leads, without counting itself.
     assert_eq!(c.node(1).role(), Role::Leader);
     assert!(!c.node(1).voters().contains(&1));
@@ -255,10 +211,7 @@ fn a_leader_that_removes_itself_steps_down_once_the_removal_commits() {
     // The remaining two elect a leader; node 1 never campaigns again.
     let timeout = c.node(2).config().election_timeout_max_ns;
     assert!(c.run_until(10 * timeout, |c| c.leader().is_some_and(|l| l != 1)));
-    assert!(c
-        .events
-        .iter()
-        .all(|(id, e)| !(*id == 1 && matches!(e, RaftEvent::BecameLeader { term } if *term > 1))));
+    assert!(c.events.iter().all(|(id, e)| !(*id == 1 && matches!(e, RaftEvent::BecameLeader { term } if *term > 1))));
     c.check().unwrap();
 }
 

@@ -21,13 +21,7 @@ fn heartbeat(c: &mut Cluster, leader: u64) {
 }
 
 fn deliver_votes(c: &mut Cluster) {
-    while c.deliver_where(|e| {
-        matches!(
-            e.msg,
-            Message::RequestVote { .. } | Message::VoteResponse { .. }
-        )
-    }) > 0
-    {}
+    while c.deliver_where(|e| matches!(e.msg, Message::RequestVote { .. } | Message::VoteResponse { .. })) > 0 {}
 }
 
 /// §5.4.1: node 3 missed a committed entry; the leader dies; node 3 asks
@@ -39,11 +33,7 @@ fn stale_candidate(bugs: Bugs) -> Cluster {
     c.propose(1, 42).unwrap();
     c.deliver_all();
     heartbeat(&mut c, 1);
-    assert_eq!(
-        c.state(2).applied_index,
-        2,
-        "committed and applied without node 3"
-    );
+    assert_eq!(c.state(2).applied_index, 2, "committed and applied without node 3");
     c.crash(1);
     c.heal();
     let lease = c.node(2).config().election_timeout_min_ns;
@@ -70,9 +60,7 @@ fn vote_without_log_check_elects_a_leader_missing_a_committed_entry() {
 /// Nodes 1 and 3 run for term 1 at once; node 2 votes for 1, then crashes
 /// before its next input and comes back to node 3's request.
 fn double_vote(bugs: Bugs, check_durability: bool) -> Cluster {
-    let mut opts = ClusterOptions::new(3)
-        .bugs(bugs)
-        .raft(|r| r.pre_vote = false);
+    let mut opts = ClusterOptions::new(3).bugs(bugs).raft(|r| r.pre_vote = false);
     opts.check_durability = check_durability;
     let mut c = Cluster::new(opts);
     c.fire_timeout(1);
@@ -99,30 +87,19 @@ fn reply_before_persist_breaks_the_durability_contract() {
 fn reply_before_persist_lets_a_restarted_node_vote_twice() {
     // With the direct check off, the consequence: two leaders in term 1.
     let c = double_vote(bug("reply-before-persist"), false);
-    assert_eq!(
-        (c.node(1).role(), c.node(3).role()),
-        (Role::Leader, Role::Leader)
-    );
+    assert_eq!((c.node(1).role(), c.node(3).role()), (Role::Leader, Role::Leader));
     let v = c.check().unwrap_err();
     assert_eq!(v.kind, ViolationKind::ElectionSafety, "{v}");
 
     let c = double_vote(Bugs::default(), true);
-    assert_eq!(
-        c.node(3).role(),
-        Role::Candidate,
-        "node 2 remembered its vote"
-    );
+    assert_eq!(c.node(3).role(), Role::Candidate, "node 2 remembered its vote");
     c.check().unwrap();
 }
 
 /// Node 1 leads term 1 cut off and appends entries nobody gets; node 2 wins
 /// term 2 and commits different ones; then node 1 rejoins.
 fn divergent_suffix(bugs: Bugs) -> Cluster {
-    let mut c = Cluster::new(
-        ClusterOptions::new(3)
-            .bugs(bugs)
-            .raft(|r| r.check_quorum = false),
-    );
+    let mut c = Cluster::new(ClusterOptions::new(3).bugs(bugs).raft(|r| r.check_quorum = false));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
     c.isolate(1);
@@ -144,13 +121,7 @@ fn divergent_suffix(bugs: Bugs) -> Cluster {
 fn no_truncate_conflict_makes_a_follower_apply_entries_that_were_never_committed() {
     let c = divergent_suffix(bug("no-truncate-conflict"));
     let v = c.check().unwrap_err();
-    assert!(
-        matches!(
-            v.kind,
-            ViolationKind::StateMachineSafety | ViolationKind::LogMatching
-        ),
-        "{v}"
-    );
+    assert!(matches!(v.kind, ViolationKind::StateMachineSafety | ViolationKind::LogMatching), "{v}");
 
     let c = divergent_suffix(Bugs::default());
     assert_eq!(c.node(1).entries(1, 10), c.node(2).entries(1, 10));
@@ -160,11 +131,7 @@ fn no_truncate_conflict_makes_a_follower_apply_entries_that_were_never_committed
 /// Node 1 leads term 1, is cut off (without check-quorum it keeps leading),
 /// node 2 wins term 2; node 1 rejoins and hears of term 2.
 fn stale_leader_hears_newer_term(bugs: Bugs) -> Cluster {
-    let mut c = Cluster::new(
-        ClusterOptions::new(3)
-            .bugs(bugs)
-            .raft(|r| r.check_quorum = false),
-    );
+    let mut c = Cluster::new(ClusterOptions::new(3).bugs(bugs).raft(|r| r.check_quorum = false));
     assert!(c.elect(1));
     c.isolate(1);
     assert!(c.elect(2));
@@ -214,13 +181,7 @@ fn unsafe_membership_change_lets_two_disjoint_majorities_commit() {
     assert_eq!(c.node(1).voters().len(), 5);
     assert_eq!(c.node(2).role(), Role::Leader);
     let v = c.check().unwrap_err();
-    assert!(
-        matches!(
-            v.kind,
-            ViolationKind::LeaderCompleteness | ViolationKind::StateMachineSafety
-        ),
-        "{v}"
-    );
+    assert!(matches!(v.kind, ViolationKind::LeaderCompleteness | ViolationKind::StateMachineSafety), "{v}");
 
     let c = two_changes_in_flight(Bugs::default());
     // Only "add 4" was accepted, and {1,4} is not a majority of {1,2,3,4}.
@@ -258,22 +219,10 @@ fn random_schedules_catch_votes_without_log_check() {
 #[test]
 fn random_schedules_catch_no_truncate_conflict() {
     let caught = first_seed_caught("no-truncate-conflict", 100);
-    assert!(
-        matches!(
-            caught,
-            Some((
-                _,
-                ViolationKind::StateMachineSafety | ViolationKind::LogMatching
-            ))
-        ),
-        "{caught:?}"
-    );
+    assert!(matches!(caught, Some((_, ViolationKind::StateMachineSafety | ViolationKind::LogMatching))), "{caught:?}");
 }
 
 #[test]
 fn random_schedules_catch_reply_before_persist() {
-    assert!(matches!(
-        first_seed_caught("reply-before-persist", 10),
-        Some((_, ViolationKind::Durability))
-    ));
+    assert!(matches!(first_seed_caught("reply-before-persist", 10), Some((_, ViolationKind::Durability))));
 }

@@ -13,9 +13,7 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use leasesim_core::testkit::{
-    run_schedule, run_schedule_traced, Fault, Schedule, LIVENESS_ELECTION_TIMEOUTS,
-};
+use leasesim_core::testkit::{run_schedule, run_schedule_traced, Fault, Schedule, LIVENESS_ELECTION_TIMEOUTS};
 
 fn fault() -> impl Strategy<Value = Fault> {
     let node = 0..8u8;
@@ -81,9 +79,7 @@ fn check(s: &Schedule) -> Result<(), TestCaseError> {
             let (_, trace) = run_schedule_traced(s);
             let lines: Vec<&str> = trace.lines().collect();
             let tail = lines[lines.len().saturating_sub(60)..].join("\n");
-            Err(TestCaseError::fail(format!(
-                "{v}\nschedule: {s:?}\nlast events:\n{tail}"
-            )))
+            Err(TestCaseError::fail(format!("{v}\nschedule: {s:?}\nlast events:\n{tail}")))
         }
     }
 }
@@ -114,10 +110,7 @@ fn after_faults_heal_a_leader_commits_within_a_bounded_number_of_election_timeou
         worst_ns = worst_ns.max(summary.recovery_ns);
     }
     // Healing restarts every node; they need at most a few election rounds.
-    assert!(
-        worst_ns <= 6 * timeout_ns,
-        "slowest recovery took {worst_ns} ns"
-    );
+    assert!(worst_ns <= 6 * timeout_ns, "slowest recovery took {worst_ns} ns");
 }
 
 #[test]

@@ -23,14 +23,8 @@ fn a_read_is_served_once_a_majority_confirms_the_leadership() {
     // Not yet: only the leader itself has vouched for the round.
     assert!(c.served_reads.is_empty());
     assert_eq!(c.node(1).pending_reads(), 1);
-    let round_msgs = c
-        .messages_in_flight()
-        .filter(|e| matches!(e.msg, Message::AppendEntries { read_ctx, .. } if read_ctx > 0))
-        .count();
-    assert_eq!(
-        round_msgs, 2,
-        "a heartbeat to each follower carries the round"
-    );
+    let round_msgs = c.messages_in_flight().filter(|e| matches!(e.msg, Message::AppendEntries { read_ctx, .. } if read_ctx > 0)).count();
+    assert_eq!(round_msgs, 2, "a heartbeat to each follower carries the round");
 
     // One follower's answer makes a majority.
     c.deliver_where(|e| e.to == 2);
@@ -44,13 +38,7 @@ fn a_read_is_served_once_a_majority_confirms_the_leadership() {
 fn a_read_waits_until_the_new_leader_has_committed_in_its_term() {
     let mut c = Cluster::new(ClusterOptions::new(3));
     c.fire_timeout(1);
-    while c.deliver_where(|e| {
-        matches!(
-            e.msg,
-            Message::RequestVote { .. } | Message::VoteResponse { .. }
-        )
-    }) > 0
-    {}
+    while c.deliver_where(|e| matches!(e.msg, Message::RequestVote { .. } | Message::VoteResponse { .. })) > 0 {}
     assert_eq!(c.node(1).role(), Role::Leader);
     assert!(!c.node(1).has_committed_in_term());
 
@@ -66,12 +54,7 @@ fn a_read_waits_until_the_new_leader_has_committed_in_its_term() {
 fn followers_refuse_reads_and_name_the_leader() {
     let mut c = Cluster::new(ClusterOptions::new(3));
     assert!(c.elect(1));
-    assert_eq!(
-        c.read_index(2),
-        Err(ProposeError::NotLeader {
-            leader_hint: Some(1)
-        })
-    );
+    assert_eq!(c.read_index(2), Err(ProposeError::NotLeader { leader_hint: Some(1) }));
 }
 
 #[test]
@@ -138,11 +121,7 @@ fn the_read_index_covers_every_write_committed_before_the_read() {
         let write_committed_at = c.node(leader).commit_index();
         let ctx = c.read_index(leader).unwrap();
         c.run_for(10_000_000);
-        let served = c
-            .served_reads
-            .iter()
-            .find(|(_, r)| r.ctx == ctx)
-            .expect("read served");
+        let served = c.served_reads.iter().find(|(_, r)| r.ctx == ctx).expect("read served");
         assert!(served.1.index >= write_committed_at);
     }
     // The checker also compared each read index with everything applied

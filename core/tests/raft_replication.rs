@@ -23,11 +23,7 @@ fn heartbeat(c: &mut Cluster, leader: u64) {
 }
 
 fn entry(term: u64, index: u64, command: u64) -> Entry<u64> {
-    Entry {
-        term,
-        index,
-        payload: Payload::Command(command),
-    }
+    Entry { term, index, payload: Payload::Command(command) }
 }
 
 #[test]
@@ -38,11 +34,7 @@ fn a_proposal_is_replicated_committed_and_applied_everywhere() {
     c.deliver_all();
 
     assert_eq!(index, 2);
-    assert_eq!(
-        c.node(1).commit_index(),
-        2,
-        "committed once a majority stored it"
-    );
+    assert_eq!(c.node(1).commit_index(), 2, "committed once a majority stored it");
     heartbeat(&mut c, 1);
     assert!(c.applied_everywhere(2));
     for id in [1, 2, 3] {
@@ -56,12 +48,7 @@ fn a_proposal_is_replicated_committed_and_applied_everywhere() {
 fn followers_refuse_proposals_and_point_to_the_leader() {
     let mut c = elected(3);
     let err = c.propose(2, 1).unwrap_err();
-    assert_eq!(
-        err,
-        leasesim_core::raft::ProposeError::NotLeader {
-            leader_hint: Some(1)
-        }
-    );
+    assert_eq!(err, leasesim_core::raft::ProposeError::NotLeader { leader_hint: Some(1) });
 }
 
 #[test]
@@ -81,21 +68,10 @@ fn a_follower_rejects_an_append_whose_previous_entry_it_lacks() {
     follower.step(10, 1, append(2, 1, vec![entry(1, 3, 7)]));
 
     let ready = follower.take_ready();
-    let reply = ready
-        .messages
-        .iter()
-        .find(|(to, _)| *to == 1)
-        .map(|(_, m)| m.clone());
+    let reply = ready.messages.iter().find(|(to, _)| *to == 1).map(|(_, m)| m.clone());
     assert_eq!(
         reply,
-        Some(Message::AppendResponse {
-            term: 1,
-            success: false,
-            match_index: 2,
-            conflict_index: 1,
-            conflict_term: None,
-            read_ctx: 0
-        }),
+        Some(Message::AppendResponse { term: 1, success: false, match_index: 2, conflict_index: 1, conflict_term: None, read_ctx: 0 }),
         "short log: retry from our end (index 1)"
     );
     assert_eq!(follower.last_index(), 0);
@@ -103,17 +79,7 @@ fn a_follower_rejects_an_append_whose_previous_entry_it_lacks() {
     // From the start it fits, and the reply acknowledges up to the last entry.
     follower.step(11, 1, append(0, 0, vec![entry(1, 1, 5), entry(1, 2, 6)]));
     let ready = follower.take_ready();
-    assert!(matches!(
-        ready.messages[..],
-        [(
-            1,
-            Message::AppendResponse {
-                success: true,
-                match_index: 2,
-                ..
-            }
-        )]
-    ));
+    assert!(matches!(ready.messages[..], [(1, Message::AppendResponse { success: true, match_index: 2, .. })]));
     assert_eq!(follower.last_index(), 2);
 }
 
@@ -143,12 +109,7 @@ fn a_conflicting_suffix_is_truncated_and_replaced() {
     assert_eq!(c.node(1).role(), Role::Follower);
     assert_eq!(c.node(1).last_index(), c.node(2).last_index());
     assert_eq!(c.node(1).entries(1, 10), c.node(2).entries(1, 10));
-    assert!(c
-        .disk(1)
-        .persisted
-        .entries
-        .iter()
-        .all(|e| e.payload != Payload::Command(12)));
+    assert!(c.disk(1).persisted.entries.iter().all(|e| e.payload != Payload::Command(12)));
     c.check().unwrap();
 }
 
@@ -177,12 +138,8 @@ fn fast_backtracking_skips_a_whole_conflicting_term_per_round_trip() {
     for _ in 0..4 {
         c.fire_timeout(2);
         while c.messages_in_flight().count() > 0 {
-            rejections += c
-                .messages_in_flight()
-                .filter(|e| {
-                    e.from == 1 && matches!(e.msg, Message::AppendResponse { success: false, .. })
-                })
-                .count();
+            rejections +=
+                c.messages_in_flight().filter(|e| e.from == 1 && matches!(e.msg, Message::AppendResponse { success: false, .. })).count();
             c.deliver_next();
         }
     }
@@ -241,12 +198,7 @@ fn lost_appends_are_resent_after_a_heartbeat() {
 
 #[test]
 fn duplicated_delayed_and_reordered_messages_change_nothing() {
-    let net = NetFaults {
-        drop_permille: 50,
-        dup_permille: 300,
-        min_delay_ns: 1_000_000,
-        max_delay_ns: 40_000_000,
-    };
+    let net = NetFaults { drop_permille: 50, dup_permille: 300, min_delay_ns: 1_000_000, max_delay_ns: 40_000_000 };
     let mut c = Cluster::new(ClusterOptions::new(5).net(net).seed(7));
     let timeout = c.node(1).config().election_timeout_max_ns;
     assert!(c.run_until(10 * timeout, |c| c.leader().is_some()));
@@ -265,21 +217,9 @@ fn duplicated_delayed_and_reordered_messages_change_nothing() {
     assert!(c.stats.steps > 2_000);
     assert!(c.net.duplicated > 100);
     assert!(proposed > 150);
-    let applied: BTreeSet<u64> = c
-        .ids()
-        .iter()
-        .map(|&id| c.state(id).applied_index)
-        .collect();
-    assert!(
-        c.state(1).commands > 150,
-        "commands applied: {}",
-        c.state(1).commands
-    );
-    assert_eq!(
-        applied.len(),
-        1,
-        "every node applied the same prefix: {applied:?}"
-    );
+    let applied: BTreeSet<u64> = c.ids().iter().map(|&id| c.state(id).applied_index).collect();
+    assert!(c.state(1).commands > 150, "commands applied: {}", c.state(1).commands);
+    assert_eq!(applied.len(), 1, "every node applied the same prefix: {applied:?}");
     c.check().unwrap();
 }
 
@@ -319,14 +259,7 @@ fn a_follower_never_commits_beyond_what_it_shares_with_the_leader() {
     follower.step(
         2,
         1,
-        Message::AppendEntries {
-            term: 1,
-            prev_log_index: 1,
-            prev_log_term: 1,
-            entries: vec![],
-            leader_commit: 3,
-            read_ctx: 0,
-        },
+        Message::AppendEntries { term: 1, prev_log_index: 1, prev_log_term: 1, entries: vec![], leader_commit: 3, read_ctx: 0 },
     );
 
     assert_eq!(follower.commit_index(), 1);

@@ -6,22 +6,14 @@
 use std::collections::BTreeSet;
 
 use leasesim_core::bugs::Bugs;
-use leasesim_core::raft::{
-    Entry, HardState, Message, Payload, PersistOp, Persisted, RaftConfig, RaftNode, Role,
-};
+use leasesim_core::raft::{Entry, HardState, Message, Payload, PersistOp, Persisted, RaftConfig, RaftNode, Role};
 use leasesim_core::testkit::{Cluster, ClusterOptions, ToyState, ViolationKind};
 
 type Node = RaftNode<u64, ToyState>;
 
 /// Delivers vote traffic only, until there is none.
 fn deliver_votes(c: &mut Cluster) {
-    while c.deliver_where(|e| {
-        matches!(
-            e.msg,
-            Message::RequestVote { .. } | Message::VoteResponse { .. }
-        )
-    }) > 0
-    {}
+    while c.deliver_where(|e| matches!(e.msg, Message::RequestVote { .. } | Message::VoteResponse { .. })) > 0 {}
 }
 
 /// Times `id` out (as often as needed, at most 3 times) until it leads,
@@ -38,10 +30,7 @@ fn win_election_quietly(c: &mut Cluster, id: u64) {
 }
 
 fn deliver_between(c: &mut Cluster, from: u64, to: u64) {
-    assert!(
-        c.deliver_where(|e| e.from == from && e.to == to) > 0,
-        "nothing from {from} to {to}"
-    );
+    assert!(c.deliver_where(|e| e.from == from && e.to == to) > 0, "nothing from {from} to {to}");
 }
 
 /// Figure 8 up to its step (c), with our terms (each new leader's Noop makes
@@ -118,11 +107,7 @@ fn figure_8_an_old_term_entry_on_a_majority_is_not_committed() {
     c.fire_timeout(5);
     c.deliver_all();
     for id in [2, 3, 4, 5] {
-        assert_eq!(
-            c.node(id).entry_term(2),
-            Some(2),
-            "S{id} holds S5's entry at index 2"
-        );
+        assert_eq!(c.node(id).entry_term(2), Some(2), "S{id} holds S5's entry at index 2");
     }
     assert!(c.node(5).commit_index() >= 3);
     c.check().unwrap();
@@ -153,23 +138,13 @@ fn figure_8_once_the_leaders_own_entry_is_on_a_majority_both_are_committed() {
     c.deliver_all();
     c.fire_timeout(2);
     c.deliver_all();
-    assert_eq!(
-        c.node(5).entries(2, 2),
-        vec![Entry {
-            term: 1,
-            index: 2,
-            payload: Payload::Command(100)
-        }]
-    );
+    assert_eq!(c.node(5).entries(2, 2), vec![Entry { term: 1, index: 2, payload: Payload::Command(100) }]);
     c.check().unwrap();
 }
 
 #[test]
 fn figure_8_with_commit_by_counting_the_harness_sees_a_committed_entry_lost() {
-    let bugs = Bugs {
-        commit_old_term_by_counting: true,
-        ..Bugs::default()
-    };
+    let bugs = Bugs { commit_old_term_by_counting: true, ..Bugs::default() };
     let mut c = figure_8_through_c(bugs);
     // The planted bug counts replicas of A and commits it in term 3.
     assert_eq!(c.node(1).commit_index(), 2);
@@ -191,49 +166,20 @@ fn figure_8_with_commit_by_counting_the_harness_sees_a_committed_entry_lost() {
 fn a_vote_goes_only_to_a_candidate_whose_log_is_at_least_as_up_to_date() {
     let voters = BTreeSet::from([1, 2, 3]);
     let persisted = Persisted {
-        hard_state: HardState {
-            term: 2,
-            voted_for: None,
-        },
+        hard_state: HardState { term: 2, voted_for: None },
         snapshot: None,
         entries: vec![
-            Entry {
-                term: 1,
-                index: 1,
-                payload: Payload::Noop,
-            },
-            Entry {
-                term: 2,
-                index: 2,
-                payload: Payload::Noop,
-            },
-            Entry {
-                term: 2,
-                index: 3,
-                payload: Payload::Command(1),
-            },
+            Entry { term: 1, index: 1, payload: Payload::Noop },
+            Entry { term: 2, index: 2, payload: Payload::Noop },
+            Entry { term: 2, index: 3, payload: Payload::Command(1) },
         ],
     };
     let mut votes = Vec::new();
     // §5.4.1: compare last terms first, then lengths.
     for (last_log_index, last_log_term) in [(9, 1), (2, 2), (3, 2), (1, 3)] {
-        let mut voter: Node =
-            Node::restore(RaftConfig::new(2, voters.clone()), persisted.clone(), 1, 0);
-        voter.step(
-            1,
-            1,
-            Message::RequestVote {
-                term: 3,
-                pre_vote: false,
-                last_log_index,
-                last_log_term,
-            },
-        );
-        let granted = voter
-            .take_ready()
-            .messages
-            .iter()
-            .any(|(_, m)| matches!(m, Message::VoteResponse { granted: true, .. }));
+        let mut voter: Node = Node::restore(RaftConfig::new(2, voters.clone()), persisted.clone(), 1, 0);
+        voter.step(1, 1, Message::RequestVote { term: 3, pre_vote: false, last_log_index, last_log_term });
+        let granted = voter.take_ready().messages.iter().any(|(_, m)| matches!(m, Message::VoteResponse { granted: true, .. }));
         votes.push(granted);
     }
     assert_eq!(votes, vec![false, false, true, true]);
@@ -254,9 +200,7 @@ fn committed_entries_survive_the_leaders_crash() {
     // Whoever wins next must hold them (Leader Completeness); the checker
     // verifies it at the moment each leader is elected.
     let timeout = c.node(2).config().election_timeout_max_ns;
-    assert!(c.run_until(10 * timeout, |c| c
-        .leader()
-        .is_some_and(|l| c.node(l).commit_index() >= 7)));
+    assert!(c.run_until(10 * timeout, |c| c.leader().is_some_and(|l| c.node(l).commit_index() >= 7)));
     let leader = c.leader().unwrap();
     assert_eq!(c.node(leader).entries(2, 6).len(), 5);
     c.check().unwrap();
@@ -281,11 +225,7 @@ fn a_whole_cluster_restart_loses_nothing_committed() {
     }
     for id in [1, 2, 3] {
         c.restart(id);
-        assert_eq!(
-            c.node(id).commit_index(),
-            0,
-            "the commit index is not persisted"
-        );
+        assert_eq!(c.node(id).commit_index(), 0, "the commit index is not persisted");
     }
     assert!(c.run_until(20 * timeout, |c| c.applied_everywhere(before.applied_index)));
 
@@ -298,37 +238,12 @@ fn a_whole_cluster_restart_loses_nothing_committed() {
 fn a_vote_is_on_disk_before_the_reply_leaves() {
     let mut voter: Node = Node::new(RaftConfig::new(2, BTreeSet::from([1, 2, 3])), 1, 0);
 
-    voter.step(
-        1,
-        1,
-        Message::RequestVote {
-            term: 1,
-            pre_vote: false,
-            last_log_index: 0,
-            last_log_term: 0,
-        },
-    );
+    voter.step(1, 1, Message::RequestVote { term: 1, pre_vote: false, last_log_index: 0, last_log_term: 0 });
 
     let ready = voter.take_ready();
-    assert_eq!(
-        ready.messages,
-        vec![(
-            1,
-            Message::VoteResponse {
-                term: 1,
-                pre_vote: false,
-                granted: true
-            }
-        )]
-    );
+    assert_eq!(ready.messages, vec![(1, Message::VoteResponse { term: 1, pre_vote: false, granted: true })]);
     // The host writes `persist` before sending `messages`.
-    assert_eq!(
-        ready.persist.last(),
-        Some(&PersistOp::SetHardState(HardState {
-            term: 1,
-            voted_for: Some(1)
-        }))
-    );
+    assert_eq!(ready.persist.last(), Some(&PersistOp::SetHardState(HardState { term: 1, voted_for: Some(1) })));
 }
 
 #[test]
@@ -339,20 +254,13 @@ fn a_node_restored_from_its_disk_is_the_node_that_crashed() {
         c.propose(1, cmd).unwrap();
     }
     c.deliver_all();
-    let (term, vote, entries) = (
-        c.node(2).term(),
-        c.node(2).voted_for(),
-        c.node(2).entries(1, 100),
-    );
+    let (term, vote, entries) = (c.node(2).term(), c.node(2).voted_for(), c.node(2).entries(1, 100));
 
     c.crash(2);
     c.restart(2);
 
     let n = c.node(2);
-    assert_eq!(
-        (n.term(), n.voted_for(), n.entries(1, 100)),
-        (term, vote, entries)
-    );
+    assert_eq!((n.term(), n.voted_for(), n.entries(1, 100)), (term, vote, entries));
     assert_eq!(n.role(), Role::Follower);
     c.check().unwrap();
 }

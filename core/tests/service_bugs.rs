@@ -205,4 +205,3 @@ fn applied_twice_fires_on_one_request_at_two_indexes() {
     checker.observe(2, 1, &ServerEvent::RequestApplied { client: 4, seq: 9, index: 23 });
     assert!(checker.fired("applied-twice"));
 }
-

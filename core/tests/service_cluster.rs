@@ -22,8 +22,8 @@ fn smoke_calm_cluster_serves_locks_and_kv() {
     assert_eq!(c.violations(), &[]);
 }
 
-use service_harness::net::NetFaults;
 use leasesim_core::NS_PER_MS;
+use service_harness::net::NetFaults;
 
 /// A seeded run: lock, KV and registry clients; message faults; crashes and
 /// isolations (leaders included) during the fault phase; then a settle phase.

@@ -165,7 +165,9 @@ fn stamped_expiry_is_judged_by_this_servers_wall_clock() {
     ahead.ctx.wall_ns = 10 * NS_PER_SEC + TTL_NS;
     behind.ctx.wall_ns = 10 * NS_PER_SEC + TTL_NS - 1;
     let effects = ahead.noop();
-    assert!(matches!(&effects[..], [Effect::LeaseRevoked { cause: RevokeCause::WallClockExpiry, deleted_keys, .. }] if deleted_keys == &vec!["k".to_string()]));
+    assert!(
+        matches!(&effects[..], [Effect::LeaseRevoked { cause: RevokeCause::WallClockExpiry, deleted_keys, .. }] if deleted_keys == &vec!["k".to_string()])
+    );
     assert!(behind.noop().is_empty());
     assert_eq!(ahead.value("k"), None);
     assert_eq!(behind.value("k").as_deref(), Some("v"));

@@ -53,7 +53,10 @@ fn busy_lock_queues_the_request_without_an_answer() {
     let (l1, l2) = (f.grant(1), f.grant(2));
     acquire(&mut f, 1, 1, "k", l1);
     let effects = acquire(&mut f, 2, 1, "k", l2);
-    assert_eq!(effects, vec![Effect::RequestApplied { client: 2, seq: 1 }, Effect::LockQueued { key: "k".into(), client: 2, seq: 1, lease: l2 }]);
+    assert_eq!(
+        effects,
+        vec![Effect::RequestApplied { client: 2, seq: 1 }, Effect::LockQueued { key: "k".into(), client: 2, seq: 1, lease: l2 }]
+    );
     assert_eq!(f.sm.locks().get("k").unwrap().waiters.len(), 1);
 }
 
@@ -70,10 +73,7 @@ fn release_hands_the_lock_to_the_next_waiter_in_the_same_entry() {
     assert!(effects.contains(&Effect::LockGranted { key: "k".into(), client: 2, seq: 1, lease: l2, token: index }));
     assert_eq!(
         replies(&effects),
-        vec![
-            (1, 2, Response::Released { key: "k".into() }),
-            (2, 1, Response::LockGranted { key: "k".into(), token: index }),
-        ]
+        vec![(1, 2, Response::Released { key: "k".into() }), (2, 1, Response::LockGranted { key: "k".into(), token: index }),]
     );
     assert!(index > token, "tokens grow");
 }

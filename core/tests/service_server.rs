@@ -317,9 +317,10 @@ fn a_keepalive_of_a_checkpointed_lease_waits_for_the_reset() {
     assert_eq!(call(&mut c, Op::LeaseKeepAlive { lease }), Response::KeepAlive { lease, ttl_ns: TTL_NS });
     // Answered only after a reset to the full TTL was logged and committed.
     let raft = c.server(leader).unwrap().raft();
-    let reset = raft.entries(before + 1, raft.last_index()).into_iter().find(|e| {
-        matches!(&e.payload, Payload::Command(Command::Checkpoint { remaining }) if *remaining == vec![(lease, TTL_NS)])
-    });
+    let reset = raft
+        .entries(before + 1, raft.last_index())
+        .into_iter()
+        .find(|e| matches!(&e.payload, Payload::Command(Command::Checkpoint { remaining }) if *remaining == vec![(lease, TTL_NS)]));
     let reset = reset.expect("a reset entry");
     assert!(raft.commit_index() >= reset.index);
     assert_eq!(c.violations(), &[]);

@@ -198,9 +198,8 @@ fn servers_expire_by_the_writers_clock_not_their_own() {
         last_extension = c.now_ns; // the send: the server's TTL cannot start earlier
         assert_eq!(cluster_call(&mut c, Op::LeaseExtend { lease, writer_wall_ns }), Response::KeepAlive { lease, ttl_ns: TTL_NS });
     }
-    let revoked = |c: &Cluster| {
-        c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t))
-    };
+    let revoked =
+        |c: &Cluster| c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t));
     assert!(revoked(&c).is_empty(), "kept alive by its writer");
     c.run_until(c.now_ns + 3 * NS_PER_SEC);
     let revoked = revoked(&c);

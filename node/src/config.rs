@@ -82,8 +82,7 @@ pub fn parse_url(s: &str) -> Result<SocketAddr, String> {
         return Err(format!("{s}: TLS is not supported, use http://"));
     }
     let bare = bare.replacen("localhost:", "127.0.0.1:", 1);
-    bare.parse()
-        .map_err(|e| format!("{s}: expected http://IP:PORT ({e})"))
+    bare.parse().map_err(|e| format!("{s}: expected http://IP:PORT ({e})"))
 }
 
 /// One member of the cluster as the flags name it.
@@ -97,11 +96,7 @@ pub struct Member {
 /// A member's id, derived from its name so every server agrees without
 /// talking: `sN` is N, anything else a hash (never 0).
 pub fn member_id(name: &str) -> NodeId {
-    if let Some(n) = name
-        .strip_prefix('s')
-        .and_then(|n| n.parse::<u64>().ok())
-        .filter(|n| *n > 0)
-    {
+    if let Some(n) = name.strip_prefix('s').and_then(|n| n.parse::<u64>().ok()).filter(|n| *n > 0) {
         return n;
     }
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -116,23 +111,11 @@ pub fn member_id(name: &str) -> NodeId {
 pub fn parse_initial_cluster(s: &str) -> Result<BTreeMap<NodeId, Member>, String> {
     let mut members = BTreeMap::new();
     for part in s.split(',').filter(|p| !p.trim().is_empty()) {
-        let (name, url) = part
-            .split_once('=')
-            .ok_or_else(|| format!("--initial-cluster: `{part}` is not name=url"))?;
+        let (name, url) = part.split_once('=').ok_or_else(|| format!("--initial-cluster: `{part}` is not name=url"))?;
         let name = name.trim().to_string();
         let peer = parse_url(url).map_err(|e| format!("--initial-cluster: {e}"))?;
         let id = member_id(&name);
-        if members
-            .insert(
-                id,
-                Member {
-                    id,
-                    name: name.clone(),
-                    peer,
-                },
-            )
-            .is_some()
-        {
+        if members.insert(id, Member { id, name: name.clone(), peer }).is_some() {
             return Err(format!("--initial-cluster: member {name} appears twice"));
         }
     }
@@ -161,17 +144,9 @@ mod tests {
 
     #[test]
     fn urls_and_clusters_parse() {
-        assert_eq!(
-            parse_url("http://127.0.0.1:2380").unwrap(),
-            "127.0.0.1:2380".parse().unwrap()
-        );
-        assert_eq!(
-            parse_url("localhost:1,http://x:2").unwrap(),
-            "127.0.0.1:1".parse().unwrap()
-        );
-        assert!(parse_url("https://127.0.0.1:1")
-            .unwrap_err()
-            .contains("TLS"));
+        assert_eq!(parse_url("http://127.0.0.1:2380").unwrap(), "127.0.0.1:2380".parse().unwrap());
+        assert_eq!(parse_url("localhost:1,http://x:2").unwrap(), "127.0.0.1:1".parse().unwrap());
+        assert!(parse_url("https://127.0.0.1:1").unwrap_err().contains("TLS"));
         let members = parse_initial_cluster("s1=http://127.0.0.1:1,s2=http://127.0.0.1:2").unwrap();
         assert_eq!(members.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
         assert!(parse_initial_cluster("s1").is_err());

@@ -36,19 +36,9 @@ pub struct Answer {
 
 /// What the rest of the process can ask of the driver.
 pub enum Input {
-    Peer {
-        from: NodeId,
-        frame: PeerFrame,
-    },
-    Client {
-        req: ClientRequest,
-        view: Option<RangeSpec>,
-        reply: oneshot::Sender<Answer>,
-    },
-    ConfChange {
-        change: ConfChange,
-        reply: oneshot::Sender<Result<LogIndex, String>>,
-    },
+    Peer { from: NodeId, frame: PeerFrame },
+    Client { req: ClientRequest, view: Option<RangeSpec>, reply: oneshot::Sender<Answer> },
+    ConfChange { change: ConfChange, reply: oneshot::Sender<Result<LogIndex, String>> },
 }
 
 /// What the driver publishes after every batch (status, member list,
@@ -85,17 +75,13 @@ pub struct RealClocks {
 
 impl RealClocks {
     pub fn new() -> Self {
-        RealClocks {
-            start: Instant::now(),
-        }
+        RealClocks { start: Instant::now() }
     }
 
     pub fn now(&self) -> Clocks {
         // Offset by a second so no reading is 0 (core treats 0 as "never").
         let mono_ns = self.start.elapsed().as_nanos() as u64 + 1_000_000_000;
-        let wall_ns = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
+        let wall_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         Clocks { mono_ns, wall_ns }
     }
 
@@ -122,21 +108,8 @@ pub struct Driver {
 }
 
 impl Driver {
-    pub fn new(
-        server: Server,
-        storage: Storage,
-        links: Links,
-        clocks: RealClocks,
-        probe: watch::Sender<Probe>,
-    ) -> Self {
-        Driver {
-            server,
-            storage,
-            links,
-            clocks,
-            pending: BTreeMap::new(),
-            probe,
-        }
+    pub fn new(server: Server, storage: Storage, links: Links, clocks: RealClocks, probe: watch::Sender<Probe>) -> Self {
+        Driver { server, storage, links, clocks, pending: BTreeMap::new(), probe }
     }
 
     /// Runs until every input sender is gone. A disk error stops the
@@ -183,10 +156,7 @@ impl Driver {
                 PeerFrame::Reply { resp, view } => {
                     if let Some(p) = self.pending.remove(&(resp.client, resp.seq)) {
                         if let Waiter::Local(tx) = p.waiter {
-                            let _ = tx.send(Answer {
-                                resp: resp.body,
-                                view,
-                            });
+                            let _ = tx.send(Answer { resp: resp.body, view });
                         }
                     }
                 }
@@ -207,35 +177,20 @@ impl Driver {
                 }
             }
             Input::ConfChange { change, reply } => {
-                let result = self
-                    .server
-                    .propose_conf_change(clocks, change)
-                    .map_err(|e| format!("{e:?}"));
+                let result = self.server.propose_conf_change(clocks, change).map_err(|e| format!("{e:?}"));
                 let _ = reply.send(result);
             }
         }
     }
 
     fn wait_for(&mut self, req: &ClientRequest, waiter: Waiter, view: Option<RangeSpec>) {
-        self.pending.insert(
-            (req.client, req.seq),
-            Pending {
-                waiter,
-                view,
-                since: Instant::now(),
-            },
-        );
+        self.pending.insert((req.client, req.seq), Pending { waiter, view, since: Instant::now() });
     }
 
     /// Carries out the core's output: persist and fsync, then send and
     /// answer.
     fn flush(&mut self) {
-        let ServerOutput {
-            persist,
-            messages,
-            replies,
-            events: _,
-        } = self.server.take_output();
+        let ServerOutput { persist, messages, replies, events: _ } = self.server.take_output();
         let wrote = !persist.is_empty();
         for op in persist {
             if let Err(e) = self.storage.write(op) {
@@ -254,8 +209,7 @@ impl Driver {
             self.answer(resp);
         }
         let now = Instant::now();
-        self.pending
-            .retain(|_, p| now.duration_since(p.since) < WAITER_TTL);
+        self.pending.retain(|_, p| now.duration_since(p.since) < WAITER_TTL);
         self.publish();
     }
 
@@ -266,10 +220,7 @@ impl Driver {
         let view = p.view.map(|spec| spec.read(self.server.state_machine()));
         match p.waiter {
             Waiter::Local(tx) => {
-                let _ = tx.send(Answer {
-                    resp: resp.body,
-                    view,
-                });
+                let _ = tx.send(Answer { resp: resp.body, view });
             }
             Waiter::Remote(origin) => self.links.send(origin, PeerFrame::Reply { resp, view }),
         }

@@ -57,11 +57,7 @@ struct Lease<'a> {
 
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
-        self.ids
-            .free
-            .lock()
-            .expect("client pool")
-            .push((self.client, self.seq));
+        self.ids.free.lock().expect("client pool").push((self.client, self.seq));
     }
 }
 
@@ -72,18 +68,8 @@ impl ClientIds {
             .lock()
             .expect("client pool")
             .pop()
-            .unwrap_or_else(|| {
-                (
-                    self.base
-                        .wrapping_add(self.next.fetch_add(1, Ordering::Relaxed)),
-                    0,
-                )
-            });
-        Lease {
-            ids: self,
-            client,
-            seq: seq + 1,
-        }
+            .unwrap_or_else(|| (self.base.wrapping_add(self.next.fetch_add(1, Ordering::Relaxed)), 0));
+        Lease { ids: self, client, seq: seq + 1 }
     }
 }
 
@@ -91,15 +77,7 @@ impl Front {
     pub fn new(inputs: mpsc::UnboundedSender<Input>, probe: watch::Receiver<Probe>) -> Self {
         // Ids above 2^40 keep clear of the small ids scenarios and tools use.
         let base = (rand::random::<u64>() >> 8) | (1 << 40);
-        Front {
-            inputs,
-            probe,
-            clients: Arc::new(ClientIds {
-                base,
-                next: AtomicU64::new(0),
-                free: Mutex::default(),
-            }),
-        }
+        Front { inputs, probe, clients: Arc::new(ClientIds { base, next: AtomicU64::new(0), free: Mutex::default() }) }
     }
 
     pub fn probe(&self) -> Probe {
@@ -120,25 +98,13 @@ impl Front {
     pub async fn call_view(&self, op: Op, view: Option<RangeSpec>) -> Result<Answer, CallError> {
         let waits_for_grant = matches!(op, Op::LockAcquire { .. });
         let identity = self.clients.take();
-        let req = ClientRequest {
-            client: identity.client,
-            seq: identity.seq,
-            op,
-        };
+        let req = ClientRequest { client: identity.client, seq: identity.seq, op };
         let started = Instant::now();
         loop {
             let (tx, rx) = oneshot::channel();
-            let input = Input::Client {
-                req: req.clone(),
-                view: view.clone(),
-                reply: tx,
-            };
+            let input = Input::Client { req: req.clone(), view: view.clone(), reply: tx };
             self.inputs.send(input).map_err(|_| CallError::Stopped)?;
-            let attempt = if waits_for_grant {
-                Duration::from_secs(5)
-            } else {
-                ATTEMPT
-            };
+            let attempt = if waits_for_grant { Duration::from_secs(5) } else { ATTEMPT };
             // No answer (the waiter was dropped or the answer lost), no
             // leader, or leadership moved: ask again.
             if let Ok(Ok(answer)) = tokio::time::timeout(attempt, rx).await {
@@ -160,9 +126,7 @@ impl Front {
         let started = Instant::now();
         loop {
             let (tx, rx) = oneshot::channel();
-            self.inputs
-                .send(Input::ConfChange { change, reply: tx })
-                .map_err(|_| CallError::Stopped)?;
+            self.inputs.send(Input::ConfChange { change, reply: tx }).map_err(|_| CallError::Stopped)?;
             match rx.await {
                 Ok(Ok(index)) => return Ok(index),
                 Ok(Err(e)) if started.elapsed() > GIVE_UP => return Err(CallError::Unavailable(e)),

@@ -35,9 +35,7 @@ use crate::pb::etcdserverpb::kv_client::KvClient;
 use crate::pb::etcdserverpb::lease_client::LeaseClient;
 use crate::pb::etcdserverpb::request_op::Request as TxnOp;
 use crate::pb::etcdserverpb::LeaseRevokeRequest;
-use crate::pb::etcdserverpb::{
-    Compare, LeaseGrantRequest, PutRequest, RangeRequest, RequestOp, TxnRequest,
-};
+use crate::pb::etcdserverpb::{Compare, LeaseGrantRequest, PutRequest, RangeRequest, RequestOp, TxnRequest};
 use crate::pb::v3lockpb::lock_client::LockClient;
 use crate::pb::v3lockpb::{LockRequest, UnlockRequest};
 
@@ -83,12 +81,8 @@ pub struct LoadArgs {
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let (number, unit) = s
-        .find(|c: char| !c.is_ascii_digit())
-        .map_or((s, "s"), |i| s.split_at(i));
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("{s}: expected a duration like 500ms, 30s or 2m"))?;
+    let (number, unit) = s.find(|c: char| !c.is_ascii_digit()).map_or((s, "s"), |i| s.split_at(i));
+    let n: u64 = number.parse().map_err(|_| format!("{s}: expected a duration like 500ms, 30s or 2m"))?;
     match unit {
         "ms" => Ok(Duration::from_millis(n)),
         "s" => Ok(Duration::from_secs(n)),
@@ -117,10 +111,7 @@ impl Shared {
     }
 
     fn done(&self, call: Instant) {
-        self.latencies_ns
-            .lock()
-            .expect("latencies")
-            .push(call.elapsed().as_nanos() as u64);
+        self.latencies_ns.lock().expect("latencies").push(call.elapsed().as_nanos() as u64);
     }
 
     fn failed(&self) {
@@ -148,14 +139,8 @@ fn url(endpoint: &str) -> String {
 async fn channel(endpoints: &[String], start: usize) -> Channel {
     let mut i = start;
     loop {
-        let endpoint =
-            Channel::from_shared(url(&endpoints[i % endpoints.len()])).expect("a valid URL");
-        if let Ok(channel) = endpoint
-            .connect_timeout(Duration::from_secs(1))
-            .timeout(Duration::from_secs(10))
-            .connect()
-            .await
-        {
+        let endpoint = Channel::from_shared(url(&endpoints[i % endpoints.len()])).expect("a valid URL");
+        if let Ok(channel) = endpoint.connect_timeout(Duration::from_secs(1)).timeout(Duration::from_secs(10)).connect().await {
             return channel;
         }
         i += 1;
@@ -165,13 +150,7 @@ async fn channel(endpoints: &[String], start: usize) -> Channel {
 
 /// Runs the workload and prints the figures.
 pub async fn run(args: LoadArgs) -> Result<(), String> {
-    let endpoints: Vec<String> = args
-        .endpoints
-        .split(',')
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .map(String::from)
-        .collect();
+    let endpoints: Vec<String> = args.endpoints.split(',').map(str::trim).filter(|e| !e.is_empty()).map(String::from).collect();
     if endpoints.is_empty() {
         return Err("--endpoints names no endpoint".into());
     }
@@ -187,13 +166,7 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         store_refused: Mutex::default(),
     });
     let nemesis = match (args.nemesis, args.cluster_dir.clone()) {
-        (Some(kind), Some(dir)) => Some(tokio::spawn(crate::nemesis::run(
-            kind,
-            args.every,
-            dir,
-            started,
-            shared.until,
-        ))),
+        (Some(kind), Some(dir)) => Some(tokio::spawn(crate::nemesis::run(kind, args.every, dir, started, shared.until))),
         _ => None,
     };
     let mut workers = Vec::new();
@@ -203,9 +176,7 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
             match args.workload {
                 Workload::Put => put_worker(worker, &endpoints, &shared).await,
                 Workload::Kv => kv_worker(worker, &endpoints, args.keys, &shared).await,
-                Workload::Lock => {
-                    lock_worker(worker, &endpoints, args.store.as_deref(), &shared).await
-                }
+                Workload::Lock => lock_worker(worker, &endpoints, args.store.as_deref(), &shared).await,
             }
         }));
     }
@@ -221,13 +192,8 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
     }
     let mut latencies = shared.latencies_ns.lock().expect("latencies").clone();
     latencies.sort_unstable();
-    let pct = |p: f64| {
-        latencies
-            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
-            .copied()
-    };
-    let ms =
-        |ns: Option<u64>| ns.map_or("-".to_string(), |ns| format!("{:.2} ms", ns as f64 / 1e6));
+    let pct = |p: f64| latencies.get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1))).copied();
+    let ms = |ns: Option<u64>| ns.map_or("-".to_string(), |ns| format!("{:.2} ms", ns as f64 / 1e6));
     let errors = *shared.errors.lock().expect("errors");
     println!(
         "workload {:?}: {} ops in {elapsed:.1} s = {:.1} ops/s with {} clients; latency p50 {} p99 {}; {errors} errors",
@@ -239,22 +205,14 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         ms(pct(0.99)),
     );
     if let Some(path) = &args.history {
-        let mut file = std::fs::File::create(path)
-            .map_err(|e| format!("--history {}: {e}", path.display()))?;
+        let mut file = std::fs::File::create(path).map_err(|e| format!("--history {}: {e}", path.display()))?;
         for op in shared.history.lock().expect("history").iter() {
             writeln!(file, "{op}").map_err(|e| e.to_string())?;
         }
-        println!(
-            "history: {} operations in {}",
-            shared.history.lock().expect("history").len(),
-            path.display()
-        );
+        println!("history: {} operations in {}", shared.history.lock().expect("history").len(), path.display());
     }
     if args.store.is_some() {
-        let (accepted, refused) = (
-            *shared.store_accepted.lock().expect("store"),
-            *shared.store_refused.lock().expect("store"),
-        );
+        let (accepted, refused) = (*shared.store_accepted.lock().expect("store"), *shared.store_refused.lock().expect("store"));
         println!("data store: {accepted} fenced writes accepted, {refused} refused as stale");
     }
     if args.workload == Workload::Put {
@@ -262,11 +220,7 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         let lost = lost_writes(&endpoints, &acked).await?;
         println!("acknowledged writes: {}; lost: {}", acked.len(), lost.len());
         if !lost.is_empty() {
-            return Err(format!(
-                "{} acknowledged writes lost, e.g. {:?}",
-                lost.len(),
-                &lost[..lost.len().min(5)]
-            ));
+            return Err(format!("{} acknowledged writes lost, e.g. {:?}", lost.len(), &lost[..lost.len().min(5)]));
         }
     }
     Ok(())
@@ -274,34 +228,20 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
 
 /// Reads every `load/` key back (retrying while the cluster recovers) and
 /// returns the acknowledged writes it does not find.
-async fn lost_writes(
-    endpoints: &[String],
-    acked: &[(String, String)],
-) -> Result<Vec<String>, String> {
+async fn lost_writes(endpoints: &[String], acked: &[(String, String)]) -> Result<Vec<String>, String> {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut attempt = 0;
     let stored = loop {
         let mut kv = KvClient::new(channel(endpoints, attempt).await);
-        let range = RangeRequest {
-            key: b"load/".to_vec(),
-            range_end: b"load0".to_vec(),
-            ..Default::default()
-        };
+        let range = RangeRequest { key: b"load/".to_vec(), range_end: b"load0".to_vec(), ..Default::default() };
         match kv.range(range).await {
             Ok(r) => break r.into_inner().kvs,
-            Err(e) if Instant::now() > deadline => {
-                return Err(format!("cannot read the writes back: {e}"))
-            }
+            Err(e) if Instant::now() > deadline => return Err(format!("cannot read the writes back: {e}")),
             Err(_) => attempt += 1,
         }
     };
-    let stored: std::collections::BTreeMap<Vec<u8>, Vec<u8>> =
-        stored.into_iter().map(|kv| (kv.key, kv.value)).collect();
-    Ok(acked
-        .iter()
-        .filter(|(k, v)| stored.get(k.as_bytes()).map(Vec::as_slice) != Some(v.as_bytes()))
-        .map(|(k, _)| k.clone())
-        .collect())
+    let stored: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = stored.into_iter().map(|kv| (kv.key, kv.value)).collect();
+    Ok(acked.iter().filter(|(k, v)| stored.get(k.as_bytes()).map(Vec::as_slice) != Some(v.as_bytes())).map(|(k, _)| k.clone()).collect())
 }
 
 async fn put_worker(worker: u64, endpoints: &[String], shared: &Shared) {
@@ -310,11 +250,7 @@ async fn put_worker(worker: u64, endpoints: &[String], shared: &Shared) {
     while Instant::now() < shared.until {
         let call = Instant::now();
         let (key, value) = (format!("load/{worker}/{n}"), n.to_string());
-        let req = PutRequest {
-            key: key.clone().into_bytes(),
-            value: value.clone().into_bytes(),
-            ..Default::default()
-        };
+        let req = PutRequest { key: key.clone().into_bytes(), value: value.clone().into_bytes(), ..Default::default() };
         match kv.put(req).await {
             Ok(_) => {
                 shared.done(call);
@@ -340,18 +276,9 @@ async fn kv_worker(worker: u64, endpoints: &[String], keys: u64, shared: &Shared
         let call = Instant::now();
         let (input, result) = match n % 5 {
             0 | 1 => {
-                let result = kv
-                    .range(RangeRequest {
-                        key: key.clone().into_bytes(),
-                        ..Default::default()
-                    })
-                    .await;
+                let result = kv.range(RangeRequest { key: key.clone().into_bytes(), ..Default::default() }).await;
                 let output = result.as_ref().ok().map(|r| {
-                    let value = r
-                        .get_ref()
-                        .kvs
-                        .first()
-                        .map(|kv| String::from_utf8_lossy(&kv.value).into_owned());
+                    let value = r.get_ref().kvs.first().map(|kv| String::from_utf8_lossy(&kv.value).into_owned());
                     seen = value.clone();
                     json!({"value": value})
                 });
@@ -359,11 +286,7 @@ async fn kv_worker(worker: u64, endpoints: &[String], keys: u64, shared: &Shared
             }
             2 | 3 => {
                 let value = format!("{client}-{n}");
-                let req = PutRequest {
-                    key: key.clone().into_bytes(),
-                    value: value.clone().into_bytes(),
-                    ..Default::default()
-                };
+                let req = PutRequest { key: key.clone().into_bytes(), value: value.clone().into_bytes(), ..Default::default() };
                 let result = kv.put(req).await.map(|_| Some(json!("ok")));
                 (json!({"put": {"key": key, "value": value}}), result)
             }
@@ -386,26 +309,14 @@ async fn kv_worker(worker: u64, endpoints: &[String], keys: u64, shared: &Shared
                         ..Default::default()
                     },
                 };
-                let put = PutRequest {
-                    key: key.clone().into_bytes(),
-                    value: value.clone().into_bytes(),
-                    ..Default::default()
-                };
+                let put = PutRequest { key: key.clone().into_bytes(), value: value.clone().into_bytes(), ..Default::default() };
                 let txn = TxnRequest {
                     compare: vec![compare],
-                    success: vec![RequestOp {
-                        request: Some(TxnOp::RequestPut(put)),
-                    }],
+                    success: vec![RequestOp { request: Some(TxnOp::RequestPut(put)) }],
                     failure: vec![],
                 };
-                let result = kv
-                    .txn(txn)
-                    .await
-                    .map(|r| Some(json!({"cas": {"succeeded": r.get_ref().succeeded}})));
-                (
-                    json!({"cas": {"key": key, "expected": expected, "value": value}}),
-                    result,
-                )
+                let result = kv.txn(txn).await.map(|r| Some(json!({"cas": {"succeeded": r.get_ref().succeeded}})));
+                (json!({"cas": {"key": key, "expected": expected, "value": value}}), result)
             }
         };
         match result {
@@ -432,10 +343,7 @@ async fn lock_worker(worker: u64, endpoints: &[String], store: Option<&str>, sha
             Some(id) => id,
             None => {
                 let mut leases = LeaseClient::new(channel(endpoints, attempt).await);
-                match leases
-                    .lease_grant(LeaseGrantRequest { ttl: 10, id: 0 })
-                    .await
-                {
+                match leases.lease_grant(LeaseGrantRequest { ttl: 10, id: 0 }).await {
                     Ok(granted) => *lease.insert(granted.into_inner().id),
                     Err(_) => {
                         shared.failed();
@@ -447,10 +355,7 @@ async fn lock_worker(worker: u64, endpoints: &[String], store: Option<&str>, sha
             }
         };
         let call = Instant::now();
-        let mut request = tonic::Request::new(LockRequest {
-            name: b"load-lock".to_vec(),
-            lease: id,
-        });
+        let mut request = tonic::Request::new(LockRequest { name: b"load-lock".to_vec(), lease: id });
         request.set_timeout(Duration::from_secs(15));
         match locks.lock(request).await {
             Ok(held) => {
@@ -498,17 +403,10 @@ async fn store_write(store: &str, worker: u64, token: u64) -> Option<bool> {
         "POST /write HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    let mut stream =
-        tokio::time::timeout(Duration::from_secs(5), tokio::net::TcpStream::connect(addr))
-            .await
-            .ok()?
-            .ok()?;
+    let mut stream = tokio::time::timeout(Duration::from_secs(5), tokio::net::TcpStream::connect(addr)).await.ok()?.ok()?;
     stream.write_all(request.as_bytes()).await.ok()?;
     let mut response = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut response))
-        .await
-        .ok()?
-        .ok()?;
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut response)).await.ok()?.ok()?;
     let response = String::from_utf8_lossy(&response);
     let (_, body) = response.split_once("\r\n\r\n")?;
     let answer: Value = serde_json::from_str(body).ok()?;

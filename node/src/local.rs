@@ -54,10 +54,8 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
     for _ in 0..args.servers {
         ports.push((free_port()?, free_port()?, free_port()?));
     }
-    let initial_cluster = (1..=args.servers)
-        .zip(&ports)
-        .map(|(i, (peer, _, _))| format!("s{i}=http://127.0.0.1:{peer}"))
-        .collect::<Vec<_>>();
+    let initial_cluster =
+        (1..=args.servers).zip(&ports).map(|(i, (peer, _, _))| format!("s{i}=http://127.0.0.1:{peer}")).collect::<Vec<_>>();
     let initial_cluster = initial_cluster.join(",");
     let mut children = Children(Vec::new());
     let mut entries = Vec::new();
@@ -83,13 +81,7 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
         ];
         let log = args.dir.join(format!("{name}.log"));
         let child = roster::spawn(&argv, &log)?;
-        entries.push(RosterEntry {
-            name,
-            client_url: format!("http://127.0.0.1:{client}"),
-            pid: child.id(),
-            argv,
-            log,
-        });
+        entries.push(RosterEntry { name, client_url: format!("http://127.0.0.1:{client}"), pid: child.id(), argv, log });
         children.0.push(child);
     }
     roster::save(&args.dir, &entries)?;
@@ -102,20 +94,10 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
         "--file".into(),
         args.dir.join("data.txt").to_string_lossy().into_owned(),
     ];
-    children
-        .0
-        .push(roster::spawn(&store_argv, &args.dir.join("store.log"))?);
+    children.0.push(roster::spawn(&store_argv, &args.dir.join("store.log"))?);
 
-    let endpoints = ports
-        .iter()
-        .map(|(_, c, _)| format!("127.0.0.1:{c}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    println!(
-        "leasesim local cluster: {} members, logs and data under {}",
-        args.servers,
-        args.dir.display()
-    );
+    let endpoints = ports.iter().map(|(_, c, _)| format!("127.0.0.1:{c}")).collect::<Vec<_>>().join(",");
+    println!("leasesim local cluster: {} members, logs and data under {}", args.servers, args.dir.display());
     for (i, (peer, client, lock)) in (1..=args.servers).zip(&ports) {
         println!("  s{i}: etcd API http://127.0.0.1:{client}  lock API ws://127.0.0.1:{lock}/ws  peers http://127.0.0.1:{peer}");
     }
@@ -123,8 +105,7 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
     println!("try:  ETCDCTL_API=3 etcdctl --endpoints={endpoints} put hello world");
     println!("Ctrl-C stops the cluster.");
     // Ctrl-C or SIGTERM: stop every member and the store.
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| e.to_string())?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
     tokio::select! {
         biased;
         result = tokio::signal::ctrl_c() => result.map_err(|e| e.to_string())?,

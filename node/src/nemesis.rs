@@ -32,11 +32,7 @@ async fn find_leader(entries: &[roster::RosterEntry]) -> Option<usize> {
         let Ok(endpoint) = Channel::from_shared(entry.client_url.clone()) else {
             continue;
         };
-        let Ok(channel) = endpoint
-            .connect_timeout(Duration::from_millis(500))
-            .connect()
-            .await
-        else {
+        let Ok(channel) = endpoint.connect_timeout(Duration::from_millis(500)).connect().await else {
             continue;
         };
         let mut request = tonic::Request::new(StatusRequest {});
@@ -53,13 +49,7 @@ async fn find_leader(entries: &[roster::RosterEntry]) -> Option<usize> {
 }
 
 /// Runs until `until`, one fault every `every`.
-pub async fn run(
-    kind: Nemesis,
-    every: Duration,
-    dir: PathBuf,
-    started: Instant,
-    until: Instant,
-) -> Result<NemesisLog, String> {
+pub async fn run(kind: Nemesis, every: Duration, dir: PathBuf, started: Instant, until: Instant) -> Result<NemesisLog, String> {
     let mut log = NemesisLog::default();
     loop {
         tokio::time::sleep(every).await;
@@ -72,10 +62,7 @@ pub async fn run(
             Nemesis::KillRandom => Some(rand::random::<usize>() % entries.len().max(1)),
         };
         let Some(i) = target.filter(|i| *i < entries.len()) else {
-            log.actions.push(format!(
-                "{:.1}s: no leader found, nothing done",
-                started.elapsed().as_secs_f64()
-            ));
+            log.actions.push(format!("{:.1}s: no leader found, nothing done", started.elapsed().as_secs_f64()));
             continue;
         };
         let at = started.elapsed().as_secs_f64();
@@ -85,10 +72,7 @@ pub async fn run(
                 roster::signal(entries[i].pid, "STOP")?;
                 tokio::time::sleep(every / 2).await;
                 roster::signal(entries[i].pid, "CONT")?;
-                log.actions.push(format!(
-                    "{at:.1}s: paused {name} (leader) for {:?}",
-                    every / 2
-                ));
+                log.actions.push(format!("{at:.1}s: paused {name} (leader) for {:?}", every / 2));
             }
             Nemesis::KillLeader | Nemesis::KillRandom => {
                 roster::signal(entries[i].pid, "KILL")?;
@@ -96,10 +80,7 @@ pub async fn run(
                 let child = roster::spawn(&entries[i].argv, &entries[i].log)?;
                 entries[i].pid = child.id();
                 roster::save(&dir, &entries)?;
-                log.actions.push(format!(
-                    "{at:.1}s: SIGKILL {name}, restarted after {:?}",
-                    every / 2
-                ));
+                log.actions.push(format!("{at:.1}s: SIGKILL {name}, restarted after {:?}", every / 2));
             }
         }
     }

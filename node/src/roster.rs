@@ -39,11 +39,7 @@ pub fn save(dir: &Path, roster: &[RosterEntry]) -> Result<(), String> {
 /// Starts `argv` with stderr appended to `log`.
 pub fn spawn(argv: &[String], log: &Path) -> Result<std::process::Child, String> {
     let (program, args) = argv.split_first().ok_or("an empty command line")?;
-    let log_file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| format!("{}: {e}", log.display()))?;
+    let log_file = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| format!("{}: {e}", log.display()))?;
     Command::new(program)
         .args(args)
         .stdin(Stdio::null())

@@ -28,16 +28,9 @@ pub struct NodeHandle {
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let mut members = parse_initial_cluster(&args.initial_cluster)?;
     let named = member_id(&args.name);
-    let mut me = members
-        .remove(&named)
-        .ok_or_else(|| format!("--name {} is not in --initial-cluster", args.name))?;
+    let mut me = members.remove(&named).ok_or_else(|| format!("--name {} is not in --initial-cluster", args.name))?;
     if me.peer != args.listen_peer_urls {
-        tracing::warn!(
-            "--initial-cluster gives {} the peer URL {}, it listens on {}",
-            args.name,
-            me.peer,
-            args.listen_peer_urls
-        );
+        tracing::warn!("--initial-cluster gives {} the peer URL {}, it listens on {}", args.name, me.peer, args.listen_peer_urls);
     }
     // The genesis configuration: every initial member. A member joining an
     // existing cluster takes the id `member add` gave it (derived from its
@@ -53,32 +46,22 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     members.insert(id, me);
     let config = args.server_config(id, voters);
 
-    let storage = Storage::open(&args.data_dir)
-        .map_err(|e| format!("--data-dir {}: {e}", args.data_dir.display()))?;
+    let storage = Storage::open(&args.data_dir).map_err(|e| format!("--data-dir {}: {e}", args.data_dir.display()))?;
     if storage.recovered_torn_bytes > 0 {
-        tracing::warn!(
-            "cut a torn tail of {} bytes off the write-ahead log",
-            storage.recovered_torn_bytes
-        );
+        tracing::warn!("cut a torn tail of {} bytes off the write-ahead log", storage.recovered_torn_bytes);
     }
     let clocks = RealClocks::new();
     let persisted = storage.persisted();
     let server = Server::new(config, persisted, rand::random(), clocks.now());
 
-    let peer_listener = TcpListener::bind(args.listen_peer_urls)
-        .await
-        .map_err(|e| format!("--listen-peer-urls {}: {e}", args.listen_peer_urls))?;
-    let client_listener = TcpListener::bind(args.listen_client_urls)
-        .await
-        .map_err(|e| format!("--listen-client-urls {}: {e}", args.listen_client_urls))?;
+    let peer_listener =
+        TcpListener::bind(args.listen_peer_urls).await.map_err(|e| format!("--listen-peer-urls {}: {e}", args.listen_peer_urls))?;
+    let client_listener =
+        TcpListener::bind(args.listen_client_urls).await.map_err(|e| format!("--listen-client-urls {}: {e}", args.listen_client_urls))?;
     let client_addr = client_listener.local_addr().map_err(|e| e.to_string())?;
     let advertised = args.advertise_client_urls.unwrap_or(client_addr);
     let lock_listener = match args.listen_lock_urls {
-        Some(addr) => Some(
-            TcpListener::bind(addr)
-                .await
-                .map_err(|e| format!("--listen-lock-urls {addr}: {e}"))?,
-        ),
+        Some(addr) => Some(TcpListener::bind(addr).await.map_err(|e| format!("--listen-lock-urls {addr}: {e}"))?),
         None => None,
     };
     let lock_url = match &lock_listener {
@@ -90,11 +73,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         members
             .values()
             .map(|m| {
-                let info = MemberInfo {
-                    name: m.name.clone(),
-                    peer_url: format!("http://{}", m.peer),
-                    ..MemberInfo::default()
-                };
+                let info = MemberInfo { name: m.name.clone(), peer_url: format!("http://{}", m.peer), ..MemberInfo::default() };
                 (m.id, info)
             })
             .collect::<std::collections::BTreeMap<_, _>>(),
@@ -120,10 +99,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     std::thread::Builder::new()
         .name(format!("driver-{}", args.name))
         .spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("driver runtime");
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("driver runtime");
             rt.block_on(driver.run(input_rx));
         })
         .map_err(|e| e.to_string())?;
@@ -150,12 +126,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
 
     let front = Front::new(input_tx, probe_rx);
     let cluster_id = member_id(&args.initial_cluster);
-    let handle = NodeHandle {
-        front,
-        directory,
-        name: args.name.clone(),
-        cluster_id,
-    };
+    let handle = NodeHandle { front, directory, name: args.name.clone(), cluster_id };
     tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
     if let Some(listener) = lock_listener {
         tokio::spawn(crate::ws::serve(handle.clone(), listener));

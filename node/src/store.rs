@@ -71,10 +71,7 @@ impl DataStore {
             for line in BufReader::new(File::open(path)?).lines() {
                 let line = line?;
                 let mut fields = line.splitn(4, '\t');
-                if let (Some(key), Some(token)) = (
-                    fields.next(),
-                    fields.next().and_then(|t| t.parse::<u64>().ok()),
-                ) {
+                if let (Some(key), Some(token)) = (fields.next(), fields.next().and_then(|t| t.parse::<u64>().ok())) {
                     let top = highest.entry(key.to_string()).or_insert(0);
                     *top = (*top).max(token);
                 }
@@ -90,24 +87,17 @@ impl DataStore {
         let key = &req.fencing_token.key;
         let token = req.fencing_token.value;
         if key.is_empty() || key.contains(['\t', '\n']) {
-            return Ok(refused(
-                "the token's key must be non-empty text without tabs or newlines",
-            ));
+            return Ok(refused("the token's key must be non-empty text without tabs or newlines"));
         }
         if let Some(top) = self.highest.get(key).filter(|top| token < **top) {
-            return Ok(refused(&format!(
-                "stale fencing token {token} for {key}: {top} was already accepted"
-            )));
+            return Ok(refused(&format!("stale fencing token {token} for {key}: {top} was already accepted")));
         }
         let client = req.client_id.replace(['\t', '\n'], " ");
         let data = serde_json::to_string(&req.data).unwrap_or_default();
         writeln!(self.file, "{key}\t{token}\t{client}\t{data}")?;
         self.file.sync_data()?;
         self.highest.insert(key.clone(), token);
-        Ok(WriteResponse {
-            success: true,
-            error: None,
-        })
+        Ok(WriteResponse { success: true, error: None })
     }
 
     pub fn highest(&self, key: &str) -> Option<u64> {
@@ -116,18 +106,12 @@ impl DataStore {
 }
 
 fn refused(why: &str) -> WriteResponse {
-    WriteResponse {
-        success: false,
-        error: Some(why.to_string()),
-    }
+    WriteResponse { success: false, error: Some(why.to_string()) }
 }
 
 type Shared = Arc<Mutex<DataStore>>;
 
-async fn handle_write(
-    State(store): State<Shared>,
-    body: Result<Json<WriteRequest>, JsonRejection>,
-) -> (StatusCode, Json<WriteResponse>) {
+async fn handle_write(State(store): State<Shared>, body: Result<Json<WriteRequest>, JsonRejection>) -> (StatusCode, Json<WriteResponse>) {
     let Json(req) = match body {
         Ok(body) => body,
         Err(e) => return (StatusCode::BAD_REQUEST, Json(refused(&e.body_text()))),
@@ -135,33 +119,22 @@ async fn handle_write(
     let result = store.lock().expect("store lock").write(&req);
     match result {
         Ok(resp) => (StatusCode::OK, Json(resp)),
-        Err(e) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            Json(refused(&format!("cannot persist: {e}"))),
-        ),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, Json(refused(&format!("cannot persist: {e}")))),
     }
 }
 
 /// The store's HTTP routes: POST `/` and `/write`.
 pub fn router(store: DataStore) -> Router {
     let shared: Shared = Arc::new(Mutex::new(store));
-    Router::new()
-        .route("/", post(handle_write))
-        .route("/write", post(handle_write))
-        .with_state(shared)
+    Router::new().route("/", post(handle_write)).route("/write", post(handle_write)).with_state(shared)
 }
 
 /// Runs the store until the process stops.
 pub async fn run(args: StoreArgs) -> Result<(), String> {
-    let store =
-        DataStore::open(&args.file).map_err(|e| format!("--file {}: {e}", args.file.display()))?;
-    let listener = tokio::net::TcpListener::bind(args.listen_url)
-        .await
-        .map_err(|e| format!("--listen-url {}: {e}", args.listen_url))?;
+    let store = DataStore::open(&args.file).map_err(|e| format!("--file {}: {e}", args.file.display()))?;
+    let listener = tokio::net::TcpListener::bind(args.listen_url).await.map_err(|e| format!("--listen-url {}: {e}", args.listen_url))?;
     tracing::info!(listen = %args.listen_url, file = %args.file.display(), "data store started");
-    axum::serve(listener, router(store))
-        .await
-        .map_err(|e| e.to_string())
+    axum::serve(listener, router(store)).await.map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -169,14 +142,7 @@ mod tests {
     use super::*;
 
     fn write(key: &str, value: u64, data: &str) -> WriteRequest {
-        WriteRequest {
-            client_id: "c1".into(),
-            fencing_token: FencingToken {
-                key: key.into(),
-                value,
-            },
-            data: data.into(),
-        }
+        WriteRequest { client_id: "c1".into(), fencing_token: FencingToken { key: key.into(), value }, data: data.into() }
     }
 
     #[test]
@@ -185,12 +151,7 @@ mod tests {
         let path = dir.path().join("data.txt");
         let mut store = DataStore::open(&path).unwrap();
         assert!(store.write(&write("k", 5, "a\tb\nc")).unwrap().success);
-        assert!(
-            store
-                .write(&write("k", 5, "same token again"))
-                .unwrap()
-                .success
-        );
+        assert!(store.write(&write("k", 5, "same token again")).unwrap().success);
         let stale = store.write(&write("k", 4, "late")).unwrap();
         assert!(!stale.success && stale.error.unwrap().contains("stale"));
         assert!(store.write(&write("other", 1, "x")).unwrap().success);
@@ -199,28 +160,13 @@ mod tests {
         assert_eq!(text.lines().count(), 3, "{text}");
         let mut again = DataStore::open(&path).unwrap();
         assert_eq!(again.highest("k"), Some(5));
-        assert!(
-            !again
-                .write(&write("k", 3, "after restart"))
-                .unwrap()
-                .success
-        );
+        assert!(!again.write(&write("k", 3, "after restart")).unwrap().success);
     }
 
     #[test]
     fn the_json_names_are_seed_001s() {
-        let req: WriteRequest = serde_json::from_str(
-            r#"{"clientID":"c","fencingToken":{"key":"k","value":7},"data":"d"}"#,
-        )
-        .unwrap();
+        let req: WriteRequest = serde_json::from_str(r#"{"clientID":"c","fencingToken":{"key":"k","value":7},"data":"d"}"#).unwrap();
         assert_eq!(req.fencing_token.value, 7);
-        assert_eq!(
-            serde_json::to_string(&WriteResponse {
-                success: true,
-                error: None
-            })
-            .unwrap(),
-            r#"{"success":true}"#
-        );
+        assert_eq!(serde_json::to_string(&WriteResponse { success: true, error: None }).unwrap(), r#"{"success":true}"#);
     }
 }

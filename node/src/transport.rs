@@ -75,12 +75,7 @@ pub struct Links {
 
 impl Links {
     pub fn new(me: NodeId, hello: PeerFrame, directory: Directory) -> Self {
-        Links {
-            me,
-            hello,
-            queues: Arc::default(),
-            directory,
-        }
+        Links { me, hello, queues: Arc::default(), directory }
     }
 
     /// Queues `frame` for `to` (dropped if the queue is full or `to` unknown).
@@ -108,12 +103,7 @@ impl Links {
     /// Opens the link to `to` if there is none (it says hello on connect),
     /// so a member that just joined learns this one's client URL.
     pub fn ensure(&self, to: NodeId) {
-        let known = self
-            .queues
-            .lock()
-            .expect("links lock")
-            .get(&to)
-            .is_some_and(|q| !q.is_closed());
+        let known = self.queues.lock().expect("links lock").get(&to).is_some_and(|q| !q.is_closed());
         if !known {
             self.send(to, self.hello.clone());
         }
@@ -121,15 +111,11 @@ impl Links {
 
     fn peer_addr(&self, id: NodeId) -> Option<SocketAddr> {
         let dir = self.directory.lock().expect("directory lock");
-        dir.get(&id)
-            .and_then(|m| crate::config::parse_url(&m.peer_url).ok())
+        dir.get(&id).and_then(|m| crate::config::parse_url(&m.peer_url).ok())
     }
 }
 
-async fn write_frame<W: AsyncWriteExt + Unpin>(
-    w: &mut W,
-    frame: &PeerFrame,
-) -> std::io::Result<()> {
+async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, frame: &PeerFrame) -> std::io::Result<()> {
     let bytes = bincode::serialize(frame).map_err(std::io::Error::other)?;
     w.write_all(&(bytes.len() as u32).to_le_bytes()).await?;
     w.write_all(&bytes).await
@@ -145,16 +131,11 @@ pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<O
     }
     let len = u32::from_le_bytes(len) as usize;
     if len > MAX_FRAME_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "peer frame too large",
-        ));
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "peer frame too large"));
     }
     let mut buf = vec![0u8; len];
     r.read_exact(&mut buf).await?;
-    bincode::deserialize(&buf)
-        .map(Some)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    bincode::deserialize(&buf).map(Some).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// Owns the connection to one peer: connects (retrying), says hello, then
@@ -202,11 +183,7 @@ async fn run_link(addr: SocketAddr, hello: PeerFrame, mut rx: mpsc::Receiver<Pee
 
 /// Accepts peer connections and hands every frame, with its sender, to
 /// `deliver` (the opening hello included).
-pub async fn serve_peers(
-    listener: TcpListener,
-    directory: Directory,
-    deliver: mpsc::UnboundedSender<(NodeId, PeerFrame)>,
-) {
+pub async fn serve_peers(listener: TcpListener, directory: Directory, deliver: mpsc::UnboundedSender<(NodeId, PeerFrame)>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -220,22 +197,10 @@ pub async fn serve_peers(
                 Ok(Some(hello @ PeerFrame::Hello { .. })) => hello,
                 _ => return,
             };
-            let PeerFrame::Hello {
-                from,
-                name,
-                peer_url,
-                client_url,
-                lock_url,
-            } = hello.clone()
-            else {
+            let PeerFrame::Hello { from, name, peer_url, client_url, lock_url } = hello.clone() else {
                 return;
             };
-            let info = MemberInfo {
-                name,
-                peer_url,
-                client_url,
-                lock_url,
-            };
+            let info = MemberInfo { name, peer_url, client_url, lock_url };
             directory.lock().expect("directory lock").insert(from, info);
             // The hello goes on too: the receiver opens its own link back.
             if deliver.send((from, hello)).is_err() {

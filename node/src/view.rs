@@ -37,21 +37,11 @@ impl RangeSpec {
     pub fn read(&self, sm: &StateMachine) -> RangeView {
         let kv = sm.kv();
         let kvs = if self.range_end.is_empty() {
-            String::from_utf8(self.key.clone())
-                .ok()
-                .and_then(|k| kv.get(&k).map(|v| (k, v.clone())))
-                .into_iter()
-                .collect()
+            String::from_utf8(self.key.clone()).ok().and_then(|k| kv.get(&k).map(|v| (k, v.clone()))).into_iter().collect()
         } else {
-            kv.iter()
-                .filter(|(k, _)| self.contains(k.as_bytes()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
+            kv.iter().filter(|(k, _)| self.contains(k.as_bytes())).map(|(k, v)| (k.clone(), v.clone())).collect()
         };
-        RangeView {
-            kvs,
-            revision: kv.revision(),
-        }
+        RangeView { kvs, revision: kv.revision() }
     }
 }
 
@@ -61,20 +51,11 @@ mod tests {
 
     #[test]
     fn ranges_follow_etcd_rules() {
-        let single = RangeSpec {
-            key: b"a".to_vec(),
-            range_end: vec![],
-        };
+        let single = RangeSpec { key: b"a".to_vec(), range_end: vec![] };
         assert!(single.contains(b"a") && !single.contains(b"ab"));
-        let prefix = RangeSpec {
-            key: b"a".to_vec(),
-            range_end: b"b".to_vec(),
-        };
+        let prefix = RangeSpec { key: b"a".to_vec(), range_end: b"b".to_vec() };
         assert!(prefix.contains(b"a") && prefix.contains(b"azz") && !prefix.contains(b"b"));
-        let from = RangeSpec {
-            key: b"m".to_vec(),
-            range_end: vec![0],
-        };
+        let from = RangeSpec { key: b"m".to_vec(), range_end: vec![0] };
         assert!(from.contains(b"zzz") && !from.contains(b"a"));
     }
 }

@@ -65,11 +65,7 @@ pub struct LeaderInfo {
 }
 
 fn failure(error: String) -> LockAcquireReply {
-    LockAcquireReply {
-        success: false,
-        fencing_token: None,
-        error: Some(error),
-    }
+    LockAcquireReply { success: false, fencing_token: None, error: Some(error) }
 }
 
 /// Locks this connection holds: key → (token, lease).
@@ -78,10 +74,7 @@ type Held = Arc<Mutex<BTreeMap<String, (u64, u64)>>>;
 /// Serves the lock API on `listener`: `GET /ws` (WebSocket) and
 /// `GET /leader` (who leads, and its lock URL).
 pub async fn serve(node: NodeHandle, listener: TcpListener) {
-    let app = Router::new()
-        .route("/ws", get(upgrade))
-        .route("/leader", get(leader))
-        .with_state(node);
+    let app = Router::new().route("/ws", get(upgrade)).route("/leader", get(leader)).with_state(node);
     if let Err(e) = axum::serve(listener, app).await {
         tracing::error!("lock API stopped: {e}");
     }
@@ -91,25 +84,10 @@ pub async fn serve(node: NodeHandle, listener: TcpListener) {
 fn leader_info(node: &NodeHandle) -> LeaderInfo {
     let probe = node.front.probe();
     let leader = probe.leader.unwrap_or(0);
-    let leader_addr = node
-        .directory
-        .lock()
-        .expect("directory lock")
-        .get(&leader)
-        .map(|m| m.lock_url.clone());
-    let leader_addr = leader_addr
-        .unwrap_or_default()
-        .replacen("http://", "ws://", 1);
-    let leader_addr = if leader_addr.is_empty() {
-        leader_addr
-    } else {
-        format!("{leader_addr}/ws")
-    };
-    LeaderInfo {
-        redirect: leader != 0 && leader != probe.id && !leader_addr.is_empty(),
-        leader_id: leader,
-        leader_addr,
-    }
+    let leader_addr = node.directory.lock().expect("directory lock").get(&leader).map(|m| m.lock_url.clone());
+    let leader_addr = leader_addr.unwrap_or_default().replacen("http://", "ws://", 1);
+    let leader_addr = if leader_addr.is_empty() { leader_addr } else { format!("{leader_addr}/ws") };
+    LeaderInfo { redirect: leader != 0 && leader != probe.id && !leader_addr.is_empty(), leader_id: leader, leader_addr }
 }
 
 async fn leader(State(node): State<NodeHandle>) -> Json<LeaderInfo> {
@@ -170,19 +148,12 @@ async fn connection(socket: WebSocket, node: NodeHandle) {
                 };
                 let front = node.front.clone();
                 tokio::spawn(async move {
-                    let _ = front
-                        .call(Op::LockRelease {
-                            key: req.key,
-                            token,
-                        })
-                        .await;
+                    let _ = front.call(Op::LockRelease { key: req.key, token }).await;
                     let _ = front.call(Op::LeaseRevoke { lease }).await;
                 });
             }
             other => {
-                let _ = out_tx.send(failure(format!(
-                    "unknown commandType {other} (0 acquires, 1 releases)"
-                )));
+                let _ = out_tx.send(failure(format!("unknown commandType {other} (0 acquires, 1 releases)")));
             }
         }
     }
@@ -192,43 +163,23 @@ async fn connection(socket: WebSocket, node: NodeHandle) {
 
 /// Grants a lease of the request's TTL, queues for the lock under it, and
 /// tells the client once the lock is granted.
-async fn acquire(
-    node: NodeHandle,
-    req: LockRequest,
-    held: Held,
-    out: mpsc::UnboundedSender<LockAcquireReply>,
-) {
+async fn acquire(node: NodeHandle, req: LockRequest, held: Held, out: mpsc::UnboundedSender<LockAcquireReply>) {
     let mut ttl_ns = req.ttl.max(1).saturating_mul(NS_PER_MS);
     let lease = loop {
         match node.front.call(Op::LeaseGrant { ttl_ns, id: None }).await {
             Ok(Response::LeaseGranted { lease, .. }) => break lease,
             // A TTL shorter than an election is raised to the minimum.
-            Err(CallError::Service(ServiceError::TtlTooShort { min_ns })) if ttl_ns < min_ns => {
-                ttl_ns = min_ns
-            }
+            Err(CallError::Service(ServiceError::TtlTooShort { min_ns })) if ttl_ns < min_ns => ttl_ns = min_ns,
             other => {
                 let _ = out.send(failure(format!("cannot grant the lock's lease: {other:?}")));
                 return;
             }
         }
     };
-    match node
-        .front
-        .call(Op::LockAcquire {
-            key: req.key.clone(),
-            lease,
-        })
-        .await
-    {
+    match node.front.call(Op::LockAcquire { key: req.key.clone(), lease }).await {
         Ok(Response::LockGranted { key, token }) => {
-            held.lock()
-                .expect("held lock")
-                .insert(key.clone(), (token, lease));
-            let reply = LockAcquireReply {
-                success: true,
-                fencing_token: Some(FencingToken { key, value: token }),
-                error: None,
-            };
+            held.lock().expect("held lock").insert(key.clone(), (token, lease));
+            let reply = LockAcquireReply { success: true, fencing_token: Some(FencingToken { key, value: token }), error: None };
             let _ = out.send(reply);
         }
         other => {

@@ -9,11 +9,7 @@ use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, PutRequest, RangeRequest};
 
 fn stderr_of(out: &std::process::Output) -> String {
-    assert!(
-        !out.status.success(),
-        "expected a failure, got: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert!(!out.status.success(), "expected a failure, got: {}", String::from_utf8_lossy(&out.stdout));
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -30,11 +26,7 @@ fn bad_requests_get_errors_not_crashes() {
     // Still serving, every member alive.
     let mut kv = None;
     for i in 0..3 {
-        assert!(
-            cluster.running(i),
-            "member {i} crashed; see {}",
-            cluster.log_path(i).display()
-        );
+        assert!(cluster.running(i), "member {i} crashed; see {}", cluster.log_path(i).display());
         kv = kv.or(cluster.status(i));
     }
     assert!(kv.is_some());
@@ -50,67 +42,27 @@ fn etcdctl_errors(cluster: &Cluster, all: &str) {
     // A TTL below the minimum is raised to it, as etcd does.
     let out = cluster.ctl_ok(&["lease", "grant", "1"]);
     assert!(out.contains("granted with TTL("), "{out}");
-    assert!(
-        !out.contains("TTL(1s)"),
-        "a 1 s lease is shorter than an election: {out}"
-    );
+    assert!(!out.contains("TTL(1s)"), "a 1 s lease is shorter than an election: {out}");
 
     assert_eq!(cluster.ctl_ok(&["put", "after", "ok"]).trim(), "OK");
 }
 
 fn grpc_errors(cluster: &Cluster) {
     let url = cluster.url(0);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let mut kv = KvClient::new(common::channel(&url).await).max_encoding_message_size(8 << 20);
         let huge = vec![b'x'; 2 << 20];
-        let err = kv
-            .put(PutRequest {
-                key: b"big".to_vec(),
-                value: huge,
-                ..Default::default()
-            })
-            .await
-            .unwrap_err();
-        assert!(
-            err.message().contains("too large") || err.code() == tonic::Code::ResourceExhausted,
-            "an oversized value: {err:?}"
-        );
-        let err = kv
-            .put(PutRequest {
-                key: Vec::new(),
-                value: b"v".to_vec(),
-                ..Default::default()
-            })
-            .await
-            .unwrap_err();
+        let err = kv.put(PutRequest { key: b"big".to_vec(), value: huge, ..Default::default() }).await.unwrap_err();
+        assert!(err.message().contains("too large") || err.code() == tonic::Code::ResourceExhausted, "an oversized value: {err:?}");
+        let err = kv.put(PutRequest { key: Vec::new(), value: b"v".to_vec(), ..Default::default() }).await.unwrap_err();
         assert_eq!(err.message(), "etcdserver: key is not provided");
-        let err = kv
-            .put(PutRequest {
-                key: vec![0xff, 0xfe],
-                value: b"v".to_vec(),
-                ..Default::default()
-            })
-            .await
-            .unwrap_err();
+        let err = kv.put(PutRequest { key: vec![0xff, 0xfe], value: b"v".to_vec(), ..Default::default() }).await.unwrap_err();
         assert_eq!(err.code(), tonic::Code::InvalidArgument);
-        let err = kv
-            .range(RangeRequest {
-                key: b"k".to_vec(),
-                revision: 1,
-                ..Default::default()
-            })
-            .await
-            .unwrap_err();
+        let err = kv.range(RangeRequest { key: b"k".to_vec(), revision: 1, ..Default::default() }).await.unwrap_err();
         assert_eq!(err.code(), tonic::Code::Unimplemented);
         let mut lease = LeaseClient::new(common::channel(&url).await);
-        let err = lease
-            .lease_grant(LeaseGrantRequest { ttl: 10, id: -5 })
-            .await
-            .unwrap_err();
+        let err = lease.lease_grant(LeaseGrantRequest { ttl: 10, id: -5 }).await.unwrap_err();
         assert_eq!(err.code(), tonic::Code::InvalidArgument);
     });
 }

@@ -37,11 +37,7 @@ struct Observed {
 /// etcdctl's answer: the last line it printed (its client logs retries
 /// as JSON lines before the error).
 fn out(o: &std::process::Output) -> String {
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     text.trim().lines().last().unwrap_or_default().to_string()
 }
 
@@ -52,11 +48,7 @@ fn lease_cases(cluster: &Cluster, seen: &mut Observed) {
     let ttl = cluster.ctl_ok(&["lease", "timetolive", &id]);
     assert!(ttl.contains("granted with TTL(30s)"), "{ttl}");
     let one = cluster.ctl_ok(&["lease", "grant", "1"]);
-    let ttl_s = one
-        .split("TTL(")
-        .nth(1)
-        .and_then(|t| t.split('s').next())
-        .and_then(|t| t.parse().ok());
+    let ttl_s = one.split("TTL(").nth(1).and_then(|t| t.split('s').next()).and_then(|t| t.parse().ok());
     seen.grant_1_ttl_s = ttl_s.expect("a TTL in etcdctl's answer");
 
     cluster.ctl_ok(&["put", "--lease", &id, "svc/x", "up"]);
@@ -71,33 +63,17 @@ fn lease_cases(cluster: &Cluster, seen: &mut Observed) {
 /// response header's revision) increase.
 fn lock_case(cluster: &Cluster, seen: &mut Observed) {
     let url = cluster.url(0);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async move {
         let mut leases = LeaseClient::new(common::channel(&url).await);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let mut handles = Vec::new();
         for who in ['A', 'B', 'C'] {
-            let lease = leases
-                .lease_grant(LeaseGrantRequest { ttl: 60, id: 0 })
-                .await
-                .unwrap()
-                .into_inner()
-                .id;
+            let lease = leases.lease_grant(LeaseGrantRequest { ttl: 60, id: 0 }).await.unwrap().into_inner().id;
             let (url, tx) = (url.clone(), tx.clone());
             handles.push(tokio::spawn(async move {
                 let mut locks = LockClient::new(common::channel(&url).await);
-                let held = locks
-                    .lock(LockRequest {
-                        name: b"conformance".to_vec(),
-                        lease,
-                    })
-                    .await
-                    .unwrap()
-                    .into_inner();
+                let held = locks.lock(LockRequest { name: b"conformance".to_vec(), lease }).await.unwrap().into_inner();
                 let token = held.header.map_or(0, |h| h.revision);
                 tx.send((who, token)).unwrap();
                 // Hold long enough for the others to queue, then hand over.
@@ -137,20 +113,14 @@ fn leader_kill_case(cluster: &mut Cluster, seen: &mut Observed) {
     let last_keepalive = Instant::now();
     cluster.kill(leader);
     let killed = Instant::now();
-    let survivors: Vec<String> = (0..3)
-        .filter(|i| *i != leader)
-        .map(|i| cluster.endpoint(i))
-        .collect();
+    let survivors: Vec<String> = (0..3).filter(|i| *i != leader).map(|i| cluster.endpoint(i)).collect();
     let survivors = survivors.join(",");
     loop {
         let o = cluster.etcdctl(&survivors, &["get", "holder", "--print-value-only"]);
         if o.status.success() && String::from_utf8_lossy(&o.stdout).trim().is_empty() {
             break;
         }
-        assert!(
-            killed.elapsed() < Duration::from_secs(90),
-            "the lease was never revoked"
-        );
+        assert!(killed.elapsed() < Duration::from_secs(90), "the lease was never revoked");
         std::thread::sleep(Duration::from_millis(50));
     }
     seen.kill_to_revoke_ms.push(killed.elapsed().as_millis());
@@ -164,10 +134,7 @@ fn observe(kind: Kind) -> Observed {
     cluster.wait_for_leader();
     lease_cases(&cluster, &mut seen);
     lock_case(&cluster, &mut seen);
-    let runs: usize = std::env::var("LEASESIM_CONFORMANCE_RUNS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(1);
+    let runs: usize = std::env::var("LEASESIM_CONFORMANCE_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(1);
     let mut outlived = true;
     for _ in 0..runs {
         leader_kill_case(&mut cluster, &mut seen);
@@ -188,62 +155,23 @@ fn lease_and_lock_cases_against_etcd_and_leasesim() {
     println!("| case | etcd 3.4 | leasesim-node |");
     println!("|---|---|---|");
     println!("| grant 30 | {} | {} |", etcd.grant_30, ours.grant_30);
-    println!(
-        "| grant 1: TTL granted (s) | {} | {} |",
-        etcd.grant_1_ttl_s, ours.grant_1_ttl_s
-    );
-    println!(
-        "| keep-alive of a revoked lease | {} | {} |",
-        etcd.keepalive_revoked, ours.keepalive_revoked
-    );
-    println!(
-        "| revoke deletes attached keys | {} | {} |",
-        etcd.revoke_deletes_keys, ours.revoke_deletes_keys
-    );
-    println!(
-        "| put on a missing lease | {} | {} |",
-        etcd.put_missing_lease, ours.put_missing_lease
-    );
-    println!(
-        "| lock grant order (A holds, B then C queue) | {:?} | {:?} |",
-        etcd.lock_order, ours.lock_order
-    );
-    println!(
-        "| lock tokens increase | {} | {} |",
-        etcd.lock_tokens_increase, ours.lock_tokens_increase
-    );
-    println!(
-        "| leader SIGKILL → lease revoked (ms) | {:?} | {:?} |",
-        etcd.kill_to_revoke_ms, ours.kill_to_revoke_ms
-    );
-    println!(
-        "| lease outlived its holder by ≥ TTL | {} | {} |",
-        etcd.outlived_ttl, ours.outlived_ttl
-    );
+    println!("| grant 1: TTL granted (s) | {} | {} |", etcd.grant_1_ttl_s, ours.grant_1_ttl_s);
+    println!("| keep-alive of a revoked lease | {} | {} |", etcd.keepalive_revoked, ours.keepalive_revoked);
+    println!("| revoke deletes attached keys | {} | {} |", etcd.revoke_deletes_keys, ours.revoke_deletes_keys);
+    println!("| put on a missing lease | {} | {} |", etcd.put_missing_lease, ours.put_missing_lease);
+    println!("| lock grant order (A holds, B then C queue) | {:?} | {:?} |", etcd.lock_order, ours.lock_order);
+    println!("| lock tokens increase | {} | {} |", etcd.lock_tokens_increase, ours.lock_tokens_increase);
+    println!("| leader SIGKILL → lease revoked (ms) | {:?} | {:?} |", etcd.kill_to_revoke_ms, ours.kill_to_revoke_ms);
+    println!("| lease outlived its holder by ≥ TTL | {} | {} |", etcd.outlived_ttl, ours.outlived_ttl);
 
     for seen in [&etcd, &ours] {
-        assert!(
-            seen.grant_30.ends_with("granted with TTL(30s)"),
-            "{}",
-            seen.grant_30
-        );
+        assert!(seen.grant_30.ends_with("granted with TTL(30s)"), "{}", seen.grant_30);
         assert!(seen.revoke_deletes_keys);
-        assert!(
-            seen.keepalive_revoked.contains("requested lease not found"),
-            "{}",
-            seen.keepalive_revoked
-        );
-        assert!(
-            seen.put_missing_lease.contains("requested lease not found"),
-            "{}",
-            seen.put_missing_lease
-        );
+        assert!(seen.keepalive_revoked.contains("requested lease not found"), "{}", seen.keepalive_revoked);
+        assert!(seen.put_missing_lease.contains("requested lease not found"), "{}", seen.put_missing_lease);
         assert_eq!(seen.lock_order, ['A', 'B', 'C']);
         assert!(seen.lock_tokens_increase);
-        assert!(
-            seen.outlived_ttl,
-            "a lease was revoked sooner than its TTL after its last keep-alive"
-        );
+        assert!(seen.outlived_ttl, "a lease was revoked sooner than its TTL after its last keep-alive");
     }
     // By design: each raises a short TTL to its own minimum (etcd: 1.5 ×
     // the election timeout; leasesim: 1.5 × the largest, 2 × the flag).

@@ -16,23 +16,13 @@ fn etcdctl_commands_work_against_a_three_member_cluster() {
 
     // KV, through a follower and read back through another member.
     let out = cluster.etcdctl(&cluster.endpoint(follower), &["put", "greeting", "hello"]);
-    assert!(
-        out.status.success(),
-        "put via a follower: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "put via a follower: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "OK");
     let out = cluster.etcdctl(&cluster.endpoint((leader + 2) % 3), &["get", "greeting"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "greeting\nhello\n");
     cluster.ctl_ok(&["put", "app/a", "1"]);
     cluster.ctl_ok(&["put", "app/b", "2"]);
-    assert_eq!(
-        cluster
-            .ctl_ok(&["get", "--prefix", "app/", "--keys-only"])
-            .split_whitespace()
-            .collect::<Vec<_>>(),
-        ["app/a", "app/b"]
-    );
+    assert_eq!(cluster.ctl_ok(&["get", "--prefix", "app/", "--keys-only"]).split_whitespace().collect::<Vec<_>>(), ["app/a", "app/b"]);
     assert_eq!(cluster.ctl_ok(&["del", "greeting"]).trim(), "1");
     assert_eq!(cluster.ctl_ok(&["get", "greeting"]), "");
     assert_eq!(cluster.ctl_ok(&["del", "--prefix", "app/"]).trim(), "2");
@@ -40,61 +30,32 @@ fn etcdctl_commands_work_against_a_three_member_cluster() {
     // Leases.
     let granted = cluster.ctl_ok(&["lease", "grant", "30"]);
     assert!(granted.contains("granted with TTL(30s)"), "{granted}");
-    let lease = granted
-        .split_whitespace()
-        .nth(1)
-        .expect("lease id")
-        .to_string();
+    let lease = granted.split_whitespace().nth(1).expect("lease id").to_string();
     cluster.ctl_ok(&["put", "--lease", &lease, "svc/1", "up"]);
     let ttl = cluster.ctl_ok(&["lease", "timetolive", &lease, "--keys"]);
-    assert!(
-        ttl.contains("granted with TTL(30s)") && ttl.contains("attached keys([svc/1])"),
-        "{ttl}"
-    );
+    assert!(ttl.contains("granted with TTL(30s)") && ttl.contains("attached keys([svc/1])"), "{ttl}");
     let kept = cluster.ctl_ok(&["lease", "keep-alive", "--once", &lease]);
     assert!(kept.contains("keepalived with TTL(30)"), "{kept}");
     assert!(cluster.ctl_ok(&["lease", "list"]).contains(&lease));
-    assert!(cluster
-        .ctl_ok(&["lease", "revoke", &lease])
-        .contains("revoked"));
-    assert_eq!(
-        cluster.ctl_ok(&["get", "svc/1"]),
-        "",
-        "revoking a lease deletes its keys"
-    );
-    assert!(cluster
-        .ctl_ok(&["lease", "timetolive", &lease])
-        .contains("already expired"));
-    let out = cluster.etcdctl(
-        &cluster.endpoints(),
-        &["lease", "keep-alive", "--once", &lease],
-    );
+    assert!(cluster.ctl_ok(&["lease", "revoke", &lease]).contains("revoked"));
+    assert_eq!(cluster.ctl_ok(&["get", "svc/1"]), "", "revoking a lease deletes its keys");
+    assert!(cluster.ctl_ok(&["lease", "timetolive", &lease]).contains("already expired"));
+    let out = cluster.etcdctl(&cluster.endpoints(), &["lease", "keep-alive", "--once", &lease]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("requested lease not found"));
 
     // A lock held while a command runs (etcdctl's client-side recipe).
     let out = cluster.ctl_ok(&["lock", "jobs", "echo", "holding-the-lock"]);
     assert_eq!(out.trim(), "holding-the-lock");
-    assert_eq!(
-        cluster.ctl_ok(&["get", "--prefix", "jobs"]),
-        "",
-        "the lock key is gone after unlock"
-    );
+    assert_eq!(cluster.ctl_ok(&["get", "--prefix", "jobs"]), "", "the lock key is gone after unlock");
 
     // Status and membership.
     let status = cluster.ctl_ok(&["endpoint", "status"]);
     assert_eq!(status.lines().count(), 3, "{status}");
-    assert_eq!(
-        status.matches(", true, ").count(),
-        1,
-        "exactly one leader: {status}"
-    );
+    assert_eq!(status.matches(", true, ").count(), 1, "exactly one leader: {status}");
     let members = cluster.ctl_ok(&["member", "list"]);
     for i in 0..3 {
-        assert!(
-            members.contains(&format!("s{}", i + 1)) && members.contains(&cluster.url(i)),
-            "{members}"
-        );
+        assert!(members.contains(&format!("s{}", i + 1)) && members.contains(&cluster.url(i)), "{members}");
     }
     for i in 0..3 {
         assert!(cluster.running(i), "member {i} crashed");
@@ -115,19 +76,8 @@ fn contended_etcdctl_locks_and_watch() {
     let dir = cluster.dir.path().to_path_buf();
     let script = dir.join("hold.sh");
     let log = dir.join("holders.log");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\necho \"$1 start\" >> {0}\nsleep 0.5\necho \"$1 end\" >> {0}\n",
-            log.display()
-        ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
+    std::fs::write(&script, format!("#!/bin/sh\necho \"$1 start\" >> {0}\nsleep 0.5\necho \"$1 end\" >> {0}\n", log.display())).unwrap();
+    std::process::Command::new("chmod").arg("+x").arg(&script).status().unwrap();
     let mut holders = Vec::new();
     for who in ["a", "b", "c"] {
         let child = std::process::Command::new("etcdctl")
@@ -147,16 +97,8 @@ fn contended_etcdctl_locks_and_watch() {
     for mut holder in holders {
         assert!(holder.wait().unwrap().success());
     }
-    let lines: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect();
-    assert_eq!(
-        lines,
-        ["a start", "a end", "b start", "b end", "c start", "c end"],
-        "holders overlapped or jumped the queue"
-    );
+    let lines: Vec<String> = std::fs::read_to_string(&log).unwrap().lines().map(String::from).collect();
+    assert_eq!(lines, ["a start", "a end", "b start", "b end", "c start", "c end"], "holders overlapped or jumped the queue");
 
     // The key exists before the watch starts: a polled watch (node's Watch,
     // see src/etcd/watch.rs) reports a single key that is absent at its
@@ -174,19 +116,13 @@ fn contended_etcdctl_locks_and_watch() {
     let stdout = watcher.stdout.take().unwrap();
     std::thread::spawn(move || {
         use std::io::BufRead;
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
             if tx.send(line).is_err() {
                 return;
             }
         }
     });
-    let next = || {
-        rx.recv_timeout(std::time::Duration::from_secs(30))
-            .expect("the watch reports within 30 s")
-    };
+    let next = || rx.recv_timeout(std::time::Duration::from_secs(30)).expect("the watch reports within 30 s");
     // From revision 1: the put is reported however late the watch starts.
     assert_eq!([next(), next(), next()], ["PUT", "watched", "one"]);
     cluster.ctl_ok(&["del", "watched"]);

@@ -28,62 +28,28 @@ fn local_cluster_survives_a_kill_leader_nemesis_and_stops_cleanly() {
     let endpoints = loop {
         let line = lines.next().expect("local printed its endpoints").unwrap();
         if let Some(at) = line.find("--endpoints=") {
-            break line[at + "--endpoints=".len()..]
-                .split_whitespace()
-                .next()
-                .unwrap()
-                .to_string();
+            break line[at + "--endpoints=".len()..].split_whitespace().next().unwrap().to_string();
         }
     };
     let load = Command::new(BIN)
-        .args([
-            "load",
-            "--endpoints",
-            &endpoints,
-            "--workload",
-            "put",
-            "--duration",
-            "8s",
-            "--concurrency",
-            "4",
-        ])
+        .args(["load", "--endpoints", &endpoints, "--workload", "put", "--duration", "8s", "--concurrency", "4"])
         .args(["--nemesis", "kill-leader", "--every", "2s", "--cluster-dir"])
         .arg(dir.path())
         .output()
         .unwrap();
     let report = String::from_utf8_lossy(&load.stdout).into_owned();
-    assert!(
-        load.status.success(),
-        "{report}{}",
-        String::from_utf8_lossy(&load.stderr)
-    );
-    assert!(
-        report.contains("nemesis: ") && report.contains("SIGKILL"),
-        "{report}"
-    );
+    assert!(load.status.success(), "{report}{}", String::from_utf8_lossy(&load.stderr));
+    assert!(report.contains("nemesis: ") && report.contains("SIGKILL"), "{report}");
     assert!(report.contains("; lost: 0"), "{report}");
 
-    let roster: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("members.json")).unwrap())
-            .unwrap();
-    let pids: Vec<u32> = roster
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["pid"].as_u64().unwrap() as u32)
-        .collect();
+    let roster: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("members.json")).unwrap()).unwrap();
+    let pids: Vec<u32> = roster.as_array().unwrap().iter().map(|m| m["pid"].as_u64().unwrap() as u32).collect();
     assert_eq!(pids.len(), 3);
-    Command::new("kill")
-        .args(["-TERM", &local.id().to_string()])
-        .status()
-        .unwrap();
+    Command::new("kill").args(["-TERM", &local.id().to_string()]).status().unwrap();
     local.wait().unwrap();
     let started = Instant::now();
     while pids.iter().any(|p| alive(*p)) {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "members still running after local stopped: {pids:?}"
-        );
+        assert!(started.elapsed() < Duration::from_secs(30), "members still running after local stopped: {pids:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
 }

@@ -10,35 +10,21 @@ use std::time::{Duration, Instant};
 use common::{free_port, Cluster};
 use leasesim_node::pb::etcdserverpb::cluster_client::ClusterClient;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
-use leasesim_node::pb::etcdserverpb::{
-    MemberAddRequest, MemberListRequest, MemberRemoveRequest, PutRequest, RangeRequest,
-};
+use leasesim_node::pb::etcdserverpb::{MemberAddRequest, MemberListRequest, MemberRemoveRequest, PutRequest, RangeRequest};
 
 #[test]
 fn a_member_is_added_catches_up_and_is_removed() {
     let mut cluster = Cluster::start(3);
     let leader = cluster.wait_for_leader();
     let follower = (leader + 1) % 3;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let peer_port = free_port();
     let new_id = runtime.block_on(async {
         let mut kv = KvClient::new(common::channel(&cluster.url(follower)).await);
-        kv.put(PutRequest {
-            key: b"before-join".to_vec(),
-            value: b"1".to_vec(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        kv.put(PutRequest { key: b"before-join".to_vec(), value: b"1".to_vec(), ..Default::default() }).await.unwrap();
         let mut members = ClusterClient::new(common::channel(&cluster.url(follower)).await);
         let added = members
-            .member_add(MemberAddRequest {
-                peer_ur_ls: vec![format!("http://127.0.0.1:{peer_port}")],
-                is_learner: false,
-            })
+            .member_add(MemberAddRequest { peer_ur_ls: vec![format!("http://127.0.0.1:{peer_port}")], is_learner: false })
             .await
             .expect("member add through a follower")
             .into_inner();
@@ -53,15 +39,9 @@ fn a_member_is_added_catches_up_and_is_removed() {
         // The new member serves the data written before it joined.
         let started = Instant::now();
         loop {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "s4 never served the old key"
-            );
+            assert!(started.elapsed() < Duration::from_secs(60), "s4 never served the old key");
             if let Ok(mut kv) = KvClient::connect(url.clone()).await {
-                let range = RangeRequest {
-                    key: b"before-join".to_vec(),
-                    ..Default::default()
-                };
+                let range = RangeRequest { key: b"before-join".to_vec(), ..Default::default() };
                 if let Ok(r) = kv.range(range).await {
                     if r.into_inner().kvs.len() == 1 {
                         break;
@@ -71,44 +51,17 @@ fn a_member_is_added_catches_up_and_is_removed() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let mut members = ClusterClient::new(common::channel(&url).await);
-        let list = members
-            .member_list(MemberListRequest {
-                linearizable: false,
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        assert!(
-            list.members
-                .iter()
-                .any(|m| m.id == new_id && m.name == "s4"),
-            "{list:?}"
-        );
+        let list = members.member_list(MemberListRequest { linearizable: false }).await.unwrap().into_inner();
+        assert!(list.members.iter().any(|m| m.id == new_id && m.name == "s4"), "{list:?}");
         // Every member now knows the others' client URLs (s4 said hello).
-        assert!(
-            list.members.iter().all(|m| !m.client_ur_ls.is_empty()),
-            "{list:?}"
-        );
-        members
-            .member_remove(MemberRemoveRequest { id: new_id })
-            .await
-            .expect("member remove");
+        assert!(list.members.iter().all(|m| !m.client_ur_ls.is_empty()), "{list:?}");
+        members.member_remove(MemberRemoveRequest { id: new_id }).await.expect("member remove");
         // The removed member may never hear of its removal: ask the leader.
         let mut members = ClusterClient::new(common::channel(&leader_url).await);
-        let list = members
-            .member_list(MemberListRequest {
-                linearizable: false,
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        let list = members.member_list(MemberListRequest { linearizable: false }).await.unwrap().into_inner();
         assert_eq!(list.members.len(), 3, "{list:?}");
     });
     for i in 0..3 {
-        assert!(
-            cluster.running(i),
-            "member {i} crashed; see {}",
-            cluster.log_path(i).display()
-        );
+        assert!(cluster.running(i), "member {i} crashed; see {}", cluster.log_path(i).display());
     }
 }

@@ -12,8 +12,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
-type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn next_json(socket: &mut Socket) -> Value {
     loop {
@@ -29,10 +28,7 @@ async fn next_json(socket: &mut Socket) -> Value {
 }
 
 async fn send(socket: &mut Socket, value: Value) {
-    socket
-        .send(Message::Text(value.to_string()))
-        .await
-        .expect("send");
+    socket.send(Message::Text(value.to_string())).await.expect("send");
 }
 
 fn write(store_port: u16, client: &str, token: &Value, data: &str) -> Value {
@@ -47,80 +43,46 @@ fn websocket_locks_are_fifo_fenced_and_redirect_to_the_leader() {
     let mut cluster = Cluster::start(3);
     let leader = cluster.wait_for_leader();
     let follower = (leader + 1) % 3;
-    let (mut store, store_port) = start_store(
-        &cluster.dir.path().join("data.txt"),
-        &cluster.dir.path().join("store.log"),
-    );
+    let (mut store, store_port) = start_store(&cluster.dir.path().join("data.txt"), &cluster.dir.path().join("store.log"));
 
     let (_, body) = http_when_up(cluster.members[follower].lock_port, "GET", "/leader", "");
     let info: Value = serde_json::from_str(&body).unwrap();
     let leader_ws = format!("ws://127.0.0.1:{}/ws", cluster.members[leader].lock_port);
     assert_eq!(info["leaderAddr"], leader_ws.as_str(), "{info}");
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         // A follower redirects.
         let follower_ws = format!("ws://127.0.0.1:{}/ws", cluster.members[follower].lock_port);
-        let (mut socket, _) = tokio_tungstenite::connect_async(&follower_ws)
-            .await
-            .expect("connect to a follower");
+        let (mut socket, _) = tokio_tungstenite::connect_async(&follower_ws).await.expect("connect to a follower");
         let redirect = next_json(&mut socket).await;
         assert_eq!(redirect["redirect"], true);
         assert_eq!(redirect["leaderAddr"], leader_ws.as_str());
 
-        let (mut a, _) = tokio_tungstenite::connect_async(&leader_ws)
-            .await
-            .expect("connect A");
-        let (mut b, _) = tokio_tungstenite::connect_async(&leader_ws)
-            .await
-            .expect("connect B");
+        let (mut a, _) = tokio_tungstenite::connect_async(&leader_ws).await.expect("connect A");
+        let (mut b, _) = tokio_tungstenite::connect_async(&leader_ws).await.expect("connect B");
         // Garbage gets an error and the connection goes on.
         send(&mut a, json!("not a request")).await;
         assert_eq!(next_json(&mut a).await["success"], false);
         a.send(Message::Binary(vec![1, 2, 3])).await.unwrap();
         assert_eq!(next_json(&mut a).await["success"], false);
-        send(
-            &mut a,
-            json!({"commandType": 7, "key": "k", "clientId": "a", "ttl": 1}),
-        )
-        .await;
-        assert!(next_json(&mut a).await["error"]
-            .as_str()
-            .unwrap()
-            .contains("commandType"));
+        send(&mut a, json!({"commandType": 7, "key": "k", "clientId": "a", "ttl": 1})).await;
+        assert!(next_json(&mut a).await["error"].as_str().unwrap().contains("commandType"));
 
-        send(
-            &mut a,
-            json!({"commandType": 0, "key": "printer", "clientId": "a", "ttl": 30000}),
-        )
-        .await;
+        send(&mut a, json!({"commandType": 0, "key": "printer", "clientId": "a", "ttl": 30000})).await;
         let granted_a = next_json(&mut a).await;
         assert_eq!(granted_a["success"], true, "{granted_a}");
         let token_a = granted_a["fencingToken"].clone();
         assert_eq!(token_a["key"], "printer");
 
         // B queues behind A, and is told on its own connection once A releases.
-        send(
-            &mut b,
-            json!({"commandType": 0, "key": "printer", "clientId": "b", "ttl": 30000}),
-        )
-        .await;
+        send(&mut b, json!({"commandType": 0, "key": "printer", "clientId": "b", "ttl": 30000})).await;
         assert_eq!(write(store_port, "a", &token_a, "from a")["success"], true);
-        send(
-            &mut a,
-            json!({"commandType": 1, "key": "printer", "clientId": "a"}),
-        )
-        .await;
+        send(&mut a, json!({"commandType": 1, "key": "printer", "clientId": "a"})).await;
         let granted_b = next_json(&mut b).await;
         assert_eq!(granted_b["success"], true, "{granted_b}");
         let token_b = granted_b["fencingToken"].clone();
-        assert!(
-            token_b["value"].as_u64() > token_a["value"].as_u64(),
-            "{token_a} then {token_b}"
-        );
+        assert!(token_b["value"].as_u64() > token_a["value"].as_u64(), "{token_a} then {token_b}");
 
         // The store takes B's token and refuses A's, now stale.
         assert_eq!(write(store_port, "b", &token_b, "from b")["success"], true);
@@ -136,10 +98,6 @@ fn websocket_locks_are_fifo_fenced_and_redirect_to_the_leader() {
     assert!(matches!(store.try_wait(), Ok(None)), "the store crashed");
     let _ = store.kill();
     for i in 0..3 {
-        assert!(
-            cluster.running(i),
-            "member {i} crashed; see {}",
-            cluster.log_path(i).display()
-        );
+        assert!(cluster.running(i), "member {i} crashed; see {}", cluster.log_path(i).display());
     }
 }

@@ -72,7 +72,9 @@ pub struct Lane {
 #[serde(rename_all = "kebab-case", tag = "role")]
 pub enum Role {
     /// A server that leads (as far as it knows) in `term`.
-    Leader { term: u64 },
+    Leader {
+        term: u64,
+    },
     Follower,
     /// Running; used for clients and the store, which have no Raft role.
     Up,

@@ -64,7 +64,8 @@ impl RunResult {
     /// The command that re-runs this seed; built from the file when the
     /// result does not carry one.
     pub fn replay_command(&self) -> String {
-        let base = if !self.replay.is_empty() { self.replay.clone() } else { format!("leasesim replay {} --seed {}", self.file, self.seed) };
+        let base =
+            if !self.replay.is_empty() { self.replay.clone() } else { format!("leasesim replay {} --seed {}", self.file, self.seed) };
         with_bug_flags(base, &self.bugs)
     }
 

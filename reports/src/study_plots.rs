@@ -81,10 +81,8 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
     let height = TOP_PX + CELL_PX * rows as f64 + 60.0;
     let max = h.values.iter().flatten().flatten().copied().fold(0.0_f64, f64::max);
     let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">"#
-    );
+    let _ =
+        write!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">"#);
     let _ = write!(s, r#"<text x="{}" y="18" font-size="13" font-weight="bold">{}</text>"#, LEFT_PX, xml(&h.title));
     // Rows are drawn with the largest y at the top.
     for (r, y) in h.ys.iter().enumerate() {
@@ -99,7 +97,8 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
                 colour(v, max)
             );
             let text = v.map_or("–".to_string(), short);
-            let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, left + CELL_PX / 2.0, top + CELL_PX / 2.0 + 4.0, text);
+            let _ =
+                write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, left + CELL_PX / 2.0, top + CELL_PX / 2.0 + 4.0, text);
         }
     }
     for (c, x) in h.xs.iter().enumerate() {
@@ -130,7 +129,11 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
                 format!("{px:.1},{py:.1}")
             })
             .collect();
-        let _ = write!(s, r##"<polyline points="{}" fill="none" stroke="#1f4e9c" stroke-width="2.5" stroke-dasharray="6 3"/>"##, points.join(" "));
+        let _ = write!(
+            s,
+            r##"<polyline points="{}" fill="none" stroke="#1f4e9c" stroke-width="2.5" stroke-dasharray="6 3"/>"##,
+            points.join(" ")
+        );
         let _ = write!(
             s,
             r##"<text x="{}" y="{}" fill="#1f4e9c">{}</text>"##,
@@ -170,7 +173,8 @@ pub fn line_chart_svg(title: &str, x_label: &str, y_label: &str, series: &[Serie
         let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, left - 6.0, py(yv) + 4.0, short(yv));
     }
     let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, px(x_max / 2.0), py(0.0) + 32.0, xml(x_label));
-    let _ = write!(s, r#"<text x="14" y="{0}" transform="rotate(-90 14 {0})" text-anchor="middle">{1}</text>"#, py(y_max / 2.0), xml(y_label));
+    let _ =
+        write!(s, r#"<text x="14" y="{0}" transform="rotate(-90 14 {0})" text-anchor="middle">{1}</text>"#, py(y_max / 2.0), xml(y_label));
     for (i, series) in series.iter().enumerate() {
         let colour = PALETTE[i % PALETTE.len()];
         let points: Vec<String> = series.points.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();

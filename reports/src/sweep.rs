@@ -123,10 +123,7 @@ impl SweepSummary {
             }
             by_scenario.entry(run.scenario.clone()).or_default().push(run);
         }
-        let scenarios = order
-            .iter()
-            .map(|name| summarise(name, &by_scenario[name], expects.get(name), reports, report_dir))
-            .collect();
+        let scenarios = order.iter().map(|name| summarise(name, &by_scenario[name], expects.get(name), reports, report_dir)).collect();
         SweepSummary { scenarios, sources: Vec::new(), duplicates, elapsed_seconds: None, report_dir: report_dir.to_string() }
     }
 
@@ -271,7 +268,13 @@ mod tests {
             verdict: if fired.is_empty() { "ok" } else { "violation" }.into(),
             violations: fired
                 .iter()
-                .map(|(id, held)| ViolationResult { invariant: id.to_string(), at: "1.000s".into(), at_ns: 1, detail: "d".into(), assumptions_held: *held })
+                .map(|(id, held)| ViolationResult {
+                    invariant: id.to_string(),
+                    at: "1.000s".into(),
+                    at_ns: 1,
+                    detail: "d".into(),
+                    assumptions_held: *held,
+                })
                 .collect(),
             expected: Some(expected),
             bugs: vec![],

@@ -90,7 +90,11 @@ fn scenario_section(out: &mut String, s: &ScenarioSummary) {
     if !s.failing.is_empty() {
         out.push_str("<h3>First failing seeds</h3><ul class=\"failing\">");
         for f in &s.failing {
-            let tag = if f.expected { "<span class=\"tag expected\">expected</span>" } else { "<span class=\"tag unexpected\">unexpected</span>" };
+            let tag = if f.expected {
+                "<span class=\"tag expected\">expected</span>"
+            } else {
+                "<span class=\"tag unexpected\">unexpected</span>"
+            };
             let timeline = match &f.report_file {
                 Some(file) => format!("timeline: <a class=\"run-report\" href=\"{0}\">{0}</a>", xml(file)),
                 None => format!("timeline: <code>{}</code>", xml(&f.report_command)),

@@ -15,7 +15,10 @@ pub fn sweep_markdown(summary: &SweepSummary) -> String {
     if !summary.sources.is_empty() {
         let _ = writeln!(out, "From: {}\n", summary.sources.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "));
     }
-    let _ = writeln!(out, "| scenario | seeds | runs | clean | bug | assumption broken | unexpected | expectation | sim | wall | × real time |");
+    let _ = writeln!(
+        out,
+        "| scenario | seeds | runs | clean | bug | assumption broken | unexpected | expectation | sim | wall | × real time |"
+    );
     let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|");
     for s in &summary.scenarios {
         let _ = writeln!(

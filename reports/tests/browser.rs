@@ -119,7 +119,12 @@ fn the_run_report_renders_in_headless_chromium() {
     colours.sort_unstable();
     colours.dedup();
     let inked = pixels.iter().filter(|p| p.iter().any(|c| *c < 235)).count();
-    eprintln!("screenshot {}: {} distinct colours, {:.1}% inked", shot.display(), colours.len(), 100.0 * inked as f64 / pixels.len() as f64);
+    eprintln!(
+        "screenshot {}: {} distinct colours, {:.1}% inked",
+        shot.display(),
+        colours.len(),
+        100.0 * inked as f64 / pixels.len() as f64
+    );
     assert!(colours.len() >= 64, "a drawn timeline has many colours; the screenshot has {}", colours.len());
     assert!(inked * 10 >= pixels.len(), "at least a tenth of the screen is drawn on; {inked} of {} pixels", pixels.len());
 

@@ -35,7 +35,10 @@ fn trace_text_stays_text_and_parses_back() {
     let trace: Vec<(u64, String, String)> = serde_json::from_str(&html[start..end]).expect("the trace is JSON");
     assert_eq!(trace.len(), view.trace.len());
     assert_eq!(trace[0].2, view.trace[0].text, "escaping round-trips");
-    assert!(html.contains("<li class=\"bug\" data-target=\"v1\" data-at-ns=\"6700000000\"><b>lock-belief-overlap</b> at 6.700s"), "the violation list");
+    assert!(
+        html.contains("<li class=\"bug\" data-target=\"v1\" data-at-ns=\"6700000000\"><b>lock-belief-overlap</b> at 6.700s"),
+        "the violation list"
+    );
     assert!(html.contains("<code id=\"replay\">leasesim replay scenarios/small-lock.toml --seed 7</code>"), "the replay command");
 }
 
@@ -56,7 +59,12 @@ fn summary() -> SweepSummary {
 #[test]
 fn the_markdown_summary_leads_with_what_failed() {
     let md = sweep_markdown(&summary());
-    assert!(md.starts_with("# leasesim sweep report\n\n3 runs of 2 scenarios: 48.0s simulated in 0.40s of run time (120× real time); **1 unexpected**"), "{md}");
+    assert!(
+        md.starts_with(
+            "# leasesim sweep report\n\n3 runs of 2 scenarios: 48.0s simulated in 0.40s of run time (120× real time); **1 unexpected**"
+        ),
+        "{md}"
+    );
     assert!(md.contains("| calm | 0..2 | 2 | 2 | 0 | 0 | 0 | met |"), "{md}");
     assert!(md.contains("| pause | 4 | 1 | 0 | 1 | 0 | 1 | NOT MET |"), "{md}");
     assert!(md.contains("## pause"), "a section for the failed scenario");

@@ -21,7 +21,8 @@ fn the_small_runs_timeline_matches_its_golden_outline() {
     }
     let golden = std::fs::read_to_string(GOLDEN).expect("the golden file exists (LEASESIM_BLESS=1 writes it)");
     if outline != golden {
-        let first = outline.lines().zip(golden.lines()).position(|(a, b)| a != b).unwrap_or(outline.lines().count().min(golden.lines().count()));
+        let first =
+            outline.lines().zip(golden.lines()).position(|(a, b)| a != b).unwrap_or(outline.lines().count().min(golden.lines().count()));
         panic!(
             "the timeline's structure changed at line {}:\n  now:    {:?}\n  golden: {:?}\n(LEASESIM_BLESS=1 rewrites {GOLDEN})",
             first + 1,

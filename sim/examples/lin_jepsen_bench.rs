@@ -11,9 +11,10 @@ use leasesim::linearizability::jepsen::parse_jepsen;
 use leasesim::linearizability::{check_register, CheckOptions, Verdict};
 
 fn main() {
-    let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/jepsen-etcd-register")
-    });
+    let dir = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/jepsen-etcd-register"));
     let Ok(verdicts) = std::fs::read_to_string(dir.join("verdicts.txt")) else {
         eprintln!("no verdicts.txt in {}", dir.display());
         std::process::exit(2);
@@ -25,10 +26,7 @@ fn main() {
     let (mut worst_s, mut worst_s_file) = (0.0f64, String::new());
     let (mut worst_steps, mut worst_steps_file) = (0u64, String::new());
     let mut mismatches = 0;
-    println!(
-        "{:<14} {:>4} {:>17} {:>10} {:>10} {:>12} {:>7}",
-        "file", "ops", "verdict", "steps", "check_s", "w/shrink_s", "window"
-    );
+    println!("{:<14} {:>4} {:>17} {:>10} {:>10} {:>12} {:>7}", "file", "ops", "verdict", "steps", "check_s", "w/shrink_s", "window");
     for row in verdicts.lines().filter(|l| !l.trim().is_empty()) {
         let mut parts = row.split_whitespace();
         let (file, want) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());

@@ -27,9 +27,7 @@ impl Store {
     fn apply(&mut self, input: &KvInput) -> KvOutput {
         let dead = |lease: &Option<u64>, leases: &BTreeSet<u64>| lease.is_some_and(|l| !leases.contains(&l));
         match input {
-            KvInput::Put { lease, .. } | KvInput::Cas { lease, .. } if dead(lease, &self.leases) => {
-                KvOutput::LeaseNotFound
-            }
+            KvInput::Put { lease, .. } | KvInput::Cas { lease, .. } if dead(lease, &self.leases) => KvOutput::LeaseNotFound,
             KvInput::Put { key, value, lease } => {
                 self.keys.insert(key.clone(), (value.clone(), *lease));
                 KvOutput::Ok
@@ -145,12 +143,7 @@ fn main() {
     let (mut lo, mut hi) = (0usize, 1_000usize);
     loop {
         let (secs, report) = time_check(hi, clients, keys);
-        println!(
-            "{hi:>9} ops: {secs:.3}s, {} steps, {} partitions, {}",
-            report.steps,
-            report.partitions,
-            report.verdict.name()
-        );
+        println!("{hi:>9} ops: {secs:.3}s, {} steps, {} partitions, {}", report.steps, report.partitions, report.verdict.name());
         assert_eq!(report.verdict.name(), "linearizable", "a generated history must be linearizable");
         if secs > 1.0 {
             break;

@@ -34,23 +34,11 @@ pub struct InputError {
 
 impl InputError {
     pub fn at(file: &str, line: usize, column: Option<usize>, message: impl Into<String>) -> Self {
-        InputError {
-            file: file.to_string(),
-            line: Some(line),
-            column,
-            message: message.into(),
-            fix: None,
-        }
+        InputError { file: file.to_string(), line: Some(line), column, message: message.into(), fix: None }
     }
 
     pub fn whole_file(file: &str, message: impl Into<String>) -> Self {
-        InputError {
-            file: file.to_string(),
-            line: None,
-            column: None,
-            message: message.into(),
-            fix: None,
-        }
+        InputError { file: file.to_string(), line: None, column: None, message: message.into(), fix: None }
     }
 
     pub fn to_json(&self) -> Value {
@@ -153,11 +141,7 @@ pub fn check_command_json(paths: &[PathBuf], out: &mut dyn Write) -> i32 {
         // Output errors (a closed pipe) must not change the verdict.
         match result {
             Ok(s) => {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    json!({"verdict": "ok", "file": path.display().to_string(), "scenario": s.name})
-                );
+                let _ = writeln!(out, "{}", json!({"verdict": "ok", "file": path.display().to_string(), "scenario": s.name}));
             }
             Err(e) => {
                 code = EXIT_BAD_INPUT;
@@ -179,10 +163,7 @@ mod tests {
         let e = InputError::at("h.edn", 3, Some(7), "`:type` must be :invoke");
         let v = e.to_json();
         assert_eq!(v["verdict"], "error");
-        assert_eq!(
-            (v["file"].as_str(), v["line"].as_u64(), v["column"].as_u64()),
-            (Some("h.edn"), Some(3), Some(7))
-        );
+        assert_eq!((v["file"].as_str(), v["line"].as_u64(), v["column"].as_u64()), (Some("h.edn"), Some(3), Some(7)));
         assert_eq!(v["message"], "`:type` must be :invoke");
         assert!(v.get("fix").is_none());
         assert_eq!(e.to_string(), "h.edn:3:7: `:type` must be :invoke");
@@ -193,8 +174,7 @@ mod tests {
 
     #[test]
     fn scenario_diagnostics_keep_position_and_fix() {
-        let error = scenario::parse("name = \"x\"\nduration = \"5s\"\nlaetncy = 1\n", "s.toml")
-            .unwrap_err();
+        let error = scenario::parse("name = \"x\"\nduration = \"5s\"\nlaetncy = 1\n", "s.toml").unwrap_err();
         let all = InputError::from_scenario(&error);
         assert!(!all.is_empty());
         assert_eq!((all[0].line, all[0].column), (Some(3), Some(1)), "{all:?}");

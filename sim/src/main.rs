@@ -12,7 +12,10 @@ fn main() {
         Err(e) if e.use_stderr() && std::env::args().any(|a| a == "--json") => {
             let message = e.render().to_string();
             let first = message.lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
-            println!("{}", serde_json::json!({ "verdict": "error", "file": null, "line": null, "column": null, "message": first, "fix": message.trim() }));
+            println!(
+                "{}",
+                serde_json::json!({ "verdict": "error", "file": null, "line": null, "column": null, "message": first, "fix": message.trim() })
+            );
             std::process::exit(2);
         }
         Err(e) => e.exit(),

@@ -30,7 +30,9 @@ fn no_checker_reads_a_trace_only_event() {
 
 #[test]
 fn a_run_is_judged_the_same_with_or_without_its_trace() {
-    for (file, seed, bugs) in [("chaos-swarm.toml", 1, vec!["no-truncate-conflict"]), ("baseline.toml", 2, vec![]), ("holder-pause-unfenced.toml", 0, vec![])] {
+    for (file, seed, bugs) in
+        [("chaos-swarm.toml", 1, vec!["no-truncate-conflict"]), ("baseline.toml", 2, vec![]), ("holder-pause-unfenced.toml", 0, vec![])]
+    {
         let s = scenario::load(&root().join("scenarios").join(file)).unwrap();
         let mut extra_bugs = leasesim_core::bugs::Bugs::default();
         for b in &bugs {
@@ -40,7 +42,9 @@ fn a_run_is_judged_the_same_with_or_without_its_trace() {
         let full = run_seed(&s, seed, &RunOptions { extra_bugs, keep_observations: true, ..RunOptions::default() });
         assert_eq!(lean.trace_digest, full.trace_digest, "{file}");
         assert_eq!(lean.observations, full.observations, "{file}: every observation is counted either way");
-        let ids = |o: &leasesim::run::RunOutcome| o.violations.iter().map(|v| (v.invariant.clone(), v.at_ns, v.detail.clone())).collect::<Vec<_>>();
+        let ids = |o: &leasesim::run::RunOutcome| {
+            o.violations.iter().map(|v| (v.invariant.clone(), v.at_ns, v.detail.clone())).collect::<Vec<_>>()
+        };
         assert_eq!(ids(&lean), ids(&full), "{file}");
         assert!(!full.obs.is_empty());
     }
@@ -66,7 +70,9 @@ fn a_run_is_judged_the_same_when_its_log_spills_to_disk() {
         let in_memory = run_seed(&s, seed, &RunOptions { extra_bugs, ..RunOptions::default() });
         let spilled = run_seed(&s, seed, &RunOptions { extra_bugs, observations_in_memory: Some(300), ..RunOptions::default() });
         assert_eq!(in_memory.trace_digest, spilled.trace_digest, "{file}");
-        let ids = |o: &leasesim::run::RunOutcome| o.violations.iter().map(|v| (v.invariant.clone(), v.at_ns, v.detail.clone())).collect::<Vec<_>>();
+        let ids = |o: &leasesim::run::RunOutcome| {
+            o.violations.iter().map(|v| (v.invariant.clone(), v.at_ns, v.detail.clone())).collect::<Vec<_>>()
+        };
         assert_eq!(ids(&in_memory), ids(&spilled), "{file}");
         if !bugs.is_empty() {
             assert!(!spilled.violations.is_empty(), "{file} seed {seed} with {bugs:?}: the planted bug is caught from a spilled log");

@@ -44,8 +44,26 @@ fn different_seeds_differ() {
 
 #[test]
 fn jobs_do_not_change_digests() {
-    let one = digests(&leasesim(&["sweep", "scenarios/registry-client-crash.toml", "scenarios/holder-pause-unfenced.toml", "--seeds", "0..4", "--jobs", "1", "--json"]));
-    let two = digests(&leasesim(&["sweep", "scenarios/registry-client-crash.toml", "scenarios/holder-pause-unfenced.toml", "--seeds", "0..4", "--jobs", "2", "--json"]));
+    let one = digests(&leasesim(&[
+        "sweep",
+        "scenarios/registry-client-crash.toml",
+        "scenarios/holder-pause-unfenced.toml",
+        "--seeds",
+        "0..4",
+        "--jobs",
+        "1",
+        "--json",
+    ]));
+    let two = digests(&leasesim(&[
+        "sweep",
+        "scenarios/registry-client-crash.toml",
+        "scenarios/holder-pause-unfenced.toml",
+        "--seeds",
+        "0..4",
+        "--jobs",
+        "2",
+        "--json",
+    ]));
     assert_eq!(one.len(), 8);
     assert_eq!(one, two);
 }

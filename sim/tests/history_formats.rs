@@ -7,8 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use leasesim::linearizability::cli::{
-    check_history, CheckHistoryArgs, HistoryFormat, EXIT_BAD_INPUT, EXIT_LINEARIZABLE,
-    EXIT_NOT_LINEARIZABLE,
+    check_history, CheckHistoryArgs, HistoryFormat, EXIT_BAD_INPUT, EXIT_LINEARIZABLE, EXIT_NOT_LINEARIZABLE,
 };
 
 fn data_dir() -> PathBuf {
@@ -28,12 +27,7 @@ fn write(name: &str, text: &str) -> PathBuf {
 }
 
 fn args(file: PathBuf, format: Option<HistoryFormat>) -> CheckHistoryArgs {
-    CheckHistoryArgs {
-        file,
-        format,
-        json: true,
-        budget: 20_000_000,
-    }
+    CheckHistoryArgs { file, format, json: true, budget: 20_000_000 }
 }
 
 /// The exit code `check-history` gives, format detected.
@@ -78,9 +72,7 @@ fn spaced(text: &str) -> String {
 fn edn_event(line: &str, index: usize, key: Option<u64>, process_offset: u64) -> Option<String> {
     let body = line.split(" - ").nth(1)?;
     let fields: Vec<&str> = body.split('\t').collect();
-    let [process, kind, f, value] = fields.as_slice() else {
-        panic!("{line}")
-    };
+    let [process, kind, f, value] = fields.as_slice() else { panic!("{line}") };
     let value = match key {
         Some(k) if *process != ":nemesis" => format!("[{k} {value}]"),
         _ => value.to_string(),
@@ -89,10 +81,7 @@ fn edn_event(line: &str, index: usize, key: Option<u64>, process_offset: u64) ->
         Ok(p) => (p + process_offset).to_string(),
         Err(_) => process.trim().to_string(),
     };
-    Some(format!(
-        "{{:process {process}, :type {kind}, :f {f}, :value {value}, :time {}}}",
-        index * 1000 + 17
-    ))
+    Some(format!("{{:process {process}, :type {kind}, :f {f}, :value {value}, :time {}}}", index * 1000 + 17))
 }
 
 fn as_edn(log: &str, key: Option<u64>) -> String {
@@ -100,11 +89,7 @@ fn as_edn(log: &str, key: Option<u64>) -> String {
 }
 
 fn as_edn_from(log: &str, key: Option<u64>, process_offset: u64) -> String {
-    log.lines()
-        .enumerate()
-        .filter_map(|(i, l)| edn_event(l, i, key, process_offset))
-        .map(|e| e + "\n")
-        .collect()
+    log.lines().enumerate().filter_map(|(i, l)| edn_event(l, i, key, process_offset)).map(|e| e + "\n").collect()
 }
 
 #[test]
@@ -150,28 +135,14 @@ fn jepsen_logs_rewritten_as_edn_get_the_same_verdicts() {
 #[test]
 fn two_keys_are_checked_apart_and_the_bad_one_decides() {
     let verdicts = expected_verdicts();
-    let good = &verdicts
-        .iter()
-        .find(|(_, v)| *v == EXIT_LINEARIZABLE)
-        .unwrap()
-        .0;
-    let bad = &verdicts
-        .iter()
-        .find(|(_, v)| *v == EXIT_NOT_LINEARIZABLE)
-        .unwrap()
-        .0;
+    let good = &verdicts.iter().find(|(_, v)| *v == EXIT_LINEARIZABLE).unwrap().0;
+    let bad = &verdicts.iter().find(|(_, v)| *v == EXIT_NOT_LINEARIZABLE).unwrap().0;
     let read = |f: &str| std::fs::read_to_string(data_dir().join(f)).unwrap();
     // Key 2's processes are renumbered so the two histories share none.
     let both_good = as_edn(&read(good), Some(1)) + &as_edn_from(&read(good), Some(2), 1000);
-    assert_eq!(
-        verdict(&write("two-good.edn", &both_good)),
-        EXIT_LINEARIZABLE
-    );
+    assert_eq!(verdict(&write("two-good.edn", &both_good)), EXIT_LINEARIZABLE);
     let one_bad = as_edn(&read(good), Some(1)) + &as_edn_from(&read(bad), Some(2), 1000);
-    assert_eq!(
-        verdict(&write("one-bad.edn", &one_bad)),
-        EXIT_NOT_LINEARIZABLE
-    );
+    assert_eq!(verdict(&write("one-bad.edn", &one_bad)), EXIT_NOT_LINEARIZABLE);
 }
 
 /// (file name, text, expected exit code): histories small enough to check
@@ -286,11 +257,7 @@ const HAND_WRITTEN: &[(&str, &str, i32)] = &[
         EXIT_NOT_LINEARIZABLE,
     ),
     // Jepsen logs: a bare-event shape with spaces, and a stale read.
-    (
-        "bare.log",
-        "0 :invoke :write 1\n0 :ok :write 1\n1 :invoke :read nil\n1 :ok :read 1\n",
-        EXIT_LINEARIZABLE,
-    ),
+    ("bare.log", "0 :invoke :write 1\n0 :ok :write 1\n1 :invoke :read nil\n1 :ok :read 1\n", EXIT_LINEARIZABLE),
     (
         "bare-stale.log",
         "INFO  jepsen.core - Running test\n0 :invoke :write 1\n0 :ok :write 1\n1 :invoke :read nil\n1 :ok :read nil\n",
@@ -303,11 +270,7 @@ fn hand_written_histories_get_their_verdicts_detected_and_forced() {
     for (name, text, want) in HAND_WRITTEN {
         let path = write(name, text);
         assert_eq!(verdict(&path), *want, "{name} (detected)");
-        let format = if name.ends_with(".edn") {
-            HistoryFormat::Edn
-        } else {
-            HistoryFormat::Jepsen
-        };
+        let format = if name.ends_with(".edn") { HistoryFormat::Edn } else { HistoryFormat::Jepsen };
         let forced = check_history(&args(path, Some(format))).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(forced, *want, "{name} (--format)");
     }
@@ -328,14 +291,9 @@ fn edn_errors_name_line_and_column() {
     ];
     for (text, at, what) in cases {
         let path = write("bad.edn", text);
-        let e = check_history(&args(path.clone(), Some(HistoryFormat::Edn)))
-            .expect_err(text)
-            .to_string();
+        let e = check_history(&args(path.clone(), Some(HistoryFormat::Edn))).expect_err(text).to_string();
         let want = format!("{}:{at}: ", path.display());
-        assert!(
-            e.starts_with(&want) && e.contains(what),
-            "{text}\nwant {want}… {what}\ngot {e}"
-        );
+        assert!(e.starts_with(&want) && e.contains(what), "{text}\nwant {want}… {what}\ngot {e}");
     }
 }
 
@@ -344,20 +302,11 @@ fn a_history_without_operations_is_bad_input_in_every_format_with_or_without_for
     let cases: &[(&str, &str)] = &[
         ("empty.log", ""),
         ("blank.log", "\n  \n\n"),
-        (
-            "nemesis.log",
-            "INFO  jepsen.util - :nemesis\t:info\t:start\tnil\n",
-        ),
-        (
-            "core-only.log",
-            "INFO  jepsen.core - Run complete, writing\n",
-        ),
+        ("nemesis.log", "INFO  jepsen.util - :nemesis\t:info\t:start\tnil\n"),
+        ("core-only.log", "INFO  jepsen.core - Run complete, writing\n"),
         ("empty.edn", "[]\n"),
         ("comment.edn", "; nothing yet\n"),
-        (
-            "nemesis.edn",
-            "{:process :nemesis, :type :info, :f :start, :value nil}\n",
-        ),
+        ("nemesis.edn", "{:process :nemesis, :type :info, :f :start, :value nil}\n"),
         ("empty.json", "{\"ops\": []}\n"),
     ];
     for (name, text) in cases {
@@ -378,10 +327,7 @@ fn a_history_without_operations_is_bad_input_in_every_format_with_or_without_for
         }
     }
     let path = write("empty-again.log", "");
-    assert_eq!(
-        leasesim::linearizability::cli::check_history_command(&args(path, None)),
-        EXIT_BAD_INPUT
-    );
+    assert_eq!(leasesim::linearizability::cli::check_history_command(&args(path, None)), EXIT_BAD_INPUT);
 }
 
 /// Whether the file is a history of `format` (or empty of text).

@@ -9,10 +9,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn leasesim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_leasesim"))
-        .args(args)
-        .output()
-        .expect("run leasesim")
+    Command::new(env!("CARGO_BIN_EXE_leasesim")).args(args).output().expect("run leasesim")
 }
 
 fn write(name: &str, text: &str) -> String {
@@ -25,32 +22,21 @@ fn write(name: &str, text: &str) -> String {
 
 /// The JSON objects on stdout, one a line.
 fn json_lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
-        .collect()
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}"))).collect()
 }
 
 fn assert_error(v: &Value, file: &str, line: u64, column: u64, says: &str) {
     assert_eq!(v["verdict"], "error", "{v}");
     assert_eq!(v["file"], file, "{v}");
-    assert_eq!(
-        (v["line"].as_u64(), v["column"].as_u64()),
-        (Some(line), Some(column)),
-        "{v}"
-    );
+    assert_eq!((v["line"].as_u64(), v["column"].as_u64()), (Some(line), Some(column)), "{v}");
     assert!(v["message"].as_str().unwrap().contains(says), "{v}");
 }
 
-const TYPO: &str =
-    "name = \"typo\"\nduration = \"5s\"\n\n[network]\nlaetncy = [\"1ms\", \"2ms\"]\n";
+const TYPO: &str = "name = \"typo\"\nduration = \"5s\"\n\n[network]\nlaetncy = [\"1ms\", \"2ms\"]\n";
 
 #[test]
 fn check_history_errors_are_json() {
-    let file = write(
-        "bad.edn",
-        "{:process 0, :type :invoke, :f :read, :value nil}\n{:process 0 :type :done}\n",
-    );
+    let file = write("bad.edn", "{:process 0, :type :invoke, :f :read, :value nil}\n{:process 0 :type :done}\n");
     let out = leasesim(&["check-history", &file, "--json"]);
     assert_eq!(out.status.code(), Some(2));
     let lines = json_lines(&out);
@@ -61,38 +47,24 @@ fn check_history_errors_are_json() {
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(&format!("{file}:2:19: `:type` must be")),
-        "{err}"
-    );
+    assert!(err.contains(&format!("{file}:2:19: `:type` must be")), "{err}");
     // A file that cannot be read has no position.
     let out = leasesim(&["check-history", "/no/such/history.log", "--json"]);
     assert_eq!(out.status.code(), Some(2));
     let v = &json_lines(&out)[0];
-    assert!(
-        v["line"].is_null() && v["column"].is_null() && v["verdict"] == "error",
-        "{v}"
-    );
+    assert!(v["line"].is_null() && v["column"].is_null() && v["verdict"] == "error", "{v}");
 }
 
 #[test]
 fn check_run_and_sweep_errors_are_json() {
     let file = write("typo.toml", TYPO);
-    for args in [
-        vec!["check", &file, "--json"],
-        vec!["run", &file, "--json"],
-        vec!["sweep", &file, "--json"],
-    ] {
+    for args in [vec!["check", &file, "--json"], vec!["run", &file, "--json"], vec!["sweep", &file, "--json"]] {
         let out = leasesim(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let lines = json_lines(&out);
         assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
         assert_error(&lines[0], &file, 5, 1, "laetncy");
-        assert!(
-            lines[0]["fix"].as_str().is_some_and(|f| !f.is_empty()),
-            "{args:?}: {}",
-            lines[0]
-        );
+        assert!(lines[0]["fix"].as_str().is_some_and(|f| !f.is_empty()), "{args:?}: {}", lines[0]);
     }
 }
 

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use leasesim::linearizability::cli::{
-    check_history, check_history_command, CheckHistoryArgs, HistoryFormat, EXIT_BAD_INPUT, EXIT_LINEARIZABLE,
-    EXIT_NOT_LINEARIZABLE, EXIT_UNKNOWN,
+    check_history, check_history_command, CheckHistoryArgs, HistoryFormat, EXIT_BAD_INPUT, EXIT_LINEARIZABLE, EXIT_NOT_LINEARIZABLE,
+    EXIT_UNKNOWN,
 };
 
 /// Writes `text` to a file unique to this test process.
@@ -69,8 +69,7 @@ fn bad_input_names_file_line_and_problem() {
     let m = bad_input("broken.jsonl", &format!("{PUT}\n{}\n", GET_1.replace("\"get\"", "\"fetch\"")));
     assert!(m.contains("broken.jsonl:2:") && m.contains("fetch"), "{m}");
 
-    let m =
-        bad_input("backwards.jsonl", &format!("{PUT}\n\n{}\n", GET_1.replace("\"return_ns\":30", "\"return_ns\":5")));
+    let m = bad_input("backwards.jsonl", &format!("{PUT}\n\n{}\n", GET_1.replace("\"return_ns\":30", "\"return_ns\":5")));
     assert!(m.contains("backwards.jsonl:3:") && m.contains("before call_ns"), "{m}");
 
     let m = bad_input("jepsen-bad.log", &jepsen(&[(0, "invoke", "write", "1"), (1, "ok", "write", "1")]));

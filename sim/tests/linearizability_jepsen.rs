@@ -25,10 +25,7 @@ fn expected_verdicts(dir: &std::path::Path) -> Vec<(String, String)> {
             let mut parts = l.split_whitespace();
             let file = parts.next().expect("file name").to_string();
             let verdict = parts.next().unwrap_or_else(|| panic!("verdicts.txt: no verdict for {file}")).to_string();
-            assert!(
-                verdict == "linearizable" || verdict == "not-linearizable",
-                "verdicts.txt: unexpected verdict `{verdict}` for {file}"
-            );
+            assert!(verdict == "linearizable" || verdict == "not-linearizable", "verdicts.txt: unexpected verdict `{verdict}` for {file}");
             (file, verdict)
         })
         .collect();
@@ -56,11 +53,7 @@ fn every_jepsen_etcd_history_gets_its_known_verdict() {
             worst = (report.steps, file.clone());
         }
         if report.verdict.name() != want {
-            mismatches.push(format!(
-                "{file}: expected {want}, got {} after {} steps",
-                report.verdict.name(),
-                report.steps
-            ));
+            mismatches.push(format!("{file}: expected {want}, got {} after {} steps", report.verdict.name(), report.steps));
         }
     }
     println!("{} histories, {total_steps} steps in all, worst {} steps ({})", expected.len(), worst.0, worst.1);
@@ -73,8 +66,7 @@ fn every_jepsen_etcd_history_gets_its_known_verdict() {
 fn jepsen_windows_fail_on_their_own() {
     let dir = data_dir();
     let expected = expected_verdicts(&dir);
-    let failing: Vec<&String> =
-        expected.iter().filter(|(_, v)| v == "not-linearizable").map(|(f, _)| f).take(5).collect();
+    let failing: Vec<&String> = expected.iter().filter(|(_, v)| v == "not-linearizable").map(|(f, _)| f).take(5).collect();
     for file in failing {
         let history = load(&dir, file);
         let report = check_register(&history, &CheckOptions::default()).unwrap();
@@ -84,10 +76,6 @@ fn jepsen_windows_fail_on_their_own() {
         assert!(!window.is_empty() && window.len() < history.ops.len(), "{file}: window of {} ops", window.len());
         let alone = RegisterHistory { ops: window.iter().map(|&i| history.ops[i].clone()).collect() };
         let again = check_register(&alone, &CheckOptions::default()).unwrap();
-        assert!(
-            matches!(again.verdict, Verdict::NotLinearizable { .. }),
-            "{file}: window alone is {:?}",
-            again.verdict
-        );
+        assert!(matches!(again.verdict, Verdict::NotLinearizable { .. }), "{file}: window alone is {:?}", again.verdict);
     }
 }

@@ -5,9 +5,7 @@
 //! answers, so both verdicts are common, the two must agree; and every
 //! failing window must fail on its own.
 
-use leasesim::linearizability::history::{
-    History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput,
-};
+use leasesim::linearizability::history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};
 use leasesim::linearizability::model::kv::{compile, KvModel};
 use leasesim::linearizability::model::register::RegisterModel;
 use leasesim::linearizability::model::Model;
@@ -35,8 +33,7 @@ fn oracle<M: Model>(model: &M, ops: &[Op<'_, M::Input, M::Output>]) -> bool {
             }
             // Real time: a required operation that returned before this one
             // was called must come first.
-            let must_wait =
-                (0..ops.len()).any(|j| !done[j] && j != i && ops[j].known.is_some_and(|(ret, _)| ret < ops[i].call_ns));
+            let must_wait = (0..ops.len()).any(|j| !done[j] && j != i && ops[j].known.is_some_and(|(ret, _)| ret < ops[i].call_ns));
             if must_wait {
                 continue;
             }
@@ -55,10 +52,7 @@ fn oracle<M: Model>(model: &M, ops: &[Op<'_, M::Input, M::Output>]) -> bool {
     go(model, ops, &mut vec![false; ops.len()], &model.init())
 }
 
-fn oracle_ops<'a, I, O, MI, MO>(
-    history: &'a History<I, O>,
-    compiled: impl Fn(usize) -> (&'a MI, Option<&'a MO>),
-) -> Vec<Op<'a, MI, MO>> {
+fn oracle_ops<'a, I, O, MI, MO>(history: &'a History<I, O>, compiled: impl Fn(usize) -> (&'a MI, Option<&'a MO>)) -> Vec<Op<'a, MI, MO>> {
     (0..history.ops.len())
         .map(|i| {
             let op = &history.ops[i];
@@ -85,8 +79,7 @@ fn register_op() -> impl Strategy<Value = Operation<RegisterInput, RegisterOutpu
     let value = proptest::option::weighted(0.8, 0i64..3);
     let io = prop_oneof![
         value.clone().prop_map(|value| (RegisterInput::Read, Some(RegisterOutput::Read { value }))),
-        (0i64..3, any::<bool>())
-            .prop_map(|(value, known)| (RegisterInput::Write { value }, known.then_some(RegisterOutput::Write))),
+        (0i64..3, any::<bool>()).prop_map(|(value, known)| (RegisterInput::Write { value }, known.then_some(RegisterOutput::Write))),
         (value, 0i64..3, proptest::option::of(any::<bool>())).prop_map(|(expected, new, succeeded)| {
             (RegisterInput::Cas { expected, new }, succeeded.map(|succeeded| RegisterOutput::Cas { succeeded }))
         }),
@@ -114,9 +107,8 @@ fn kv_op() -> impl Strategy<Value = Operation> {
             let input = KvInput::Cas { key, expected, value: v.unwrap_or_else(|| "v1".into()), lease: None };
             (input, succeeded.map(|succeeded| KvOutput::Cas { succeeded }))
         }),
-        (1u64..3, any::<bool>()).prop_map(|(lease, known)| {
-            (KvInput::LeaseGrant { lease: Some(lease) }, known.then_some(KvOutput::LeaseGranted { lease }))
-        }),
+        (1u64..3, any::<bool>())
+            .prop_map(|(lease, known)| { (KvInput::LeaseGrant { lease: Some(lease) }, known.then_some(KvOutput::LeaseGranted { lease })) }),
         (1u64..3, proptest::option::of(any::<bool>())).prop_map(|(lease, revoked)| {
             let out = revoked.map(|r| if r { KvOutput::LeaseRevoked } else { KvOutput::LeaseNotFound });
             (KvInput::LeaseRevoke { lease }, out)
@@ -127,15 +119,9 @@ fn kv_op() -> impl Strategy<Value = Operation> {
 }
 
 fn check_register_against_oracle(history: &RegisterHistory) -> Result<(), TestCaseError> {
-    let expected =
-        oracle(&RegisterModel, &oracle_ops(history, |i| (&history.ops[i].input, history.ops[i].output.as_ref())));
+    let expected = oracle(&RegisterModel, &oracle_ops(history, |i| (&history.ops[i].input, history.ops[i].output.as_ref())));
     let report = check_register(history, &CheckOptions::default()).unwrap();
-    prop_assert_eq!(
-        report.verdict.name(),
-        if expected { "linearizable" } else { "not-linearizable" },
-        "{:#?}",
-        history
-    );
+    prop_assert_eq!(report.verdict.name(), if expected { "linearizable" } else { "not-linearizable" }, "{:#?}", history);
     if let Verdict::NotLinearizable { window } = report.verdict {
         let alone = RegisterHistory { ops: window.iter().map(|&i| history.ops[i].clone()).collect() };
         let again = check_register(&alone, &CheckOptions::default()).unwrap();

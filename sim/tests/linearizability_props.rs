@@ -7,9 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use leasesim::linearizability::history::{
-    History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput,
-};
+use leasesim::linearizability::history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};
 use leasesim::linearizability::{check_kv, check_register, CheckOptions, Verdict};
 use proptest::prelude::*;
 
@@ -48,8 +46,13 @@ struct Spec<I> {
 }
 
 fn spec<I: std::fmt::Debug + Clone>(input: impl Strategy<Value = I>) -> impl Strategy<Value = Spec<I>> {
-    (input, 1u64..6, fate(), 0..3 * SPACING_NS, 0..3 * SPACING_NS)
-        .prop_map(|(input, client, fate, before_ns, after_ns)| Spec { input, client, fate, before_ns, after_ns })
+    (input, 1u64..6, fate(), 0..3 * SPACING_NS, 0..3 * SPACING_NS).prop_map(|(input, client, fate, before_ns, after_ns)| Spec {
+        input,
+        client,
+        fate,
+        before_ns,
+        after_ns,
+    })
 }
 
 /// Runs `specs` in order at instants `SPACING_NS` apart and records the
@@ -117,9 +120,7 @@ impl Store {
     fn apply(&mut self, input: &KvInput) -> KvOutput {
         let lease_dead = |lease: &Option<u64>, leases: &BTreeSet<u64>| lease.is_some_and(|l| !leases.contains(&l));
         match input {
-            KvInput::Put { lease, .. } | KvInput::Cas { lease, .. } if lease_dead(lease, &self.leases) => {
-                KvOutput::LeaseNotFound
-            }
+            KvInput::Put { lease, .. } | KvInput::Cas { lease, .. } if lease_dead(lease, &self.leases) => KvOutput::LeaseNotFound,
             KvInput::Put { key, value, lease } => {
                 self.keys.insert(key.clone(), (value.clone(), *lease));
                 KvOutput::Ok

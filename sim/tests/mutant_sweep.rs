@@ -50,7 +50,10 @@ fn every_bundled_scenario_meets_its_expectation_over_a_few_seeds() {
         .filter(|s| !s.met())
         .map(|s| {
             let first = s.unexpected.first().map(|r| format!("; first unexpected: {}", r.replay)).unwrap_or_default();
-            format!("{} ({}): fired {:?}, expected {:?}, {} unexpected run(s){first}", s.name, s.file, s.fired, s.expected_violations, s.unexpected_runs)
+            format!(
+                "{} ({}): fired {:?}, expected {:?}, {} unexpected run(s){first}",
+                s.name, s.file, s.fired, s.expected_violations, s.unexpected_runs
+            )
         })
         .collect();
     assert!(not_met.is_empty(), "expectations not met over seeds 0..{SEEDS}:\n{}", not_met.join("\n"));

@@ -65,28 +65,17 @@ fn allocation_bound(text: &str) -> u64 {
 }
 
 fn config(cases: u32) -> Config {
-    Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    }
+    Config { cases, failure_persistence: None, ..Config::default() }
 }
 
 /// A location inside `text`: a line that exists (or the one after the
 /// last) and a column inside it (or just past its end).
 fn assert_inside(text: &str, line: usize, column: Option<usize>) -> Result<(), TestCaseError> {
     let lines: Vec<&str> = text.split('\n').collect();
-    prop_assert!(
-        line >= 1 && line <= lines.len() + 1,
-        "line {line} of {} lines",
-        lines.len()
-    );
+    prop_assert!(line >= 1 && line <= lines.len() + 1, "line {line} of {} lines", lines.len());
     if let Some(column) = column {
         let width = lines.get(line - 1).map_or(0, |l| l.len());
-        prop_assert!(
-            column >= 1 && column <= width + 1,
-            "column {column} of line {line} ({width} bytes)"
-        );
+        prop_assert!(column >= 1 && column <= width + 1, "column {column} of line {line} ({width} bytes)");
     }
     Ok(())
 }
@@ -156,10 +145,7 @@ fn mutate(text: &str, mutations: &[Mutation]) -> String {
         match *m {
             Mutation::Delete(at, n) => {
                 let start = boundary(&text, at);
-                let end = text[start..]
-                    .char_indices()
-                    .nth(n)
-                    .map_or(text.len(), |(i, _)| start + i);
+                let end = text[start..].char_indices().nth(n).map_or(text.len(), |(i, _)| start + i);
                 text.replace_range(start..end, "");
             }
             Mutation::Insert(at, t) => text.insert_str(boundary(&text, at), t),
@@ -181,11 +167,7 @@ fn mutate(text: &str, mutations: &[Mutation]) -> String {
 
 /// A valid sample, mutated.
 fn mutated(samples: &'static [&'static str]) -> impl Strategy<Value = String> {
-    (
-        prop::sample::select(samples),
-        prop::collection::vec(mutation(), 1..6),
-    )
-        .prop_map(|(s, m)| mutate(s, &m))
+    (prop::sample::select(samples), prop::collection::vec(mutation(), 1..6)).prop_map(|(s, m)| mutate(s, &m))
 }
 
 // ---- Jepsen log ----
@@ -203,25 +185,13 @@ const JEPSEN_TOKENS: &[&str] = &[
 
 fn check_jepsen(text: &str) -> Result<(), TestCaseError> {
     let (result, allocations) = counting(|| parse_jepsen_log(text));
-    prop_assert!(
-        allocations <= allocation_bound(text),
-        "{allocations} allocations for {} bytes",
-        text.len()
-    );
+    prop_assert!(allocations <= allocation_bound(text), "{allocations} allocations for {} bytes", text.len());
     match result {
         Err(e) => assert_parse_error(text, &e),
         Ok(log) => {
-            prop_assert!(
-                log.steps <= 8 * (text.len() as u64 + 1),
-                "{} steps for {} bytes",
-                log.steps,
-                text.len()
-            );
+            prop_assert!(log.steps <= 8 * (text.len() as u64 + 1), "{} steps for {} bytes", log.steps, text.len());
             // What parses, the checker takes without panicking.
-            let options = CheckOptions {
-                budget_steps: 20_000,
-                shrink_budget_steps: 20_000,
-            };
+            let options = CheckOptions { budget_steps: 20_000, shrink_budget_steps: 20_000 };
             let _ = check_register(&log.history, &options);
             Ok(())
         }
@@ -256,29 +226,14 @@ const EDN_TOKENS: &[&str] = &[
 
 fn check_edn(text: &str) -> Result<(), TestCaseError> {
     let (result, allocations) = counting(|| parse_edn_history(text));
-    prop_assert!(
-        allocations <= allocation_bound(text),
-        "{allocations} allocations for {} bytes",
-        text.len()
-    );
+    prop_assert!(allocations <= allocation_bound(text), "{allocations} allocations for {} bytes", text.len());
     match result {
         Err(e) => assert_parse_error(text, &e),
         Ok(parsed) => {
-            prop_assert!(
-                parsed.steps <= 8 * (text.len() as u64 + 1),
-                "{} steps for {} bytes",
-                parsed.steps,
-                text.len()
-            );
-            let options = CheckOptions {
-                budget_steps: 20_000,
-                shrink_budget_steps: 20_000,
-            };
+            prop_assert!(parsed.steps <= 8 * (text.len() as u64 + 1), "{} steps for {} bytes", parsed.steps, text.len());
+            let options = CheckOptions { budget_steps: 20_000, shrink_budget_steps: 20_000 };
             if let Err(e) = check_keyed(&parsed.history, &parsed.model, &options) {
-                prop_assert!(
-                    e.op_index < parsed.op_lines.len(),
-                    "a validation error names a line"
-                );
+                prop_assert!(e.op_index < parsed.op_lines.len(), "a validation error names a line");
             }
             Ok(())
         }
@@ -305,11 +260,7 @@ const LEASESIM_SAMPLES: &[&str] = &[
 
 fn check_leasesim(text: &str) -> Result<(), TestCaseError> {
     let (result, allocations) = counting(|| parse_leasesim(text));
-    prop_assert!(
-        allocations <= allocation_bound(text),
-        "{allocations} allocations for {} bytes",
-        text.len()
-    );
+    prop_assert!(allocations <= allocation_bound(text), "{allocations} allocations for {} bytes", text.len());
     if let Err(e) = result {
         assert_parse_error(text, &e)?;
     }
@@ -388,11 +339,7 @@ const RESULT_SAMPLES: &[&str] = &[
 
 fn check_results(text: &str) -> Result<(), TestCaseError> {
     let (result, allocations) = counting(|| leasesim_reports::parse_results("fuzz.jsonl", text));
-    prop_assert!(
-        allocations <= allocation_bound(text),
-        "{allocations} allocations for {} bytes",
-        text.len()
-    );
+    prop_assert!(allocations <= allocation_bound(text), "{allocations} allocations for {} bytes", text.len());
     if let Err(e) = result {
         // Line 0 is the whole file: only for a file without a single run.
         if e.line == 0 {
@@ -402,11 +349,7 @@ fn check_results(text: &str) -> Result<(), TestCaseError> {
         }
     }
     // merge reads the same lines from a file, with its own record type.
-    let path = std::env::temp_dir().join(format!(
-        "leasesim-fuzz-merge-{}-{:?}.jsonl",
-        std::process::id(),
-        std::thread::current().id()
-    ));
+    let path = std::env::temp_dir().join(format!("leasesim-fuzz-merge-{}-{:?}.jsonl", std::process::id(), std::thread::current().id()));
     std::fs::write(&path, text).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let mut summaries = leasesim::cli::summary::Summaries::deduplicating();
     if let Err(message) = leasesim::cli::merge::read_into(&path, &mut summaries) {
@@ -436,10 +379,7 @@ fn the_inputs_are_both_refused_and_accepted() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
 
-    fn tally<S: Strategy<Value = String>>(
-        strategy: S,
-        parses: impl Fn(&str) -> bool,
-    ) -> (usize, usize) {
+    fn tally<S: Strategy<Value = String>>(strategy: S, parses: impl Fn(&str) -> bool) -> (usize, usize) {
         let mut runner = TestRunner::deterministic();
         let mut counts = (0, 0);
         for _ in 0..300 {
@@ -453,42 +393,15 @@ fn the_inputs_are_both_refused_and_accepted() {
         counts
     }
     let cases: Vec<(&str, (usize, usize))> = vec![
-        (
-            "jepsen",
-            tally(mutated(JEPSEN_SAMPLES), |t| parse_jepsen_log(t).is_ok()),
-        ),
-        (
-            "edn",
-            tally(mutated(EDN_SAMPLES), |t| parse_edn_history(t).is_ok()),
-        ),
-        (
-            "leasesim",
-            tally(mutated(LEASESIM_SAMPLES), |t| parse_leasesim(t).is_ok()),
-        ),
-        (
-            "scenario",
-            tally(mutated(SCENARIO_SAMPLES), |t| {
-                leasesim::scenario::parse(t, "f.toml").is_ok()
-            }),
-        ),
-        (
-            "study",
-            tally(mutated(STUDY_SAMPLES), |t| {
-                leasesim::study::spec::parse(t, "s.toml").is_ok()
-            }),
-        ),
-        (
-            "results",
-            tally(mutated(RESULT_SAMPLES), |t| {
-                leasesim_reports::parse_results("r", t).is_ok()
-            }),
-        ),
+        ("jepsen", tally(mutated(JEPSEN_SAMPLES), |t| parse_jepsen_log(t).is_ok())),
+        ("edn", tally(mutated(EDN_SAMPLES), |t| parse_edn_history(t).is_ok())),
+        ("leasesim", tally(mutated(LEASESIM_SAMPLES), |t| parse_leasesim(t).is_ok())),
+        ("scenario", tally(mutated(SCENARIO_SAMPLES), |t| leasesim::scenario::parse(t, "f.toml").is_ok())),
+        ("study", tally(mutated(STUDY_SAMPLES), |t| leasesim::study::spec::parse(t, "s.toml").is_ok())),
+        ("results", tally(mutated(RESULT_SAMPLES), |t| leasesim_reports::parse_results("r", t).is_ok())),
     ];
     for (name, (accepted, refused)) in cases {
         println!("{name}: {accepted} accepted, {refused} refused of 300");
-        assert!(
-            accepted >= 10 && refused >= 10,
-            "{name}: {accepted} accepted, {refused} refused"
-        );
+        assert!(accepted >= 10 && refused >= 10, "{name}: {accepted} accepted, {refused} refused");
     }
 }

@@ -206,7 +206,8 @@ fn saved_results_render_with_timelines_for_their_unexpected_seeds() {
     for line in text(&b.stdout).lines() {
         let run: serde_json::Value = serde_json::from_str(line).unwrap();
         if run["expected"] == false {
-            let page = std::fs::read_to_string(out_dir.join(format!("report-unfenced-seed{}.html", run["seed"]))).expect("a timeline per unexpected seed");
+            let page = std::fs::read_to_string(out_dir.join(format!("report-unfenced-seed{}.html", run["seed"])))
+                .expect("a timeline per unexpected seed");
             assert!(!page.contains("differs from the saved result"), "same build, same digest");
         }
     }

@@ -69,7 +69,11 @@ fn unknown_keys_at_every_level() {
             "8:1",
             "unknown key `hlod` in [[workload]] #1 (kind = \"lock\"); did you mean `hold`?",
         ),
-        ("[[workload]]\nkind = \"registry\"\nclients = 1\nttl = \"1s\"\nkeys = 3\n", "7:1", "unknown key `keys` in [[workload]] #1 (kind = \"registry\")"),
+        (
+            "[[workload]]\nkind = \"registry\"\nclients = 1\nttl = \"1s\"\nkeys = 3\n",
+            "7:1",
+            "unknown key `keys` in [[workload]] #1 (kind = \"registry\")",
+        ),
         ("[[workload]]\nkind = \"kv\"\nclients = 1\nintervall = \"1s\"\n", "6:1", "did you mean `interval`?"),
         ("[[fault]]\nat = \"1s\"\ncrash = \"s1\"\nfro = \"1s\"\n", "6:1", "unknown key `fro` in [[fault]] #1; did you mean `for`?"),
         ("[[fault]]\nat = \"1s\"\nblock = { from = \"s1\", too = [\"s2\"] }\n", "5:24", "unknown key `too` in `block`; did you mean `to`?"),
@@ -84,14 +88,22 @@ fn unknown_keys_at_every_level() {
 
 #[test]
 fn wrong_types() {
-    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[cluster]\nservers = \"5\"\n", "4:11", "`servers` must be an integer, found a string");
+    let fix = assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[cluster]\nservers = \"5\"\n",
+        "4:11",
+        "`servers` must be an integer, found a string",
+    );
     assert_eq!(fix, "write e.g. `servers = 1`");
     let fix = assert_one("name = \"x\"\nduration = 30\n", "2:12", "`duration` must be a duration string with a unit, found an integer");
     assert!(fix.contains("\"30s\""), "{fix}");
     assert_one("name = 5\nduration = \"1s\"\n", "1:8", "`name` must be a string, found an integer");
     assert_one("name = \"x\"\nduration = \"1s\"\n[network]\nloss = \"1%\"\n", "4:8", "`loss` must be a number, found a string");
     assert_one("name = \"x\"\nduration = \"1s\"\nnetwork = 3\n", "3:11", "`network` must be a table, found an integer");
-    assert_one("name = \"x\"\nduration = \"1s\"\n[workload]\nkind = \"kv\"\n", "3:1", "`workload` must be an array of tables, found a table");
+    assert_one(
+        "name = \"x\"\nduration = \"1s\"\n[workload]\nkind = \"kv\"\n",
+        "3:1",
+        "`workload` must be an array of tables, found a table",
+    );
     assert_one("name = \"x\"\nduration = \"1s\"\n[chaos]\nswarm = 1\n", "4:9", "`swarm` must be true or false, found an integer");
     assert_one("name = \"x\"\nduration = \"1s\"\nworkload = [1]\n", "3:13", "`workload` must be a table, found an integer");
     assert_one("name = \"x\"\nduration = \"1s\"\n[clocks]\ns1 = 0.5\n", "4:6", "`s1` must be a table, found a float");
@@ -114,7 +126,8 @@ fn unsigned_durations_cannot_be_negative() {
 
 #[test]
 fn signed_durations_accept_a_sign() {
-    let scenario = parse("name = \"x\"\nduration = \"10s\"\n[clocks.store]\noffset = \"-2s\"\n", "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    let scenario =
+        parse("name = \"x\"\nduration = \"10s\"\n[clocks.store]\noffset = \"-2s\"\n", "t.toml").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scenario.clocks.values().next().map(|c| c.offset_ns), Some(-2_000_000_000));
 }
 
@@ -127,12 +140,20 @@ fn unordered_ranges() {
     );
     assert_eq!(fix, "write the low end first: `election_timeout = [\"150ms\", \"300ms\"]`");
     assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nclock_jumps = \"1s\"\njump = [\"1s\", \"-1s\"]\n", "5:8", "low is above high");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[network]\nlatency = [\"1ms\"]\n", "4:11", "`latency` has 1 values; a range is two values [low, high]");
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[network]\nlatency = [\"1ms\"]\n",
+        "4:11",
+        "`latency` has 1 values; a range is two values [low, high]",
+    );
 }
 
 #[test]
 fn probabilities_outside_zero_to_one() {
-    assert_one("name = \"x\"\nduration = \"10s\"\n[network]\nloss = 1.5\n", "4:8", "`loss` = 1.5 is not a probability: it must be within [0, 1]");
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[network]\nloss = 1.5\n",
+        "4:8",
+        "`loss` = 1.5 is not a probability: it must be within [0, 1]",
+    );
     assert_one("name = \"x\"\nduration = \"10s\"\n[network]\nduplicate = -0.1\n", "4:13", "`duplicate` = -0.1 is not a probability");
     assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nloss = 2\n", "5:8", "`loss` = 2 is not a probability");
     assert_one("name = \"x\"\nduration = \"10s\"\n[network]\nloss = nan\n", "4:8", "`loss` = nan is not a finite number");
@@ -142,7 +163,11 @@ fn probabilities_outside_zero_to_one() {
 fn drift_outside_minus_one_to_one() {
     let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[clocks.s1]\ndrift = 1.0\n", "4:9", "`drift` = 1.0 is outside (-1, 1)");
     assert!(fix.contains("0.05 runs 5% fast"), "{fix}");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nclock = \"s1\"\ndrift = -1\n", "6:9", "`drift` = -1 is outside (-1, 1)");
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nclock = \"s1\"\ndrift = -1\n",
+        "6:9",
+        "`drift` = -1 is outside (-1, 1)",
+    );
     assert_one("name = \"x\"\nduration = \"10s\"\n[cluster]\ndrift_bound = 1.0\n", "4:15", "`drift_bound` = 1.0 is outside [0, 1)");
     assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\ndrift = -0.1\n", "4:9", "`drift` = -0.1 is outside [0, 1)");
 }
@@ -162,7 +187,11 @@ fn server_selector_beyond_servers_and_spares() {
         "`s7` names no server: the cluster has s1…s5 and spares s6",
     );
     assert_eq!(fix, "use one of s1…s6, or raise `servers` or `spares` in [cluster]");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[clocks.s4]\ndrift = 0.1\n", "3:9", "[clocks.s4]: `s4` names no server: the cluster has s1…s3");
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[clocks.s4]\ndrift = 0.1\n",
+        "3:9",
+        "[clocks.s4]: `s4` names no server: the cluster has s1…s3",
+    );
     assert_one(
         "name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\npartition = [[\"s1\"], [\"s2\", \"s9\"]]\n",
         "5:29",
@@ -178,8 +207,16 @@ fn client_selector_beyond_clients() {
                 [[fault]]\nat = \"1s\"\nblock = { from = \"c12\", to = [\"s1\"] }\n";
     let fix = assert_one(text, "12:18", "`c12` names no client: the workloads have c1…c4");
     assert!(fix.contains("numbered c1… across [[workload]]s"), "{fix}");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\npause = \"c1\"\n", "5:9", "`c1` names no client: there are no clients");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\npause = \"random-client\"\n", "5:9", "`random-client`: there are no clients");
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\npause = \"c1\"\n",
+        "5:9",
+        "`c1` names no client: there are no clients",
+    );
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\npause = \"random-client\"\n",
+        "5:9",
+        "`random-client`: there are no clients",
+    );
 }
 
 #[test]
@@ -189,7 +226,11 @@ fn holder_of_a_key_no_lock_workload_has() {
                 [[fault]]\nat = \"1s\"\npause = \"holder:order\"\n";
     let fix = assert_one(text, "10:9", "`holder:order`: no lock workload has key `order`");
     assert_eq!(fix, "lock keys in this file: orders; did you mean `orders`?");
-    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nisolate = \"holder:k\"\n", "5:11", "no lock workload has key `k`");
+    let fix = assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nisolate = \"holder:k\"\n",
+        "5:11",
+        "no lock workload has key `k`",
+    );
     assert!(fix.contains("kind = \"lock\""), "{fix}");
 }
 
@@ -218,14 +259,22 @@ fn remove_needs_a_server() {
 
 #[test]
 fn unknown_selector_spelling() {
-    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\ncrash = \"leeder\"\n", "5:9", "`leeder` is not a process or selector; did you mean `leader`?");
+    let fix = assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\ncrash = \"leeder\"\n",
+        "5:9",
+        "`leeder` is not a process or selector; did you mean `leader`?",
+    );
     assert!(fix.starts_with("selectors: s1…, c1…, store, leader, holder:KEY"), "{fix}");
     assert_one("name = \"x\"\nduration = \"10s\"\n[clocks.leader]\ndrift = 0.1\n", "3:9", "`leader` is not one fixed process");
 }
 
 #[test]
 fn fault_at_beyond_duration() {
-    let fix = assert_one("name = \"x\"\nduration = \"30s\"\n[[fault]]\nat = \"40s\"\ncrash = \"s1\"\n", "4:6", "`at` = 40s is beyond `duration` = 30s");
+    let fix = assert_one(
+        "name = \"x\"\nduration = \"30s\"\n[[fault]]\nat = \"40s\"\ncrash = \"s1\"\n",
+        "4:6",
+        "`at` = 40s is beyond `duration` = 30s",
+    );
     assert!(fix.contains("at most 30s"), "{fix}");
     assert!(parse("name = \"x\"\nduration = \"30s\"\n[[fault]]\nat = \"30s\"\ncrash = \"s1\"\n", "t.toml").is_ok());
 }
@@ -236,12 +285,20 @@ fn missing_required_keys() {
     assert_has(&error, "1:1", "missing key `name` at the top level");
     assert_has(&error, "1:1", "missing key `duration` at the top level");
     assert_eq!(error.diagnostics.len(), 2, "{error}");
-    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[[workload]]\nkind = \"lock\"\nclients = 1\nttl = \"1s\"\n", "3:1", "missing key `keys` in [[workload]] #1");
+    let fix = assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[[workload]]\nkind = \"lock\"\nclients = 1\nttl = \"1s\"\n",
+        "3:1",
+        "missing key `keys` in [[workload]] #1",
+    );
     assert_eq!(fix, "add `keys = [\"orders\"]`");
     assert_one("name = \"x\"\nduration = \"10s\"\n[[workload]]\nclients = 1\n", "3:1", "missing key `kind` in [[workload]] #1");
     assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\ncrash = \"s1\"\n", "3:1", "missing key `at` in [[fault]] #1");
     assert_one("name = \"x\"\nduration = \"10s\"\n[expect]\n", "3:1", "missing key `verdict` in [expect]");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nblock = { to = [\"s2\"] }\n", "5:9", "missing key `from` in `block`");
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nblock = { to = [\"s2\"] }\n",
+        "5:9",
+        "missing key `from` in `block`",
+    );
 }
 
 #[test]
@@ -255,7 +312,11 @@ fn bad_seed_ranges() {
 
 #[test]
 fn unknown_workload_kind() {
-    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[[workload]]\nkind = \"locks\"\nclients = 1\n", "4:8", "unknown workload kind `locks`; did you mean `lock`?");
+    let fix = assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[[workload]]\nkind = \"locks\"\nclients = 1\n",
+        "4:8",
+        "unknown workload kind `locks`; did you mean `lock`?",
+    );
     assert_eq!(fix, "kinds: lock, registry, kv, task, singleton");
 }
 
@@ -272,9 +333,17 @@ fn unknown_invariant_id_in_expect() {
 
 #[test]
 fn violation_verdict_needs_known_ids() {
-    assert_one("name = \"x\"\nduration = \"10s\"\n[expect]\nverdict = \"violation\"\n", "4:11", "verdict = \"violation\" needs `violations = [..]`");
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[expect]\nverdict = \"violation\"\n",
+        "4:11",
+        "verdict = \"violation\" needs `violations = [..]`",
+    );
     assert_one("name = \"x\"\nduration = \"10s\"\n[expect]\nverdict = \"violation\"\nviolations = []\n", "5:14", "`violations` is empty");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[expect]\nverdict = \"safe\"\nviolations = [\"liveness\"]\n", "5:1", "`violations` is only for verdict = \"violation\"");
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[expect]\nverdict = \"safe\"\nviolations = [\"liveness\"]\n",
+        "5:1",
+        "`violations` is only for verdict = \"violation\"",
+    );
     assert_one("name = \"x\"\nduration = \"10s\"\n[expect]\nverdict = \"unsafe\"\n", "4:11", "unknown verdict `unsafe`");
     assert_one(
         "name = \"x\"\nduration = \"10s\"\n[expect]\nverdict = \"violation\"\nviolations = [\"liveness\", \"liveness\"]\n",
@@ -330,7 +399,11 @@ fn lock_workload_values() {
         ("keys = [\"a\"]\nttl = \"1s\"\nkeepalive = \"1s\"\n", "8:13", "`keepalive` = 1s is not shorter than `ttl` = 1s"),
         ("keys = [\"a\"]\nttl = \"0s\"\n", "7:7", "`ttl` must be longer than zero"),
         ("keys = [\"a\"]\nttl = \"1s\"\nmargin = 1\n", "8:10", "`margin` = 1 is outside [0, 1)"),
-        ("keys = [\"a\"]\nttl = \"1s\"\nbelief_from = \"reciept\"\n", "8:15", "unknown `belief_from` = \"reciept\"; did you mean `receipt`?"),
+        (
+            "keys = [\"a\"]\nttl = \"1s\"\nbelief_from = \"reciept\"\n",
+            "8:15",
+            "unknown `belief_from` = \"reciept\"; did you mean `receipt`?",
+        ),
         ("keys = [\"a\"]\nttl = \"1s\"\nfenced = \"yes\"\n", "8:10", "`fenced` must be true or false"),
     ];
     for (tail, at, message) in cases {
@@ -341,30 +414,66 @@ fn lock_workload_values() {
 
 #[test]
 fn chaos_length_without_its_rate() {
-    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\npause_for = [\"1s\", \"2s\"]\n", "4:1", "`pause_for` has no effect without `pauses`");
+    let fix = assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[chaos]\npause_for = [\"1s\", \"2s\"]\n",
+        "4:1",
+        "`pause_for` has no effect without `pauses`",
+    );
     assert!(fix.starts_with("add `pauses = \"10s\"`"), "{fix}");
 }
 
 #[test]
 fn chaos_kinds_aimed_at_roles_need_their_targets() {
-    let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nholder_pauses = \"5s\"\n", "4:1", "`holder_pauses` needs a lock or singleton workload");
+    let fix = assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[chaos]\nholder_pauses = \"5s\"\n",
+        "4:1",
+        "`holder_pauses` needs a lock or singleton workload",
+    );
     assert!(fix.contains("kind = \"lock\""), "{fix}");
     let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nmembership = \"5s\"\n", "4:1", "`membership` needs spare servers");
     assert!(fix.starts_with("add `spares = 2`"), "{fix}");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\nleader_crash_for = [\"1s\", \"2s\"]\n", "4:1", "`leader_crash_for` has no effect without `leader_crashes`");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[cluster]\nspares = 1\n[chaos]\nmembership = \"0s\"\n", "6:14", "`membership` must be longer than zero");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[cluster]\nspares = 1\n[chaos]\npartition_replacements = 0.5\n", "6:1", "has no effect without `partitions`");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[chaos]\npartitions = \"2s\"\npartition_replacements = 0.5\n", "5:1", "`partition_replacements` needs spare servers");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[cluster]\nspares = 1\n[chaos]\npartitions = \"2s\"\npartition_replacements = 2\n", "7:26", "is not a probability");
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[chaos]\nleader_crash_for = [\"1s\", \"2s\"]\n",
+        "4:1",
+        "`leader_crash_for` has no effect without `leader_crashes`",
+    );
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[cluster]\nspares = 1\n[chaos]\nmembership = \"0s\"\n",
+        "6:14",
+        "`membership` must be longer than zero",
+    );
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[cluster]\nspares = 1\n[chaos]\npartition_replacements = 0.5\n",
+        "6:1",
+        "has no effect without `partitions`",
+    );
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[chaos]\npartitions = \"2s\"\npartition_replacements = 0.5\n",
+        "5:1",
+        "`partition_replacements` needs spare servers",
+    );
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[cluster]\nspares = 1\n[chaos]\npartitions = \"2s\"\npartition_replacements = 2\n",
+        "7:26",
+        "is not a probability",
+    );
 }
 
 #[test]
 fn bad_names_and_bugs() {
     let fix = assert_one("name = \"Holder Pause\"\nduration = \"10s\"\n", "1:8", "`Holder Pause` is not a kebab-case name");
     assert!(fix.ends_with("e.g. \"holder-pause\""), "{fix}");
-    let fix = assert_one("name = \"x\"\nduration = \"10s\"\nbugs = [\"no-promote\"]\n", "3:9", "unknown bug `no-promote`; did you mean `no-promote-extension`?");
+    let fix = assert_one(
+        "name = \"x\"\nduration = \"10s\"\nbugs = [\"no-promote\"]\n",
+        "3:9",
+        "unknown bug `no-promote`; did you mean `no-promote-extension`?",
+    );
     assert!(fix.starts_with("known bugs: vote-without-log-check,"), "{fix}");
-    assert_one("name = \"x\"\nduration = \"10s\"\n[cluster]\nlease_expiry = \"leader-wall\"\n", "4:16", "unknown `lease_expiry` = \"leader-wall\"");
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[cluster]\nlease_expiry = \"leader-wall\"\n",
+        "4:16",
+        "unknown `lease_expiry` = \"leader-wall\"",
+    );
 }
 
 #[test]
@@ -435,7 +544,8 @@ fn a_delay_needs_its_bound_and_knows_its_keys() {
         "missing key `by` in `delay`",
     );
     // A misspelt key is reported, and so is the bound it did not give.
-    let error = rejected("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\ndelay = { from = \"s1\", to = [\"s2\"], bye = \"1s\" }\n");
+    let error =
+        rejected("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\ndelay = { from = \"s1\", to = [\"s2\"], bye = \"1s\" }\n");
     assert_has(&error, "5:37", "unknown key `bye` in `delay`; did you mean `by`?");
     assert_has(&error, "5:9", "missing key `by` in `delay`");
 }

@@ -32,7 +32,8 @@ fn assert_one(text: &str, at: &str, message: &str) -> String {
 #[track_caller]
 fn assert_round_trip(scenario: &Scenario) {
     let text = to_toml(scenario);
-    let again = parse(&text, "written.toml").unwrap_or_else(|error| panic!("to_toml wrote a file that does not parse:\n{error}\n---\n{text}"));
+    let again =
+        parse(&text, "written.toml").unwrap_or_else(|error| panic!("to_toml wrote a file that does not parse:\n{error}\n---\n{text}"));
     assert_eq!(&again, scenario, "written as:\n{text}");
 }
 

@@ -79,7 +79,18 @@ fn defaults_are_the_documented_ones() {
     assert_eq!((s.settle_ns, s.seeds.clone()), (10 * SEC, 0..100));
     assert_eq!(
         s.cluster,
-        Cluster { servers: 3, election_timeout_ns: (150 * MS, 300 * MS), heartbeat_ns: 50 * MS, lease_expiry: ExpiryStrategy::LeaderMonotonic, spares: 0, drift_bound: 0.001, max_append_entries: 64, snapshot_every: 1000, keepalive_read_index: true, client_timeout_ns: 500 * MS }
+        Cluster {
+            servers: 3,
+            election_timeout_ns: (150 * MS, 300 * MS),
+            heartbeat_ns: 50 * MS,
+            lease_expiry: ExpiryStrategy::LeaderMonotonic,
+            spares: 0,
+            drift_bound: 0.001,
+            max_append_entries: 64,
+            snapshot_every: 1000,
+            keepalive_read_index: true,
+            client_timeout_ns: 500 * MS
+        }
     );
     assert_eq!(s.network, Network { latency_ns: (MS, 10 * MS), loss: 0.0, duplicate: 0.0 });
     assert!(s.clocks.is_empty() && s.workloads.is_empty() && s.faults.is_empty());
@@ -154,7 +165,8 @@ fn equality_ignores_only_where_a_scenario_was_written() {
 // ---- generated scenarios ----
 
 fn ns() -> BoxedStrategy<u64> {
-    prop_oneof![0u64..2_000, (0u64..100_000).prop_map(|x| x * MS), (0u64..600).prop_map(|x| x * SEC), any::<u64>().prop_map(|x| x >> 8)].boxed()
+    prop_oneof![0u64..2_000, (0u64..100_000).prop_map(|x| x * MS), (0u64..600).prop_map(|x| x * SEC), any::<u64>().prop_map(|x| x >> 8)]
+        .boxed()
 }
 
 fn positive_ns() -> BoxedStrategy<u64> {
@@ -202,21 +214,47 @@ fn workload_kind() -> BoxedStrategy<WorkloadKind> {
     )
         .prop_map(|(keys, (ttl_ns, keepalive_ns), hold_ns, think_ns, margin, receipt, fenced)| {
             let belief_from = if receipt { BeliefFrom::Receipt } else { BeliefFrom::Send };
-            WorkloadKind::Lock(LockWorkload { keys: keys.into_iter().collect(), ttl_ns, keepalive_ns, hold_ns, think_ns, margin, belief_from, fenced })
+            WorkloadKind::Lock(LockWorkload {
+                keys: keys.into_iter().collect(),
+                ttl_ns,
+                keepalive_ns,
+                hold_ns,
+                think_ns,
+                margin,
+                belief_from,
+                fenced,
+            })
         });
     let registry = lease().prop_map(|(ttl_ns, keepalive_ns)| WorkloadKind::Registry(RegistryWorkload { ttl_ns, keepalive_ns }));
     let kv = (1u64..=1000, range_ns()).prop_map(|(keys, interval_ns)| WorkloadKind::Kv(KvWorkload { keys, interval_ns }));
     let belief = |receipt: bool| if receipt { BeliefFrom::Receipt } else { BeliefFrom::Send };
     let task = (lease(), 1u64..=100_000, range_ns(), range_ns(), positive_range_ns(), fraction(), any::<bool>()).prop_map(
         move |((ttl_ns, keepalive_ns), tasks, task_every_ns, work_ns, poll_ns, margin, receipt)| {
-            WorkloadKind::Task(TaskWorkload { ttl_ns, keepalive_ns, tasks, task_every_ns, work_ns, poll_ns, margin, belief_from: belief(receipt) })
+            WorkloadKind::Task(TaskWorkload {
+                ttl_ns,
+                keepalive_ns,
+                tasks,
+                task_every_ns,
+                work_ns,
+                poll_ns,
+                margin,
+                belief_from: belief(receipt),
+            })
         },
     );
     // Roles are made unique (and apart from lock keys) in `workloads()`.
     let singleton = (lease(), positive_range_ns(), positive_range_ns(), fraction(), any::<bool>()).prop_map(
         move |((ttl_ns, keepalive_ns), interval_ns, poll_ns, margin, receipt)| {
             let role = String::new();
-            WorkloadKind::Singleton(SingletonWorkload { role, ttl_ns, keepalive_ns, interval_ns, poll_ns, margin, belief_from: belief(receipt) })
+            WorkloadKind::Singleton(SingletonWorkload {
+                role,
+                ttl_ns,
+                keepalive_ns,
+                interval_ns,
+                poll_ns,
+                margin,
+                belief_from: belief(receipt),
+            })
         },
     );
     prop_oneof![lock, registry, kv, task, singleton].boxed()
@@ -293,35 +331,46 @@ impl World {
     }
 
     fn server_selector(&self) -> BoxedStrategy<Selector> {
-        prop_oneof![(1..=self.servers + self.spares).prop_map(Selector::Server), Just(Selector::Leader), Just(Selector::Follower), Just(Selector::RandomServer)].boxed()
+        prop_oneof![
+            (1..=self.servers + self.spares).prop_map(Selector::Server),
+            Just(Selector::Leader),
+            Just(Selector::Follower),
+            Just(Selector::RandomServer)
+        ]
+        .boxed()
     }
 
     fn action(&self) -> BoxedStrategy<FaultAction> {
         let processes = self.processes();
         let count = processes.len();
-        let partition = (subsequence(processes, 2..=count), any::<prop::sample::Index>(), proptest::option::of(self.selector()))
-            .prop_map(|(members, split, extra): (Vec<Process>, prop::sample::Index, Option<Selector>)| {
+        let partition = (subsequence(processes, 2..=count), any::<prop::sample::Index>(), proptest::option::of(self.selector())).prop_map(
+            |(members, split, extra): (Vec<Process>, prop::sample::Index, Option<Selector>)| {
                 let at = 1 + split.index(members.len() - 1);
                 let to_selector = |p: &Process| match *p {
                     Process::Server(n) => Selector::Server(n),
                     Process::Client(n) => Selector::Client(n),
                     Process::Store => Selector::Store,
                 };
-                let mut groups: Vec<Vec<Selector>> = vec![members[..at].iter().map(to_selector).collect(), members[at..].iter().map(to_selector).collect()];
+                let mut groups: Vec<Vec<Selector>> =
+                    vec![members[..at].iter().map(to_selector).collect(), members[at..].iter().map(to_selector).collect()];
                 // A dynamic selector may share a group with anything.
                 if let Some(extra) = extra.filter(|e| e.process().is_none()) {
                     groups.push(vec![extra]);
                 }
                 FaultAction::Partition(groups)
+            },
+        );
+        let clock =
+            (self.selector(), proptest::option::of(drift()), proptest::option::of(signed_ns())).prop_map(|(target, drift, jump_ns)| {
+                let drift = if drift.is_none() && jump_ns.is_none() { Some(0.0) } else { drift };
+                FaultAction::Clock { target, drift, jump_ns }
             });
-        let clock = (self.selector(), proptest::option::of(drift()), proptest::option::of(signed_ns())).prop_map(|(target, drift, jump_ns)| {
-            let drift = if drift.is_none() && jump_ns.is_none() { Some(0.0) } else { drift };
-            FaultAction::Clock { target, drift, jump_ns }
-        });
         let mut options: Vec<BoxedStrategy<FaultAction>> = vec![
             partition.boxed(),
             self.selector().prop_map(FaultAction::Isolate).boxed(),
-            (self.selector(), proptest::collection::vec(self.selector(), 1..3)).prop_map(|(from, to)| FaultAction::Block { from, to }).boxed(),
+            (self.selector(), proptest::collection::vec(self.selector(), 1..3))
+                .prop_map(|(from, to)| FaultAction::Block { from, to })
+                .boxed(),
             (self.selector(), proptest::collection::vec(self.selector(), 1..3), positive_ns())
                 .prop_map(|(from, to, by_ns)| FaultAction::Delay { from, to, by_ns })
                 .boxed(),
@@ -358,19 +407,38 @@ impl World {
 /// Kinds aimed at a lock holder or at membership only where the world has
 /// a lock or spares: elsewhere the loader rejects them.
 fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
-    let rate = || proptest::option::of((positive_ns(), range_ns()).prop_map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
-    let jumps = proptest::option::of((positive_ns(), signed_range_ns()).prop_map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }));
+    let rate =
+        || proptest::option::of((positive_ns(), range_ns()).prop_map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
+    let jumps = proptest::option::of(
+        (positive_ns(), signed_range_ns()).prop_map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),
+    );
     let (has_lock, has_spares) = (!world.keys.is_empty(), world.spares > 0);
     let roles = (rate(), rate(), proptest::option::of(positive_ns()), probability()).prop_map(
         move |(leader_crashes, holder_pauses, membership_ns, replacements)| {
-            (leader_crashes, holder_pauses.filter(|_| has_lock), membership_ns.filter(|_| has_spares), if has_spares { replacements } else { 0.0 })
+            (
+                leader_crashes,
+                holder_pauses.filter(|_| has_lock),
+                membership_ns.filter(|_| has_spares),
+                if has_spares { replacements } else { 0.0 },
+            )
         },
     );
-    let timer_jumps = proptest::option::of((positive_ns(), signed_range_ns()).prop_map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }));
+    let timer_jumps = proptest::option::of(
+        (positive_ns(), signed_range_ns()).prop_map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),
+    );
     let slow = proptest::option::of((rate().prop_filter_map("on", |r| r), range_ns()));
     let aimed = (rate(), rate(), timer_jumps, rate(), slow);
     proptest::option::of((rate(), rate(), rate(), jumps, roles, fraction(), any::<bool>(), aimed).prop_map(
-        |(partitions, crashes, pauses, clock_jumps, (leader_crashes, holder_pauses, membership_ns, replacements), drift, swarm, (crash_points, pause_points, timer_jumps, leader_isolations, slow_links))| Chaos {
+        |(
+            partitions,
+            crashes,
+            pauses,
+            clock_jumps,
+            (leader_crashes, holder_pauses, membership_ns, replacements),
+            drift,
+            swarm,
+            (crash_points, pause_points, timer_jumps, leader_isolations, slow_links),
+        )| Chaos {
             // Replacements ride on partitions: without them the loader rejects them.
             partition_replacements: if partitions.is_some() { replacements } else { 0.0 },
             partition_clients: 0.0,
@@ -430,42 +498,58 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             .collect();
         let world = World { servers, spares, clients, keys };
         let knobs = (1u64..=100_000, 1u64..=10_000_000, any::<bool>());
-        let cluster = (range_ns().prop_filter("election timeout above zero", |r| r.0 > 0), positive_ns(), any::<bool>(), fraction(), knobs).prop_map(
-            move |(election_timeout_ns, heartbeat_ns, wall, drift_bound, (max_append_entries, snapshot_every, keepalive_read_index))| Cluster {
-                servers,
-                election_timeout_ns,
-                heartbeat_ns,
-                lease_expiry: if wall { ExpiryStrategy::LeaderStampedWall } else { ExpiryStrategy::LeaderMonotonic },
-                spares,
-                drift_bound,
-                max_append_entries,
-                snapshot_every,
-                keepalive_read_index,
-                client_timeout_ns: 250 * MS,
-            },
-        );
-        let network = (range_ns(), probability(), probability()).prop_map(|(latency_ns, loss, duplicate)| Network { latency_ns, loss, duplicate });
-        let clocks: BoxedStrategy<BTreeMap<Process, ClockSpec>> =
-            proptest::collection::btree_map(world.process(), (drift(), signed_ns()).prop_map(|(drift, offset_ns)| ClockSpec { drift, offset_ns }), 0..4).boxed();
-        let top = ("[a-z0-9]{1,6}(-[a-z0-9]{1,6}){0,3}", proptest::option::of(any::<String>()), ns(), (0u64..u64::MAX - 1, any::<u64>()), bugs());
-        (top, cluster, network, clocks, Just(workloads), proptest::collection::vec(world.fault(duration_ns), 0..6), chaos(&world), expect()).prop_map(
-            move |((name, description, settle_ns, (seed, span), bugs), cluster, network, clocks, workloads, faults, chaos, expect)| Scenario {
-                name,
-                description,
-                path: PathBuf::from("generated.toml"),
-                duration_ns,
-                settle_ns,
-                seeds: seed..seed + 1 + span % (u64::MAX - 1 - seed),
-                cluster,
-                network,
-                clocks,
-                workloads,
-                faults,
-                chaos,
-                expect,
-                bugs,
-            },
+        let cluster = (range_ns().prop_filter("election timeout above zero", |r| r.0 > 0), positive_ns(), any::<bool>(), fraction(), knobs)
+            .prop_map(
+                move |(
+                    election_timeout_ns,
+                    heartbeat_ns,
+                    wall,
+                    drift_bound,
+                    (max_append_entries, snapshot_every, keepalive_read_index),
+                )| Cluster {
+                    servers,
+                    election_timeout_ns,
+                    heartbeat_ns,
+                    lease_expiry: if wall { ExpiryStrategy::LeaderStampedWall } else { ExpiryStrategy::LeaderMonotonic },
+                    spares,
+                    drift_bound,
+                    max_append_entries,
+                    snapshot_every,
+                    keepalive_read_index,
+                    client_timeout_ns: 250 * MS,
+                },
+            );
+        let network =
+            (range_ns(), probability(), probability()).prop_map(|(latency_ns, loss, duplicate)| Network { latency_ns, loss, duplicate });
+        let clocks: BoxedStrategy<BTreeMap<Process, ClockSpec>> = proptest::collection::btree_map(
+            world.process(),
+            (drift(), signed_ns()).prop_map(|(drift, offset_ns)| ClockSpec { drift, offset_ns }),
+            0..4,
         )
+        .boxed();
+        let top =
+            ("[a-z0-9]{1,6}(-[a-z0-9]{1,6}){0,3}", proptest::option::of(any::<String>()), ns(), (0u64..u64::MAX - 1, any::<u64>()), bugs());
+        (top, cluster, network, clocks, Just(workloads), proptest::collection::vec(world.fault(duration_ns), 0..6), chaos(&world), expect())
+            .prop_map(
+                move |((name, description, settle_ns, (seed, span), bugs), cluster, network, clocks, workloads, faults, chaos, expect)| {
+                    Scenario {
+                        name,
+                        description,
+                        path: PathBuf::from("generated.toml"),
+                        duration_ns,
+                        settle_ns,
+                        seeds: seed..seed + 1 + span % (u64::MAX - 1 - seed),
+                        cluster,
+                        network,
+                        clocks,
+                        workloads,
+                        faults,
+                        chaos,
+                        expect,
+                        bugs,
+                    }
+                },
+            )
     })
 }
 

@@ -15,7 +15,8 @@ fn base_path() -> PathBuf {
 }
 
 fn study(axes: &str, seeds: std::ops::Range<u64>) -> StudyResults {
-    let text = format!("name = \"t\"\nbase = \"base-lock.toml\"\npause_at = \"3s\"\npause_every = \"6s\"\njump_at = \"5s\"\n[axes]\n{axes}");
+    let text =
+        format!("name = \"t\"\nbase = \"base-lock.toml\"\npause_at = \"3s\"\npause_every = \"6s\"\njump_at = \"5s\"\n[axes]\n{axes}");
     let mut s = spec::parse(&text, "t.toml").expect("a valid spec");
     s.base = base_path();
     let base = leasesim::scenario::load(&s.base).expect("the base scenario loads");
@@ -27,7 +28,10 @@ fn overlaps(c: &CellResult) -> u64 {
 }
 
 fn cell<'a>(r: &'a StudyResults, label: &str) -> &'a CellResult {
-    r.cells.iter().find(|c| c.label == label).unwrap_or_else(|| panic!("no cell {label}: {:?}", r.cells.iter().map(|c| &c.label).collect::<Vec<_>>()))
+    r.cells
+        .iter()
+        .find(|c| c.label == label)
+        .unwrap_or_else(|| panic!("no cell {label}: {:?}", r.cells.iter().map(|c| &c.label).collect::<Vec<_>>()))
 }
 
 #[test]

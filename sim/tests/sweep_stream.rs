@@ -99,7 +99,16 @@ fn a_failing_run_with_a_planted_bug_prints_json_only_and_a_replay_that_reproduce
 
     // The sweep's JUnit carries the same command.
     let junit = std::env::temp_dir().join(format!("leasesim-junit-{}.xml", std::process::id()));
-    let sweep = leasesim(&["sweep", "scenarios/chaos-swarm.toml", "--seeds", "1..2", "--bug", "no-truncate-conflict", "--junit", junit.to_str().unwrap()]);
+    let sweep = leasesim(&[
+        "sweep",
+        "scenarios/chaos-swarm.toml",
+        "--seeds",
+        "1..2",
+        "--bug",
+        "no-truncate-conflict",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
     assert_eq!(sweep.status.code(), Some(1));
     assert!(text(&sweep.stdout).contains(&format!("replay: {replay}")));
     assert!(std::fs::read_to_string(&junit).unwrap().contains(&format!("replay: {replay}")));

@@ -81,13 +81,8 @@ impl Session {
     pub fn submit(&mut self, now_ns: u64, op: Op) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let pending = Pending {
-            op,
-            first_sent_ns: now_ns,
-            last_sent_ns: now_ns,
-            deadline_ns: now_ns + self.config.request_timeout_ns,
-            redirects: 0,
-        };
+        let pending =
+            Pending { op, first_sent_ns: now_ns, last_sent_ns: now_ns, deadline_ns: now_ns + self.config.request_timeout_ns, redirects: 0 };
         self.pending.insert(seq, pending);
         self.send(seq);
         seq
@@ -143,8 +138,7 @@ impl Session {
     /// Resends requests whose timeout passed, to the next server: the
     /// leader may be gone.
     pub fn tick(&mut self, now_ns: u64) {
-        let expired: Vec<u64> =
-            self.pending.iter().filter(|(_, p)| p.deadline_ns <= now_ns).map(|(seq, _)| *seq).collect();
+        let expired: Vec<u64> = self.pending.iter().filter(|(_, p)| p.deadline_ns <= now_ns).map(|(seq, _)| *seq).collect();
         if expired.is_empty() {
             return;
         }

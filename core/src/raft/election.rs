@@ -71,13 +71,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         let active = self
             .voters
             .iter()
-            .filter(|&&v| {
-                v == self.id()
-                    || self
-                        .progress
-                        .get(&v)
-                        .is_some_and(|p| p.last_heard_ns + window_ns > self.now_ns)
-            })
+            .filter(|&&v| v == self.id() || self.progress.get(&v).is_some_and(|p| p.last_heard_ns + window_ns > self.now_ns))
             .count();
         active >= self.quorum()
     }
@@ -93,10 +87,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         match self.role {
             Role::Leader => true,
             Role::Follower => {
-                self.leader_id.is_some()
-                    && self
-                        .leader_contact_ns
-                        .is_some_and(|t| self.now_ns < t + self.config.election_timeout_min_ns)
+                self.leader_id.is_some() && self.leader_contact_ns.is_some_and(|t| self.now_ns < t + self.config.election_timeout_min_ns)
             }
             Role::PreCandidate | Role::Candidate => false,
         }
@@ -137,43 +128,21 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 
     fn request_votes(&mut self, term: Term, pre_vote: bool) {
         let (last_log_index, last_log_term) = (self.log.last_index(), self.log.last_term());
-        let peers: Vec<NodeId> = self
-            .voters
-            .iter()
-            .copied()
-            .filter(|&v| v != self.id())
-            .collect();
+        let peers: Vec<NodeId> = self.voters.iter().copied().filter(|&v| v != self.id()).collect();
         for peer in peers {
-            self.send(
-                peer,
-                Message::RequestVote {
-                    term,
-                    pre_vote,
-                    last_log_index,
-                    last_log_term,
-                },
-            );
+            self.send(peer, Message::RequestVote { term, pre_vote, last_log_index, last_log_term });
         }
     }
 
     /// Answers a (pre-)vote request whose term is at least ours (a real
     /// vote's higher term was adopted already; a pre-vote's was not).
-    pub(super) fn handle_request_vote(
-        &mut self,
-        from: NodeId,
-        term: Term,
-        pre_vote: bool,
-        last_log_index: LogIndex,
-        last_log_term: Term,
-    ) {
+    pub(super) fn handle_request_vote(&mut self, from: NodeId, term: Term, pre_vote: bool, last_log_index: LogIndex, last_log_term: Term) {
         // §5.4.1: never vote for a candidate whose log lacks entries we hold,
         // which could be committed.
-        let log_ok = self.config.bugs.vote_without_log_check
-            || self.log.is_up_to_date(last_log_index, last_log_term);
+        let log_ok = self.config.bugs.vote_without_log_check || self.log.is_up_to_date(last_log_index, last_log_term);
         // One vote per term (§5.2). A pre-vote for a later term promises
         // nothing, so it only needs the log check (thesis §9.6).
-        let free_to_vote =
-            self.voted_for == Some(from) || (self.voted_for.is_none() && self.leader_id.is_none());
+        let free_to_vote = self.voted_for == Some(from) || (self.voted_for.is_none() && self.leader_id.is_none());
         let can_vote = free_to_vote || (pre_vote && term > self.term);
         if can_vote && log_ok {
             if !pre_vote {
@@ -181,37 +150,15 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                 self.persist_hard_state();
                 self.reset_election_deadline();
             }
-            self.send(
-                from,
-                Message::VoteResponse {
-                    term,
-                    pre_vote,
-                    granted: true,
-                },
-            );
+            self.send(from, Message::VoteResponse { term, pre_vote, granted: true });
         } else {
-            self.send(
-                from,
-                Message::VoteResponse {
-                    term: self.term,
-                    pre_vote,
-                    granted: false,
-                },
-            );
+            self.send(from, Message::VoteResponse { term: self.term, pre_vote, granted: false });
         }
     }
 
-    pub(super) fn handle_vote_response(
-        &mut self,
-        from: NodeId,
-        term: Term,
-        pre_vote: bool,
-        granted: bool,
-    ) {
+    pub(super) fn handle_vote_response(&mut self, from: NodeId, term: Term, pre_vote: bool, granted: bool) {
         let relevant = match (self.role, pre_vote) {
-            (Role::PreCandidate, true) => {
-                (granted && term == self.term + 1) || (!granted && term == self.term)
-            }
+            (Role::PreCandidate, true) => (granted && term == self.term + 1) || (!granted && term == self.term),
             (Role::Candidate, false) => term == self.term,
             _ => false,
         };
@@ -229,16 +176,8 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 
     /// Counts only answers from voters of the configuration in force.
     fn tally(&self) -> Tally {
-        let granted = self
-            .voters
-            .iter()
-            .filter(|v| self.votes.get(v) == Some(&true))
-            .count();
-        let rejected = self
-            .voters
-            .iter()
-            .filter(|v| self.votes.get(v) == Some(&false))
-            .count();
+        let granted = self.voters.iter().filter(|v| self.votes.get(v) == Some(&true)).count();
+        let rejected = self.voters.iter().filter(|v| self.votes.get(v) == Some(&false)).count();
         if granted >= self.quorum() {
             Tally::Won
         } else if rejected > self.voters.len() - self.quorum() {
@@ -258,17 +197,10 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         self.reads = ReadState::default();
         let next_index = self.log.last_index() + 1;
         let now_ns = self.now_ns;
-        self.progress = self
-            .voters
-            .iter()
-            .filter(|&&v| v != self.id())
-            .map(|&v| (v, Progress::new(next_index, now_ns)))
-            .collect();
+        self.progress = self.voters.iter().filter(|&&v| v != self.id()).map(|&v| (v, Progress::new(next_index, now_ns))).collect();
         self.term_start_index = self.append_new(Payload::Noop);
         self.heartbeat_deadline_ns = self.now_ns + self.config.heartbeat_ns;
-        self.ready
-            .events
-            .push(RaftEvent::BecameLeader { term: self.term });
+        self.ready.events.push(RaftEvent::BecameLeader { term: self.term });
         self.maybe_commit();
     }
 }

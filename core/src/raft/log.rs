@@ -26,31 +26,14 @@ pub(crate) struct RaftLog<C> {
 
 impl<C: Clone> RaftLog<C> {
     pub(crate) fn new() -> Self {
-        RaftLog {
-            snapshot_index: 0,
-            snapshot_term: 0,
-            entries: VecDeque::new(),
-            commit_index: 0,
-        }
+        RaftLog { snapshot_index: 0, snapshot_term: 0, entries: VecDeque::new(), commit_index: 0 }
     }
 
     /// A log rebuilt from disk: the snapshot boundary and the entries after
     /// it. The commit index restarts at the snapshot (it is not persisted).
-    pub(crate) fn restored(
-        snapshot_index: LogIndex,
-        snapshot_term: Term,
-        entries: Vec<Entry<C>>,
-    ) -> Self {
-        let log = RaftLog {
-            snapshot_index,
-            snapshot_term,
-            entries: entries.into(),
-            commit_index: snapshot_index,
-        };
-        invariant!(
-            log.is_contiguous(),
-            "restored log is not contiguous after the snapshot"
-        );
+    pub(crate) fn restored(snapshot_index: LogIndex, snapshot_term: Term, entries: Vec<Entry<C>>) -> Self {
+        let log = RaftLog { snapshot_index, snapshot_term, entries: entries.into(), commit_index: snapshot_index };
+        invariant!(log.is_contiguous(), "restored log is not contiguous after the snapshot");
         log
     }
 
@@ -107,11 +90,7 @@ impl<C: Clone> RaftLog<C> {
     /// Appends entries that must directly follow the current last entry.
     pub(crate) fn append(&mut self, entries: impl IntoIterator<Item = Entry<C>>) {
         for entry in entries {
-            assert_eq!(
-                entry.index,
-                self.last_index() + 1,
-                "log append must be contiguous"
-            );
+            assert_eq!(entry.index, self.last_index() + 1, "log append must be contiguous");
             self.entries.push_back(entry);
         }
     }
@@ -119,10 +98,7 @@ impl<C: Clone> RaftLog<C> {
     /// Drops every entry with index >= `index` (a conflicting suffix, Raft
     /// §5.3). Never reaches into the snapshot.
     pub(crate) fn truncate_from(&mut self, index: LogIndex) {
-        assert!(
-            index > self.snapshot_index,
-            "cannot truncate into the snapshot"
-        );
+        assert!(index > self.snapshot_index, "cannot truncate into the snapshot");
         let keep = (index - self.snapshot_index - 1) as usize;
         self.entries.truncate(keep);
         self.commit_index = self.commit_index.min(self.last_index());
@@ -184,23 +160,14 @@ impl<C: Clone> RaftLog<C> {
 
     /// Cheap structural check (O(1)): the ends agree with the positions.
     pub(crate) fn ends_consistent(&self) -> bool {
-        let front_ok = self
-            .entries
-            .front()
-            .is_none_or(|e| e.index == self.first_index());
-        let back_ok = self
-            .entries
-            .back()
-            .is_none_or(|e| e.index == self.last_index());
+        let front_ok = self.entries.front().is_none_or(|e| e.index == self.first_index());
+        let back_ok = self.entries.back().is_none_or(|e| e.index == self.last_index());
         front_ok && back_ok && self.commit_index <= self.last_index().max(self.snapshot_index)
     }
 
     /// Full structural check (O(n)): contiguous indices.
     pub(crate) fn is_contiguous(&self) -> bool {
-        self.entries
-            .iter()
-            .enumerate()
-            .all(|(k, e)| e.index == self.snapshot_index + 1 + k as u64)
+        self.entries.iter().enumerate().all(|(k, e)| e.index == self.snapshot_index + 1 + k as u64)
     }
 
     /// Full check (O(n)): terms never decrease and never exceed `term`.

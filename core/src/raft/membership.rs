@@ -28,21 +28,15 @@ pub(super) fn apply_change(voters: &mut BTreeSet<NodeId>, change: ConfChange) {
 }
 
 impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
-    pub(super) fn propose_conf_change_inner(
-        &mut self,
-        change: ConfChange,
-    ) -> Result<LogIndex, ProposeError> {
+    pub(super) fn propose_conf_change_inner(&mut self, change: ConfChange) -> Result<LogIndex, ProposeError> {
         if self.role != Role::Leader {
-            return Err(ProposeError::NotLeader {
-                leader_hint: self.leader_id,
-            });
+            return Err(ProposeError::NotLeader { leader_hint: self.leader_id });
         }
         // Thesis §4.1 (and its 2015 erratum): a leader may change membership
         // only after committing an entry of its own term, and only one change
         // may be uncommitted at a time; otherwise two configurations whose
         // majorities do not overlap can both act.
-        let safe_now =
-            self.has_committed_in_term() && self.last_conf_index <= self.log.commit_index;
+        let safe_now = self.has_committed_in_term() && self.last_conf_index <= self.log.commit_index;
         if !safe_now && !self.config.bugs.unsafe_membership_change {
             return Err(ProposeError::ConfChangeRefused);
         }
@@ -75,9 +69,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             return;
         }
         self.voters = voters;
-        self.ready.events.push(RaftEvent::ConfigChanged {
-            voters: self.voters.clone(),
-        });
+        self.ready.events.push(RaftEvent::ConfigChanged { voters: self.voters.clone() });
         if self.role == Role::Leader {
             self.sync_progress_with_voters();
         }
@@ -92,8 +84,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         let next_index = self.log.last_index() + 1;
         for id in self.voters.clone() {
             if id != me && !self.progress.contains_key(&id) {
-                self.progress
-                    .insert(id, Progress::new(next_index, self.now_ns));
+                self.progress.insert(id, Progress::new(next_index, self.now_ns));
             }
         }
         self.forget_removed_servers();
@@ -106,12 +97,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         if self.last_conf_index > self.log.commit_index {
             return;
         }
-        let removed: Vec<NodeId> = self
-            .progress
-            .keys()
-            .copied()
-            .filter(|id| !self.voters.contains(id))
-            .collect();
+        let removed: Vec<NodeId> = self.progress.keys().copied().filter(|id| !self.voters.contains(id)).collect();
         for id in removed {
             self.send_heartbeat(id);
             self.progress.remove(&id);

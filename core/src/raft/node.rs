@@ -111,18 +111,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// commit index restarts at the snapshot; the first `take_ready` carries
     /// the snapshot in `install` so the host rebuilds its state machine the
     /// same way as after an InstallSnapshot.
-    pub fn restore(
-        config: RaftConfig,
-        persisted: Persisted<C, S>,
-        rng_seed: u64,
-        now_ns: u64,
-    ) -> Self {
+    pub fn restore(config: RaftConfig, persisted: Persisted<C, S>, rng_seed: u64, now_ns: u64) -> Self {
         let mut node = Self::new(config, rng_seed, now_ns);
-        let Persisted {
-            hard_state,
-            snapshot,
-            entries,
-        } = persisted;
+        let Persisted { hard_state, snapshot, entries } = persisted;
         node.term = hard_state.term;
         node.voted_for = hard_state.voted_for;
         match snapshot {
@@ -146,8 +137,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     pub fn step(&mut self, now_ns: u64, from: NodeId, msg: Message<C, S>) {
         self.begin_input(now_ns);
         if from != self.id() {
-            self.defer_hard_state =
-                self.config.bugs.reply_before_persist && matches!(msg, Message::RequestVote { .. });
+            self.defer_hard_state = self.config.bugs.reply_before_persist && matches!(msg, Message::RequestVote { .. });
             if self.check_term(from, &msg) {
                 self.dispatch(from, msg);
             }
@@ -177,20 +167,14 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             self.maybe_commit();
             Ok(index)
         } else {
-            Err(ProposeError::NotLeader {
-                leader_hint: self.leader_id,
-            })
+            Err(ProposeError::NotLeader { leader_hint: self.leader_id })
         };
         self.end_input();
         result
     }
 
     /// Proposes a single-server membership change (thesis §4.3).
-    pub fn propose_conf_change(
-        &mut self,
-        now_ns: u64,
-        change: ConfChange,
-    ) -> Result<LogIndex, ProposeError> {
+    pub fn propose_conf_change(&mut self, now_ns: u64, change: ConfChange) -> Result<LogIndex, ProposeError> {
         self.begin_input(now_ns);
         let result = self.propose_conf_change_inner(change);
         self.end_input();
@@ -328,14 +312,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                     // hearing from a leader, ignore (pre-)votes entirely, so a
                     // rejoining server cannot depose a healthy leader.
                     if self.in_vote_lease() {
-                        self.send(
-                            from,
-                            Message::VoteResponse {
-                                term: self.term,
-                                pre_vote: *pre_vote,
-                                granted: false,
-                            },
-                        );
+                        self.send(from, Message::VoteResponse { term: self.term, pre_vote: *pre_vote, granted: false });
                         return false;
                     }
                     // A pre-vote changes no one's term (thesis §9.6).
@@ -344,11 +321,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                     }
                 }
                 // A granted pre-vote echoes the term we would campaign in.
-                Message::VoteResponse {
-                    pre_vote: true,
-                    granted: true,
-                    ..
-                } => {}
+                Message::VoteResponse { pre_vote: true, granted: true, .. } => {}
                 Message::AppendEntries { .. } | Message::InstallSnapshot { .. } => {
                     self.observe_higher_term(msg_term, Some(from));
                 }
@@ -361,30 +334,12 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             match msg {
                 Message::AppendEntries { .. } => self.send(
                     from,
-                    Message::AppendResponse {
-                        term,
-                        success: false,
-                        match_index: 0,
-                        conflict_index: 0,
-                        conflict_term: None,
-                        read_ctx: 0,
-                    },
+                    Message::AppendResponse { term, success: false, match_index: 0, conflict_index: 0, conflict_term: None, read_ctx: 0 },
                 ),
-                Message::InstallSnapshot { .. } => self.send(
-                    from,
-                    Message::InstallSnapshotResponse {
-                        term,
-                        last_index: 0,
-                    },
-                ),
-                Message::RequestVote { pre_vote, .. } => self.send(
-                    from,
-                    Message::VoteResponse {
-                        term,
-                        pre_vote: *pre_vote,
-                        granted: false,
-                    },
-                ),
+                Message::InstallSnapshot { .. } => self.send(from, Message::InstallSnapshotResponse { term, last_index: 0 }),
+                Message::RequestVote { pre_vote, .. } => {
+                    self.send(from, Message::VoteResponse { term, pre_vote: *pre_vote, granted: false })
+                }
                 // Stale responses carry nothing we need; the sender learns our
                 // term from our next message to it.
                 _ => {}
@@ -408,53 +363,18 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 
     fn dispatch(&mut self, from: NodeId, msg: Message<C, S>) {
         match msg {
-            Message::RequestVote {
-                term,
-                pre_vote,
-                last_log_index,
-                last_log_term,
-            } => self.handle_request_vote(from, term, pre_vote, last_log_index, last_log_term),
-            Message::VoteResponse {
-                term,
-                pre_vote,
-                granted,
-            } => self.handle_vote_response(from, term, pre_vote, granted),
-            Message::AppendEntries {
-                prev_log_index,
-                prev_log_term,
-                entries,
-                leader_commit,
-                read_ctx,
-                ..
-            } => self.handle_append_entries(
-                from,
-                prev_log_index,
-                prev_log_term,
-                entries,
-                leader_commit,
-                read_ctx,
-            ),
-            Message::AppendResponse {
-                success,
-                match_index,
-                conflict_index,
-                conflict_term,
-                read_ctx,
-                ..
-            } => self.handle_append_response(
-                from,
-                success,
-                match_index,
-                conflict_index,
-                conflict_term,
-                read_ctx,
-            ),
-            Message::InstallSnapshot { snapshot, .. } => {
-                self.handle_install_snapshot(from, snapshot)
+            Message::RequestVote { term, pre_vote, last_log_index, last_log_term } => {
+                self.handle_request_vote(from, term, pre_vote, last_log_index, last_log_term)
             }
-            Message::InstallSnapshotResponse { last_index, .. } => {
-                self.handle_install_snapshot_response(from, last_index)
+            Message::VoteResponse { term, pre_vote, granted } => self.handle_vote_response(from, term, pre_vote, granted),
+            Message::AppendEntries { prev_log_index, prev_log_term, entries, leader_commit, read_ctx, .. } => {
+                self.handle_append_entries(from, prev_log_index, prev_log_term, entries, leader_commit, read_ctx)
             }
+            Message::AppendResponse { success, match_index, conflict_index, conflict_term, read_ctx, .. } => {
+                self.handle_append_response(from, success, match_index, conflict_index, conflict_term, read_ctx)
+            }
+            Message::InstallSnapshot { snapshot, .. } => self.handle_install_snapshot(from, snapshot),
+            Message::InstallSnapshotResponse { last_index, .. } => self.handle_install_snapshot_response(from, last_index),
             // Carries only a term, handled above.
             Message::TimeoutNow { .. } => {}
         }
@@ -473,10 +393,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// Queues the term and vote for the disk. Must precede any message that
     /// relies on them (the Ready ordering rule does that).
     pub(super) fn persist_hard_state(&mut self) {
-        let op = PersistOp::SetHardState(HardState {
-            term: self.term,
-            voted_for: self.voted_for,
-        });
+        let op = PersistOp::SetHardState(HardState { term: self.term, voted_for: self.voted_for });
         if self.defer_hard_state {
             self.deferred_persist.push(op);
         } else {
@@ -502,11 +419,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     pub(super) fn append_new(&mut self, payload: Payload<C>) -> LogIndex {
         let index = self.log.last_index() + 1;
         let is_config = matches!(payload, Payload::Config(_));
-        let entry = Entry {
-            term: self.term,
-            index,
-            payload,
-        };
+        let entry = Entry { term: self.term, index, payload };
         self.log.append([entry.clone()]);
         self.persist_append(vec![entry]);
         if is_config {
@@ -516,12 +429,8 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     }
 
     pub(super) fn reset_election_deadline(&mut self) {
-        let (min, max) = (
-            self.config.election_timeout_min_ns,
-            self.config
-                .election_timeout_max_ns
-                .max(self.config.election_timeout_min_ns),
-        );
+        let (min, max) =
+            (self.config.election_timeout_min_ns, self.config.election_timeout_max_ns.max(self.config.election_timeout_min_ns));
         self.election_deadline_ns = self.now_ns + self.rng.gen_range(min..=max);
     }
 
@@ -535,9 +444,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         }
         let was_leader = self.role == Role::Leader;
         if was_leader {
-            self.ready
-                .events
-                .push(RaftEvent::SteppedDown { term: self.term });
+            self.ready.events.push(RaftEvent::SteppedDown { term: self.term });
         }
         self.fail_reads();
         self.role = Role::Follower;

@@ -38,14 +38,7 @@ pub(crate) struct Progress {
 
 impl Progress {
     pub(crate) fn new(next_index: LogIndex, now_ns: u64) -> Self {
-        Progress {
-            next_index,
-            match_index: 0,
-            state: ProgressState::Probe,
-            probe_sent: false,
-            last_heard_ns: now_ns,
-            read_round_acked: 0,
-        }
+        Progress { next_index, match_index: 0, state: ProgressState::Probe, probe_sent: false, last_heard_ns: now_ns, read_round_acked: 0 }
     }
 
     /// Records a successful append up to `index`. Returns whether it told the

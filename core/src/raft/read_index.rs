@@ -49,19 +49,11 @@ impl ReadState {
 impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     pub(super) fn read_index_inner(&mut self, ctx: u64) -> Result<(), ProposeError> {
         if self.role != Role::Leader {
-            return Err(ProposeError::NotLeader {
-                leader_hint: self.leader_id,
-            });
+            return Err(ProposeError::NotLeader { leader_hint: self.leader_id });
         }
         self.reads.round += 1;
-        let index = self
-            .has_committed_in_term()
-            .then_some(self.log.commit_index);
-        self.reads.pending.push_back(PendingRead {
-            ctx,
-            round: self.reads.round,
-            index,
-        });
+        let index = self.has_committed_in_term().then_some(self.log.commit_index);
+        self.reads.pending.push_back(PendingRead { ctx, round: self.reads.round, index });
         self.broadcast_heartbeat();
         self.advance_reads();
         Ok(())
@@ -76,23 +68,14 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         let mut acked: Vec<u64> = self
             .voters
             .iter()
-            .map(|v| {
-                if *v == self.id() {
-                    self.reads.round
-                } else {
-                    self.progress.get(v).map_or(0, |p| p.read_round_acked)
-                }
-            })
+            .map(|v| if *v == self.id() { self.reads.round } else { self.progress.get(v).map_or(0, |p| p.read_round_acked) })
             .collect();
         acked.sort_unstable_by(|a, b| b.cmp(a));
         let confirmed_round = acked.get(self.quorum() - 1).copied().unwrap_or(0);
         while let Some(read) = self.reads.pending.front() {
             match read.index {
                 Some(index) if read.round <= confirmed_round => {
-                    self.ready.reads.push(ReadReady {
-                        ctx: read.ctx,
-                        index,
-                    });
+                    self.ready.reads.push(ReadReady { ctx: read.ctx, index });
                     self.reads.pending.pop_front();
                 }
                 _ => break,
@@ -103,8 +86,6 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// Leadership lost (or never held): every pending read fails.
     pub(super) fn fail_reads(&mut self) {
         let failed = std::mem::take(&mut self.reads.pending);
-        self.ready
-            .reads_failed
-            .extend(failed.into_iter().map(|r| r.ctx));
+        self.ready.reads_failed.extend(failed.into_iter().map(|r| r.ctx));
     }
 }

@@ -30,9 +30,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                 let pr = &self.progress[&peer];
                 let due = match pr.state {
                     ProgressState::Probe => !pr.probe_sent,
-                    ProgressState::Replicate => {
-                        pr.next_index <= last_index && pr.in_flight() < window
-                    }
+                    ProgressState::Replicate => pr.next_index <= last_index && pr.in_flight() < window,
                     ProgressState::Snapshot { .. } => false,
                 };
                 if !due {
@@ -56,10 +54,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             return;
         };
         let cap = self.config.max_entries_per_append.max(1) as u64;
-        let entries = self.log.slice(
-            next_index,
-            (next_index + cap - 1).min(self.log.last_index()),
-        );
+        let entries = self.log.slice(next_index, (next_index + cap - 1).min(self.log.last_index()));
         let sent = entries.len() as u64;
         if let Some(pr) = self.progress.get_mut(&to) {
             match pr.state {
@@ -155,28 +150,15 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             }
             entries.drain(..skip);
             prev_log_index = commit;
-            prev_log_term = self
-                .log
-                .term_at(commit)
-                .expect("the commit index is in the log or the snapshot");
+            prev_log_term = self.log.term_at(commit).expect("the commit index is in the log or the snapshot");
         }
         // §5.3 consistency check: we must hold the entry before the new ones.
         if self.log.term_at(prev_log_index) != Some(prev_log_term) {
             let (conflict_index, conflict_term) = match self.log.term_at(prev_log_index) {
                 None => (self.log.last_index() + 1, None),
-                Some(term) => (
-                    self.log.first_index_of_term_at(prev_log_index, commit + 1),
-                    Some(term),
-                ),
+                Some(term) => (self.log.first_index_of_term_at(prev_log_index, commit + 1), Some(term)),
             };
-            self.reply_append(
-                from,
-                false,
-                prev_log_index,
-                conflict_index,
-                conflict_term,
-                read_ctx,
-            );
+            self.reply_append(from, false, prev_log_index, conflict_index, conflict_term, read_ctx);
             return;
         }
         let last_new_index = prev_log_index + entries.len() as u64;
@@ -194,18 +176,13 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// are skipped; at the first conflicting one the suffix is truncated
     /// (§5.3) and the rest appended.
     fn store_entries(&mut self, entries: Vec<Entry<C>>) {
-        let Some(first_new) = entries
-            .iter()
-            .position(|e| self.log.term_at(e.index) != Some(e.term))
-        else {
+        let Some(first_new) = entries.iter().position(|e| self.log.term_at(e.index) != Some(e.term)) else {
             return;
         };
         let mut entries = entries;
         let mut new_entries = entries.split_off(first_new);
         let first_index = new_entries[0].index;
-        let mut config_touched = new_entries
-            .iter()
-            .any(|e| matches!(e.payload, Payload::Config(_)));
+        let mut config_touched = new_entries.iter().any(|e| matches!(e.payload, Payload::Config(_)));
         if first_index <= self.log.last_index() {
             if self.config.bugs.no_truncate_conflict {
                 // Planted bug (breaks §5.3): keep our conflicting entries and
@@ -220,23 +197,15 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                     self.id(),
                     self.log.commit_index
                 );
-                config_touched |= self
-                    .log
-                    .iter()
-                    .any(|e| e.index >= first_index && matches!(e.payload, Payload::Config(_)));
+                config_touched |= self.log.iter().any(|e| e.index >= first_index && matches!(e.payload, Payload::Config(_)));
                 self.log.truncate_from(first_index);
                 self.handed_out_index = self.handed_out_index.min(self.log.commit_index);
-                self.ready
-                    .persist
-                    .push(PersistOp::TruncateFrom(first_index));
+                self.ready.persist.push(PersistOp::TruncateFrom(first_index));
             }
         }
         if !new_entries.is_empty() {
             if !self.config.bugs.no_truncate_conflict {
-                invariant!(
-                    new_entries[0].term >= self.log.last_term(),
-                    "log terms must not decrease"
-                );
+                invariant!(new_entries[0].term >= self.log.last_term(), "log terms must not decrease");
             }
             self.log.append(new_entries.iter().cloned());
             self.persist_append(new_entries);
@@ -256,17 +225,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         read_ctx: u64,
     ) {
         let term = self.term;
-        self.send(
-            to,
-            Message::AppendResponse {
-                term,
-                success,
-                match_index,
-                conflict_index,
-                conflict_term,
-                read_ctx,
-            },
-        );
+        self.send(to, Message::AppendResponse { term, success, match_index, conflict_index, conflict_term, read_ctx });
     }
 
     /// Leader side of an AppendEntries reply of our term.
@@ -322,13 +281,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         let mut matched: Vec<LogIndex> = self
             .voters
             .iter()
-            .map(|v| {
-                if *v == self.id() {
-                    last_index
-                } else {
-                    self.progress.get(v).map_or(0, |p| p.match_index)
-                }
-            })
+            .map(|v| if *v == self.id() { last_index } else { self.progress.get(v).map_or(0, |p| p.match_index) })
             .collect();
         if matched.is_empty() {
             return;

@@ -20,17 +20,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             "compact({applied_index}) beyond the last committed entry handed out ({})",
             self.handed_out_index
         );
-        let last_term = self
-            .log
-            .term_at(applied_index)
-            .expect("applied entries are in the log");
+        let last_term = self.log.term_at(applied_index).expect("applied entries are in the log");
         let voters = self.voters_as_of(applied_index);
-        let snapshot = Snapshot {
-            last_index: applied_index,
-            last_term,
-            voters: voters.clone(),
-            data,
-        };
+        let snapshot = Snapshot { last_index: applied_index, last_term, voters: voters.clone(), data };
         self.log.compact_to(applied_index, last_term);
         self.base_voters = voters;
         self.snapshot = Some(snapshot.clone());
@@ -45,17 +37,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             return;
         };
         if let Some(pr) = self.progress.get_mut(&to) {
-            pr.state = ProgressState::Snapshot {
-                index: snapshot.last_index,
-            };
+            pr.state = ProgressState::Snapshot { index: snapshot.last_index };
         }
-        self.send(
-            to,
-            Message::InstallSnapshot {
-                term: self.term,
-                snapshot,
-            },
-        );
+        self.send(to, Message::InstallSnapshot { term: self.term, snapshot });
     }
 
     /// Follower side of InstallSnapshot (§7), for a message of our term.
@@ -80,15 +64,11 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         let last_index = snapshot.last_index;
         // §7: if our log holds the snapshot's last entry, keep what follows
         // it; otherwise the whole log is superseded.
-        if self.log.term_at(last_index) != Some(snapshot.last_term)
-            && self.log.last_index() > self.log.snapshot_index()
-        {
+        if self.log.term_at(last_index) != Some(snapshot.last_term) && self.log.last_index() > self.log.snapshot_index() {
             let truncate_at = (self.log.commit_index + 1).max(self.log.first_index());
             if truncate_at <= self.log.last_index() {
                 self.log.truncate_from(truncate_at);
-                self.ready
-                    .persist
-                    .push(PersistOp::TruncateFrom(truncate_at));
+                self.ready.persist.push(PersistOp::TruncateFrom(truncate_at));
             }
         }
         self.log.compact_to(last_index, snapshot.last_term);

@@ -91,11 +91,7 @@ pub struct Persisted<C, S> {
 
 impl<C, S> Default for Persisted<C, S> {
     fn default() -> Self {
-        Persisted {
-            hard_state: HardState::default(),
-            snapshot: None,
-            entries: Vec::new(),
-        }
+        Persisted { hard_state: HardState::default(), snapshot: None, entries: Vec::new() }
     }
 }
 

@@ -24,33 +24,96 @@ pub enum ServerEvent {
     /// state-machine-safety checker; `state` is the state machine's
     /// [`applied_digest`](crate::service::StateMachine::applied_digest)
     /// after it, for the replica-divergence checker.
-    Applied { index: LogIndex, term: Term, fingerprint: u64, state: u64 },
+    Applied {
+        index: LogIndex,
+        term: Term,
+        fingerprint: u64,
+        state: u64,
+    },
     /// The state machine was replaced by a snapshot as of `index` (from the
     /// leader, or from this server's disk on restart).
-    SnapshotInstalled { index: LogIndex },
+    SnapshotInstalled {
+        index: LogIndex,
+    },
     /// A client request was executed (first time for this `(client, seq)`).
-    RequestApplied { client: ClientId, seq: u64, index: LogIndex },
+    RequestApplied {
+        client: ClientId,
+        seq: u64,
+        index: LogIndex,
+    },
     /// A retried request was answered from the session record.
-    RequestDeduplicated { client: ClientId, seq: u64, index: LogIndex },
-    LeaseGranted { lease: LeaseId, ttl_ns: u64, index: LogIndex },
+    RequestDeduplicated {
+        client: ClientId,
+        seq: u64,
+        index: LogIndex,
+    },
+    LeaseGranted {
+        lease: LeaseId,
+        ttl_ns: u64,
+        index: LogIndex,
+    },
     /// `index` is the entry that ended the lease; with the planted bug
     /// `follower_expires_leases`, the last applied index at a local expiry.
-    LeaseRevoked { lease: LeaseId, index: LogIndex, cause: RevokeCause, deleted_keys: Vec<String> },
+    LeaseRevoked {
+        lease: LeaseId,
+        index: LogIndex,
+        cause: RevokeCause,
+        deleted_keys: Vec<String>,
+    },
     /// `leader-stamped-wall`: a keep-alive entry moved the stamped expiry.
-    LeaseRefreshed { lease: LeaseId, index: LogIndex, expiry_wall_ns: u64 },
-    LockQueued { key: String, client: ClientId, seq: u64, lease: LeaseId, index: LogIndex },
-    LockGranted { key: String, client: ClientId, seq: u64, lease: LeaseId, token: u64, index: LogIndex },
-    LockReleased { key: String, client: ClientId, token: u64, index: LogIndex, cause: ReleaseCause },
+    LeaseRefreshed {
+        lease: LeaseId,
+        index: LogIndex,
+        expiry_wall_ns: u64,
+    },
+    LockQueued {
+        key: String,
+        client: ClientId,
+        seq: u64,
+        lease: LeaseId,
+        index: LogIndex,
+    },
+    LockGranted {
+        key: String,
+        client: ClientId,
+        seq: u64,
+        lease: LeaseId,
+        token: u64,
+        index: LogIndex,
+    },
+    LockReleased {
+        key: String,
+        client: ClientId,
+        token: u64,
+        index: LogIndex,
+        cause: ReleaseCause,
+    },
     /// A waiter left a queue without the lock (its lease ended).
-    LockWaiterDropped { key: String, client: ClientId, seq: u64, lease: LeaseId, index: LogIndex },
+    LockWaiterDropped {
+        key: String,
+        client: ClientId,
+        seq: u64,
+        lease: LeaseId,
+        index: LogIndex,
+    },
     /// The leader answered a keep-alive live (the lease renewed for `ttl_ns`):
     /// from its own deadlines (`index: None`, `leader-monotonic`), or by
     /// applying the logged renewal at `index` (the other strategies).
-    KeepAliveAnswered { lease: LeaseId, client: ClientId, seq: u64, ttl_ns: u64, index: Option<LogIndex> },
+    KeepAliveAnswered {
+        lease: LeaseId,
+        client: ClientId,
+        seq: u64,
+        ttl_ns: u64,
+        index: Option<LogIndex>,
+    },
     /// The leader decided a lease expired and proposed `Expire`.
-    ExpiryProposed { lease: LeaseId },
+    ExpiryProposed {
+        lease: LeaseId,
+    },
     /// The leader proposed a checkpoint of `leases` remaining TTLs.
-    CheckpointProposed { leases: usize },
+    CheckpointProposed {
+        leases: usize,
+    },
 }
 
 /// A stable digest of an entry: XXH3 (64 bit) over its fields as `Hash`

@@ -274,9 +274,7 @@ impl Server {
                     ServerEvent::LockGranted { key, client, seq, lease, token, index }
                 }
                 Effect::LockReleased { key, client, token, cause } => ServerEvent::LockReleased { key, client, token, index, cause },
-                Effect::LockWaiterDropped { key, client, seq, lease } => {
-                    ServerEvent::LockWaiterDropped { key, client, seq, lease, index }
-                }
+                Effect::LockWaiterDropped { key, client, seq, lease } => ServerEvent::LockWaiterDropped { key, client, seq, lease, index },
             };
             self.output.events.push(event);
         }

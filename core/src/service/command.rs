@@ -22,31 +22,65 @@ pub struct ClientRequest {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Op {
     /// Linearizable read (read index, thesis §6.4). Not logged.
-    Get { key: String },
-    Put { key: String, value: String, lease: Option<LeaseId> },
-    Delete { key: String },
+    Get {
+        key: String,
+    },
+    Put {
+        key: String,
+        value: String,
+        lease: Option<LeaseId>,
+    },
+    Delete {
+        key: String,
+    },
     /// Compare-and-set: `expected: None` means "the key is absent".
-    Cas { key: String, expected: Option<String>, value: String, lease: Option<LeaseId> },
+    Cas {
+        key: String,
+        expected: Option<String>,
+        value: String,
+        lease: Option<LeaseId>,
+    },
     /// Grant a lease. `id: None` lets the cluster choose (the grant's index).
-    LeaseGrant { ttl_ns: u64, id: Option<LeaseId> },
-    LeaseRevoke { lease: LeaseId },
+    LeaseGrant {
+        ttl_ns: u64,
+        id: Option<LeaseId>,
+    },
+    LeaseRevoke {
+        lease: LeaseId,
+    },
     /// Renew. Under `leader-monotonic` answered by the leader alone, not
     /// logged; under `leader-stamped-wall` logged with a fresh stamp.
-    LeaseKeepAlive { lease: LeaseId },
-    LeaseTimeToLive { lease: LeaseId },
+    LeaseKeepAlive {
+        lease: LeaseId,
+    },
+    LeaseTimeToLive {
+        lease: LeaseId,
+    },
     LeaseList,
     /// `writer-clock` grant (seed 002's ClaimLease): the lease lasts `ttl_ns`
     /// past `writer_wall_ns`, the claimant's own wall clock when it first
     /// sent this request. Other strategies treat it as a `LeaseGrant`.
-    LeaseClaim { ttl_ns: u64, writer_wall_ns: u64 },
+    LeaseClaim {
+        ttl_ns: u64,
+        writer_wall_ns: u64,
+    },
     /// `writer-clock` keep-alive (seed 002's ExtendLease): expiry becomes
     /// `writer_wall_ns + TTL` on the holder's clock, never earlier than
     /// before. Other strategies treat it as a `LeaseKeepAlive`.
-    LeaseExtend { lease: LeaseId, writer_wall_ns: u64 },
+    LeaseExtend {
+        lease: LeaseId,
+        writer_wall_ns: u64,
+    },
     /// Join the FIFO queue of `key`; answered once granted.
-    LockAcquire { key: String, lease: LeaseId },
+    LockAcquire {
+        key: String,
+        lease: LeaseId,
+    },
     /// Release: only the holder, identified by its token.
-    LockRelease { key: String, token: u64 },
+    LockRelease {
+        key: String,
+        token: u64,
+    },
 }
 
 impl Op {
@@ -87,39 +121,80 @@ pub enum Command {
 pub enum Response {
     /// A write applied at `revision` (the entry's log index). A delete of an
     /// absent key changes nothing and reports the store's current revision.
-    Done { revision: LogIndex },
+    Done {
+        revision: LogIndex,
+    },
     /// `revision` is the key's modification revision (0 when absent).
-    Value { value: Option<String>, revision: LogIndex },
+    Value {
+        value: Option<String>,
+        revision: LogIndex,
+    },
     /// `current` is the key's value after the operation (the new value on
     /// success, the unchanged one on failure); `revision` its modification
     /// revision (0 when absent).
-    Cas { succeeded: bool, current: Option<String>, revision: LogIndex },
-    LeaseGranted { lease: LeaseId, ttl_ns: u64 },
-    LeaseRevoked { lease: LeaseId },
+    Cas {
+        succeeded: bool,
+        current: Option<String>,
+        revision: LogIndex,
+    },
+    LeaseGranted {
+        lease: LeaseId,
+        ttl_ns: u64,
+    },
+    LeaseRevoked {
+        lease: LeaseId,
+    },
     /// A keep-alive that renewed the lease for `ttl_ns` from now.
-    KeepAlive { lease: LeaseId, ttl_ns: u64 },
-    TimeToLive { lease: LeaseId, remaining_ns: u64, granted_ttl_ns: u64, keys: Vec<String> },
-    Leases { ids: Vec<LeaseId> },
-    LockGranted { key: String, token: u64 },
-    Released { key: String },
+    KeepAlive {
+        lease: LeaseId,
+        ttl_ns: u64,
+    },
+    TimeToLive {
+        lease: LeaseId,
+        remaining_ns: u64,
+        granted_ttl_ns: u64,
+        keys: Vec<String>,
+    },
+    Leases {
+        ids: Vec<LeaseId>,
+    },
+    LockGranted {
+        key: String,
+        token: u64,
+    },
+    Released {
+        key: String,
+    },
     Error(ServiceError),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ServiceError {
     /// Ask `leader_hint` instead (if known).
-    NotLeader { leader_hint: Option<NodeId> },
-    LeaseNotFound { lease: LeaseId },
+    NotLeader {
+        leader_hint: Option<NodeId>,
+    },
+    LeaseNotFound {
+        lease: LeaseId,
+    },
     /// TTL below the minimum elections allow (1.5 × election timeout).
-    TtlTooShort { min_ns: u64 },
-    DuplicateLease { lease: LeaseId },
-    NotLockHolder { key: String },
+    TtlTooShort {
+        min_ns: u64,
+    },
+    DuplicateLease {
+        lease: LeaseId,
+    },
+    NotLockHolder {
+        key: String,
+    },
     /// The request could not be completed (leadership lost mid-way, or a new
     /// leader has not yet committed an entry of its term); retry.
     Retry,
     /// This lease already waits in the queue of `key` under another request
     /// (a waiter queue holds each lease once).
-    AlreadyQueued { key: String },
+    AlreadyQueued {
+        key: String,
+    },
     /// The session no longer holds the answer for this (old) sequence number,
     /// so the request cannot be told apart from a duplicate (Raft thesis
     /// §6.3: the state machine must not guess; the client gives up on it).

@@ -37,26 +37,71 @@ pub enum ReleaseCause {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Effect {
     /// An answer owed to `(client, seq)`; sent by the leader only.
-    Reply { client: ClientId, seq: u64, body: Response },
+    Reply {
+        client: ClientId,
+        seq: u64,
+        body: Response,
+    },
     /// A request was executed (first time for this `(client, seq)`).
-    RequestApplied { client: ClientId, seq: u64 },
+    RequestApplied {
+        client: ClientId,
+        seq: u64,
+    },
     /// A request was found in the session record and not executed again.
-    RequestDeduplicated { client: ClientId, seq: u64 },
-    LeaseGranted { lease: LeaseId, ttl_ns: u64 },
-    LeaseRevoked { lease: LeaseId, cause: RevokeCause, deleted_keys: Vec<String> },
+    RequestDeduplicated {
+        client: ClientId,
+        seq: u64,
+    },
+    LeaseGranted {
+        lease: LeaseId,
+        ttl_ns: u64,
+    },
+    LeaseRevoked {
+        lease: LeaseId,
+        cause: RevokeCause,
+        deleted_keys: Vec<String>,
+    },
     /// `leader-stamped-wall`: a keep-alive moved the stamped expiry.
-    LeaseRefreshed { lease: LeaseId, expiry_wall_ns: u64 },
+    LeaseRefreshed {
+        lease: LeaseId,
+        expiry_wall_ns: u64,
+    },
     /// `writer-clock`: `client` claimed or extended a lease, acknowledging
     /// its clock; the leader re-arms the leases that client wrote.
-    WriterWrote { client: ClientId },
+    WriterWrote {
+        client: ClientId,
+    },
     /// `writer-clock`: a plain keep-alive renewed `lease`, which now has no
     /// writer: the leader re-arms it for its TTL from now, on its own clock.
-    LeaseRenewed { lease: LeaseId },
-    LockQueued { key: String, client: ClientId, seq: u64, lease: LeaseId },
-    LockGranted { key: String, client: ClientId, seq: u64, lease: LeaseId, token: u64 },
-    LockReleased { key: String, client: ClientId, token: u64, cause: ReleaseCause },
+    LeaseRenewed {
+        lease: LeaseId,
+    },
+    LockQueued {
+        key: String,
+        client: ClientId,
+        seq: u64,
+        lease: LeaseId,
+    },
+    LockGranted {
+        key: String,
+        client: ClientId,
+        seq: u64,
+        lease: LeaseId,
+        token: u64,
+    },
+    LockReleased {
+        key: String,
+        client: ClientId,
+        token: u64,
+        cause: ReleaseCause,
+    },
     /// A waiter left the queue without the lock because its lease ended.
-    LockWaiterDropped { key: String, client: ClientId, seq: u64, lease: LeaseId },
+    LockWaiterDropped {
+        key: String,
+        client: ClientId,
+        seq: u64,
+        lease: LeaseId,
+    },
 }
 
 /// Collects the effects of one entry, and the keys whose queue head may

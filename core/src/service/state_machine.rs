@@ -51,12 +51,7 @@ pub struct MachineSettings {
 impl MachineSettings {
     /// Settings with the etcd-style minimum TTL for `election_timeout_max_ns`.
     pub fn new(expiry: ExpiryStrategy, election_timeout_max_ns: u64, bugs: Bugs) -> Self {
-        MachineSettings {
-            expiry,
-            min_ttl_ns: election_timeout_max_ns.saturating_mul(3) / 2,
-            session_window: DEFAULT_SESSION_WINDOW,
-            bugs,
-        }
+        MachineSettings { expiry, min_ttl_ns: election_timeout_max_ns.saturating_mul(3) / 2, session_window: DEFAULT_SESSION_WINDOW, bugs }
     }
 }
 
@@ -258,12 +253,7 @@ impl StateMachine {
     /// Runs a client request through its session: answered from the record
     /// if seen before (thesis §6.3), executed otherwise. `exec` returns
     /// `None` for a request that waits (a queued acquire).
-    fn apply_logged(
-        &mut self,
-        req: &ClientRequest,
-        batch: &mut Batch,
-        exec: impl FnOnce(&mut Self, &mut Batch) -> Option<Response>,
-    ) {
+    fn apply_logged(&mut self, req: &ClientRequest, batch: &mut Batch, exec: impl FnOnce(&mut Self, &mut Batch) -> Option<Response>) {
         let (client, seq) = (req.client, req.seq);
         match self.sessions.lookup(client, seq) {
             Lookup::Answered(body) => {
@@ -292,13 +282,9 @@ impl StateMachine {
     /// time its belief from it.
     fn revalidate(&self, body: Response) -> Response {
         match body {
-            Response::LeaseGranted { lease, .. } if !self.leases.contains(lease) => {
-                Response::Error(ServiceError::LeaseNotFound { lease })
-            }
+            Response::LeaseGranted { lease, .. } if !self.leases.contains(lease) => Response::Error(ServiceError::LeaseNotFound { lease }),
             // `writer-clock` extensions go through the session too.
-            Response::KeepAlive { lease, .. } if !self.leases.contains(lease) => {
-                Response::Error(ServiceError::LeaseNotFound { lease })
-            }
+            Response::KeepAlive { lease, .. } if !self.leases.contains(lease) => Response::Error(ServiceError::LeaseNotFound { lease }),
             Response::LockGranted { key, token } if self.locks.holder(&key).map(|h| h.token) != Some(token) => {
                 Response::Error(ServiceError::NotLockHolder { key })
             }
@@ -449,9 +435,7 @@ impl StateMachine {
                 Response::KeepAlive { lease, ttl_ns }
             }
             // Planted bug: a refresh of a revoked lease is answered live.
-            None if self.settings.bugs.keepalive_after_revoke => {
-                Response::KeepAlive { lease, ttl_ns: self.settings.min_ttl_ns }
-            }
+            None if self.settings.bugs.keepalive_after_revoke => Response::KeepAlive { lease, ttl_ns: self.settings.min_ttl_ns },
             None => Response::Error(ServiceError::LeaseNotFound { lease }),
         }
     }

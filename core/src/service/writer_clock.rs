@@ -109,13 +109,7 @@ impl StateMachine {
     /// Seed 002's ExtendLease: the expiry moves to the writer's time + TTL,
     /// never back ("this cannot cause a lease to be shortened"). The holder
     /// becomes the writer: only durations on its clock count from here.
-    pub(crate) fn extend_lease(
-        &mut self,
-        client: ClientId,
-        lease: LeaseId,
-        writer_wall_ns: Option<u64>,
-        batch: &mut Batch,
-    ) -> Response {
+    pub(crate) fn extend_lease(&mut self, client: ClientId, lease: LeaseId, writer_wall_ns: Option<u64>, batch: &mut Batch) -> Response {
         let Some(previous_writer) = self.leases.get(lease).map(|l| l.writer) else {
             return Response::Error(ServiceError::LeaseNotFound { lease });
         };

@@ -52,13 +52,7 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:?} violated at {}: {}",
-            self.kind,
-            fmt_secs(self.at_ns),
-            self.detail
-        )
+        write!(f, "{:?} violated at {}: {}", self.kind, fmt_secs(self.at_ns), self.detail)
     }
 }
 
@@ -86,10 +80,7 @@ impl Checker {
     /// Election Safety, for a node that currently leads.
     pub fn on_leader(&mut self, id: NodeId, term: Term) -> Check {
         match self.leaders.insert(term, id) {
-            Some(other) if other != id => fail(
-                ViolationKind::ElectionSafety,
-                format!("nodes {other} and {id} both led term {term}"),
-            ),
+            Some(other) if other != id => fail(ViolationKind::ElectionSafety, format!("nodes {other} and {id} both led term {term}")),
             _ => Ok(()),
         }
     }
@@ -118,20 +109,11 @@ impl Checker {
 
     /// State Machine Safety: `entry` applied by `id` (in term `term`) right
     /// after `before`.
-    pub fn on_apply(
-        &mut self,
-        id: NodeId,
-        term: Term,
-        before: &ToyState,
-        entry: &Entry<u64>,
-    ) -> Check {
+    pub fn on_apply(&mut self, id: NodeId, term: Term, before: &ToyState, entry: &Entry<u64>) -> Check {
         if entry.index != before.applied_index + 1 {
             return fail(
                 ViolationKind::StateMachineSafety,
-                format!(
-                    "node {id} applied index {} right after {}",
-                    entry.index, before.applied_index
-                ),
+                format!("node {id} applied index {} right after {}", entry.index, before.applied_index),
             );
         }
         match self.committed.get(&entry.index) {
@@ -156,10 +138,7 @@ impl Checker {
         match self.states.get(&state.applied_index) {
             Some(known) if known != state => fail(
                 ViolationKind::StateMachineSafety,
-                format!(
-                    "node {id} state at index {} is {state:?}, another node had {known:?}",
-                    state.applied_index
-                ),
+                format!("node {id} state at index {} is {state:?}, another node had {known:?}", state.applied_index),
             ),
             Some(_) => Ok(()),
             None => {
@@ -173,10 +152,7 @@ impl Checker {
         if snapshot.data.applied_index != snapshot.last_index {
             return fail(
                 ViolationKind::StateMachineSafety,
-                format!(
-                    "node {id} got a snapshot at {} holding state at {}",
-                    snapshot.last_index, snapshot.data.applied_index
-                ),
+                format!("node {id} got a snapshot at {} holding state at {}", snapshot.last_index, snapshot.data.applied_index),
             );
         }
         if let Some((entry, _)) = self.committed.get(&snapshot.last_index) {

@@ -159,11 +159,7 @@ impl Cluster {
             config.voters = voters.clone();
             let clock_offset_ns = rng.gen_range(0..1_000_000_000);
             let drift = opts.max_drift_ppm as i64;
-            let drift_ppm = if drift > 0 {
-                rng.gen_range(-drift..=drift)
-            } else {
-                0
-            };
+            let drift_ppm = if drift > 0 { rng.gen_range(-drift..=drift) } else { 0 };
             let node = TestNode::new(config, rng.gen(), clock_offset_ns);
             slots.insert(
                 id,
@@ -179,10 +175,7 @@ impl Cluster {
                 },
             );
         }
-        let net = Network {
-            faults: opts.net.clone(),
-            ..Network::default()
-        };
+        let net = Network { faults: opts.net.clone(), ..Network::default() };
         Cluster {
             opts,
             slots,
@@ -212,8 +205,7 @@ impl Cluster {
     }
     /// The running node `id` (panics if it is down: a test bug).
     pub fn node(&self, id: NodeId) -> &TestNode {
-        self.try_node(id)
-            .unwrap_or_else(|| panic!("node {id} is down"))
+        self.try_node(id).unwrap_or_else(|| panic!("node {id} is down"))
     }
     pub fn try_node(&self, id: NodeId) -> Option<&TestNode> {
         self.slots.get(&id).and_then(|s| s.node.as_ref())
@@ -234,12 +226,7 @@ impl Cluster {
     pub fn leader(&self) -> Option<NodeId> {
         self.slots
             .iter()
-            .filter_map(|(id, s)| {
-                s.node
-                    .as_ref()
-                    .filter(|n| n.role() == Role::Leader)
-                    .map(|n| (n.term(), *id))
-            })
+            .filter_map(|(id, s)| s.node.as_ref().filter(|n| n.role() == Role::Leader).map(|n| (n.term(), *id)))
             .max()
             .map(|(_, id)| id)
     }
@@ -271,11 +258,7 @@ impl Cluster {
     pub(super) fn record(&mut self, kind: ViolationKind, detail: String) {
         if self.violation.is_none() {
             self.note(|| format!("VIOLATION {kind:?}: {detail}"));
-            self.violation = Some(Violation {
-                kind,
-                at_ns: self.now_ns,
-                detail,
-            });
+            self.violation = Some(Violation { kind, at_ns: self.now_ns, detail });
         }
     }
 
@@ -315,11 +298,7 @@ impl Cluster {
 
     /// Runs one input on node `id` at its current clock and carries out the
     /// Ready. Returns `None` if the node is down.
-    pub(super) fn input<R>(
-        &mut self,
-        id: NodeId,
-        f: impl FnOnce(&mut TestNode, u64) -> R,
-    ) -> Option<R> {
+    pub(super) fn input<R>(&mut self, id: NodeId, f: impl FnOnce(&mut TestNode, u64) -> R) -> Option<R> {
         self.sync_clock(id);
         let slot = self.slots.get_mut(&id)?;
         let now = slot.local_ns;
@@ -351,18 +330,12 @@ impl Cluster {
     pub fn propose(&mut self, id: NodeId, command: u64) -> Result<LogIndex, ProposeError> {
         self.stats.proposals += 1;
         self.note(|| format!("propose {command} at node {id}"));
-        self.input(id, |n, now| n.propose(now, command))
-            .unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }))
+        self.input(id, |n, now| n.propose(now, command)).unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }))
     }
 
-    pub fn propose_conf_change(
-        &mut self,
-        id: NodeId,
-        change: ConfChange,
-    ) -> Result<LogIndex, ProposeError> {
+    pub fn propose_conf_change(&mut self, id: NodeId, change: ConfChange) -> Result<LogIndex, ProposeError> {
         self.note(|| format!("propose {change:?} at node {id}"));
-        self.input(id, |n, now| n.propose_conf_change(now, change))
-            .unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }))
+        self.input(id, |n, now| n.propose_conf_change(now, change)).unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }))
     }
 
     /// Starts a read at node `id`; returns its ctx. The read must later cover
@@ -372,21 +345,11 @@ impl Cluster {
         let ctx = self.next_ctx;
         let must_cover = self.checker.max_applied;
         if self.is_up(id) {
-            self.slots
-                .get_mut(&id)
-                .expect("known node")
-                .reads
-                .insert(ctx, must_cover);
+            self.slots.get_mut(&id).expect("known node").reads.insert(ctx, must_cover);
         }
-        let result = self
-            .input(id, |n, now| n.read_index(now, ctx))
-            .unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }));
+        let result = self.input(id, |n, now| n.read_index(now, ctx)).unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }));
         if result.is_err() {
-            self.slots
-                .get_mut(&id)
-                .expect("known node")
-                .reads
-                .remove(&ctx);
+            self.slots.get_mut(&id).expect("known node").reads.remove(&ctx);
         }
         result.map(|()| ctx)
     }
@@ -427,12 +390,7 @@ impl Cluster {
         let mut config = self.opts.raft.clone();
         config.id = id;
         config.voters = (1..=self.opts.voters as NodeId).collect();
-        slot.node = Some(TestNode::restore(
-            config,
-            slot.disk.persisted.clone(),
-            seed,
-            slot.local_ns,
-        ));
+        slot.node = Some(TestNode::restore(config, slot.disk.persisted.clone(), seed, slot.local_ns));
         self.note(|| format!("node {id} restarts"));
         self.process_ready(id);
     }
@@ -447,10 +405,7 @@ impl Cluster {
 
     /// Story helper: whether every running node has applied through `index`.
     pub fn applied_everywhere(&self, index: LogIndex) -> bool {
-        self.slots
-            .values()
-            .filter(|s| s.node.is_some())
-            .all(|s| s.state.applied_index >= index)
+        self.slots.values().filter(|s| s.node.is_some()).all(|s| s.state.applied_index >= index)
     }
 
     // ----- network controls -----
@@ -523,13 +478,7 @@ impl Cluster {
     /// Delivers, in order, the messages now in flight that match (messages
     /// they cause stay in flight). Returns how many.
     pub fn deliver_where(&mut self, mut pred: impl FnMut(&Envelope) -> bool) -> usize {
-        let keys: Vec<(u64, u64)> = self
-            .net
-            .in_flight
-            .iter()
-            .filter(|(_, e)| pred(e))
-            .map(|(k, _)| *k)
-            .collect();
+        let keys: Vec<(u64, u64)> = self.net.in_flight.iter().filter(|(_, e)| pred(e)).map(|(k, _)| *k).collect();
         for key in &keys {
             if let Some(envelope) = self.net.in_flight.remove(key) {
                 self.deliver(envelope);

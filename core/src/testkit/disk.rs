@@ -21,10 +21,7 @@ impl Disk {
     }
 
     pub fn last_index(&self) -> LogIndex {
-        self.persisted
-            .entries
-            .last()
-            .map_or(self.snapshot_index(), |e| e.index)
+        self.persisted.entries.last().map_or(self.snapshot_index(), |e| e.index)
     }
 
     pub fn last_term(&self) -> u64 {
@@ -43,58 +40,36 @@ impl Disk {
             PersistOp::SetHardState(hs) => {
                 let old = p.hard_state;
                 if hs.term < old.term {
-                    return Err(format!(
-                        "term on disk would go back from {} to {}",
-                        old.term, hs.term
-                    ));
+                    return Err(format!("term on disk would go back from {} to {}", old.term, hs.term));
                 }
                 if hs.term == old.term && old.voted_for.is_some() && hs.voted_for != old.voted_for {
-                    return Err(format!(
-                        "second vote in term {}: {:?} after {:?}",
-                        hs.term, hs.voted_for, old.voted_for
-                    ));
+                    return Err(format!("second vote in term {}: {:?} after {:?}", hs.term, hs.voted_for, old.voted_for));
                 }
                 p.hard_state = hs;
             }
             PersistOp::TruncateFrom(index) => {
                 let snapshot_index = self.snapshot_index();
                 if index <= snapshot_index {
-                    return Err(format!(
-                        "truncate from {index} reaches into the snapshot (at {snapshot_index})"
-                    ));
+                    return Err(format!("truncate from {index} reaches into the snapshot (at {snapshot_index})"));
                 }
                 self.persisted.entries.retain(|e| e.index < index);
             }
             PersistOp::Append(entries) => {
                 let expected = self.last_index() + 1;
                 if entries.first().is_some_and(|e| e.index != expected) {
-                    return Err(format!(
-                        "append at {} but the disk log ends at {}",
-                        entries[0].index,
-                        expected - 1
-                    ));
+                    return Err(format!("append at {} but the disk log ends at {}", entries[0].index, expected - 1));
                 }
                 self.persisted.entries.extend(entries);
             }
             PersistOp::SaveSnapshot(snapshot) => {
                 let old = self.snapshot_index();
                 if snapshot.last_index <= old {
-                    return Err(format!(
-                        "snapshot at {} does not advance the one at {old}",
-                        snapshot.last_index
-                    ));
+                    return Err(format!("snapshot at {} does not advance the one at {old}", snapshot.last_index));
                 }
                 let last = snapshot.last_index;
                 self.persisted.entries.retain(|e| e.index > last);
-                if self
-                    .persisted
-                    .entries
-                    .first()
-                    .is_some_and(|e| e.index != last + 1)
-                {
-                    return Err(format!(
-                        "entries after the snapshot at {last} are not contiguous"
-                    ));
+                if self.persisted.entries.first().is_some_and(|e| e.index != last + 1) {
+                    return Err(format!("entries after the snapshot at {last} are not contiguous"));
                 }
                 self.persisted.snapshot = Some(snapshot);
             }

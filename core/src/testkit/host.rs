@@ -40,9 +40,7 @@ impl Cluster {
                     ),
                 ));
             }
-            if slot.disk.last_index() != node.last_index()
-                || slot.disk.last_term() != node.last_term()
-            {
+            if slot.disk.last_index() != node.last_index() || slot.disk.last_term() != node.last_term() {
                 problems.push((
                     ViolationKind::Durability,
                     format!(
@@ -57,8 +55,7 @@ impl Cluster {
         }
         // 2. Send.
         for (to, msg) in ready.messages {
-            self.net
-                .send(&mut self.rng, self.now_ns, Envelope { from: id, to, msg });
+            self.net.send(&mut self.rng, self.now_ns, Envelope { from: id, to, msg });
         }
         // 3. Install, then apply.
         if let Some(snapshot) = ready.install {
@@ -111,10 +108,7 @@ impl Cluster {
         if last < slot.max_commit_seen {
             problems.push((
                 ViolationKind::CommittedEntryLost,
-                format!(
-                    "node {id} had committed index {} but its log now ends at {last}",
-                    slot.max_commit_seen
-                ),
+                format!("node {id} had committed index {} but its log now ends at {last}", slot.max_commit_seen),
             ));
         }
         slot.max_commit_seen = slot.max_commit_seen.max(commit);
@@ -130,8 +124,7 @@ impl Cluster {
             if let RaftEvent::BecameLeader { term } = event {
                 self.stats.elections_won += 1;
                 if self.opts.trace {
-                    self.trace
-                        .push_back(format!("{:>12} node {id} leads term {term}", self.now_ns));
+                    self.trace.push_back(format!("{:>12} node {id} leads term {term}", self.now_ns));
                 }
                 if let Err(p) = self.checker.check_leader_completeness(node) {
                     problems.push(p);
@@ -148,13 +141,11 @@ impl Cluster {
                 }
             }
         }
-        let compact_due = self.opts.compact_every > 0
-            && applied_index >= node.first_index() + self.opts.compact_every;
+        let compact_due = self.opts.compact_every > 0 && applied_index >= node.first_index() + self.opts.compact_every;
         for (kind, detail) in problems {
             self.record(kind, detail);
         }
-        self.events
-            .extend(ready.events.into_iter().map(|e| (id, e)));
+        self.events.extend(ready.events.into_iter().map(|e| (id, e)));
         if compact_due {
             self.compact(id);
         }
@@ -162,12 +153,7 @@ impl Cluster {
 
     /// Forgets checker history below every disk's snapshot.
     pub(super) fn prune_history(&mut self) {
-        let floor = self
-            .slots
-            .values()
-            .map(|s| s.disk.snapshot_index())
-            .min()
-            .unwrap_or(0);
+        let floor = self.slots.values().map(|s| s.disk.snapshot_index()).min().unwrap_or(0);
         if floor > 0 {
             self.checker.prune_below(floor);
         }

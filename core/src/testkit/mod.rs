@@ -23,7 +23,5 @@ pub use cluster::{Cluster, ClusterOptions, Stats};
 pub use disk::Disk;
 pub use host::brief;
 pub use network::{Envelope, NetFaults, Network, TestMessage};
-pub use schedule::{
-    run_schedule, run_schedule_traced, Fault, RunSummary, Schedule, LIVENESS_ELECTION_TIMEOUTS,
-};
+pub use schedule::{run_schedule, run_schedule_traced, Fault, RunSummary, Schedule, LIVENESS_ELECTION_TIMEOUTS};
 pub use toy::ToyState;

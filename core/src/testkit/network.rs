@@ -37,12 +37,7 @@ pub struct NetFaults {
 /// so story tests see messages in the order they were sent.
 impl Default for NetFaults {
     fn default() -> Self {
-        NetFaults {
-            drop_permille: 0,
-            dup_permille: 0,
-            min_delay_ns: 1_000_000,
-            max_delay_ns: 1_000_000,
-        }
+        NetFaults { drop_permille: 0, dup_permille: 0, min_delay_ns: 1_000_000, max_delay_ns: 1_000_000 }
     }
 }
 
@@ -63,9 +58,7 @@ impl Network {
     /// Sends at `now_ns`, applying the fault knobs.
     pub fn send(&mut self, rng: &mut ChaCha8Rng, now_ns: u64, envelope: Envelope) {
         self.sent += 1;
-        if self.blocked.contains(&(envelope.from, envelope.to))
-            || roll(rng, self.faults.drop_permille)
-        {
+        if self.blocked.contains(&(envelope.from, envelope.to)) || roll(rng, self.faults.drop_permille) {
             self.dropped += 1;
             return;
         }

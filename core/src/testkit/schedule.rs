@@ -177,10 +177,7 @@ pub fn run_schedule_traced(schedule: &Schedule) -> (Result<RunSummary, Violation
     run_schedule_with(schedule, opts)
 }
 
-fn run_schedule_with(
-    schedule: &Schedule,
-    opts: ClusterOptions,
-) -> (Result<RunSummary, Violation>, String) {
+fn run_schedule_with(schedule: &Schedule, opts: ClusterOptions) -> (Result<RunSummary, Violation>, String) {
     let mut c = Cluster::new(opts);
     let result = drive(&mut c, schedule);
     let trace = c.trace();
@@ -199,15 +196,8 @@ fn drive(c: &mut Cluster, schedule: &Schedule) -> Result<RunSummary, Violation> 
     let mut command = 0u64;
     loop {
         let next_fault_ns = faults.peek().map(|(at, _)| *at as u64 * NS_PER_MS);
-        let next_work_ns = if propose_every_ns > 0 {
-            next_proposal_ns
-        } else {
-            u64::MAX
-        };
-        let next_ns = next_fault_ns
-            .unwrap_or(u64::MAX)
-            .min(next_work_ns)
-            .min(fault_end_ns);
+        let next_work_ns = if propose_every_ns > 0 { next_proposal_ns } else { u64::MAX };
+        let next_ns = next_fault_ns.unwrap_or(u64::MAX).min(next_work_ns).min(fault_end_ns);
         c.run_until_time(next_ns);
         c.check()?;
         if next_ns >= fault_end_ns {
@@ -232,11 +222,7 @@ fn drive(c: &mut Cluster, schedule: &Schedule) -> Result<RunSummary, Violation> 
     let healed_at = c.now_ns();
     heal_everything(c);
     check_liveness(c, command + 1)?;
-    Ok(RunSummary {
-        stats: c.stats.clone(),
-        sim_ns: c.now_ns(),
-        recovery_ns: c.now_ns() - healed_at,
-    })
+    Ok(RunSummary { stats: c.stats.clone(), sim_ns: c.now_ns(), recovery_ns: c.now_ns() - healed_at })
 }
 
 fn apply_fault(c: &mut Cluster, fault: Fault, node: impl Fn(u8) -> NodeId) {
@@ -246,9 +232,7 @@ fn apply_fault(c: &mut Cluster, fault: Fault, node: impl Fn(u8) -> NodeId) {
         Fault::Isolate(n) => c.isolate(node(n)),
         Fault::Partition(mask) => {
             let ids = c.ids();
-            let (a, b): (Vec<NodeId>, Vec<NodeId>) = ids
-                .iter()
-                .partition(|&&id| mask & (1 << ((id - 1) % 8)) != 0);
+            let (a, b): (Vec<NodeId>, Vec<NodeId>) = ids.iter().partition(|&&id| mask & (1 << ((id - 1) % 8)) != 0);
             c.partition(&[&a, &b]);
         }
         Fault::Heal => heal_everything(c),
@@ -312,13 +296,7 @@ fn check_liveness(c: &mut Cluster, first_probe: u64) -> Result<(), Violation> {
         .ids()
         .into_iter()
         .map(|id| match c.try_node(id) {
-            Some(n) => format!(
-                "{id}:{:?}@t{} commit {} voters {:?}",
-                n.role(),
-                n.term(),
-                n.commit_index(),
-                n.voters()
-            ),
+            Some(n) => format!("{id}:{:?}@t{} commit {} voters {:?}", n.role(), n.term(), n.commit_index(), n.voters()),
             None => format!("{id}:down"),
         })
         .collect();

@@ -70,16 +70,9 @@ impl Cluster {
             if at > until_ns {
                 return false;
             }
-            same_instant = if at == self.now_ns {
-                same_instant + 1
-            } else {
-                0
-            };
+            same_instant = if at == self.now_ns { same_instant + 1 } else { 0 };
             if same_instant > MAX_EVENTS_PER_INSTANT {
-                self.record(
-                    ViolationKind::Liveness,
-                    format!("{MAX_EVENTS_PER_INSTANT} events at one instant: stuck"),
-                );
+                self.record(ViolationKind::Liveness, format!("{MAX_EVENTS_PER_INSTANT} events at one instant: stuck"));
                 return false;
             }
             self.now_ns = self.now_ns.max(at);

@@ -33,8 +33,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use leasesim_core::server::ServerEvent;
 use leasesim_core::raft::RaftEvent;
+use leasesim_core::server::ServerEvent;
 use leasesim_core::service::{ReleaseCause, RevokeCause, StateMachine};
 use leasesim_core::{ClientId, LeaseId, LogIndex, NodeId, Term};
 

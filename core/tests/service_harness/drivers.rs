@@ -26,9 +26,7 @@ pub fn report(checker: &mut Checker, now_ns: u64, answer: &Answer) {
         }
         (Op::Put { key, .. }, Response::Done { revision }) => checker.write_acked(now_ns, key, *revision),
         (Op::Cas { key, .. }, Response::Cas { succeeded: true, revision, .. }) => checker.write_acked(now_ns, key, *revision),
-        (Op::Get { key }, Response::Value { revision, .. }) => {
-            checker.read_returned(now_ns, key, answer.first_sent_ns, *revision)
-        }
+        (Op::Get { key }, Response::Value { revision, .. }) => checker.read_returned(now_ns, key, answer.first_sent_ns, *revision),
         _ => {}
     }
 }

@@ -396,11 +396,7 @@ impl Cluster {
         loop {
             let fault_ns = self.timeline.first().map_or(u64::MAX, |(t, _)| *t);
             let delivery_ns = self.queue.keys().next().map_or(u64::MAX, |(t, _)| *t);
-            let server = self
-                .servers
-                .iter()
-                .filter_map(|(id, s)| s.as_ref().map(|s| (self.server_due_ns(*id, s), *id)))
-                .min();
+            let server = self.servers.iter().filter_map(|(id, s)| s.as_ref().map(|s| (self.server_due_ns(*id, s), *id))).min();
             let client = self.clients.iter().map(|(id, c)| (c.next_wake_ns(), *id)).min();
             let server_ns = server.map_or(u64::MAX, |(t, _)| t);
             let client_ns = client.map_or(u64::MAX, |(t, _)| t);

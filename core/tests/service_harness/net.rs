@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use leasesim_core::service::{ClientRequest, ClientResponse};
 use leasesim_core::server::PeerMessage;
+use leasesim_core::service::{ClientRequest, ClientResponse};
 use leasesim_core::{ClientId, NodeId, NS_PER_MS};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -52,7 +52,10 @@ pub enum Fault {
     Crash(Target),
     Restart(NodeId),
     /// Cut a server off from the other servers (and from clients if `clients`).
-    Isolate { target: Target, clients: bool },
+    Isolate {
+        target: Target,
+        clients: bool,
+    },
     Heal,
 }
 
@@ -96,9 +99,7 @@ impl Partitions {
     pub fn blocks(&self, from: Proc, to: Proc) -> bool {
         let cut = |a: Proc, b: Proc| match (a, b) {
             (Proc::Server(s), Proc::Server(_)) => self.isolated.contains_key(&s),
-            (Proc::Server(s), Proc::Client(_)) => {
-                self.isolated.get(&s).copied().unwrap_or(false) || self.clients_cut.contains(&s)
-            }
+            (Proc::Server(s), Proc::Client(_)) => self.isolated.get(&s).copied().unwrap_or(false) || self.clients_cut.contains(&s),
             _ => false,
         };
         from != to && (cut(from, to) || cut(to, from))

@@ -30,11 +30,7 @@ impl Api {
                     id: *id,
                     name: info.name,
                     peer_ur_ls: vec![info.peer_url],
-                    client_ur_ls: if info.client_url.is_empty() {
-                        Vec::new()
-                    } else {
-                        vec![info.client_url]
-                    },
+                    client_ur_ls: if info.client_url.is_empty() { Vec::new() } else { vec![info.client_url] },
                     is_learner: false,
                 }
             })
@@ -46,32 +42,18 @@ impl Api {
     async fn config_settles(&self, id: u64, present: bool) {
         let mut watch = self.node.front.probe_watch();
         let settled = |p: &crate::driver::Probe| p.voters.contains(&id) == present;
-        let _ =
-            tokio::time::timeout(std::time::Duration::from_secs(5), watch.wait_for(settled)).await;
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), watch.wait_for(settled)).await;
     }
 
     /// A client on the leader's Cluster service, when this member is not it.
-    async fn leader_cluster(
-        &self,
-    ) -> Result<Option<ClusterClient<tonic::transport::Channel>>, Status> {
+    async fn leader_cluster(&self) -> Result<Option<ClusterClient<tonic::transport::Channel>>, Status> {
         let probe = self.node.front.probe();
         let Some(leader) = probe.leader.filter(|l| *l != probe.id) else {
             return Ok(None);
         };
-        let url = self
-            .node
-            .directory
-            .lock()
-            .expect("directory lock")
-            .get(&leader)
-            .map(|m| m.client_url.clone());
-        let url = url
-            .filter(|u| !u.is_empty())
-            .ok_or_else(|| Status::unavailable("etcdserver: no leader"))?;
-        ClusterClient::connect(url)
-            .await
-            .map(Some)
-            .map_err(|_| Status::unavailable("etcdserver: leader unreachable"))
+        let url = self.node.directory.lock().expect("directory lock").get(&leader).map(|m| m.client_url.clone());
+        let url = url.filter(|u| !u.is_empty()).ok_or_else(|| Status::unavailable("etcdserver: no leader"))?;
+        ClusterClient::connect(url).await.map(Some).map_err(|_| Status::unavailable("etcdserver: leader unreachable"))
     }
 }
 
@@ -85,48 +67,18 @@ impl Cluster for Api {
         if let Some(mut leader) = self.leader_cluster().await? {
             return leader.member_add(req).await;
         }
-        let peer_url = req
-            .peer_ur_ls
-            .first()
-            .cloned()
-            .ok_or_else(|| Status::invalid_argument("etcdserver: no peer URL"))?;
-        let peer_url = format!(
-            "http://{}",
-            crate::config::parse_url(&peer_url).map_err(Status::invalid_argument)?
-        );
+        let peer_url = req.peer_ur_ls.first().cloned().ok_or_else(|| Status::invalid_argument("etcdserver: no peer URL"))?;
+        let peer_url = format!("http://{}", crate::config::parse_url(&peer_url).map_err(Status::invalid_argument)?);
         // A joining member derives the same id from its own peer URL.
         let id = member_id(&peer_url);
-        self.node.directory.lock().expect("directory lock").insert(
-            id,
-            MemberInfo {
-                peer_url: peer_url.clone(),
-                ..MemberInfo::default()
-            },
-        );
-        self.node
-            .front
-            .conf_change(ConfChange::AddServer(id))
-            .await
-            .map_err(status)?;
+        self.node.directory.lock().expect("directory lock").insert(id, MemberInfo { peer_url: peer_url.clone(), ..MemberInfo::default() });
+        self.node.front.conf_change(ConfChange::AddServer(id)).await.map_err(status)?;
         self.config_settles(id, true).await;
-        let member = Member {
-            id,
-            name: String::new(),
-            peer_ur_ls: vec![peer_url],
-            client_ur_ls: Vec::new(),
-            is_learner: false,
-        };
-        Ok(tonic::Response::new(MemberAddResponse {
-            header: self.header(0),
-            member: Some(member),
-            members: self.members(),
-        }))
+        let member = Member { id, name: String::new(), peer_ur_ls: vec![peer_url], client_ur_ls: Vec::new(), is_learner: false };
+        Ok(tonic::Response::new(MemberAddResponse { header: self.header(0), member: Some(member), members: self.members() }))
     }
 
-    async fn member_remove(
-        &self,
-        request: Request<MemberRemoveRequest>,
-    ) -> Reply<MemberRemoveResponse> {
+    async fn member_remove(&self, request: Request<MemberRemoveRequest>) -> Reply<MemberRemoveResponse> {
         let req = request.into_inner();
         if let Some(mut leader) = self.leader_cluster().await? {
             return leader.member_remove(req).await;
@@ -134,16 +86,9 @@ impl Cluster for Api {
         if !self.node.front.probe().voters.contains(&req.id) {
             return Err(Status::not_found("etcdserver: member not found"));
         }
-        self.node
-            .front
-            .conf_change(ConfChange::RemoveServer(req.id))
-            .await
-            .map_err(status)?;
+        self.node.front.conf_change(ConfChange::RemoveServer(req.id)).await.map_err(status)?;
         self.config_settles(req.id, false).await;
-        Ok(tonic::Response::new(MemberRemoveResponse {
-            header: self.header(0),
-            members: self.members(),
-        }))
+        Ok(tonic::Response::new(MemberRemoveResponse { header: self.header(0), members: self.members() }))
     }
 
     async fn member_update(&self, _: Request<MemberUpdateRequest>) -> Reply<MemberUpdateResponse> {
@@ -151,16 +96,10 @@ impl Cluster for Api {
     }
 
     async fn member_list(&self, _: Request<MemberListRequest>) -> Reply<MemberListResponse> {
-        Ok(tonic::Response::new(MemberListResponse {
-            header: self.header(0),
-            members: self.members(),
-        }))
+        Ok(tonic::Response::new(MemberListResponse { header: self.header(0), members: self.members() }))
     }
 
-    async fn member_promote(
-        &self,
-        _: Request<MemberPromoteRequest>,
-    ) -> Reply<MemberPromoteResponse> {
+    async fn member_promote(&self, _: Request<MemberPromoteRequest>) -> Reply<MemberPromoteResponse> {
         Err(unimplemented("learners"))
     }
 }
@@ -168,10 +107,7 @@ impl Cluster for Api {
 #[tonic::async_trait]
 impl Maintenance for Api {
     async fn alarm(&self, _: Request<AlarmRequest>) -> Reply<AlarmResponse> {
-        Ok(tonic::Response::new(AlarmResponse {
-            header: self.header(0),
-            alarms: Vec::new(),
-        }))
+        Ok(tonic::Response::new(AlarmResponse { header: self.header(0), alarms: Vec::new() }))
     }
 
     async fn status(&self, _: Request<StatusRequest>) -> Reply<StatusResponse> {
@@ -194,9 +130,7 @@ impl Maintenance for Api {
     }
 
     async fn defragment(&self, _: Request<DefragmentRequest>) -> Reply<DefragmentResponse> {
-        Ok(tonic::Response::new(DefragmentResponse {
-            header: self.header(0),
-        }))
+        Ok(tonic::Response::new(DefragmentResponse { header: self.header(0) }))
     }
 
     async fn hash(&self, _: Request<HashRequest>) -> Reply<HashResponse> {

@@ -32,11 +32,7 @@ pub(super) fn key_value(key: &str, v: &KvValue, keys_only: bool) -> KeyValue {
         create_revision: v.create_revision as i64,
         mod_revision: v.mod_revision as i64,
         version: 1,
-        value: if keys_only {
-            Vec::new()
-        } else {
-            v.value.as_bytes().to_vec()
-        },
+        value: if keys_only { Vec::new() } else { v.value.as_bytes().to_vec() },
         lease: v.lease.unwrap_or(0) as i64,
     }
 }
@@ -46,12 +42,7 @@ impl Api {
     pub(super) async fn read_range(&self, spec: RangeSpec) -> Result<RangeView, Status> {
         // The `Get` goes through the read index; its key does not matter.
         let key = String::from_utf8_lossy(&spec.key).into_owned();
-        let answer = self
-            .node
-            .front
-            .call_view(Op::Get { key }, Some(spec))
-            .await
-            .map_err(status)?;
+        let answer = self.node.front.call_view(Op::Get { key }, Some(spec)).await.map_err(status)?;
         Ok(answer.view.unwrap_or_default())
     }
 
@@ -62,12 +53,7 @@ impl Api {
         if req.revision > 0 {
             return Err(unimplemented("reading at a past revision"));
         }
-        let view = self
-            .read_range(RangeSpec {
-                key: req.key.clone(),
-                range_end: req.range_end.clone(),
-            })
-            .await?;
+        let view = self.read_range(RangeSpec { key: req.key.clone(), range_end: req.range_end.clone() }).await?;
         let mut kvs: Vec<(String, KvValue)> = view
             .kvs
             .into_iter()
@@ -94,26 +80,10 @@ impl Api {
             }
         }
         let count = kvs.len() as i64;
-        let limit = if req.limit > 0 {
-            req.limit as usize
-        } else {
-            usize::MAX
-        };
+        let limit = if req.limit > 0 { req.limit as usize } else { usize::MAX };
         let more = kvs.len() > limit;
-        let kvs = if req.count_only {
-            Vec::new()
-        } else {
-            kvs.iter()
-                .take(limit)
-                .map(|(k, v)| key_value(k, v, req.keys_only))
-                .collect()
-        };
-        Ok(RangeResponse {
-            header: self.header(view.revision),
-            kvs,
-            more,
-            count,
-        })
+        let kvs = if req.count_only { Vec::new() } else { kvs.iter().take(limit).map(|(k, v)| key_value(k, v, req.keys_only)).collect() };
+        Ok(RangeResponse { header: self.header(view.revision), kvs, more, count })
     }
 
     pub async fn put_op(&self, req: PutRequest) -> Result<PutResponse, Status> {
@@ -129,37 +99,15 @@ impl Api {
         let key = text(req.key, "key")?;
         let value = text(req.value, "value")?;
         let lease = (req.lease != 0).then_some(req.lease as u64);
-        let prev_kv = if req.prev_kv {
-            self.get_one(&key)
-                .await?
-                .map(|v| key_value(&key, &v, false))
-        } else {
-            None
-        };
-        match self
-            .node
-            .front
-            .call(Op::Put { key, value, lease })
-            .await
-            .map_err(status)?
-        {
-            Response::Done { revision } => Ok(PutResponse {
-                header: self.header(revision),
-                prev_kv,
-            }),
-            other => Err(Status::internal(format!(
-                "leasesim: unexpected answer {other:?}"
-            ))),
+        let prev_kv = if req.prev_kv { self.get_one(&key).await?.map(|v| key_value(&key, &v, false)) } else { None };
+        match self.node.front.call(Op::Put { key, value, lease }).await.map_err(status)? {
+            Response::Done { revision } => Ok(PutResponse { header: self.header(revision), prev_kv }),
+            other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
     }
 
     async fn get_one(&self, key: &str) -> Result<Option<KvValue>, Status> {
-        let view = self
-            .read_range(RangeSpec {
-                key: key.as_bytes().to_vec(),
-                range_end: Vec::new(),
-            })
-            .await?;
+        let view = self.read_range(RangeSpec { key: key.as_bytes().to_vec(), range_end: Vec::new() }).await?;
         Ok(view.kvs.into_iter().next().map(|(_, v)| v))
     }
 
@@ -167,33 +115,18 @@ impl Api {
         if req.key.is_empty() {
             return Err(Status::invalid_argument("etcdserver: key is not provided"));
         }
-        let view = self
-            .read_range(RangeSpec {
-                key: req.key,
-                range_end: req.range_end,
-            })
-            .await?;
+        let view = self.read_range(RangeSpec { key: req.key, range_end: req.range_end }).await?;
         let mut revision = view.revision;
         let mut prev_kvs = Vec::new();
         for (key, value) in &view.kvs {
-            if let Response::Done { revision: r } = self
-                .node
-                .front
-                .call(Op::Delete { key: key.clone() })
-                .await
-                .map_err(status)?
-            {
+            if let Response::Done { revision: r } = self.node.front.call(Op::Delete { key: key.clone() }).await.map_err(status)? {
                 revision = revision.max(r);
             }
             if req.prev_kv {
                 prev_kvs.push(key_value(key, value, false));
             }
         }
-        Ok(DeleteRangeResponse {
-            header: self.header(revision),
-            deleted: view.kvs.len() as i64,
-            prev_kvs,
-        })
+        Ok(DeleteRangeResponse { header: self.header(revision), deleted: view.kvs.len() as i64, prev_kvs })
     }
 
     pub async fn txn_op(&self, req: TxnRequest) -> Result<TxnResponse, Status> {
@@ -209,96 +142,63 @@ impl Api {
             let response = match op.request {
                 // The first put of a compared txn was done by the compare-and-set.
                 Some(TxnOp::RequestPut(_)) if i == 0 && revision > 0 => {
-                    TxnResp::ResponsePut(PutResponse {
-                        header: self.header(revision),
-                        prev_kv: None,
-                    })
+                    TxnResp::ResponsePut(PutResponse { header: self.header(revision), prev_kv: None })
                 }
                 Some(TxnOp::RequestPut(put)) => {
                     let resp = self.put_op(put).await?;
                     wrote = wrote.max(resp.header.as_ref().map_or(0, |h| h.revision as u64));
                     TxnResp::ResponsePut(resp)
                 }
-                Some(TxnOp::RequestRange(range)) => {
-                    TxnResp::ResponseRange(self.range_op(range).await?)
-                }
-                Some(TxnOp::RequestDeleteRange(del)) => {
-                    TxnResp::ResponseDeleteRange(self.delete_op(del).await?)
-                }
+                Some(TxnOp::RequestRange(range)) => TxnResp::ResponseRange(self.range_op(range).await?),
+                Some(TxnOp::RequestDeleteRange(del)) => TxnResp::ResponseDeleteRange(self.delete_op(del).await?),
                 Some(TxnOp::RequestTxn(_)) => return Err(unimplemented("nested txn")),
                 None => continue,
             };
-            responses.push(ResponseOp {
-                response: Some(response),
-            });
+            responses.push(ResponseOp { response: Some(response) });
         }
-        Ok(TxnResponse {
-            header: self.header(wrote),
-            succeeded,
-            responses,
-        })
+        Ok(TxnResponse { header: self.header(wrote), succeeded, responses })
     }
 
     /// Evaluates one compare; when it holds and the success branch starts
     /// with a put of the same key, does that put as one compare-and-set.
     /// Returns whether the compare held and the put's revision (0: no put).
-    async fn compare_and_put(
-        &self,
-        compare: &Compare,
-        success: &[RequestOp],
-    ) -> Result<(bool, u64), Status> {
+    async fn compare_and_put(&self, compare: &Compare, success: &[RequestOp]) -> Result<(bool, u64), Status> {
         if !compare.range_end.is_empty() {
             return Err(unimplemented("a txn compare over a range"));
         }
-        let result = CompareResult::try_from(compare.result)
-            .map_err(|_| Status::invalid_argument("bad compare result"))?;
-        let target = CompareTarget::try_from(compare.target)
-            .map_err(|_| Status::invalid_argument("bad compare target"))?;
+        let result = CompareResult::try_from(compare.result).map_err(|_| Status::invalid_argument("bad compare result"))?;
+        let target = CompareTarget::try_from(compare.target).map_err(|_| Status::invalid_argument("bad compare target"))?;
         let key = text(compare.key.clone(), "key")?;
         let current = self.get_one(&key).await?;
         // Does the compare hold on what was just read? And what value must
         // the key still have for the put to be safe (None: absent)?
         let (holds, expected) = match (target, &compare.target_union, &current) {
-            (CompareTarget::Value, Some(TargetUnion::Value(v)), Some(cur)) => (
-                compare_ord(result, cur.value.as_bytes().cmp(v.as_slice())),
-                Some(cur.value.clone()),
-            ),
+            (CompareTarget::Value, Some(TargetUnion::Value(v)), Some(cur)) => {
+                (compare_ord(result, cur.value.as_bytes().cmp(v.as_slice())), Some(cur.value.clone()))
+            }
             (CompareTarget::Value, _, None) => (false, None),
             (CompareTarget::Create, Some(TargetUnion::CreateRevision(r)), cur) => {
                 let c = cur.as_ref().map_or(0, |c| c.create_revision as i64);
-                (
-                    compare_ord(result, c.cmp(r)),
-                    cur.as_ref().map(|c| c.value.clone()),
-                )
+                (compare_ord(result, c.cmp(r)), cur.as_ref().map(|c| c.value.clone()))
             }
             (CompareTarget::Mod, Some(TargetUnion::ModRevision(r)), cur) => {
                 let m = cur.as_ref().map_or(0, |c| c.mod_revision as i64);
-                (
-                    compare_ord(result, m.cmp(r)),
-                    cur.as_ref().map(|c| c.value.clone()),
-                )
+                (compare_ord(result, m.cmp(r)), cur.as_ref().map(|c| c.value.clone()))
             }
             (CompareTarget::Version, Some(TargetUnion::Version(r)), cur) => {
                 let v = i64::from(cur.is_some());
-                (
-                    compare_ord(result, v.cmp(r)),
-                    cur.as_ref().map(|c| c.value.clone()),
-                )
+                (compare_ord(result, v.cmp(r)), cur.as_ref().map(|c| c.value.clone()))
             }
             (CompareTarget::Lease, Some(TargetUnion::Lease(l)), cur) => {
                 let have = cur.as_ref().and_then(|c| c.lease).unwrap_or(0) as i64;
-                (
-                    compare_ord(result, have.cmp(l)),
-                    cur.as_ref().map(|c| c.value.clone()),
-                )
+                (compare_ord(result, have.cmp(l)), cur.as_ref().map(|c| c.value.clone()))
             }
             _ => return Err(Status::invalid_argument("etcdserver: bad compare")),
         };
         if !holds {
             return Ok((false, 0));
         }
-        let Some(Some(TxnOp::RequestPut(put))) = success.first().map(|op| op.request.clone())
-        else {
+        let Some(Some(TxnOp::RequestPut(put))) = success.first().map(|op| op.request.clone()) else {
             return Ok((true, 0));
         };
         if put.key != compare.key {
@@ -306,30 +206,11 @@ impl Api {
         }
         let value = text(put.value, "value")?;
         let lease = (put.lease != 0).then_some(put.lease as u64);
-        match self
-            .node
-            .front
-            .call(Op::Cas {
-                key,
-                expected,
-                value,
-                lease,
-            })
-            .await
-            .map_err(status)?
-        {
-            Response::Cas {
-                succeeded: true,
-                revision,
-                ..
-            } => Ok((true, revision)),
+        match self.node.front.call(Op::Cas { key, expected, value, lease }).await.map_err(status)? {
+            Response::Cas { succeeded: true, revision, .. } => Ok((true, revision)),
             // The key changed between the read and the compare-and-set.
-            Response::Cas {
-                succeeded: false, ..
-            } => Ok((false, 0)),
-            other => Err(Status::internal(format!(
-                "leasesim: unexpected answer {other:?}"
-            ))),
+            Response::Cas { succeeded: false, .. } => Ok((false, 0)),
+            other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
     }
 }
@@ -347,9 +228,7 @@ fn compare_ord(result: CompareResult, ord: std::cmp::Ordering) -> bool {
 #[tonic::async_trait]
 impl Kv for Api {
     async fn range(&self, request: Request<RangeRequest>) -> Reply<RangeResponse> {
-        self.range_op(request.into_inner())
-            .await
-            .map(tonic::Response::new)
+        self.range_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
     type RangeStreamStream = tokio_stream::Empty<Result<RangeStreamResponse, Status>>;
@@ -359,29 +238,18 @@ impl Kv for Api {
     }
 
     async fn put(&self, request: Request<PutRequest>) -> Reply<PutResponse> {
-        self.put_op(request.into_inner())
-            .await
-            .map(tonic::Response::new)
+        self.put_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
-    async fn delete_range(
-        &self,
-        request: Request<DeleteRangeRequest>,
-    ) -> Reply<DeleteRangeResponse> {
-        self.delete_op(request.into_inner())
-            .await
-            .map(tonic::Response::new)
+    async fn delete_range(&self, request: Request<DeleteRangeRequest>) -> Reply<DeleteRangeResponse> {
+        self.delete_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
     async fn txn(&self, request: Request<TxnRequest>) -> Reply<TxnResponse> {
-        self.txn_op(request.into_inner())
-            .await
-            .map(tonic::Response::new)
+        self.txn_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
     async fn compact(&self, _: Request<CompactionRequest>) -> Reply<CompactionResponse> {
-        Ok(tonic::Response::new(CompactionResponse {
-            header: self.header(0),
-        }))
+        Ok(tonic::Response::new(CompactionResponse { header: self.header(0) }))
     }
 }

@@ -27,9 +27,7 @@ impl Api {
             return Err(Status::out_of_range("etcdserver: too large lease TTL"));
         }
         if id < 0 {
-            return Err(Status::invalid_argument(
-                "etcdserver: lease ID must be positive",
-            ));
+            return Err(Status::invalid_argument("etcdserver: lease ID must be positive"));
         }
         let mut ttl_ns = (ttl_secs.max(1) as u64).saturating_mul(NS_PER_SEC);
         let id = (id != 0).then_some(id as u64);
@@ -45,42 +43,23 @@ impl Api {
                     });
                 }
                 // etcd raises a short TTL to its minimum instead of refusing.
-                Err(CallError::Service(ServiceError::TtlTooShort { min_ns }))
-                    if ttl_ns < min_ns =>
-                {
+                Err(CallError::Service(ServiceError::TtlTooShort { min_ns })) if ttl_ns < min_ns => {
                     ttl_ns = min_ns.div_ceil(NS_PER_SEC) * NS_PER_SEC;
                 }
-                Ok(other) => {
-                    return Err(Status::internal(format!(
-                        "leasesim: unexpected answer {other:?}"
-                    )))
-                }
+                Ok(other) => return Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
                 Err(e) => return Err(status(e)),
             }
         }
     }
 
     async fn keep_alive_once(&self, id: i64) -> Result<LeaseKeepAliveResponse, Status> {
-        let ttl = match self
-            .node
-            .front
-            .call(Op::LeaseKeepAlive { lease: id as u64 })
-            .await
-        {
+        let ttl = match self.node.front.call(Op::LeaseKeepAlive { lease: id as u64 }).await {
             Ok(Response::KeepAlive { ttl_ns, .. }) => secs_up(ttl_ns),
             Err(CallError::Service(ServiceError::LeaseNotFound { .. })) => 0,
-            Ok(other) => {
-                return Err(Status::internal(format!(
-                    "leasesim: unexpected answer {other:?}"
-                )))
-            }
+            Ok(other) => return Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
             Err(e) => return Err(status(e)),
         };
-        Ok(LeaseKeepAliveResponse {
-            header: self.header(0),
-            id,
-            ttl,
-        })
+        Ok(LeaseKeepAliveResponse { header: self.header(0), id, ttl })
     }
 }
 
@@ -91,34 +70,17 @@ impl Lease for Api {
         self.grant(req.ttl, req.id).await.map(tonic::Response::new)
     }
 
-    async fn lease_revoke(
-        &self,
-        request: Request<LeaseRevokeRequest>,
-    ) -> Reply<LeaseRevokeResponse> {
+    async fn lease_revoke(&self, request: Request<LeaseRevokeRequest>) -> Reply<LeaseRevokeResponse> {
         let lease = request.into_inner().id as u64;
-        match self
-            .node
-            .front
-            .call(Op::LeaseRevoke { lease })
-            .await
-            .map_err(status)?
-        {
-            Response::LeaseRevoked { .. } => Ok(tonic::Response::new(LeaseRevokeResponse {
-                header: self.header(0),
-            })),
-            other => Err(Status::internal(format!(
-                "leasesim: unexpected answer {other:?}"
-            ))),
+        match self.node.front.call(Op::LeaseRevoke { lease }).await.map_err(status)? {
+            Response::LeaseRevoked { .. } => Ok(tonic::Response::new(LeaseRevokeResponse { header: self.header(0) })),
+            other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
     }
 
-    type LeaseKeepAliveStream =
-        Pin<Box<dyn Stream<Item = Result<LeaseKeepAliveResponse, Status>> + Send>>;
+    type LeaseKeepAliveStream = Pin<Box<dyn Stream<Item = Result<LeaseKeepAliveResponse, Status>> + Send>>;
 
-    async fn lease_keep_alive(
-        &self,
-        request: Request<Streaming<LeaseKeepAliveRequest>>,
-    ) -> Reply<Self::LeaseKeepAliveStream> {
+    async fn lease_keep_alive(&self, request: Request<Streaming<LeaseKeepAliveRequest>>) -> Reply<Self::LeaseKeepAliveStream> {
         let api = self.clone();
         let requests = request.into_inner();
         let answers = requests.then(move |req| {
@@ -133,49 +95,20 @@ impl Lease for Api {
         Ok(tonic::Response::new(Box::pin(answers)))
     }
 
-    async fn lease_time_to_live(
-        &self,
-        request: Request<LeaseTimeToLiveRequest>,
-    ) -> Reply<LeaseTimeToLiveResponse> {
+    async fn lease_time_to_live(&self, request: Request<LeaseTimeToLiveRequest>) -> Reply<LeaseTimeToLiveResponse> {
         let req = request.into_inner();
-        let resp = match self
-            .node
-            .front
-            .call(Op::LeaseTimeToLive {
-                lease: req.id as u64,
-            })
-            .await
-        {
-            Ok(Response::TimeToLive {
-                remaining_ns,
-                granted_ttl_ns,
-                keys,
-                ..
-            }) => LeaseTimeToLiveResponse {
+        let resp = match self.node.front.call(Op::LeaseTimeToLive { lease: req.id as u64 }).await {
+            Ok(Response::TimeToLive { remaining_ns, granted_ttl_ns, keys, .. }) => LeaseTimeToLiveResponse {
                 header: self.header(0),
                 id: req.id,
                 ttl: secs_up(remaining_ns),
                 granted_ttl: secs_up(granted_ttl_ns),
-                keys: if req.keys {
-                    keys.into_iter().map(String::into_bytes).collect()
-                } else {
-                    Vec::new()
-                },
+                keys: if req.keys { keys.into_iter().map(String::into_bytes).collect() } else { Vec::new() },
             },
             Err(CallError::Service(ServiceError::LeaseNotFound { .. })) => {
-                LeaseTimeToLiveResponse {
-                    header: self.header(0),
-                    id: req.id,
-                    ttl: -1,
-                    granted_ttl: 0,
-                    keys: Vec::new(),
-                }
+                LeaseTimeToLiveResponse { header: self.header(0), id: req.id, ttl: -1, granted_ttl: 0, keys: Vec::new() }
             }
-            Ok(other) => {
-                return Err(Status::internal(format!(
-                    "leasesim: unexpected answer {other:?}"
-                )))
-            }
+            Ok(other) => return Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
             Err(e) => return Err(status(e)),
         };
         Ok(tonic::Response::new(resp))
@@ -185,14 +118,9 @@ impl Lease for Api {
         match self.node.front.call(Op::LeaseList).await.map_err(status)? {
             Response::Leases { ids } => Ok(tonic::Response::new(LeaseLeasesResponse {
                 header: self.header(0),
-                leases: ids
-                    .into_iter()
-                    .map(|id| LeaseStatus { id: id as i64 })
-                    .collect(),
+                leases: ids.into_iter().map(|id| LeaseStatus { id: id as i64 }).collect(),
             })),
-            other => Err(Status::internal(format!(
-                "leasesim: unexpected answer {other:?}"
-            ))),
+            other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
     }
 }

@@ -30,50 +30,25 @@ impl Lock for Api {
         if req.lease <= 0 {
             return Err(Status::not_found("etcdserver: requested lease not found"));
         }
-        match self
-            .node
-            .front
-            .call(Op::LockAcquire {
-                key: name,
-                lease: req.lease as u64,
-            })
-            .await
-            .map_err(status)?
-        {
+        match self.node.front.call(Op::LockAcquire { key: name, lease: req.lease as u64 }).await.map_err(status)? {
             Response::LockGranted { key, token } => {
                 // The header's revision is the fencing token itself.
                 let mut header = self.header(token);
                 if let Some(h) = header.as_mut() {
                     h.revision = token as i64;
                 }
-                Ok(tonic::Response::new(LockResponse {
-                    header,
-                    key: format!("{key}/{token:x}").into_bytes(),
-                }))
+                Ok(tonic::Response::new(LockResponse { header, key: format!("{key}/{token:x}").into_bytes() }))
             }
-            other => Err(Status::internal(format!(
-                "leasesim: unexpected answer {other:?}"
-            ))),
+            other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
     }
 
     async fn unlock(&self, request: Request<UnlockRequest>) -> Reply<UnlockResponse> {
         let key = text(request.into_inner().key, "key")?;
-        let (name, token) = parse_lock_key(&key)
-            .ok_or_else(|| Status::invalid_argument("leasesim: not a lock key"))?;
-        match self
-            .node
-            .front
-            .call(Op::LockRelease { key: name, token })
-            .await
-            .map_err(status)?
-        {
-            Response::Released { .. } => Ok(tonic::Response::new(UnlockResponse {
-                header: self.header(0),
-            })),
-            other => Err(Status::internal(format!(
-                "leasesim: unexpected answer {other:?}"
-            ))),
+        let (name, token) = parse_lock_key(&key).ok_or_else(|| Status::invalid_argument("leasesim: not a lock key"))?;
+        match self.node.front.call(Op::LockRelease { key: name, token }).await.map_err(status)? {
+            Response::Released { .. } => Ok(tonic::Response::new(UnlockResponse { header: self.header(0) })),
+            other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
     }
 }
@@ -82,10 +57,7 @@ impl Lock for Api {
 mod tests {
     #[test]
     fn lock_keys_round_trip() {
-        assert_eq!(
-            super::parse_lock_key("a/b/1f"),
-            Some(("a/b".to_string(), 31))
-        );
+        assert_eq!(super::parse_lock_key("a/b/1f"), Some(("a/b".to_string(), 31)));
         assert_eq!(super::parse_lock_key("nokey"), None);
     }
 }

@@ -45,12 +45,7 @@ impl Api {
     pub fn header(&self, revision: u64) -> Option<ResponseHeader> {
         let probe = self.node.front.probe();
         let revision = revision.max(probe.revision);
-        Some(ResponseHeader {
-            cluster_id: self.node.cluster_id,
-            member_id: probe.id,
-            revision: revision as i64,
-            raft_term: probe.term,
-        })
+        Some(ResponseHeader { cluster_id: self.node.cluster_id, member_id: probe.id, revision: revision as i64, raft_term: probe.term })
     }
 }
 
@@ -82,25 +77,14 @@ pub fn status(error: CallError) -> Status {
 
 fn service_status(error: ServiceError) -> Status {
     match error {
-        ServiceError::LeaseNotFound { .. } => {
-            Status::not_found("etcdserver: requested lease not found")
+        ServiceError::LeaseNotFound { .. } => Status::not_found("etcdserver: requested lease not found"),
+        ServiceError::DuplicateLease { .. } => Status::failed_precondition("etcdserver: lease already exists"),
+        ServiceError::TtlTooShort { min_ns } => {
+            Status::out_of_range(format!("etcdserver: lease TTL below the minimum of {} ms", min_ns / 1_000_000))
         }
-        ServiceError::DuplicateLease { .. } => {
-            Status::failed_precondition("etcdserver: lease already exists")
-        }
-        ServiceError::TtlTooShort { min_ns } => Status::out_of_range(format!(
-            "etcdserver: lease TTL below the minimum of {} ms",
-            min_ns / 1_000_000
-        )),
-        ServiceError::NotLockHolder { key } => {
-            Status::failed_precondition(format!("leasesim: not the holder of lock {key}"))
-        }
-        ServiceError::AlreadyQueued { key } => Status::failed_precondition(format!(
-            "leasesim: this lease already waits for lock {key}"
-        )),
-        ServiceError::SessionExpired => {
-            Status::unavailable("leasesim: request too old to retry (session expired)")
-        }
+        ServiceError::NotLockHolder { key } => Status::failed_precondition(format!("leasesim: not the holder of lock {key}")),
+        ServiceError::AlreadyQueued { key } => Status::failed_precondition(format!("leasesim: this lease already waits for lock {key}")),
+        ServiceError::SessionExpired => Status::unavailable("leasesim: request too old to retry (session expired)"),
         ServiceError::NotLeader { .. } => Status::unavailable("etcdserver: no leader"),
         ServiceError::Retry => Status::unavailable("etcdserver: leader changed"),
     }
@@ -108,8 +92,7 @@ fn service_status(error: ServiceError) -> Status {
 
 /// Keys and values are bytes in etcd and UTF-8 text in core.
 pub fn text(bytes: Vec<u8>, what: &str) -> Result<String, Status> {
-    String::from_utf8(bytes)
-        .map_err(|_| Status::invalid_argument(format!("leasesim: {what} must be UTF-8")))
+    String::from_utf8(bytes).map_err(|_| Status::invalid_argument(format!("leasesim: {what} must be UTF-8")))
 }
 
 pub fn unimplemented(what: &str) -> Status {

@@ -35,33 +35,18 @@ type Reply<T> = Result<tonic::Response<T>, Status>;
 type Out = mpsc::UnboundedSender<Result<WatchResponse, Status>>;
 
 fn deleted(key: &str, revision: u64) -> Event {
-    let kv = KeyValue {
-        key: key.as_bytes().to_vec(),
-        mod_revision: revision as i64,
-        ..Default::default()
-    };
-    Event {
-        r#type: EventType::Delete as i32,
-        kv: Some(kv),
-        prev_kv: None,
-    }
+    let kv = KeyValue { key: key.as_bytes().to_vec(), mod_revision: revision as i64, ..Default::default() };
+    Event { r#type: EventType::Delete as i32, kv: Some(kv), prev_kv: None }
 }
 
 fn put(key: &str, value: &KvValue) -> Event {
-    Event {
-        r#type: EventType::Put as i32,
-        kv: Some(key_value(key, value, false)),
-        prev_kv: None,
-    }
+    Event { r#type: EventType::Put as i32, kv: Some(key_value(key, value, false)), prev_kv: None }
 }
 
 impl Api {
     /// One watch: polls its range until the client cancels or goes away.
     async fn run_watch(self, id: i64, create: WatchCreateRequest, out: Out) {
-        let spec = RangeSpec {
-            key: create.key.clone(),
-            range_end: create.range_end.clone(),
-        };
+        let spec = RangeSpec { key: create.key.clone(), range_end: create.range_end.clone() };
         let single = create.range_end.is_empty();
         let start = create.start_revision.max(0) as u64;
         let mut seen: Option<BTreeMap<String, KvValue>> = None;
@@ -75,25 +60,15 @@ impl Api {
             match &seen {
                 None => {
                     if start > 0 {
-                        events.extend(
-                            now.iter()
-                                .filter(|(_, v)| v.mod_revision >= start)
-                                .map(|(k, v)| put(k, v)),
-                        );
+                        events.extend(now.iter().filter(|(_, v)| v.mod_revision >= start).map(|(k, v)| put(k, v)));
                         if single && now.is_empty() {
-                            events.push(deleted(
-                                &String::from_utf8_lossy(&create.key),
-                                view.revision,
-                            ));
+                            events.push(deleted(&String::from_utf8_lossy(&create.key), view.revision));
                         }
                     }
                 }
                 Some(before) => {
                     for (k, v) in &now {
-                        if before
-                            .get(k)
-                            .is_none_or(|b| b.mod_revision < v.mod_revision)
-                        {
+                        if before.get(k).is_none_or(|b| b.mod_revision < v.mod_revision) {
                             events.push(put(k, v));
                         }
                     }
@@ -103,12 +78,7 @@ impl Api {
                 }
             }
             if !events.is_empty() {
-                let resp = WatchResponse {
-                    header: self.header(view.revision),
-                    watch_id: id,
-                    events,
-                    ..Default::default()
-                };
+                let resp = WatchResponse { header: self.header(view.revision), watch_id: id, events, ..Default::default() };
                 if out.send(Ok(resp)).is_err() {
                     return;
                 }
@@ -133,44 +103,24 @@ impl Watch for Api {
             while let Some(Ok(req)) = requests.next().await {
                 match req.request_union {
                     Some(RequestUnion::CreateRequest(create)) => {
-                        let id = if create.watch_id > 0 {
-                            create.watch_id
-                        } else {
-                            next_id
-                        };
+                        let id = if create.watch_id > 0 { create.watch_id } else { next_id };
                         next_id = next_id.max(id) + 1;
-                        let created = WatchResponse {
-                            header: api.header(0),
-                            watch_id: id,
-                            created: true,
-                            ..Default::default()
-                        };
+                        let created = WatchResponse { header: api.header(0), watch_id: id, created: true, ..Default::default() };
                         if tx.send(Ok(created)).is_err() {
                             break;
                         }
-                        watches.insert(
-                            id,
-                            tokio::spawn(api.clone().run_watch(id, create, tx.clone())),
-                        );
+                        watches.insert(id, tokio::spawn(api.clone().run_watch(id, create, tx.clone())));
                     }
                     Some(RequestUnion::CancelRequest(cancel)) => {
                         if let Some(task) = watches.remove(&cancel.watch_id) {
                             task.abort();
                         }
-                        let canceled = WatchResponse {
-                            header: api.header(0),
-                            watch_id: cancel.watch_id,
-                            canceled: true,
-                            ..Default::default()
-                        };
+                        let canceled =
+                            WatchResponse { header: api.header(0), watch_id: cancel.watch_id, canceled: true, ..Default::default() };
                         let _ = tx.send(Ok(canceled));
                     }
                     Some(RequestUnion::ProgressRequest(_)) => {
-                        let _ = tx.send(Ok(WatchResponse {
-                            header: api.header(0),
-                            watch_id: -1,
-                            ..Default::default()
-                        }));
+                        let _ = tx.send(Ok(WatchResponse { header: api.header(0), watch_id: -1, ..Default::default() }));
                     }
                     None => {}
                 }
@@ -179,8 +129,6 @@ impl Watch for Api {
                 task.abort();
             }
         });
-        Ok(tonic::Response::new(Box::pin(
-            UnboundedReceiverStream::new(rx),
-        )))
+        Ok(tonic::Response::new(Box::pin(UnboundedReceiverStream::new(rx))))
     }
 }

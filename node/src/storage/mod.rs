@@ -66,40 +66,26 @@ impl Storage {
                 [one] if scan.valid_len == bytes.len() => *one,
                 _ => return Err(invalid(format!("{} is damaged", snapshot_path.display()))),
             };
-            let snapshot: Snapshot<StateMachine> =
-                bincode::deserialize(payload).map_err(invalid)?;
+            let snapshot: Snapshot<StateMachine> = bincode::deserialize(payload).map_err(invalid)?;
             image.snapshot = Some(snapshot);
         }
         let _ = fs::remove_file(dir.join(SNAPSHOT_TMP));
         let _ = fs::remove_file(dir.join(WAL_TMP));
         let wal_path = dir.join(WAL);
-        let bytes = if wal_path.exists() {
-            fs::read(&wal_path)?
-        } else {
-            Vec::new()
-        };
+        let bytes = if wal_path.exists() { fs::read(&wal_path)? } else { Vec::new() };
         let scan = record::scan(&bytes).map_err(invalid)?;
         for payload in &scan.payloads {
             let rec: WalRecord = bincode::deserialize(payload).map_err(invalid)?;
             apply(&mut image, rec_to_op(rec)).map_err(invalid)?;
         }
         let torn = (bytes.len() - scan.valid_len) as u64;
-        let wal = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&wal_path)?;
+        let wal = OpenOptions::new().create(true).append(true).open(&wal_path)?;
         if torn > 0 {
             wal.set_len(scan.valid_len as u64)?;
             wal.sync_all()?;
         }
         sync_dir(dir)?;
-        Ok(Storage {
-            dir: dir.to_path_buf(),
-            wal,
-            image,
-            dirty: false,
-            recovered_torn_bytes: torn,
-        })
+        Ok(Storage { dir: dir.to_path_buf(), wal, image, dirty: false, recovered_torn_bytes: torn })
     }
 
     /// What core's restore needs.
@@ -112,19 +98,12 @@ impl Storage {
     pub fn write(&mut self, op: NodePersistOp) -> io::Result<()> {
         match op {
             PersistOp::SaveSnapshot(snapshot) => self.save_snapshot(snapshot),
-            PersistOp::SetHardState(hs) => {
-                self.append_record(&WalRecord::HardState(hs), PersistOp::SetHardState(hs))
-            }
-            PersistOp::TruncateFrom(index) => self.append_record(
-                &WalRecord::TruncateFrom(index),
-                PersistOp::TruncateFrom(index),
-            ),
+            PersistOp::SetHardState(hs) => self.append_record(&WalRecord::HardState(hs), PersistOp::SetHardState(hs)),
+            PersistOp::TruncateFrom(index) => self.append_record(&WalRecord::TruncateFrom(index), PersistOp::TruncateFrom(index)),
             PersistOp::Append(entries) => {
                 let rec = WalRecord::Append(entries);
                 let bytes = bincode::serialize(&rec).map_err(invalid)?;
-                let WalRecord::Append(entries) = rec else {
-                    unreachable!("built above")
-                };
+                let WalRecord::Append(entries) = rec else { unreachable!("built above") };
                 self.wal.write_all(&record::encode(&bytes))?;
                 self.dirty = true;
                 apply(&mut self.image, PersistOp::Append(entries)).map_err(invalid)
@@ -143,11 +122,7 @@ impl Storage {
 
     /// Bytes the directory holds now (for the compaction test and status).
     pub fn size_bytes(&self) -> u64 {
-        [WAL, SNAPSHOT]
-            .iter()
-            .filter_map(|f| fs::metadata(self.dir.join(f)).ok())
-            .map(|m| m.len())
-            .sum()
+        [WAL, SNAPSHOT].iter().filter_map(|f| fs::metadata(self.dir.join(f)).ok()).map(|m| m.len()).sum()
     }
 
     fn append_record(&mut self, rec: &WalRecord, op: NodePersistOp) -> io::Result<()> {
@@ -166,9 +141,7 @@ impl Storage {
         let bytes = bincode::serialize(&snapshot).map_err(invalid)?;
         write_atomically(&self.dir, SNAPSHOT_TMP, SNAPSHOT, &record::encode(&bytes))?;
         apply(&mut self.image, PersistOp::SaveSnapshot(snapshot)).map_err(invalid)?;
-        let mut log = record::encode(
-            &bincode::serialize(&WalRecord::HardState(self.image.hard_state)).map_err(invalid)?,
-        );
+        let mut log = record::encode(&bincode::serialize(&WalRecord::HardState(self.image.hard_state)).map_err(invalid)?);
         if !self.image.entries.is_empty() {
             let rec = WalRecord::Append(self.image.entries.clone());
             log.extend(record::encode(&bincode::serialize(&rec).map_err(invalid)?));
@@ -219,14 +192,10 @@ fn apply(p: &mut NodePersisted, op: NodePersistOp) -> Result<(), String> {
                     let keep = first.index;
                     p.entries.retain(|e| e.index < keep);
                     let floor = snapshot_index(p);
-                    p.entries
-                        .extend(entries.into_iter().filter(|e| e.index > floor));
+                    p.entries.extend(entries.into_iter().filter(|e| e.index > floor));
                 }
                 Some(first) if first.index != last + 1 => {
-                    return Err(format!(
-                        "append at {} but the log ends at {last}",
-                        first.index
-                    ));
+                    return Err(format!("append at {} but the log ends at {last}", first.index));
                 }
                 _ => p.entries.extend(entries),
             }

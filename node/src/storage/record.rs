@@ -41,11 +41,7 @@ pub struct Corrupt {
 
 impl fmt::Display for Corrupt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "corrupt write-ahead log record at byte {}: {}",
-            self.offset, self.why
-        )
+        write!(f, "corrupt write-ahead log record at byte {}: {}", self.offset, self.why)
     }
 }
 
@@ -64,10 +60,7 @@ pub fn scan(bytes: &[u8]) -> Result<Scan<'_>, Corrupt> {
         let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
         let crc = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]);
         if len > MAX_RECORD_BYTES {
-            return Err(Corrupt {
-                offset,
-                why: "length field out of range",
-            });
+            return Err(Corrupt { offset, why: "length field out of range" });
         }
         if rest.len() < HEADER_BYTES + len {
             break; // torn payload: the record runs past the end of the file
@@ -77,18 +70,12 @@ pub fn scan(bytes: &[u8]) -> Result<Scan<'_>, Corrupt> {
             if rest.len() == HEADER_BYTES + len {
                 break; // the last record: a torn write of the right length
             }
-            return Err(Corrupt {
-                offset,
-                why: "checksum mismatch with records after it",
-            });
+            return Err(Corrupt { offset, why: "checksum mismatch with records after it" });
         }
         payloads.push(payload);
         offset += HEADER_BYTES + len;
     }
-    Ok(Scan {
-        payloads,
-        valid_len: offset,
-    })
+    Ok(Scan { payloads, valid_len: offset })
 }
 
 #[cfg(test)]

@@ -12,29 +12,12 @@ use leasesim_core::ExpiryStrategy;
 use super::{Storage, WAL};
 
 fn put(index: u64) -> Entry<Command> {
-    let req = ClientRequest {
-        client: 1,
-        seq: index,
-        op: Op::Put {
-            key: format!("k{index}"),
-            value: "v".into(),
-            lease: None,
-        },
-    };
-    Entry {
-        term: 1,
-        index,
-        payload: Payload::Command(Command::Request {
-            req,
-            stamp_wall_ns: 0,
-        }),
-    }
+    let req = ClientRequest { client: 1, seq: index, op: Op::Put { key: format!("k{index}"), value: "v".into(), lease: None } };
+    Entry { term: 1, index, payload: Payload::Command(Command::Request { req, stamp_wall_ns: 0 }) }
 }
 
 fn write_entries(storage: &mut Storage, range: std::ops::RangeInclusive<u64>) {
-    storage
-        .write(PersistOp::Append(range.map(put).collect()))
-        .unwrap();
+    storage.write(PersistOp::Append(range.map(put).collect())).unwrap();
     storage.sync().unwrap();
 }
 
@@ -42,28 +25,14 @@ fn write_entries(storage: &mut Storage, range: std::ops::RangeInclusive<u64>) {
 fn restart_recovers_hard_state_and_entries() {
     let dir = tempfile::tempdir().unwrap();
     let mut storage = Storage::open(dir.path()).unwrap();
-    storage
-        .write(PersistOp::SetHardState(HardState {
-            term: 3,
-            voted_for: Some(2),
-        }))
-        .unwrap();
+    storage.write(PersistOp::SetHardState(HardState { term: 3, voted_for: Some(2) })).unwrap();
     write_entries(&mut storage, 1..=5);
     storage.write(PersistOp::TruncateFrom(4)).unwrap();
     write_entries(&mut storage, 4..=4);
     drop(storage);
     let again = Storage::open(dir.path()).unwrap().persisted();
-    assert_eq!(
-        again.hard_state,
-        HardState {
-            term: 3,
-            voted_for: Some(2)
-        }
-    );
-    assert_eq!(
-        again.entries.iter().map(|e| e.index).collect::<Vec<_>>(),
-        vec![1, 2, 3, 4]
-    );
+    assert_eq!(again.hard_state, HardState { term: 3, voted_for: Some(2) });
+    assert_eq!(again.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
     assert_eq!(again.entries[3], put(4));
 }
 
@@ -74,10 +43,7 @@ fn a_torn_tail_is_truncated_on_restart() {
     write_entries(&mut storage, 1..=3);
     drop(storage);
     // A crash half-way through the next record's write.
-    let mut wal = OpenOptions::new()
-        .append(true)
-        .open(dir.path().join(WAL))
-        .unwrap();
+    let mut wal = OpenOptions::new().append(true).open(dir.path().join(WAL)).unwrap();
     wal.write_all(&[200, 0, 0, 0, 1, 2, 3, 4, 5]).unwrap();
     drop(wal);
     let storage = Storage::open(dir.path()).unwrap();
@@ -101,9 +67,7 @@ fn a_corrupted_record_before_good_ones_is_refused() {
     let mut bytes = fs::read(&path).unwrap();
     bytes[10] ^= 0x55;
     fs::write(&path, bytes).unwrap();
-    let err = Storage::open(dir.path())
-        .err()
-        .expect("corruption must not be papered over");
+    let err = Storage::open(dir.path()).err().expect("corruption must not be papered over");
     assert!(err.to_string().contains("checksum"), "{err}");
 }
 
@@ -111,47 +75,25 @@ fn a_corrupted_record_before_good_ones_is_refused() {
 fn a_snapshot_compacts_the_log_and_survives_restart() {
     let dir = tempfile::tempdir().unwrap();
     let mut storage = Storage::open(dir.path()).unwrap();
-    storage
-        .write(PersistOp::SetHardState(HardState {
-            term: 1,
-            voted_for: Some(1),
-        }))
-        .unwrap();
+    storage.write(PersistOp::SetHardState(HardState { term: 1, voted_for: Some(1) })).unwrap();
     for start in (1..=400).step_by(10) {
         write_entries(&mut storage, start..=start + 9);
     }
     let before = storage.size_bytes();
-    let mut sm = StateMachine::new(MachineSettings::new(
-        ExpiryStrategy::LeaderMonotonic,
-        300_000_000,
-        Default::default(),
-    ));
+    let mut sm = StateMachine::new(MachineSettings::new(ExpiryStrategy::LeaderMonotonic, 300_000_000, Default::default()));
     let mut ctx = Default::default();
     for index in 1..=395 {
         sm.apply_entry(&put(index), &mut ctx);
     }
-    let snapshot = Snapshot {
-        last_index: 395,
-        last_term: 1,
-        voters: BTreeSet::from([1, 2, 3]),
-        data: sm.clone(),
-    };
-    storage
-        .write(PersistOp::SaveSnapshot(snapshot.clone()))
-        .unwrap();
+    let snapshot = Snapshot { last_index: 395, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: sm.clone() };
+    storage.write(PersistOp::SaveSnapshot(snapshot.clone())).unwrap();
     storage.sync().unwrap();
     let wal_after = fs::metadata(dir.path().join(WAL)).unwrap().len();
-    assert!(
-        wal_after < before / 10,
-        "log {wal_after} bytes after compaction, {before} before"
-    );
+    assert!(wal_after < before / 10, "log {wal_after} bytes after compaction, {before} before");
     write_entries(&mut storage, 401..=402);
     drop(storage);
     let again = Storage::open(dir.path()).unwrap().persisted();
     assert_eq!(again.snapshot, Some(snapshot));
-    assert_eq!(
-        again.entries.iter().map(|e| e.index).collect::<Vec<_>>(),
-        vec![396, 397, 398, 399, 400, 401, 402]
-    );
+    assert_eq!(again.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![396, 397, 398, 399, 400, 401, 402]);
     assert_eq!(again.hard_state.term, 1);
 }

@@ -46,11 +46,7 @@ pub struct Cluster {
 pub fn free_port() -> u16 {
     static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
     loop {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .expect("bind an ephemeral port")
-            .local_addr()
-            .expect("address")
-            .port();
+        let port = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port").local_addr().expect("address").port();
         let mut given = GIVEN.lock().expect("ports");
         if !given.contains(&port) {
             given.push(port);
@@ -76,19 +72,8 @@ impl Cluster {
                 child: None,
             })
             .collect();
-        let initial_cluster = members
-            .iter()
-            .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port))
-            .collect::<Vec<_>>()
-            .join(",");
-        let mut cluster = Cluster {
-            dir,
-            members,
-            kind,
-            heartbeat_ms,
-            election_ms,
-            initial_cluster,
-        };
+        let initial_cluster = members.iter().map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port)).collect::<Vec<_>>().join(",");
+        let mut cluster = Cluster { dir, members, kind, heartbeat_ms, election_ms, initial_cluster };
         for i in 0..n {
             cluster.launch(i);
         }
@@ -100,53 +85,24 @@ impl Cluster {
     }
 
     pub fn log_path(&self, i: usize) -> PathBuf {
-        self.dir
-            .path()
-            .join(format!("{}.log", self.members[i].name))
+        self.dir.path().join(format!("{}.log", self.members[i].name))
     }
 
     /// Starts (or restarts) member `i` with the same flags and directory.
     pub fn launch(&mut self, i: usize) {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.log_path(i))
-            .expect("log file");
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log_path(i)).expect("log file");
         let m = &self.members[i];
         let (heartbeat, election) = (self.heartbeat_ms.to_string(), self.election_ms.to_string());
         if self.kind == Kind::Etcd {
-            let (peer, client) = (
-                format!("http://127.0.0.1:{}", m.peer_port),
-                format!("http://127.0.0.1:{}", m.client_port),
-            );
+            let (peer, client) = (format!("http://127.0.0.1:{}", m.peer_port), format!("http://127.0.0.1:{}", m.client_port));
             let child = Command::new("etcd")
                 .args(["--name", &m.name])
                 .arg("--data-dir")
                 .arg(self.dir.path().join(&m.name))
-                .args([
-                    "--listen-peer-urls",
-                    &peer,
-                    "--initial-advertise-peer-urls",
-                    &peer,
-                ])
-                .args([
-                    "--listen-client-urls",
-                    &client,
-                    "--advertise-client-urls",
-                    &client,
-                ])
-                .args([
-                    "--initial-cluster",
-                    &self.initial_cluster,
-                    "--initial-cluster-state",
-                    "new",
-                ])
-                .args([
-                    "--heartbeat-interval",
-                    &heartbeat,
-                    "--election-timeout",
-                    &election,
-                ])
+                .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
+                .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
+                .args(["--initial-cluster", &self.initial_cluster, "--initial-cluster-state", "new"])
+                .args(["--heartbeat-interval", &heartbeat, "--election-timeout", &election])
                 .stdout(Stdio::null())
                 .stderr(log)
                 .spawn()
@@ -158,29 +114,12 @@ impl Cluster {
             .args(["--name", &m.name])
             .arg("--data-dir")
             .arg(self.dir.path().join(&m.name))
-            .args([
-                "--listen-peer-urls",
-                &format!("http://127.0.0.1:{}", m.peer_port),
-            ])
-            .args([
-                "--listen-client-urls",
-                &format!("http://127.0.0.1:{}", m.client_port),
-            ])
-            .args([
-                "--listen-lock-urls",
-                &format!("http://127.0.0.1:{}", m.lock_port),
-            ])
+            .args(["--listen-peer-urls", &format!("http://127.0.0.1:{}", m.peer_port)])
+            .args(["--listen-client-urls", &format!("http://127.0.0.1:{}", m.client_port)])
+            .args(["--listen-lock-urls", &format!("http://127.0.0.1:{}", m.lock_port)])
             .args(["--initial-cluster", &self.initial_cluster])
-            .args([
-                "--initial-cluster-state",
-                if m.joined { "existing" } else { "new" },
-            ])
-            .args([
-                "--heartbeat-interval",
-                &heartbeat,
-                "--election-timeout",
-                &election,
-            ])
+            .args(["--initial-cluster-state", if m.joined { "existing" } else { "new" }])
+            .args(["--heartbeat-interval", &heartbeat, "--election-timeout", &election])
             .args(["--snapshot-count", "200"])
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
@@ -193,8 +132,7 @@ impl Cluster {
     /// Starts a new member that joins the running cluster (after `member
     /// add`): its peer URL is added to `--initial-cluster`. Returns its index.
     pub fn join(&mut self, name: &str, peer_port: u16) -> usize {
-        self.initial_cluster
-            .push_str(&format!(",{name}=http://127.0.0.1:{peer_port}"));
+        self.initial_cluster.push_str(&format!(",{name}=http://127.0.0.1:{peer_port}"));
         self.members.push(Member {
             name: name.to_string(),
             peer_port,
@@ -233,10 +171,7 @@ impl Cluster {
     }
 
     pub fn endpoints(&self) -> String {
-        (0..self.members.len())
-            .map(|i| self.endpoint(i))
-            .collect::<Vec<_>>()
-            .join(",")
+        (0..self.members.len()).map(|i| self.endpoint(i)).collect::<Vec<_>>().join(",")
     }
 
     /// Runs etcdctl (API 3) against `endpoints`.
@@ -265,14 +200,9 @@ impl Cluster {
     /// Member `i`'s `Status` (etcd's Maintenance API), if it answers.
     pub fn status(&self, i: usize) -> Option<StatusResponse> {
         let url = self.url(i);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .ok()?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
         runtime.block_on(async move {
-            let channel = tonic::transport::Channel::from_shared(url)
-                .ok()?
-                .connect_timeout(Duration::from_secs(1));
+            let channel = tonic::transport::Channel::from_shared(url).ok()?.connect_timeout(Duration::from_secs(1));
             let mut client = MaintenanceClient::new(channel.connect().await.ok()?);
             let mut request = tonic::Request::new(StatusRequest {});
             request.set_timeout(Duration::from_secs(5));
@@ -297,10 +227,7 @@ impl Cluster {
             }
             std::thread::sleep(Duration::from_millis(200));
         }
-        panic!(
-            "no leader within 60 s; logs under {}",
-            self.dir.path().display()
-        );
+        panic!("no leader within 60 s; logs under {}", self.dir.path().display());
     }
 }
 
@@ -311,11 +238,7 @@ impl Drop for Cluster {
             for i in 0..self.members.len() {
                 let log = read_to_string(&self.log_path(i));
                 let tail: Vec<&str> = log.lines().rev().take(15).collect();
-                eprintln!(
-                    "--- {} log (last lines, newest first):\n{}",
-                    self.members[i].name,
-                    tail.join("\n")
-                );
+                eprintln!("--- {} log (last lines, newest first):\n{}", self.members[i].name, tail.join("\n"));
             }
         }
         for i in 0..self.members.len() {
@@ -331,19 +254,14 @@ fn in_ci() -> bool {
 /// Whether the etcd server is installed (Debian's etcd-server); the same
 /// rule as [`have_etcdctl`].
 pub fn have_etcd() -> bool {
-    let found = Command::new("etcd")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let found = Command::new("etcd").arg("--version").output().is_ok_and(|o| o.status.success());
     if !found {
         if let Ok(reason) = std::env::var("LEASESIM_SKIP_ETCDCTL") {
             eprintln!("skipping the etcd comparison: .ci/run says: {reason}");
         } else if in_ci() {
             panic!("etcd is required under CI (.ci/run installs Debian's etcd-server)");
         } else {
-            eprintln!(
-                "skipping the etcd comparison: etcd is not installed (apt-get install etcd-server)"
-            );
+            eprintln!("skipping the etcd comparison: etcd is not installed (apt-get install etcd-server)");
         }
     }
     found
@@ -354,11 +272,7 @@ pub fn have_etcd() -> bool {
 /// where `.ci/run` installs Debian's etcd-client and they must run; only if
 /// that install was impossible does `.ci/run` set LEASESIM_SKIP_ETCDCTL.
 pub fn have_etcdctl() -> bool {
-    let found = Command::new("etcdctl")
-        .arg("version")
-        .env("ETCDCTL_API", "3")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let found = Command::new("etcdctl").arg("version").env("ETCDCTL_API", "3").output().is_ok_and(|o| o.status.success());
     if !found {
         if let Ok(reason) = std::env::var("LEASESIM_SKIP_ETCDCTL") {
             eprintln!("skipping the etcdctl checks: .ci/run says: {reason}");
@@ -391,9 +305,7 @@ pub fn start_store(file: &Path, log: &Path) -> (Child, u16) {
 pub fn http(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
     let request = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
@@ -402,10 +314,7 @@ pub fn http(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, Str
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
     let code = response.split_whitespace().nth(1)?.parse().ok()?;
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
+    let body = response.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
     Some((code, body))
 }
 
@@ -416,10 +325,7 @@ pub fn http_when_up(port: u16, method: &str, path: &str, body: &str) -> (u16, St
         if let Some(answer) = http(port, method, path, body) {
             return answer;
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "nothing answers on port {port}"
-        );
+        assert!(started.elapsed() < Duration::from_secs(30), "nothing answers on port {port}");
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -433,18 +339,10 @@ pub fn read_to_string(path: &Path) -> String {
 pub async fn channel(url: &str) -> tonic::transport::Channel {
     let started = Instant::now();
     loop {
-        let endpoint =
-            tonic::transport::Channel::from_shared(url.to_string()).expect("a valid URL");
-        match endpoint
-            .connect_timeout(Duration::from_secs(1))
-            .connect()
-            .await
-        {
+        let endpoint = tonic::transport::Channel::from_shared(url.to_string()).expect("a valid URL");
+        match endpoint.connect_timeout(Duration::from_secs(1)).connect().await {
             Ok(channel) => return channel,
-            Err(e) => assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "cannot connect to {url}: {e}"
-            ),
+            Err(e) => assert!(started.elapsed() < Duration::from_secs(30), "cannot connect to {url}: {e}"),
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

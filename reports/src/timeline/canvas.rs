@@ -110,14 +110,8 @@ impl Svg {
 
     /// Text anchored at (x, y); `anchor` is `start`, `middle` or `end`.
     pub fn text(&mut self, class: &str, x: f64, y: f64, anchor: &str, body: &str) {
-        let _ = write!(
-            self.out,
-            "<text class=\"{}\" x=\"{}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text>",
-            xml(class),
-            n(x),
-            n(y),
-            xml(body)
-        );
+        let _ =
+            write!(self.out, "<text class=\"{}\" x=\"{}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text>", xml(class), n(x), n(y), xml(body));
     }
 
     pub fn title(&mut self, title: &str) {

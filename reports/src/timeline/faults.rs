@@ -81,7 +81,15 @@ pub fn shade_lanes(svg: &mut Svg, view: &RunView, scale: Scale, rows: &Rows) {
             let mut attrs = span_attrs(f.start_ns, f.end_ns);
             attrs.push(("data-proc", proc.clone()));
             attrs.push(("data-fault", format!("fault-{i}")));
-            svg.rect("cut", scale.x(f.start_ns), y + 1.0, scale.w(f.start_ns, f.end_ns, 2.0), h - 2.0, &attrs, Some(&format!("{proc} cut off: {}", f.label)));
+            svg.rect(
+                "cut",
+                scale.x(f.start_ns),
+                y + 1.0,
+                scale.w(f.start_ns, f.end_ns, 2.0),
+                h - 2.0,
+                &attrs,
+                Some(&format!("{proc} cut off: {}", f.label)),
+            );
         }
     }
     svg.close_g();

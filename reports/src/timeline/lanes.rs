@@ -38,7 +38,10 @@ pub fn draw(svg: &mut Svg, view: &RunView, scale: Scale, top: f64, rows: &mut Ro
         scale.x(0),
         top + 13.0,
         "start",
-        &format!("role over true time; strip below: clock error (solid wall, dashed monotonic), full height = ±{}", signed_duration(clock_max_ns).trim_start_matches('+')),
+        &format!(
+            "role over true time; strip below: clock error (solid wall, dashed monotonic), full height = ±{}",
+            signed_duration(clock_max_ns).trim_start_matches('+')
+        ),
     );
     let mut y = top + HEADER_H;
     for lane in &view.lanes {
@@ -94,7 +97,13 @@ fn draw_lane(svg: &mut Svg, lane: &Lane, scale: Scale, top: f64, height: f64, cl
         let (class, label, title) = match span.role {
             Role::Leader { term } => {
                 attrs.push(("data-term", term.to_string()));
-                let label = if w > 64.0 { format!("leader t{term}") } else if w > 20.0 { format!("t{term}") } else { String::new() };
+                let label = if w > 64.0 {
+                    format!("leader t{term}")
+                } else if w > 20.0 {
+                    format!("t{term}")
+                } else {
+                    String::new()
+                };
                 ("role leader", label, format!("{} leader in term {term}", lane.name))
             }
             Role::Follower => ("role follower", String::new(), format!("{} follower", lane.name)),

@@ -77,7 +77,11 @@ fn draw_holds(svg: &mut Svg, track: &LockTrack, scale: Scale, top: f64) {
     for h in &track.holds {
         let (x, w) = (scale.x(h.start_ns), scale.w(h.start_ns, h.end_ns, 1.0));
         let mut attrs = span_attrs(h.start_ns, h.end_ns);
-        attrs.extend([("data-client", h.client.to_string()), ("data-token", h.token.to_string()), ("fill", palette::client(h.client).to_string())]);
+        attrs.extend([
+            ("data-client", h.client.to_string()),
+            ("data-token", h.token.to_string()),
+            ("fill", palette::client(h.client).to_string()),
+        ]);
         let title = format!(
             "c{} holds {} with token {} (lease {}): granted {}, {} {}",
             h.client,
@@ -140,7 +144,14 @@ fn draw_beliefs(svg: &mut Svg, track: &LockTrack, client: u64, scale: Scale, top
         let (x, w) = (scale.x(b.start_ns), scale.w(b.start_ns, b.end_ns, 1.0));
         let mut attrs = span_attrs(b.start_ns, b.end_ns);
         attrs.extend([("data-token", b.token.to_string()), ("fill", color.to_string()), ("stroke", color.to_string())]);
-        let title = format!("c{client} believes it holds {} with token {}: {} – {} ({})", track.key, b.token, secs(b.start_ns), secs(b.end_ns), b.end);
+        let title = format!(
+            "c{client} believes it holds {} with token {}: {} – {} ({})",
+            track.key,
+            b.token,
+            secs(b.start_ns),
+            secs(b.end_ns),
+            b.end
+        );
         svg.rect("belief", x, top + 2.0, w, BELIEF_H - 4.0, &attrs, Some(&title));
         if w > 22.0 && x - last_label_x > LABEL_GAP {
             svg.text("belief-label", x + 3.0, top + 11.0, "start", &format!("#{}", b.token));
@@ -175,7 +186,9 @@ fn draw_writes(svg: &mut Svg, track: &LockTrack, scale: Scale, top: f64) {
                 highest_accepted
             ),
             (true, _) => format!("{}: store accepted c{}'s write with token {}", secs(w.at_ns), w.client, w.token),
-            (false, Some(h)) => format!("{}: store rejected c{}'s write with token {} (highest accepted {h})", secs(w.at_ns), w.client, w.token),
+            (false, Some(h)) => {
+                format!("{}: store rejected c{}'s write with token {} (highest accepted {h})", secs(w.at_ns), w.client, w.token)
+            }
             (false, None) => format!("{}: store rejected c{}'s write with token {}", secs(w.at_ns), w.client, w.token),
         };
         svg.open_g(class, None, &attrs);
@@ -186,7 +199,17 @@ fn draw_writes(svg: &mut Svg, track: &LockTrack, scale: Scale, top: f64) {
                 svg.circle("write-ring", x, cy, 7.5, &[], None);
             }
         } else {
-            let d = format!("M{} {}L{} {}M{} {}L{} {}", n(x - 4.5), n(cy - 4.5), n(x + 4.5), n(cy + 4.5), n(x - 4.5), n(cy + 4.5), n(x + 4.5), n(cy - 4.5));
+            let d = format!(
+                "M{} {}L{} {}M{} {}L{} {}",
+                n(x - 4.5),
+                n(cy - 4.5),
+                n(x + 4.5),
+                n(cy + 4.5),
+                n(x - 4.5),
+                n(cy + 4.5),
+                n(x + 4.5),
+                n(cy - 4.5)
+            );
             svg.path("write-x", &d, &[], None);
         }
         svg.close_g();

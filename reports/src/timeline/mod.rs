@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::model::RunView;
-pub use canvas::{Scale, LEFT, RIGHT, WIDTH};
 use canvas::{n, Svg};
+pub use canvas::{Scale, LEFT, RIGHT, WIDTH};
 
 /// Where each named row ended up, so later painters can mark on it
 /// (link-fault shading on lanes, violation markers on lanes and keys).

@@ -27,13 +27,30 @@ fn lane(name: &str, kind: LaneKind, roles: Vec<RoleSpan>, end_ns: u64) -> Lane {
 
 pub fn small_run() -> RunView {
     let end_ns = 12 * S;
-    let s1 = lane("s1", LaneKind::Server, vec![span(0, 200 * MS, Role::Follower), span(200 * MS, 4 * S, Role::Leader { term: 1 }), span(4 * S, 6 * S, Role::Down), span(6 * S, end_ns, Role::Follower)], end_ns);
-    let s2 = lane("s2", LaneKind::Server, vec![span(0, 4300 * MS, Role::Follower), span(4300 * MS, end_ns, Role::Leader { term: 2 })], end_ns);
+    let s1 = lane(
+        "s1",
+        LaneKind::Server,
+        vec![
+            span(0, 200 * MS, Role::Follower),
+            span(200 * MS, 4 * S, Role::Leader { term: 1 }),
+            span(4 * S, 6 * S, Role::Down),
+            span(6 * S, end_ns, Role::Follower),
+        ],
+        end_ns,
+    );
+    let s2 =
+        lane("s2", LaneKind::Server, vec![span(0, 4300 * MS, Role::Follower), span(4300 * MS, end_ns, Role::Leader { term: 2 })], end_ns);
     let mut s3 = lane("s3", LaneKind::Server, vec![span(0, end_ns, Role::Follower)], end_ns);
     // Wall clock stepped +2 s at 3 s; from 5 s it runs 5% fast.
     let p = |at_ns: u64, wall_error_ns: i64, mono_error_ns: i64| ClockPoint { at_ns, wall_error_ns, mono_error_ns };
     s3.clock = ClockTrace {
-        points: vec![p(0, 0, 0), p(3 * S, 0, 0), p(3 * S, 2 * S as i64, 0), p(5 * S, 2 * S as i64, 0), p(end_ns, 2 * S as i64 + 350 * MS as i64, 350 * MS as i64)],
+        points: vec![
+            p(0, 0, 0),
+            p(3 * S, 0, 0),
+            p(3 * S, 2 * S as i64, 0),
+            p(5 * S, 2 * S as i64, 0),
+            p(end_ns, 2 * S as i64 + 350 * MS as i64, 350 * MS as i64),
+        ],
         max_abs_drift: 0.05,
     };
     s3.marks = vec![
@@ -103,8 +120,17 @@ pub fn small_run() -> RunView {
         settle_at_ns: 10 * S,
         drift_bound: 0.01,
         lanes: vec![s1, s2, s3, c1, c2, store],
-        link_faults: vec![LinkFault { start_ns: 2 * S, end_ns: 3500 * MS, label: "partition [s3] | [s1,s2]".into(), procs: vec!["s3".into()] }],
-        fault_notes: vec![FaultNote { at_ns: 9 * S, label: "skipped crash holder:orders: the selector matched no process".into(), skipped: true }],
+        link_faults: vec![LinkFault {
+            start_ns: 2 * S,
+            end_ns: 3500 * MS,
+            label: "partition [s3] | [s1,s2]".into(),
+            procs: vec!["s3".into()],
+        }],
+        fault_notes: vec![FaultNote {
+            at_ns: 9 * S,
+            label: "skipped crash holder:orders: the selector matched no process".into(),
+            skipped: true,
+        }],
         locks: vec![orders],
         violations,
         trace,

@@ -47,9 +47,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
                         violations.push(run.violation(
                             "fifo-order",
                             at_ns,
-                            format!(
-                                "{key} granted to c{client} at index {index} ahead of c{first}, queued earlier at index {first_index}"
-                            ),
+                            format!("{key} granted to c{client} at index {index} ahead of c{first}, queued earlier at index {first_index}"),
                         ));
                         queue.remove(position);
                     }

@@ -20,8 +20,8 @@ use leasesim_core::server::ServerEvent;
 use super::facts::lease_ends;
 use super::{RunRecord, Violation};
 use crate::observe::Event;
-use crate::world::wire::Proc;
 use crate::workload::registry::registry_key;
+use crate::world::wire::Proc;
 
 pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut violations = Vec::new();
@@ -157,7 +157,9 @@ fn leases_of_crashed_clients_revoked(run: &RunRecord<'_>, _down: &BTreeMap<u64, 
         let due_ns = crashed_ns.max(run.settle_at_ns) + ttl_ns + recovery_slack_ns(run);
         let late = ends.get(&lease).is_none_or(|end| end.at_ns > due_ns);
         if due_ns <= run.end_ns && late {
-            let when = ends.get(&lease).map_or("was never revoked".to_string(), |e| format!("was revoked only at {}", leasesim_core::fmt_secs(e.at_ns)));
+            let when = ends
+                .get(&lease)
+                .map_or("was never revoked".to_string(), |e| format!("was revoked only at {}", leasesim_core::fmt_secs(e.at_ns)));
             violations.push(run.violation(
                 "liveness",
                 due_ns.min(run.end_ns),
@@ -200,9 +202,8 @@ fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violati
             }
         }
     }
-    let attached_at = |client: u64, index: u64| -> Option<u64> {
-        registrations.get(&client)?.range(..index).next_back().map(|(_, lease)| *lease)
-    };
+    let attached_at =
+        |client: u64, index: u64| -> Option<u64> { registrations.get(&client)?.range(..index).next_back().map(|(_, lease)| *lease) };
     // Whether `client` may have moved its key off `lease` by a put sent
     // before `at_ns` whose index is unknown.
     let maybe_moved = |client: u64, lease: u64, at_ns: u64| {
@@ -301,7 +302,11 @@ mod tests {
         run.push(12 * S, Proc::Client(1), Event::LeaseAcked { lease: 9, ttl_ns: 2 * S, sent_at_ns: 12 * S, keepalive: false });
         let violations = super::check(&run.record());
         assert_eq!(violations.len(), 1, "{violations:?}");
-        assert!(violations[0].detail.contains("lease 4 of c1, which crashed at 10.000s holding it, was never revoked"), "{}", violations[0].detail);
+        assert!(
+            violations[0].detail.contains("lease 4 of c1, which crashed at 10.000s holding it, was never revoked"),
+            "{}",
+            violations[0].detail
+        );
         run.everywhere(14 * S, ServerEvent::LeaseRevoked { lease: 4, index: 30, cause: RevokeCause::Expire, deleted_keys: vec![] });
         assert!(run.fired().is_empty(), "the restarted client's new lease 9 is its own business");
     }

@@ -48,7 +48,11 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 
 /// Belief intervals per key, in true time (the run reports draw the very
 /// windows this checker judges).
-pub fn belief_windows<O: std::ops::Deref<Target = Obs>>(obs: impl IntoIterator<Item = O>, clocks: &BTreeMap<Proc, SimClock>, end_ns: u64) -> BTreeMap<String, Vec<Interval>> {
+pub fn belief_windows<O: std::ops::Deref<Target = Obs>>(
+    obs: impl IntoIterator<Item = O>,
+    clocks: &BTreeMap<Proc, SimClock>,
+    end_ns: u64,
+) -> BTreeMap<String, Vec<Interval>> {
     struct Open {
         key: String,
         token: u64,

@@ -37,10 +37,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
                 violations.push(run.violation(
                     "log-matching",
                     run.end_ns,
-                    format!(
-                        "s{a} and s{b} agree at index {last_match} but differ at index {index} (term {term} vs {})",
-                        log_b[index]
-                    ),
+                    format!("s{a} and s{b} agree at index {last_match} but differ at index {index} (term {term} vs {})", log_b[index]),
                 ));
             }
         }

@@ -18,11 +18,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
             continue;
         };
         if by != client && seen.insert(*index) {
-            violations.push(run.violation(
-                "release-by-owner",
-                at_ns,
-                format!("c{by} released {key}, held by c{client}, at index {index}"),
-            ));
+            violations.push(run.violation("release-by-owner", at_ns, format!("c{by} released {key}, held by c{client}, at index {index}")));
         }
     }
     violations

@@ -60,10 +60,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 /// What `a` and `b` observably did at `index`, where it differs.
 fn difference(run: &RunRecord<'_>, index: LogIndex, a: NodeId, b: NodeId) -> String {
     let at = |n: NodeId| -> Vec<String> {
-        server_events(run.obs)
-            .filter(|(_, s, e)| *s == n && index_of(e) == Some(index))
-            .map(|(_, _, e)| describe(&e))
-            .collect()
+        server_events(run.obs).filter(|(_, s, e)| *s == n && index_of(e) == Some(index)).map(|(_, _, e)| describe(&e)).collect()
     };
     let (mine, theirs) = (at(a), at(b));
     if mine == theirs {
@@ -128,7 +125,11 @@ mod tests {
         // s3 ends lease 7 by its own wall clock at index 2; s1 and s2 do not.
         run.server(2 * S, 1, applied(2, 22));
         run.server(2 * S + MS, 2, applied(2, 22));
-        run.server(2 * S + 2 * MS, 3, ServerEvent::LeaseRevoked { lease: 7, index: 2, cause: RevokeCause::WallClockExpiry, deleted_keys: vec![] });
+        run.server(
+            2 * S + 2 * MS,
+            3,
+            ServerEvent::LeaseRevoked { lease: 7, index: 2, cause: RevokeCause::WallClockExpiry, deleted_keys: vec![] },
+        );
         run.server(2 * S + 2 * MS, 3, applied(2, 99));
         // Still apart at 3 and 4: the chain keeps them apart; one report.
         for i in 3..=4 {

@@ -52,7 +52,11 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 }
 
 /// Every instance's belief windows, per role.
-pub fn role_windows<O: std::ops::Deref<Target = Obs>>(obs: impl IntoIterator<Item = O>, clocks: &BTreeMap<Proc, SimClock>, end_ns: u64) -> BTreeMap<String, Vec<RoleWindow>> {
+pub fn role_windows<O: std::ops::Deref<Target = Obs>>(
+    obs: impl IntoIterator<Item = O>,
+    clocks: &BTreeMap<Proc, SimClock>,
+    end_ns: u64,
+) -> BTreeMap<String, Vec<RoleWindow>> {
     struct Open {
         role: String,
         token: u64,

@@ -62,7 +62,8 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
             _ => {}
         }
     }
-    let undone_at = |task: u64, at_ns: u64| created.get(&task).is_some_and(|c| *c <= at_ns) && completed.get(&task).is_none_or(|d| *d > at_ns);
+    let undone_at =
+        |task: u64, at_ns: u64| created.get(&task).is_some_and(|c| *c <= at_ns) && completed.get(&task).is_none_or(|d| *d > at_ns);
     let mut violations = Vec::new();
     for (&task, &created_ns) in &created {
         if completed.contains_key(&task) {

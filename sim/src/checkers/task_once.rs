@@ -42,13 +42,28 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
         if *step == TaskStep::Complete {
             let mut problems = Vec::new();
             if let Some(first) = row.completion.filter(|first| first.token != this.token) {
-                problems.push(format!("it was already completed by c{} with token {} at {}", first.client, first.token, fmt_secs(first.at_ns)));
+                problems.push(format!(
+                    "it was already completed by c{} with token {} at {}",
+                    first.client,
+                    first.token,
+                    fmt_secs(first.at_ns)
+                ));
             }
             if let Some(newer) = row.highest.filter(|h| h.token > this.token) {
-                problems.push(format!("c{}'s newer claim (token {}) had reached the store at {}", newer.client, newer.token, fmt_secs(newer.at_ns)));
+                problems.push(format!(
+                    "c{}'s newer claim (token {}) had reached the store at {}",
+                    newer.client,
+                    newer.token,
+                    fmt_secs(newer.at_ns)
+                ));
             }
             if !problems.is_empty() {
-                let detail = format!("the store accepted c{}'s completion of task {task} with token {}, but {}", this.client, this.token, problems.join(", and "));
+                let detail = format!(
+                    "the store accepted c{}'s completion of task {task} with token {}, but {}",
+                    this.client,
+                    this.token,
+                    problems.join(", and ")
+                );
                 violations.push(run.violation("task-once", o.at_ns, detail));
             }
             row.completion.get_or_insert(this);

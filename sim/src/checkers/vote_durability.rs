@@ -7,7 +7,9 @@
 //! second candidate to collect a majority with the repeated vote; this
 //! checker judges the cause directly, at the moment a server that granted
 //! a vote grants another in the same term — typically because it crashed
-//! after the reply left and before the vote reached its disk.
+//! after the reply left and before the vote reached its disk. A candidate's
+//! vote for itself counts: it is recorded when its first vote request of
+//! the election leaves (after the step's writes were synced).
 
 use std::collections::BTreeMap;
 
@@ -78,5 +80,19 @@ mod tests {
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert_eq!(violations[0].at_ns, S + 9 * MS);
         assert!(violations[0].detail.contains("to s1 at 1.000s and again to s3, and crashed at 1.001s"), "{}", violations[0].detail);
+    }
+
+    #[test]
+    fn a_candidate_that_forgets_its_self_vote_fires() {
+        // s2 stood in term 5 (its own vote), crashed before the vote was
+        // durable, and granted term 5 to s1 after the restart.
+        let mut run = Fixture::new();
+        run.push(S, Proc::Server(2), Event::VoteGranted { term: 5, candidate: 2 });
+        run.push(S + MS, Proc::Server(2), Event::Crashed);
+        run.push(S + 2 * MS, Proc::Server(2), Event::Restarted);
+        run.push(S + 4 * MS, Proc::Server(2), Event::VoteGranted { term: 5, candidate: 1 });
+        let violations = super::check(&run.record());
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert!(violations[0].detail.contains("in term 5 to s2"), "{}", violations[0].detail);
     }
 }

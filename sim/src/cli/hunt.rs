@@ -67,7 +67,10 @@ pub fn hunt_command(args: &HuntArgs) -> i32 {
         }
     }
     if args.seeds.end - args.seeds.start > u64::MAX / (args.repeat.max(1) as u64 + 1) {
-        eprintln!("--seeds {}..{} with --repeat {}: the seed windows overflow; give a smaller range", args.seeds.start, args.seeds.end, args.repeat);
+        eprintln!(
+            "--seeds {}..{} with --repeat {}: the seed windows overflow; give a smaller range",
+            args.seeds.start, args.seeds.end, args.repeat
+        );
         return 2;
     }
     let options = HuntOptions {

@@ -18,7 +18,11 @@ pub fn render(summaries: &[ScenarioSummary], suite: &str) -> String {
     let time: f64 = summaries.iter().map(|s| s.wall_seconds).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(out, "<testsuites name=\"leasesim\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" time=\"{time:.3}\">");
-    let _ = writeln!(out, "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{time:.3}\">", escape(suite));
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{time:.3}\">",
+        escape(suite)
+    );
     for s in summaries {
         let _ = write!(
             out,
@@ -40,7 +44,12 @@ pub fn render(summaries: &[ScenarioSummary], suite: &str) -> String {
             continue;
         }
         let _ = writeln!(out, ">");
-        let _ = writeln!(out, "      <failure type=\"expectation-not-met\" message=\"{}\">{}</failure>", escape(&failure_message(s)), escape(&failure_body(s)));
+        let _ = writeln!(
+            out,
+            "      <failure type=\"expectation-not-met\" message=\"{}\">{}</failure>",
+            escape(&failure_message(s)),
+            escape(&failure_body(s))
+        );
         let _ = writeln!(out, "      <system-out>{}</system-out>\n    </testcase>", escape(&summary));
     }
     out.push_str("  </testsuite>\n</testsuites>\n");

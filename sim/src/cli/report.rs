@@ -68,7 +68,13 @@ fn bug_names(options: &RunOptions) -> Vec<String> {
 /// Writes the timeline page of a run kept with `keep_observations`;
 /// returns its path. `note` is a caveat to show on the page; `bugs` are the
 /// `--bug` flags the run had.
-pub fn write_run_report(dir: &Path, scenario: &Scenario, outcome: &RunOutcome, bugs: &[String], note: Option<String>) -> Result<PathBuf, String> {
+pub fn write_run_report(
+    dir: &Path,
+    scenario: &Scenario,
+    outcome: &RunOutcome,
+    bugs: &[String],
+    note: Option<String>,
+) -> Result<PathBuf, String> {
     create_dir(dir)?;
     let mut view = run_view(scenario, outcome);
     view.replay = leasesim_reports::results::with_bug_flags(view.replay, bugs);

@@ -203,7 +203,10 @@ pub fn table(summaries: &[ScenarioSummary], made: Option<(f64, usize)>) -> Strin
     let elapsed_seconds = made.map(|(wall, _)| wall);
     let width = summaries.iter().map(|s| s.name.len()).max().unwrap_or(8).max(8);
     let real = if elapsed_seconds.is_some() { format!("  {:>6}", "x real") } else { String::new() };
-    let mut out = format!("{:<width$}  {:>5}  {:>5}  {:>4}  {:>6}  {:>8}{real}  expectation  fired\n", "scenario", "seeds", "clean", "bug", "broken", "sim s");
+    let mut out = format!(
+        "{:<width$}  {:>5}  {:>5}  {:>4}  {:>6}  {:>8}{real}  expectation  fired\n",
+        "scenario", "seeds", "clean", "bug", "broken", "sim s"
+    );
     for s in summaries {
         let real = if elapsed_seconds.is_some() { format!("  {:>6.0}", s.sim_seconds / s.wall_seconds.max(1e-9)) } else { String::new() };
         out.push_str(&format!(

@@ -33,11 +33,7 @@ const SHOWN_PER_SCENARIO: usize = 5;
 
 /// Seeds of `range` that belong to `shard` (1-based I of N).
 pub fn shard_seeds(range: std::ops::Range<u64>, shard: Option<(u64, u64)>) -> Vec<u64> {
-    range
-        .enumerate()
-        .filter(|(position, _)| shard.is_none_or(|(i, n)| *position as u64 % n == i - 1))
-        .map(|(_, seed)| seed)
-        .collect()
+    range.enumerate().filter(|(position, _)| shard.is_none_or(|(i, n)| *position as u64 % n == i - 1)).map(|(_, seed)| seed).collect()
 }
 
 impl RunLine {
@@ -50,7 +46,12 @@ impl RunLine {
             violations: outcome
                 .violations
                 .iter()
-                .map(|v| ViolationLine { invariant: v.invariant.clone(), at: v.at.clone(), detail: v.detail.clone(), assumptions_held: v.assumptions_held })
+                .map(|v| ViolationLine {
+                    invariant: v.invariant.clone(),
+                    at: v.at.clone(),
+                    detail: v.detail.clone(),
+                    assumptions_held: v.assumptions_held,
+                })
                 .collect(),
             expected: outcome.expected,
             expected_violations: outcome.expected_violations.clone(),
@@ -309,7 +310,10 @@ fn resume(
         }
     }
     if foreign > 0 {
-        eprintln!("note: {}: {foreign} run(s) of other scenarios or seeds than this sweep's are left as they are and not counted", path.display());
+        eprintln!(
+            "note: {}: {foreign} run(s) of other scenarios or seeds than this sweep's are left as they are and not counted",
+            path.display()
+        );
     }
     let length = file.seek(SeekFrom::End(0)).map_err(at)?;
     if length > whole_bytes {

@@ -170,9 +170,18 @@ async fn carry_out(world: &World, proc: Proc, sends: Vec<(Proc, Wire)>, persist:
         reach(world, proc, Point::AfterSync).await;
     }
     let mut now_ns = world.now_ns();
+    // A candidate's vote for itself counts as a vote too (Raft §5.2: it
+    // "votes for itself" and persists it before asking): recorded once per
+    // step that asks for votes, when its first request leaves.
+    let mut self_vote_recorded = false;
     for (to, wire) in sends {
         if let (Wire::Peer(Message::VoteResponse { term, pre_vote: false, granted: true }), Proc::Server(candidate)) = (&wire, to) {
             world.record_at(now_ns, proc, Event::VoteGranted { term: *term, candidate });
+        }
+        if let (Wire::Peer(Message::RequestVote { term, pre_vote: false, .. }), Proc::Server(me)) = (&wire, proc) {
+            if !std::mem::replace(&mut self_vote_recorded, true) {
+                world.record_at(now_ns, proc, Event::VoteGranted { term: *term, candidate: me });
+            }
         }
         let kind = if world.points.any_armed() { message_kind(&wire) } else { None };
         world.send_at(now_ns, proc, to, wire);
@@ -190,7 +199,8 @@ fn written_points(persist: &[disk::Op]) -> Vec<Point> {
     if persist.iter().any(|op| matches!(op, PersistOp::SaveSnapshot(_))) {
         points.push(Point::SnapshotInstall);
     }
-    let config = |op: &disk::Op| matches!(op, PersistOp::Append(entries) if entries.iter().any(|e| matches!(e.payload, Payload::Config(_))));
+    let config =
+        |op: &disk::Op| matches!(op, PersistOp::Append(entries) if entries.iter().any(|e| matches!(e.payload, Payload::Config(_))));
     if persist.iter().any(config) {
         points.push(Point::MembershipChange);
     }

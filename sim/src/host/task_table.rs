@@ -46,7 +46,9 @@ pub struct TaskWrite {
 pub enum TaskVerdict {
     Accepted,
     /// A newer claim's token reached the row first.
-    StaleToken { highest: u64 },
+    StaleToken {
+        highest: u64,
+    },
     /// The task is already done (by this write's earlier copy, or another).
     AlreadyDone,
 }

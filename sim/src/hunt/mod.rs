@@ -114,12 +114,14 @@ pub fn hunt_bug(scenarios: &[Scenario], bug: &str, options: &HuntOptions) -> Bug
                 fired: outcome.fired().into_iter().map(String::from).collect(),
             }
         });
-        let failing_without_bug = found.failing_without_bug.into_iter().map(|u| (scenarios[u.scenario].path.clone(), u.seed, u.fired)).collect();
+        let failing_without_bug =
+            found.failing_without_bug.into_iter().map(|u| (scenarios[u.scenario].path.clone(), u.seed, u.fired)).collect();
         attempts.push(Attempt { seeds, found: found_run, runs: found.runs, wall: found.wall, failing_without_bug });
     }
     let mut hunt = BugHunt { bug: bug.to_string(), attempts, shrunk: None, shrunk_file: None };
     if let (Some((i, seed)), true) = (first, options.shrink_budget_runs > 0) {
-        let shrink_options = ShrinkOptions { extra_bugs: bugs, budget_runs: options.shrink_budget_runs, jobs: options.jobs, invariant: None };
+        let shrink_options =
+            ShrinkOptions { extra_bugs: bugs, budget_runs: options.shrink_budget_runs, jobs: options.jobs, invariant: None };
         let mut shrunk = shrink::shrink(&scenarios[i], seed, &shrink_options).map_err(|e| e.to_string());
         if let Ok(s) = &mut shrunk {
             // One file per bug, checkable together: names must be unique.

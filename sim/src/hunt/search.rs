@@ -88,7 +88,11 @@ pub fn first_failure(scenarios: &[Scenario], seeds: Range<u64>, bugs: Bugs, jobs
                 if failed {
                     first_failing.fetch_min(k, Ordering::SeqCst);
                 }
-                done.lock().expect("search results").push(Done { position: k, finished_after: started.elapsed(), failure: failed.then_some(outcome) });
+                done.lock().expect("search results").push(Done {
+                    position: k,
+                    finished_after: started.elapsed(),
+                    failure: failed.then_some(outcome),
+                });
             });
         }
     });

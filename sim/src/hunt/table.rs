@@ -33,7 +33,10 @@ pub fn row(h: &BugHunt) -> String {
         _ => first.fired.first().cloned().unwrap_or_default(),
     };
     let file = h.shrunk_file.as_ref().map_or("—".to_string(), |f| format!("`{}`", f.display()));
-    format!("| {} | {found} | {invariant} | {} | {} | {runs} | {wall} | {faults} | {duration} | {file} |", h.bug, first.scenario, first.seed)
+    format!(
+        "| {} | {found} | {invariant} | {} | {} | {runs} | {wall} | {faults} | {duration} | {file} |",
+        h.bug, first.scenario, first.seed
+    )
 }
 
 /// The whole report.
@@ -72,7 +75,9 @@ pub fn markdown(hunts: &[BugHunt], scenarios: &[Scenario], options: &HuntOptions
     let healthy_failures: Vec<String> = hunts
         .iter()
         .flat_map(|h| h.attempts.iter().flat_map(|a| &a.failing_without_bug))
-        .map(|(file, seed, fired)| format!("- `leasesim run {} --seed {seed}` fires {} with no planted bug", file.display(), fired.join(", ")))
+        .map(|(file, seed, fired)| {
+            format!("- `leasesim run {} --seed {seed}` fires {} with no planted bug", file.display(), fired.join(", "))
+        })
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -83,10 +88,13 @@ pub fn markdown(hunts: &[BugHunt], scenarios: &[Scenario], options: &HuntOptions
             let _ = writeln!(out, "{line}");
         }
     }
-    let failed: Vec<(&BugHunt, &String)> = hunts.iter().filter_map(|h| match &h.shrunk {
-        Some(Err(e)) => Some((h, e)),
-        _ => None,
-    }).collect();
+    let failed: Vec<(&BugHunt, &String)> = hunts
+        .iter()
+        .filter_map(|h| match &h.shrunk {
+            Some(Err(e)) => Some((h, e)),
+            _ => None,
+        })
+        .collect();
     if !failed.is_empty() {
         let _ = writeln!(out, "\n## Shrinks that failed\n");
         for (h, e) in failed {

@@ -94,8 +94,7 @@ pub fn check_register(history: &RegisterHistory, options: &CheckOptions) -> Resu
 pub fn check_kv(history: &History, options: &CheckOptions) -> Result<CheckReport, HistoryError> {
     history.validate()?;
     let compiled = kv::compile(&history.ops);
-    let ops: Vec<_> =
-        history.ops.iter().zip(&compiled).map(|(op, (cmd, answer))| search_op(op, cmd, answer.as_ref())).collect();
+    let ops: Vec<_> = history.ops.iter().zip(&compiled).map(|(op, (cmd, answer))| search_op(op, cmd, answer.as_ref())).collect();
     let resources: Vec<_> = history.ops.iter().map(kv::resources).collect();
     Ok(check_partitions(&KvModel, &ops, connected_components(&resources), options))
 }

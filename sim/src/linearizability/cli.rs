@@ -197,16 +197,13 @@ fn render<I: Display + Serialize, O: Display + Serialize>(
         return code;
     }
     let partitions = if report.partitions == 1 { "partition" } else { "partitions" };
-    let summary = format!(
-        "{} operations, {} {partitions}, {} steps, {wall_seconds:.3}s",
-        report.operations, report.partitions, report.steps
-    );
+    let summary =
+        format!("{} operations, {} {partitions}, {} steps, {wall_seconds:.3}s", report.operations, report.partitions, report.steps);
     match &report.verdict {
         Verdict::Linearizable => println!("{name}: linearizable ({summary})"),
-        Verdict::Unknown => println!(
-            "{name}: unknown: the budget of {} steps ran out before an answer ({summary}); raise --budget",
-            args.budget
-        ),
+        Verdict::Unknown => {
+            println!("{name}: unknown: the budget of {} steps ran out before an answer ({summary}); raise --budget", args.budget)
+        }
         Verdict::NotLinearizable { window } => {
             println!("{name}: NOT linearizable ({summary})");
             println!(

@@ -70,11 +70,7 @@ impl Node {
 
     /// An error at this value.
     pub fn error(&self, message: impl Into<String>) -> ParseError {
-        ParseError {
-            line: self.pos.line,
-            column: Some(self.pos.column),
-            message: message.into(),
-        }
+        ParseError { line: self.pos.line, column: Some(self.pos.column), message: message.into() }
     }
 }
 
@@ -95,14 +91,7 @@ impl<'a> Reader<'a> {
 
     /// A reader whose positions start at `pos` (for text cut out of a line).
     pub fn at_position(text: &'a str, pos: Pos) -> Self {
-        Reader {
-            text,
-            at: 0,
-            line: pos.line,
-            column: pos.column,
-            depth: 0,
-            steps: 0,
-        }
+        Reader { text, at: 0, line: pos.line, column: pos.column, depth: 0, steps: 0 }
     }
 
     /// Characters looked at so far (each at most a small constant number of
@@ -117,10 +106,7 @@ impl<'a> Reader<'a> {
     }
 
     pub fn pos(&self) -> Pos {
-        Pos {
-            line: self.line,
-            column: self.column,
-        }
+        Pos { line: self.line, column: self.column }
     }
 
     /// The next form, or `None` at the end of the text.
@@ -156,11 +142,7 @@ impl<'a> Reader<'a> {
     }
 
     fn error_at(&self, pos: Pos, message: impl Into<String>) -> ParseError {
-        ParseError {
-            line: pos.line,
-            column: Some(pos.column),
-            message: message.into(),
-        }
+        ParseError { line: pos.line, column: Some(pos.column), message: message.into() }
     }
 
     /// Skips whitespace, commas, `;` comments and `#_` discarded forms.
@@ -181,10 +163,7 @@ impl<'a> Reader<'a> {
                     self.bump();
                     // `#_ #_ a b` discards two forms: the recursion nests.
                     if self.depth >= MAX_DEPTH {
-                        return Err(self.error_at(
-                            pos,
-                            format!("discards nest deeper than {MAX_DEPTH} levels"),
-                        ));
+                        return Err(self.error_at(pos, format!("discards nest deeper than {MAX_DEPTH} levels")));
                     }
                     self.depth += 1;
                     self.skip_blank()?;
@@ -240,46 +219,27 @@ impl<'a> Reader<'a> {
                 atom(token).map_err(|m| self.error_at(pos, m))?
             }
         };
-        Ok(Node {
-            value,
-            pos,
-            start,
-            end: self.at,
-        })
+        Ok(Node { value, pos, start, end: self.at })
     }
 
     /// Forms up to `close`; the opener was at `pos`.
     fn items(&mut self, close: char, pos: Pos, open: char) -> Result<Vec<Node>, ParseError> {
         if self.depth >= MAX_DEPTH {
-            return Err(self.error_at(
-                pos,
-                format!("collections nest deeper than {MAX_DEPTH} levels"),
-            ));
+            return Err(self.error_at(pos, format!("collections nest deeper than {MAX_DEPTH} levels")));
         }
         self.depth += 1;
         let mut items = Vec::new();
         loop {
             self.skip_blank()?;
             match self.peek() {
-                None => {
-                    return Err(self.error_at(
-                        pos,
-                        format!("`{open}` is never closed (expected `{close}` before the end)"),
-                    ))
-                }
+                None => return Err(self.error_at(pos, format!("`{open}` is never closed (expected `{close}` before the end)"))),
                 Some(c) if c == close => {
                     self.bump();
                     break;
                 }
                 Some(c @ (')' | ']' | '}')) => {
                     let at = self.pos();
-                    return Err(self.error_at(
-                        at,
-                        format!(
-                            "`{c}` does not close the `{open}` at {}:{}",
-                            pos.line, pos.column
-                        ),
-                    ));
+                    return Err(self.error_at(at, format!("`{c}` does not close the `{open}` at {}:{}", pos.line, pos.column)));
                 }
                 Some(_) => items.push(self.form()?),
             }
@@ -304,29 +264,21 @@ impl<'a> Reader<'a> {
                     return Err(self.error_at(pos, format!("tag `#{tag}` has no value")));
                 }
                 if self.depth >= MAX_DEPTH {
-                    return Err(
-                        self.error_at(pos, format!("values nest deeper than {MAX_DEPTH} levels"))
-                    );
+                    return Err(self.error_at(pos, format!("values nest deeper than {MAX_DEPTH} levels")));
                 }
                 self.depth += 1;
                 let inner = self.form()?;
                 self.depth -= 1;
                 Ok(Edn::Tagged(tag, Box::new(inner)))
             }
-            _ => Err(self.error_at(
-                pos,
-                "`#` must start a set `#{…}`, a tag `#inst …` or a discard `#_`",
-            )),
+            _ => Err(self.error_at(pos, "`#` must start a set `#{…}`, a tag `#inst …` or a discard `#_`")),
         }
     }
 
     /// A token: everything up to whitespace or a delimiter.
     fn token(&mut self) -> &'a str {
         let start = self.at;
-        while self
-            .peek()
-            .is_some_and(|c| !c.is_whitespace() && !"()[]{}\",;".contains(c))
-        {
+        while self.peek().is_some_and(|c| !c.is_whitespace() && !"()[]{}\",;".contains(c)) {
             self.bump();
         }
         &self.text[start..self.at]
@@ -339,11 +291,7 @@ impl<'a> Reader<'a> {
         loop {
             let here = self.pos();
             match self.bump() {
-                None => {
-                    return Err(
-                        self.error_at(pos, "string is never closed (no `\"` before the end)")
-                    )
-                }
+                None => return Err(self.error_at(pos, "string is never closed (no `\"` before the end)")),
                 Some('"') => return Ok(out),
                 Some('\\') => out.push(match self.bump() {
                     Some('"') => '"',
@@ -356,9 +304,7 @@ impl<'a> Reader<'a> {
                     Some('u') => self.unicode(here)?,
                     other => {
                         let shown = other.map_or("the end".to_string(), |c| format!("`\\{c}`"));
-                        return Err(
-                            self.error_at(here, format!("unknown escape {shown} in a string"))
-                        );
+                        return Err(self.error_at(here, format!("unknown escape {shown} in a string")));
                     }
                 }),
                 Some(c) => out.push(c),
@@ -371,11 +317,9 @@ impl<'a> Reader<'a> {
         let mut code = 0u32;
         for _ in 0..4 {
             let digit = self.bump().and_then(|c| c.to_digit(16));
-            code = code * 16
-                + digit.ok_or_else(|| self.error_at(pos, "`\\u` needs four hex digits"))?;
+            code = code * 16 + digit.ok_or_else(|| self.error_at(pos, "`\\u` needs four hex digits"))?;
         }
-        char::from_u32(code)
-            .ok_or_else(|| self.error_at(pos, format!("`\\u{code:04x}` is not a character")))
+        char::from_u32(code).ok_or_else(|| self.error_at(pos, format!("`\\u{code:04x}` is not a character")))
     }
 
     fn character(&mut self) -> Result<char, ParseError> {
@@ -420,22 +364,11 @@ fn atom(token: &str) -> Result<Edn, String> {
         return Ok(Edn::Symbol(token.to_string()));
     }
     if token.contains('/') {
-        return Err(format!(
-            "`{token}`: ratios are not supported; write an integer or a decimal"
-        ));
+        return Err(format!("`{token}`: ratios are not supported; write an integer or a decimal"));
     }
-    if let Some(digits) = token
-        .strip_suffix('N')
-        .or(Some(token))
-        .filter(|t| !t.contains(['.', 'e', 'E', 'M']))
-    {
+    if let Some(digits) = token.strip_suffix('N').or(Some(token)).filter(|t| !t.contains(['.', 'e', 'E', 'M'])) {
         return digits.parse::<i64>().map(Edn::Int).map_err(|_| {
-            if digits
-                .strip_prefix(['+', '-'])
-                .unwrap_or(digits)
-                .chars()
-                .all(|c| c.is_ascii_digit())
-            {
+            if digits.strip_prefix(['+', '-']).unwrap_or(digits).chars().all(|c| c.is_ascii_digit()) {
                 format!("`{token}` does not fit a 64-bit integer")
             } else {
                 format!("`{token}` is not a number")
@@ -454,10 +387,7 @@ fn pairs(items: Vec<Node>, pos: Pos) -> Result<Vec<(Node, Node)>, ParseError> {
         return Err(ParseError {
             line: last.pos.line,
             column: Some(last.pos.column),
-            message: format!(
-                "the map opened at {}:{} has a key without a value here",
-                pos.line, pos.column
-            ),
+            message: format!("the map opened at {}:{} has a key without a value here", pos.line, pos.column),
         });
     }
     let mut out = Vec::with_capacity(items.len() / 2);
@@ -502,10 +432,7 @@ mod tests {
         assert_eq!(one("2.50M"), Edn::Float("2.50M".into()));
         assert_eq!(one(r#""a\"b\n\u00e9""#), Edn::Str("a\"b\né".into()));
         assert_eq!(one(":timed-out"), Edn::Keyword("timed-out".into()));
-        assert_eq!(
-            one("jepsen.util/foo"),
-            Edn::Symbol("jepsen.util/foo".into())
-        );
+        assert_eq!(one("jepsen.util/foo"), Edn::Symbol("jepsen.util/foo".into()));
         assert_eq!(one(r"\newline"), Edn::Char('\n'));
         assert_eq!(one(r"\x"), Edn::Char('x'));
         assert_eq!(one(r"\u0041"), Edn::Char('A'));
@@ -517,19 +444,11 @@ mod tests {
         let forms = read_all(text).unwrap();
         assert_eq!(forms.len(), 1);
         assert_eq!(forms[0].pos, Pos { line: 2, column: 1 });
-        let Edn::Map(pairs) = &forms[0].value else {
-            panic!("{:?}", forms[0].value)
-        };
+        let Edn::Map(pairs) = &forms[0].value else { panic!("{:?}", forms[0].value) };
         let keys: Vec<&str> = pairs.iter().filter_map(|(k, _)| k.keyword()).collect();
         assert_eq!(keys, ["process", "type", "f", "value", "time"]);
         let (_, value) = &pairs[3];
-        assert_eq!(
-            value.pos,
-            Pos {
-                line: 3,
-                column: 18
-            }
-        );
+        assert_eq!(value.pos, Pos { line: 3, column: 18 });
         assert_eq!(&text[value.start..value.end], "[nil 4]");
         assert_eq!(pairs[4].1.value, Edn::Int(12));
     }
@@ -586,10 +505,6 @@ mod tests {
         let mut reader = Reader::new(&text);
         while reader.next_form().unwrap().is_some() {}
         let chars = text.chars().count() as u64;
-        assert!(
-            reader.steps() >= chars && reader.steps() <= 4 * chars + 8,
-            "{} steps for {chars} chars",
-            reader.steps()
-        );
+        assert!(reader.steps() >= chars && reader.steps() <= 4 * chars + 8, "{} steps for {chars} chars", reader.steps());
     }
 }

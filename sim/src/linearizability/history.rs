@@ -336,10 +336,7 @@ mod tests {
     fn json_round_trip_and_defaults() {
         let line = r#"{"client":2,"call_ns":5,"input":{"put":{"key":"k","value":"v"}}}"#;
         let parsed: Operation = serde_json::from_str(line).unwrap();
-        assert_eq!(
-            parsed,
-            op(5, None, KvInput::Put { key: "k".into(), value: "v".into(), lease: None }, None).with_client(2)
-        );
+        assert_eq!(parsed, op(5, None, KvInput::Put { key: "k".into(), value: "v".into(), lease: None }, None).with_client(2));
         let full = op(1, Some(2), KvInput::Get { key: "k".into() }, Some(KvOutput::Value(Some("v".into()))));
         let text = serde_json::to_string(&full).unwrap();
         assert_eq!(serde_json::from_str::<Operation>(&text).unwrap(), full);

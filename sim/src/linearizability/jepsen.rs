@@ -236,17 +236,13 @@ pub fn parse_jepsen_log(text: &str) -> Result<JepsenLog, ParseError> {
             ":ok" => Kind::Ok,
             ":fail" => Kind::Fail,
             ":info" => Kind::Info,
-            other => {
-                return Err(at_col(type_f.column, format!("type `{}` is not :invoke, :ok, :fail or :info", clip(other))))
-            }
+            other => return Err(at_col(type_f.column, format!("type `{}` is not :invoke, :ok, :fail or :info", clip(other)))),
         };
         let function: &'static str = match function_f.text {
             ":read" => "read",
             ":write" => "write",
             ":cas" => "cas",
-            other => {
-                return Err(at_col(function_f.column, format!("function `{}` is not :read, :write or :cas", clip(other))))
-            }
+            other => return Err(at_col(function_f.column, format!("function `{}` is not :read, :write or :cas", clip(other)))),
         };
         // The value, read only where it matters (an :info's value is
         // whatever the client had, often not a register value).
@@ -262,10 +258,7 @@ pub fn parse_jepsen_log(text: &str) -> Result<JepsenLog, ParseError> {
             if let Some(p) = pending.get(&process) {
                 return Err(at_col(
                     type_f.column,
-                    format!(
-                        "process {process} invokes :{function} while its :{} from line {} has not completed",
-                        p.function, p.line
-                    ),
+                    format!("process {process} invokes :{function} while its :{} from line {} has not completed", p.function, p.line),
                 ));
             }
             let v = value()?;
@@ -287,10 +280,7 @@ pub fn parse_jepsen_log(text: &str) -> Result<JepsenLog, ParseError> {
         }
 
         let Some(p) = pending.remove(&process) else {
-            return Err(at_col(
-                process_f.column,
-                format!("process {process} completes :{function} but has no pending invocation"),
-            ));
+            return Err(at_col(process_f.column, format!("process {process} completes :{function} but has no pending invocation")));
         };
         if p.function != function {
             return Err(at_col(

@@ -29,9 +29,7 @@ use super::jepsen::ParseError;
 use super::model::keyed::{KeyedHistory, KeyedInput, KeyedModel, KeyedOutput};
 
 /// The keys an event may have.
-const KEYS: [&str; 8] = [
-    "process", "type", "f", "value", "time", "index", "error", "key",
-];
+const KEYS: [&str; 8] = ["process", "type", "f", "value", "time", "index", "error", "key"];
 
 /// A parsed EDN history.
 #[derive(Debug)]
@@ -55,15 +53,10 @@ pub struct EdnHistory {
 pub fn looks_like_edn(text: &str) -> bool {
     let mut rest = text.trim_start();
     while let Some(comment) = rest.strip_prefix(';') {
-        rest = comment
-            .find('\n')
-            .map_or("", |i| &comment[i..])
-            .trim_start();
+        rest = comment.find('\n').map_or("", |i| &comment[i..]).trim_start();
     }
     match rest.strip_prefix('{') {
-        Some(map) => map
-            .trim_start_matches(|c: char| c.is_whitespace() || c == ',')
-            .starts_with([':', '}']),
+        Some(map) => map.trim_start_matches(|c: char| c.is_whitespace() || c == ',').starts_with([':', '}']),
         None => rest.starts_with('[') || (rest.is_empty() && text.trim_start().starts_with(';')),
     }
 }
@@ -143,10 +136,7 @@ pub fn parse_edn_history(text: &str) -> Result<EdnHistory, ParseError> {
     }
     let mut steps = reader.steps();
     let events: Vec<&Node> = match forms.as_slice() {
-        [Node {
-            value: Edn::Vector(items),
-            ..
-        }] => items.iter().collect(),
+        [Node { value: Edn::Vector(items), .. }] => items.iter().collect(),
         _ => forms.iter().collect(),
     };
     let mut ops: Vec<Operation<KeyedInput, KeyedOutput>> = Vec::new();
@@ -167,10 +157,8 @@ pub fn parse_edn_history(text: &str) -> Result<EdnHistory, ParseError> {
             None => untimed_at = untimed_at.or(Some(node)),
         }
         if let (Some(with), Some(without)) = (timed_at, untimed_at) {
-            return Err(without.error(format!(
-                "this event has no `:time` but the one at line {} has; give every event a :time or none",
-                with.pos.line
-            )));
+            return Err(without
+                .error(format!("this event has no `:time` but the one at line {} has; give every event a :time or none", with.pos.line)));
         }
         let this_shape = shape_of(&event);
         // Only values that are read decide the shape (an :info's value is
@@ -195,37 +183,19 @@ pub fn parse_edn_history(text: &str) -> Result<EdnHistory, ParseError> {
         let instant = (ordinal, event.time);
         if event.kind == Kind::Invoke {
             if let Some(p) = pending.get(&event.process) {
-                return Err(node.error(format!(
-                    "process {} invokes again while its invocation at line {} has not completed",
-                    event.process, p.line
-                )));
+                return Err(node
+                    .error(format!("process {} invokes again while its invocation at line {} has not completed", event.process, p.line)));
             }
             let input = input_of(&event, this_shape)?;
-            pending.insert(
-                event.process,
-                Pending {
-                    op: ops.len(),
-                    line,
-                    function: event.function,
-                },
-            );
-            ops.push(Operation {
-                client: event.process,
-                call_ns: 0,
-                return_ns: None,
-                input,
-                output: None,
-            });
+            pending.insert(event.process, Pending { op: ops.len(), line, function: event.function });
+            ops.push(Operation { client: event.process, call_ns: 0, return_ns: None, input, output: None });
             instants.push((instant, None));
             op_lines.push(line);
             dropped.push(false);
             continue;
         }
         let Some(p) = pending.remove(&event.process) else {
-            return Err(node.error(format!(
-                "process {} completes an operation it never invoked",
-                event.process
-            )));
+            return Err(node.error(format!("process {} completes an operation it never invoked", event.process)));
         };
         if p.function != event.function {
             return Err(event.f_node.error(format!(
@@ -254,12 +224,8 @@ pub fn parse_edn_history(text: &str) -> Result<EdnHistory, ParseError> {
                         return Err(event.map.error("a :fail of :cas needs its [A B] value"));
                     };
                     let (expected, new) = cas_value(seen)?;
-                    if !matches!(&input, KeyedInput::Cas { expected: e, new: n, .. } if *e == expected && *n == new)
-                    {
-                        return Err(seen.error(format!(
-                            "completion value differs from the invocation's (line {})",
-                            p.line
-                        )));
+                    if !matches!(&input, KeyedInput::Cas { expected: e, new: n, .. } if *e == expected && *n == new) {
+                        return Err(seen.error(format!("completion value differs from the invocation's (line {})", p.line)));
                     }
                     ops[p.op].output = Some(KeyedOutput::Cas { succeeded: false });
                     instants[p.op].1 = Some(instant);
@@ -272,9 +238,7 @@ pub fn parse_edn_history(text: &str) -> Result<EdnHistory, ParseError> {
     let pick = |(ordinal, time): Instant| if timed { time.unwrap_or(0) } else { ordinal };
     let mut kept = Vec::with_capacity(ops.len());
     let mut kept_lines = Vec::with_capacity(ops.len());
-    for (((mut op, (call, ret)), line), drop) in
-        ops.into_iter().zip(instants).zip(op_lines).zip(dropped)
-    {
+    for (((mut op, (call, ret)), line), drop) in ops.into_iter().zip(instants).zip(op_lines).zip(dropped) {
         if drop {
             continue;
         }
@@ -284,48 +248,29 @@ pub fn parse_edn_history(text: &str) -> Result<EdnHistory, ParseError> {
         kept_lines.push(line);
     }
     let initial = (shape.map(|(s, _)| s) == Some(Shape::Kv)).then(String::new);
-    Ok(EdnHistory {
-        history: KeyedHistory { ops: kept },
-        model: KeyedModel { initial },
-        op_lines: kept_lines,
-        invocations,
-        timed,
-        steps,
-    })
+    Ok(EdnHistory { history: KeyedHistory { ops: kept }, model: KeyedModel { initial }, op_lines: kept_lines, invocations, timed, steps })
 }
 
 /// An event's fields; `None` for a nemesis event.
 fn event(node: &Node) -> Result<Option<Event<'_>>, ParseError> {
     let Edn::Map(pairs) = &node.value else {
-        return Err(node.error(
-            "expected an event map, e.g. `{:process 0, :type :invoke, :f :read, :value nil}`",
-        ));
+        return Err(node.error("expected an event map, e.g. `{:process 0, :type :invoke, :f :read, :value nil}`"));
     };
     let mut fields: BTreeMap<&str, &Node> = BTreeMap::new();
     for (k, v) in pairs {
         let Some(name) = k.keyword().filter(|name| KEYS.contains(name)) else {
-            return Err(k.error(format!(
-                "unknown event key; the keys are :{}",
-                KEYS.join(", :")
-            )));
+            return Err(k.error(format!("unknown event key; the keys are :{}", KEYS.join(", :"))));
         };
         if fields.insert(name, v).is_some() {
             return Err(k.error(format!("key `:{name}` appears twice in this event")));
         }
     }
-    let need = |name: &str| {
-        fields
-            .get(name)
-            .copied()
-            .ok_or_else(|| node.error(format!("this event has no `:{name}`")))
-    };
+    let need = |name: &str| fields.get(name).copied().ok_or_else(|| node.error(format!("this event has no `:{name}`")));
     let process_node = need("process")?;
     let process = match &process_node.value {
         Edn::Keyword(k) if k == "nemesis" => return Ok(None),
         Edn::Int(p) if *p >= 0 => *p as u64,
-        _ => {
-            return Err(process_node.error("`:process` must be a non-negative integer or :nemesis"))
-        }
+        _ => return Err(process_node.error("`:process` must be a non-negative integer or :nemesis")),
     };
     let type_node = need("type")?;
     let kind = match type_node.keyword() {
@@ -345,9 +290,7 @@ fn event(node: &Node) -> Result<Option<Event<'_>>, ParseError> {
     };
     let time = match fields.get("time") {
         None => None,
-        Some(Node {
-            value: Edn::Int(t), ..
-        }) if *t >= 0 => Some(*t as u64),
+        Some(Node { value: Edn::Int(t), .. }) if *t >= 0 => Some(*t as u64),
         Some(t) => return Err(t.error("`:time` must be a non-negative integer (nanoseconds)")),
     };
     Ok(Some(Event {
@@ -384,26 +327,14 @@ fn shape_of(event: &Event) -> Shape {
 
 /// The key (empty for a single register) and the value node (`None`: no
 /// `:value`, read as nil).
-fn keyed_value<'n>(
-    event: &Event<'n>,
-    shape: Shape,
-) -> Result<(String, Option<&'n Node>), ParseError> {
+fn keyed_value<'n>(event: &Event<'n>, shape: Shape) -> Result<(String, Option<&'n Node>), ParseError> {
     match shape {
         Shape::Single => Ok((String::new(), event.value)),
-        Shape::Kv => Ok((
-            text(event.key.expect("Kv shape has a key"), "key")?,
-            event.value,
-        )),
+        Shape::Kv => Ok((text(event.key.expect("Kv shape has a key"), "key")?, event.value)),
         Shape::Tuple => match event.value.map(|v| (&v.value, v)) {
-            Some((Edn::Vector(items), _)) if items.len() == 2 => {
-                Ok((text(&items[0], "key")?, Some(&items[1])))
-            }
-            Some((_, v)) => Err(
-                v.error("expected a `[key value]` tuple, as every other event of this history has")
-            ),
-            None => Err(event
-                .map
-                .error("this event has no `:value`; a keyed register's events need `[key value]`")),
+            Some((Edn::Vector(items), _)) if items.len() == 2 => Ok((text(&items[0], "key")?, Some(&items[1]))),
+            Some((_, v)) => Err(v.error("expected a `[key value]` tuple, as every other event of this history has")),
+            None => Err(event.map.error("this event has no `:value`; a keyed register's events need `[key value]`")),
         },
     }
 }
@@ -419,50 +350,28 @@ fn text(node: &Node, what: &str) -> Result<String, ParseError> {
 
 fn text_or_nil(node: Option<&Node>, what: &str) -> Result<Option<String>, ParseError> {
     match node {
-        None
-        | Some(Node {
-            value: Edn::Nil, ..
-        }) => Ok(None),
+        None | Some(Node { value: Edn::Nil, .. }) => Ok(None),
         Some(node) => text(node, what).map(Some),
     }
 }
 
 fn cas_value(node: &Node) -> Result<(Option<String>, String), ParseError> {
     match &node.value {
-        Edn::Vector(items) if items.len() == 2 => Ok((
-            text_or_nil(Some(&items[0]), "value")?,
-            text(&items[1], "value")?,
-        )),
+        Edn::Vector(items) if items.len() == 2 => Ok((text_or_nil(Some(&items[0]), "value")?, text(&items[1], "value")?)),
         _ => Err(node.error("a cas value must be `[A B]` (compare with A, set to B)")),
     }
 }
 
 fn input_of(event: &Event, shape: Shape) -> Result<KeyedInput, ParseError> {
     let (key, value) = keyed_value(event, shape)?;
-    let required = || {
-        value.ok_or_else(|| {
-            event
-                .map
-                .error(format!("a :{} needs a `:value`", event.function.name()))
-        })
-    };
+    let required = || value.ok_or_else(|| event.map.error(format!("a :{} needs a `:value`", event.function.name())));
     Ok(match event.function {
         Function::Read => match value.map(|v| &v.value) {
             None | Some(Edn::Nil) => KeyedInput::Read { key },
-            Some(_) => {
-                return Err(value
-                    .expect("some")
-                    .error("a read is invoked with the value nil"))
-            }
+            Some(_) => return Err(value.expect("some").error("a read is invoked with the value nil")),
         },
-        Function::Write => KeyedInput::Write {
-            key,
-            value: text(required()?, "value")?,
-        },
-        Function::Append => KeyedInput::Append {
-            key,
-            value: text(required()?, "value")?,
-        },
+        Function::Write => KeyedInput::Write { key, value: text(required()?, "value")? },
+        Function::Append => KeyedInput::Append { key, value: text(required()?, "value")? },
         Function::Cas => {
             let (expected, new) = cas_value(required()?)?;
             KeyedInput::Cas { key, expected, new }
@@ -475,34 +384,18 @@ fn check_key(input: &KeyedInput, key: String, event: &Event) -> Result<(), Parse
         return Ok(());
     }
     let at = event.key.or(event.value).unwrap_or(event.map);
-    Err(at.error(format!(
-        "completion names key {key:?} but its invocation key {:?}",
-        input.key()
-    )))
+    Err(at.error(format!("completion names key {key:?} but its invocation key {:?}", input.key())))
 }
 
-fn output_of(
-    event: &Event,
-    shape: Shape,
-    input: &KeyedInput,
-    invoke_line: usize,
-) -> Result<KeyedOutput, ParseError> {
+fn output_of(event: &Event, shape: Shape, input: &KeyedInput, invoke_line: usize) -> Result<KeyedOutput, ParseError> {
     let (key, value) = keyed_value(event, shape)?;
     check_key(input, key, event)?;
-    let differs = |node: &Node| {
-        node.error(format!(
-            "completion value differs from the invocation's (line {invoke_line})"
-        ))
-    };
+    let differs = |node: &Node| node.error(format!("completion value differs from the invocation's (line {invoke_line})"));
     Ok(match input {
         KeyedInput::Read { .. } => {
             let read = text_or_nil(value, "value")?;
             // A key-value store's absent key reads as "" (porcupine's model).
-            let read = if shape == Shape::Kv {
-                Some(read.unwrap_or_default())
-            } else {
-                read
-            };
+            let read = if shape == Shape::Kv { Some(read.unwrap_or_default()) } else { read };
             KeyedOutput::Read { value: read }
         }
         KeyedInput::Write { value: asked, .. } | KeyedInput::Append { value: asked, .. } => {

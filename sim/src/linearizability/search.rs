@@ -114,8 +114,7 @@ enum Frame<S> {
 pub fn search<M: Model>(model: &M, ops: &[SearchOp<'_, M::Input, M::Output>], budget_steps: u64) -> SearchResult {
     debug_assert!(ops.iter().all(|op| op.optional || op.return_ns.is_some()), "a required operation needs a return");
     // An optional read changes nothing, so it can only ever be dropped.
-    let ops: Vec<&SearchOp<'_, M::Input, M::Output>> =
-        ops.iter().filter(|op| !(op.optional && model.is_read_only(op.input))).collect();
+    let ops: Vec<&SearchOp<'_, M::Input, M::Output>> = ops.iter().filter(|op| !(op.optional && model.is_read_only(op.input))).collect();
     let mut search = Search::new(model, ops, budget_steps);
     let outcome = search.run();
     SearchResult { outcome, steps: search.steps }
@@ -237,8 +236,7 @@ impl<'m, 'o, 'a, M: Model> Search<'m, 'o, 'a, M> {
             match op {
                 Some(op) if self.list.is_call(entry) => {
                     // Reads were all judged by `forced_read`.
-                    let blocked = self.read_only[op]
-                        || self.twin_before[op].is_some_and(|twin| !bit(&self.optional, self.slot[twin]));
+                    let blocked = self.read_only[op] || self.twin_before[op].is_some_and(|twin| !bit(&self.optional, self.slot[twin]));
                     if !blocked && self.try_linearize(op, entry)? {
                         entry = self.list.next[head];
                         fresh_from = Some(entry);
@@ -502,11 +500,7 @@ mod tests {
 
     #[test]
     fn an_unknown_outcome_may_apply_late_or_never() {
-        let late = [
-            SearchOp::unknown(0, &WRITE_1),
-            SearchOp::known(10, 11, &READ, &SAW_NIL),
-            SearchOp::known(12, 13, &READ, &SAW_1),
-        ];
+        let late = [SearchOp::unknown(0, &WRITE_1), SearchOp::known(10, 11, &READ, &SAW_NIL), SearchOp::known(12, 13, &READ, &SAW_1)];
         assert_eq!(run(&late), Outcome::Linearizable);
         let never = [SearchOp::unknown(0, &WRITE_1), SearchOp::known(12, 13, &READ, &SAW_NIL)];
         assert_eq!(run(&never), Outcome::Linearizable);
@@ -542,8 +536,7 @@ mod tests {
             SearchOp::known(8, 9, &READ, &SAW_1),
         ];
         assert_eq!(run(&ops), Outcome::Linearizable);
-        let three_ones =
-            [&ops[..], &[SearchOp::known(10, 11, &READ, &saw_2), SearchOp::known(12, 13, &READ, &SAW_1)]].concat();
+        let three_ones = [&ops[..], &[SearchOp::known(10, 11, &READ, &saw_2), SearchOp::known(12, 13, &READ, &SAW_1)]].concat();
         assert_eq!(run(&three_ones), Outcome::NotLinearizable, "only two writes of 1 to go around");
     }
 

@@ -59,7 +59,9 @@ pub enum TaskAbandon {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Event {
     /// A server applied or decided something.
-    Server { event: ServerEvent },
+    Server {
+        event: ServerEvent,
+    },
 
     // Process lifecycle and faults, as the supervisor carried them out.
     Crashed,
@@ -67,60 +69,150 @@ pub enum Event {
     Paused,
     Resumed,
     /// A fault fired (human-readable), or was skipped and why.
-    Fault { action: String },
-    FaultSkipped { action: String, why: String },
+    Fault {
+        action: String,
+    },
+    FaultSkipped {
+        action: String,
+        why: String,
+    },
     SettleBegins,
     /// A server's granted vote (not a pre-vote) left it for `candidate`:
     /// recorded when the reply is sent, after the step's writes were synced.
-    VoteGranted { term: u64, candidate: leasesim_core::NodeId },
+    /// A candidate's vote for itself is recorded (with `candidate` = itself)
+    /// when its first vote request of the election leaves.
+    VoteGranted {
+        term: u64,
+        candidate: leasesim_core::NodeId,
+    },
 
     // Client side: requests and replies that checkers reason about.
     /// A grant or keep-alive reply said the lease lives `ttl_ns` from when
     /// the answered copy of the request was sent (`sent_at_ns`, true time).
-    LeaseAcked { lease: LeaseId, ttl_ns: u64, sent_at_ns: u64, keepalive: bool },
-    KeepAliveRefused { lease: LeaseId },
+    LeaseAcked {
+        lease: LeaseId,
+        ttl_ns: u64,
+        sent_at_ns: u64,
+        keepalive: bool,
+    },
+    KeepAliveRefused {
+        lease: LeaseId,
+    },
     /// The client believes it holds `key` until its own monotonic clock
     /// reads `until_mono_ns` (extended by later `BeliefExtended`).
-    BeliefStarted { key: String, lease: LeaseId, token: u64, until_mono_ns: u64 },
-    BeliefExtended { key: String, until_mono_ns: u64 },
-    BeliefEnded { key: String, why: BeliefEnd },
+    BeliefStarted {
+        key: String,
+        lease: LeaseId,
+        token: u64,
+        until_mono_ns: u64,
+    },
+    BeliefExtended {
+        key: String,
+        until_mono_ns: u64,
+    },
+    BeliefEnded {
+        key: String,
+        why: BeliefEnd,
+    },
     /// The holder checked its belief and starts its work.
-    WorkStarted { key: String, token: u64 },
+    WorkStarted {
+        key: String,
+        token: u64,
+    },
     /// An acquire request left the client (first send).
-    AcquireSent { key: String, lease: LeaseId, seq: u64 },
+    AcquireSent {
+        key: String,
+        lease: LeaseId,
+        seq: u64,
+    },
     /// A registry client sent the put that attaches its key to `lease`
     /// (its fate is known only if `Registered` follows: the client may
     /// crash with the put applied and unanswered).
-    RegisterSent { key: String, lease: LeaseId },
+    RegisterSent {
+        key: String,
+        lease: LeaseId,
+    },
     /// A registry client registered its key under its lease, by the put
     /// applied at `revision` (its log index).
-    Registered { key: String, lease: LeaseId, revision: u64 },
+    Registered {
+        key: String,
+        lease: LeaseId,
+        revision: u64,
+    },
 
     /// A KV client invoked an operation (sequence number names it).
-    KvCall { seq: u64, op: leasesim_core::service::Op },
-    KvReturn { seq: u64, response: leasesim_core::service::Response },
+    KvCall {
+        seq: u64,
+        op: leasesim_core::service::Op,
+    },
+    KvReturn {
+        seq: u64,
+        response: leasesim_core::service::Response,
+    },
 
     // The data store (seed 001).
-    StoreAccepted { client: ClientId, key: String, token: u64 },
-    StoreRejected { client: ClientId, key: String, token: u64, highest: u64 },
+    StoreAccepted {
+        client: ClientId,
+        key: String,
+        token: u64,
+    },
+    StoreRejected {
+        client: ClientId,
+        key: String,
+        token: u64,
+        highest: u64,
+    },
 
     // Seed 003's multi-instance pattern: task workers and a singleton.
     /// The generator made `task` visible to the workers (`/tasks/count`
     /// reached it). May repeat after the generator restarts.
-    TaskCreated { task: u64 },
+    TaskCreated {
+        task: u64,
+    },
     /// A worker's claim on `task` succeeded with the claim's revision as its
     /// token, and its belief in its lease held (until `until_mono_ns` on its
     /// own clock): it starts the task.
-    TaskClaimed { task: u64, lease: LeaseId, token: u64, until_mono_ns: u64 },
-    TaskAbandoned { task: u64, token: u64, why: TaskAbandon },
+    TaskClaimed {
+        task: u64,
+        lease: LeaseId,
+        token: u64,
+        until_mono_ns: u64,
+    },
+    TaskAbandoned {
+        task: u64,
+        token: u64,
+        why: TaskAbandon,
+    },
     /// The data store took a worker's fenced start or completion.
-    TaskWriteAccepted { client: ClientId, task: u64, token: u64, step: TaskStep },
-    TaskWriteRefused { client: ClientId, task: u64, token: u64, step: TaskStep, verdict: TaskVerdict },
+    TaskWriteAccepted {
+        client: ClientId,
+        task: u64,
+        token: u64,
+        step: TaskStep,
+    },
+    TaskWriteRefused {
+        client: ClientId,
+        task: u64,
+        token: u64,
+        step: TaskStep,
+        verdict: TaskVerdict,
+    },
     /// An instance believes it runs the singleton `role` until its own
     /// clock reads `until_mono_ns` (extended by `SingletonExtended`).
-    SingletonStarted { role: String, lease: LeaseId, token: u64, until_mono_ns: u64 },
-    SingletonExtended { role: String, until_mono_ns: u64 },
-    SingletonEnded { role: String, why: BeliefEnd },
+    SingletonStarted {
+        role: String,
+        lease: LeaseId,
+        token: u64,
+        until_mono_ns: u64,
+    },
+    SingletonExtended {
+        role: String,
+        until_mono_ns: u64,
+    },
+    SingletonEnded {
+        role: String,
+        why: BeliefEnd,
+    },
 }
 
 impl Event {
@@ -133,10 +225,7 @@ impl Event {
     /// also drops exact repeats of an applied entry: see
     /// `Recorder::repeats_an_application`.)
     pub fn for_traces_only(&self) -> bool {
-        matches!(
-            self,
-            Event::Server { event: ServerEvent::RequestApplied { .. } | ServerEvent::RequestDeduplicated { .. } }
-        )
+        matches!(self, Event::Server { event: ServerEvent::RequestApplied { .. } | ServerEvent::RequestDeduplicated { .. } })
     }
 }
 

@@ -14,14 +14,13 @@
 
 use std::collections::BTreeMap;
 
+use leasesim_core::seed::{derive_seed, Stream};
+use leasesim_core::ExpiryStrategy;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use leasesim_core::seed::{derive_seed, Stream};
-use leasesim_core::ExpiryStrategy;
 
 use crate::scenario::{Chaos, ChaosRate, ClockSpec, Fault, FaultAction, MessageKind, Point, Process, Scenario, Selector};
-
 
 /// The chaos settings this seed runs with (after the swarm draw).
 #[derive(Clone, Debug, PartialEq)]
@@ -91,7 +90,12 @@ pub fn explicit(scenario: &Scenario, seed: u64) -> Scenario {
     // to survive — and servers' steps keep their drawn direction.
     if out.cluster.lease_expiry == ExpiryStrategy::WriterClock {
         for fault in &mut decided.faults {
-            if let FaultAction::Clock { target: Selector::Client(_) | Selector::RandomClient | Selector::Holder(_), jump_ns: Some(jump_ns), .. } = &mut fault.action {
+            if let FaultAction::Clock {
+                target: Selector::Client(_) | Selector::RandomClient | Selector::Holder(_),
+                jump_ns: Some(jump_ns),
+                ..
+            } = &mut fault.action
+            {
                 *jump_ns = -jump_ns.abs();
             }
         }
@@ -131,9 +135,9 @@ pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
     let slow_links = chaos.slow_links.and_then(|(r, by)| scaled(Some(r)).map(|r| (r, by)));
     let crash_points = chaos.crash_points.and_then(|r| scaled(Some(r)));
     let pause_points = chaos.pause_points.and_then(|r| scaled(Some(r)));
-    let timer_jumps = chaos
-        .timer_jumps
-        .and_then(|j| scaled(Some(ChaosRate { mean_interval_ns: j.mean_interval_ns, for_ns: (0, 0) })).map(|r| (r.mean_interval_ns, j.jump_ns)));
+    let timer_jumps = chaos.timer_jumps.and_then(|j| {
+        scaled(Some(ChaosRate { mean_interval_ns: j.mean_interval_ns, for_ns: (0, 0) })).map(|r| (r.mean_interval_ns, j.jump_ns))
+    });
     let drift = if swarm { chaos.drift * rng.gen_range(0.0..=1.0) } else { chaos.drift };
     let partition_replacements = chaos.partition_replacements;
     Rates {
@@ -203,7 +207,11 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fau
                 // Clients too: one that lands with a minority reaches only
                 // servers that may still believe they lead.
                 for c in &clients {
-                    if rng.gen_bool(0.5) { a.push(c.clone()) } else { b.push(c.clone()) }
+                    if rng.gen_bool(0.5) {
+                        a.push(c.clone())
+                    } else {
+                        b.push(c.clone())
+                    }
                 }
             }
             let action = FaultAction::Partition(vec![a, b]);

@@ -16,8 +16,8 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::observe::{BeliefEnd, Event};
 use crate::scenario::{FaultAction, Point, Scenario, Selector};
-use crate::world::wire::{Proc, Wire};
 use crate::world::points::{Armed, CrashRequest, PointAction};
+use crate::world::wire::{Proc, Wire};
 use crate::world::World;
 
 /// Something the injector does at a true time.
@@ -50,23 +50,8 @@ pub struct Injector {
 }
 
 impl Injector {
-    pub fn new(
-        handle: Handle,
-        world: Arc<World>,
-        scenario: Arc<Scenario>,
-        ids: BTreeMap<Proc, SimNodeId>,
-        rng: ChaCha8Rng,
-    ) -> Self {
-        Injector {
-            handle,
-            world,
-            scenario,
-            ids,
-            rng,
-            crashed: BTreeSet::new(),
-            paused: BTreeSet::new(),
-            active: BTreeMap::new(),
-        }
+    pub fn new(handle: Handle, world: Arc<World>, scenario: Arc<Scenario>, ids: BTreeMap<Proc, SimNodeId>, rng: ChaCha8Rng) -> Self {
+        Injector { handle, world, scenario, ids, rng, crashed: BTreeSet::new(), paused: BTreeSet::new(), active: BTreeMap::new() }
     }
 
     pub fn crashed(&self) -> &BTreeSet<Proc> {
@@ -99,10 +84,8 @@ impl Injector {
             Selector::Holder(key) => self.world.holder(key).map(Proc::Client),
             Selector::Follower => {
                 let leader = self.world.leader().map(Proc::Server);
-                let followers: Vec<Proc> = (1..=self.scenario.cluster.servers)
-                    .map(Proc::Server)
-                    .filter(|p| Some(*p) != leader && self.world.is_up(*p))
-                    .collect();
+                let followers: Vec<Proc> =
+                    (1..=self.scenario.cluster.servers).map(Proc::Server).filter(|p| Some(*p) != leader && self.world.is_up(*p)).collect();
                 followers.choose(&mut self.rng).copied()
             }
             Selector::RandomServer => self.servers().choose(&mut self.rng).copied(),
@@ -150,8 +133,7 @@ impl Injector {
                         }
                     }
                 }
-                let shown: Vec<String> =
-                    resolved.iter().map(|g| g.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")).collect();
+                let shown: Vec<String> = resolved.iter().map(|g| g.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")).collect();
                 self.note(format!("partition [{}]", shown.join("] | [")));
                 self.block_links(&links);
                 Done::Links(links)

@@ -54,7 +54,8 @@ pub fn draw(scenario: &Scenario, seed: u64) -> Option<Knobs> {
     // minimum, as etcd's): the draw stays under what the workloads allow.
     let ttl_min_ns = scenario.workloads.iter().filter_map(|w| ttl_ns(&w.kind)).min().unwrap_or(u64::MAX);
     let election_cap_ns = (ttl_min_ns / 3 * 2).max(20 * MS);
-    let election_min_ns = [50, 100, 150, 300, 600].map(|ms| ms * MS).into_iter().filter(|ns| ns * 3 / 2 <= election_cap_ns).collect::<Vec<_>>();
+    let election_min_ns =
+        [50, 100, 150, 300, 600].map(|ms| ms * MS).into_iter().filter(|ns| ns * 3 / 2 <= election_cap_ns).collect::<Vec<_>>();
     let election_min_ns = election_min_ns.choose(&mut rng).copied().unwrap_or(election_cap_ns * 2 / 3);
     let spread = *[1.2, 1.5, 2.0].choose(&mut rng).expect("choices");
     let election_max_ns = ((election_min_ns as f64 * spread) as u64).min(election_cap_ns).max(election_min_ns);
@@ -65,9 +66,7 @@ pub fn draw(scenario: &Scenario, seed: u64) -> Option<Knobs> {
     // timeout), not a bug. Messages later than an election timeout come from
     // faults, which end: slow links (`delay`) and pauses at fault points (a
     // step's replies held while its process is stopped).
-    let latency_high_ns = *[latency_high_ns, 5 * MS, 30 * MS, election_min_ns / 2]
-        .choose(&mut rng)
-        .expect("choices");
+    let latency_high_ns = *[latency_high_ns, 5 * MS, 30 * MS, election_min_ns / 2].choose(&mut rng).expect("choices");
     let latency_ns = (latency_low_ns.min(latency_high_ns), latency_high_ns.max(latency_low_ns));
     let keepalives_per_ttl = *[2, 3, 5, 10].choose(&mut rng).expect("choices");
     // Stamped wall clocks make replicas diverge by design (each judges the

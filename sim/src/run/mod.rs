@@ -126,7 +126,11 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
         procs,
         ChaCha8Rng::seed_from_u64(derive_seed(seed, Stream::Network, 0)),
     );
-    let world = Arc::new(World::new(clocks, servers, network, options.trace,
+    let world = Arc::new(World::new(
+        clocks,
+        servers,
+        network,
+        options.trace,
         options.trace || options.keep_observations,
         options.observations_in_memory.unwrap_or(crate::observe::IN_MEMORY_DEFAULT),
     ));
@@ -136,16 +140,14 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
 
     // A fault aimed at a point is armed at its `at`; its `for` counts from
     // when it fires, so the timeline holds no undo for it.
-    let faults: Vec<_> =
-        scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns.filter(|_| f.when.is_none()))).collect();
+    let faults: Vec<_> = scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns.filter(|_| f.when.is_none()))).collect();
     let points: Vec<_> = scenario.faults.iter().map(|f| f.when.map(|point| (point, f.for_ns))).collect();
     let mut injector = Injector::new(handle.clone(), world.clone(), scenario.clone(), ids, rng);
     // The timeline, in (time, order) order; a crash at a fault point adds
     // its restart while the run goes on. Steps past the settle phase's
     // start still run, before it heals everything.
     let settle_at_ns = scenario.duration_ns;
-    let mut pending: BTreeMap<(u64, usize), Step> =
-        timeline(&faults).into_iter().enumerate().map(|(n, (at, s))| ((at, n), s)).collect();
+    let mut pending: BTreeMap<(u64, usize), Step> = timeline(&faults).into_iter().enumerate().map(|(n, (at, s))| ((at, n), s)).collect();
     let mut added = pending.len();
     loop {
         let wake_ns = match pending.first_key_value() {
@@ -255,5 +257,15 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
     };
     let violations = check_all(&record);
     let committed_index = simulated.finals.values().filter_map(|f| f.probe.map(|p| p.commit_index)).max().unwrap_or(0);
-    RunOutcome::judged(scenario, seed, options, simulated.recorder, simulated.clocks, simulated.end_ns, committed_index, violations, wall_seconds)
+    RunOutcome::judged(
+        scenario,
+        seed,
+        options,
+        simulated.recorder,
+        simulated.clocks,
+        simulated.end_ns,
+        committed_index,
+        violations,
+        wall_seconds,
+    )
 }

@@ -76,7 +76,13 @@ impl RunOutcome {
     ) -> Self {
         let violations: Vec<ViolationJson> = violations
             .into_iter()
-            .map(|v| ViolationJson { invariant: v.invariant.to_string(), at: v.at(), at_ns: v.at_ns, detail: v.detail, assumptions_held: v.assumptions_held })
+            .map(|v| ViolationJson {
+                invariant: v.invariant.to_string(),
+                at: v.at(),
+                at_ns: v.at_ns,
+                detail: v.detail,
+                assumptions_held: v.assumptions_held,
+            })
             .collect();
         let observations = recorder.recorded;
         RunOutcome {

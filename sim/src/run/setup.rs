@@ -8,17 +8,17 @@ use std::sync::Arc;
 use leasesim_core::bugs::Bugs;
 use leasesim_core::client::BeliefFrom as CoreBeliefFrom;
 use leasesim_core::raft::RaftConfig;
+use leasesim_core::seed::{derive_seed, Stream};
 use leasesim_core::server::ServerConfig;
 use leasesim_core::NodeId;
-use leasesim_core::seed::{derive_seed, Stream};
 use madsim::runtime::Handle;
 use madsim::task::NodeId as SimNodeId;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::host::run_actor;
 use crate::host::server::ServerActor;
 use crate::host::store::StoreActor;
-use crate::host::run_actor;
 use crate::host::task_table::{TaskRows, TaskTable};
 use crate::scenario::{BeliefFrom, Process, Scenario, SingletonWorkload, TaskWorkload, WorkloadKind};
 use crate::workload::kv::{KvClient, KvSpec};
@@ -195,7 +195,8 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
                                 run_actor(world, proc, worker).await
                             }
                             WorkloadKind::Singleton(w) => {
-                                let instance = SingletonInstance::new(client, singleton_spec(w, trust_full_ttl), servers, seed, incarnation);
+                                let instance =
+                                    SingletonInstance::new(client, singleton_spec(w, trust_full_ttl), servers, seed, incarnation);
                                 run_actor(world, proc, instance).await
                             }
                         }

@@ -75,13 +75,12 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
     let holder_pauses = needs(&mut t, d, "holder_pauses", holder_problem(world), |t, d| {
         paired(t, d, "holder_pauses", "holder_pause_for", |v, d| v.duration_range(d), PAUSE_FOR_NS)
     });
-    let membership = needs(&mut t, d, "membership", membership_problem(world), |t, d| {
-        match t.get("membership", d, |v, d| v.positive_duration(d)) {
+    let membership =
+        needs(&mut t, d, "membership", membership_problem(world), |t, d| match t.get("membership", d, |v, d| v.positive_duration(d)) {
             Field::Missing => Some(None),
             Field::Bad => None,
             Field::Ok(ns) => Some(Some(ns)),
-        }
-    });
+        });
     let clients_span = t.key_span("partition_clients");
     let partition_clients = t.get("partition_clients", d, |v, d| v.probability(d)).or(0.0);
     let replacements_span = t.key_span("partition_replacements");
@@ -105,16 +104,25 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
         }
     }
     if let (Some(p), Some(None)) = (partition_clients.filter(|p| *p > 0.0), &partitions) {
-        d.error(clients_span, format!("`partition_clients` = {p} has no effect without `partitions`"), "add `partitions = \"10s\"`, or remove `partition_clients`");
+        d.error(
+            clients_span,
+            format!("`partition_clients` = {p} has no effect without `partitions`"),
+            "add `partitions = \"10s\"`, or remove `partition_clients`",
+        );
         return None;
     }
     if let (Some(None), Some(by)) = (&slow_links, &slow_link_by) {
         if *by != SLOW_LINK_BY_NS {
-            d.error(slow_by_span, "`slow_link_by` has no effect without `slow_links`", "add `slow_links = \"10s\"`, or remove `slow_link_by`");
+            d.error(
+                slow_by_span,
+                "`slow_link_by` has no effect without `slow_links`",
+                "add `slow_links = \"10s\"`, or remove `slow_link_by`",
+            );
             return None;
         }
     }
-    let rate = |pair: Option<Option<(u64, (u64, u64))>>| pair.map(|p| p.map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
+    let rate =
+        |pair: Option<Option<(u64, (u64, u64))>>| pair.map(|p| p.map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
     Some(Chaos {
         partitions: rate(partitions)?,
         crashes: rate(crashes)?,

@@ -10,15 +10,8 @@
 /// Units a duration may carry, with their length in nanoseconds. `ms`, `s`
 /// and `m` are the documented ones; `ns`, `us` and `h` exist so that every
 /// nanosecond value can be written back exactly.
-const UNITS: [(&str, u64); 7] = [
-    ("ns", 1),
-    ("us", 1_000),
-    ("µs", 1_000),
-    ("ms", 1_000_000),
-    ("s", 1_000_000_000),
-    ("m", 60_000_000_000),
-    ("h", 3_600_000_000_000),
-];
+const UNITS: [(&str, u64); 7] =
+    [("ns", 1), ("us", 1_000), ("µs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000), ("m", 60_000_000_000), ("h", 3_600_000_000_000)];
 
 /// Why a string is not a duration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -31,14 +31,22 @@ pub(crate) fn expect(t: Option<TableReader<'_>>, d: &mut Diags) -> Option<Expect
         ("safe", None) => Some(Expect { verdict: Verdict::Safe }),
         ("safe", Some(_)) => {
             if let Some(v) = violations {
-                d.error(v.key_span.clone(), "`violations` is only for verdict = \"violation\"", "remove `violations`, or set `verdict = \"violation\"`");
+                d.error(
+                    v.key_span.clone(),
+                    "`violations` is only for verdict = \"violation\"",
+                    "remove `violations`, or set `verdict = \"violation\"`",
+                );
             }
             None
         }
         (_, Some(ids)) => Some(Expect { verdict: Verdict::Violation { ids: ids? } }),
         (_, None) => {
             if let Some(v) = verdict_val {
-                v.error(d, "verdict = \"violation\" needs `violations = [..]`", "list the invariant ids some seed must fire, e.g. `violations = [\"lock-belief-overlap\"]`");
+                v.error(
+                    d,
+                    "verdict = \"violation\" needs `violations = [..]`",
+                    "list the invariant ids some seed must fire, e.g. `violations = [\"lock-belief-overlap\"]`",
+                );
             }
             None
         }

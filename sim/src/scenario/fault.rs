@@ -14,7 +14,8 @@ use super::raw::Value;
 use super::selector::{name_range, Process, Selector, World};
 
 pub(crate) const ACTIONS: [&str; 10] = ["partition", "isolate", "block", "delay", "crash", "pause", "clock", "loss", "add", "remove"];
-const KEYS: [&str; 15] = ["at", "for", "when", "partition", "isolate", "block", "delay", "crash", "pause", "clock", "drift", "jump", "loss", "add", "remove"];
+const KEYS: [&str; 15] =
+    ["at", "for", "when", "partition", "isolate", "block", "delay", "crash", "pause", "clock", "drift", "jump", "loss", "add", "remove"];
 const SELECTORS: &str = "s1…, c1…, store, leader, holder:KEY, follower, random-server, random-client";
 
 pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, world: &World, duration_ns: Option<u64>) -> Option<Fault> {
@@ -24,7 +25,8 @@ pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, world: &World, durati
         match duration_ns {
             Some(duration_ns) if at_ns > duration_ns => {
                 let message = format!("`at` = {} is beyond `duration` = {}", format_duration(at_ns), format_duration(duration_ns));
-                let fix = format!("faults fire in the fault phase: use an `at` of at most {}, or raise `duration`", format_duration(duration_ns));
+                let fix =
+                    format!("faults fire in the fault phase: use an `at` of at most {}, or raise `duration`", format_duration(duration_ns));
                 v.error(d, message, fix);
                 None
             }
@@ -40,9 +42,17 @@ pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, world: &World, durati
         }
         [name] => t.take(name).and_then(|v| action(&v, &mut t, d, world)),
         [first, second, ..] => {
-            let message = format!("{} has {} actions, `{first}` and `{second}`", t.title, if present.len() == 2 { "two".to_string() } else { present.len().to_string() });
+            let message = format!(
+                "{} has {} actions, `{first}` and `{second}`",
+                t.title,
+                if present.len() == 2 { "two".to_string() } else { present.len().to_string() }
+            );
             if let Some(v) = t.take(second) {
-                d.error(v.key_span.clone(), message, "a fault does one thing: split it into one [[fault]] per action (they may share `at`)");
+                d.error(
+                    v.key_span.clone(),
+                    message,
+                    "a fault does one thing: split it into one [[fault]] per action (they may share `at`)",
+                );
             }
             for name in &present {
                 t.take(name);
@@ -55,7 +65,11 @@ pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, world: &World, durati
         let for_ns = v.positive_duration(d)?;
         match present.as_slice() {
             [name] if !undoable => {
-                let why = if *name == "clock" { "clock changes are part of the world and are not undone" } else { "a membership change is not undone; add another [[fault]] to reverse it" };
+                let why = if *name == "clock" {
+                    "clock changes are part of the world and are not undone"
+                } else {
+                    "a membership change is not undone; add another [[fault]] to reverse it"
+                };
                 d.error(v.key_span.clone(), format!("`for` has no meaning with `{name}`: {why}"), "remove `for`");
                 None
             }
@@ -165,7 +179,11 @@ fn partition(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Vec<Vec<Select
     const EXAMPLE: &str = "[[\"s1\", \"s2\"], [\"s3\", \"s4\", \"s5\"]]";
     let groups = v.array(d, EXAMPLE)?;
     if groups.len() < 2 {
-        v.error(d, format!("`partition` has {} group(s); it needs at least two", groups.len()), format!("write the sides that cannot reach each other, e.g. `partition = {EXAMPLE}`"));
+        v.error(
+            d,
+            format!("`partition` has {} group(s); it needs at least two", groups.len()),
+            format!("write the sides that cannot reach each other, e.g. `partition = {EXAMPLE}`"),
+        );
         return None;
     }
     let mut out = Some(Vec::with_capacity(groups.len()));
@@ -173,7 +191,11 @@ fn partition(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Vec<Vec<Select
     for group in groups {
         let group_val = v.element(group);
         let Value::Array(items) = &group.value else {
-            group_val.error(d, format!("each group of `partition` must be an array of processes, found {}", group.value.kind()), format!("write e.g. `partition = {EXAMPLE}`"));
+            group_val.error(
+                d,
+                format!("each group of `partition` must be an array of processes, found {}", group.value.kind()),
+                format!("write e.g. `partition = {EXAMPLE}`"),
+            );
             out = None;
             continue;
         };
@@ -189,7 +211,11 @@ fn partition(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Vec<Vec<Select
         for (member, node) in members.iter().zip(items) {
             if let Some(process) = member.process() {
                 if seen.contains(&process) {
-                    group_val.element(node).error(d, format!("`{process}` is in `partition` twice"), "a process belongs to one group at most");
+                    group_val.element(node).error(
+                        d,
+                        format!("`{process}` is in `partition` twice"),
+                        "a process belongs to one group at most",
+                    );
                     out = None;
                 }
                 seen.push(process);
@@ -238,7 +264,11 @@ fn clock(v: &Val<'_>, fault: &mut TableReader<'_>, d: &mut Diags, world: &World)
     let drift = fault.get("drift", d, |v, d| v.drift(d)).optional();
     let jump_ns = fault.get("jump", d, |v, d| v.signed_duration(d)).optional();
     if drift == Some(None) && jump_ns == Some(None) {
-        d.error(v.key_span.clone(), "a clock fault needs `drift` and/or `jump`", "add `drift = 0.05` (new rate error) and/or `jump = \"-2s\"` (step the wall clock)");
+        d.error(
+            v.key_span.clone(),
+            "a clock fault needs `drift` and/or `jump`",
+            "add `drift = 0.05` (new rate error) and/or `jump = \"-2s\"` (step the wall clock)",
+        );
         return None;
     }
     Some(FaultAction::Clock { target: target?, drift: drift?, jump_ns: jump_ns? })
@@ -259,7 +289,11 @@ fn add(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<u64> {
     };
     match world.servers {
         Some(servers) if n <= servers => {
-            v.error(d, format!("`add = \"s{n}\"`: s{n} is already a voter (servers = {servers})"), format!("`add` takes a spare; {}", spares_text(world)));
+            v.error(
+                d,
+                format!("`add = \"s{n}\"`: s{n} is already a voter (servers = {servers})"),
+                format!("`add` takes a spare; {}", spares_text(world)),
+            );
             None
         }
         _ => Some(n),
@@ -272,6 +306,10 @@ fn remove(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Selector> {
         return Some(selector);
     }
     let servers = world.servers.map_or_else(|| "s1…".to_string(), |n| name_range("s", 1, n + world.spares.unwrap_or(0)));
-    v.error(d, format!("`remove = \"{selector}\"`: only a server can be removed"), format!("name a server ({servers}), or use leader, follower or random-server"));
+    v.error(
+        d,
+        format!("`remove = \"{selector}\"`: only a server can be removed"),
+        format!("name a server ({servers}), or use leader, follower or random-server"),
+    );
     None
 }

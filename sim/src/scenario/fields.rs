@@ -116,7 +116,13 @@ impl<'a> TableReader<'a> {
     }
 
     /// Reads a required key; its absence is reported with an example.
-    pub(crate) fn require<T>(&mut self, key: &str, example: &str, d: &mut Diags, read: impl FnOnce(&Val<'a>, &mut Diags) -> Option<T>) -> Option<T> {
+    pub(crate) fn require<T>(
+        &mut self,
+        key: &str,
+        example: &str,
+        d: &mut Diags,
+        read: impl FnOnce(&Val<'a>, &mut Diags) -> Option<T>,
+    ) -> Option<T> {
         match self.get(key, d, read) {
             Field::Ok(value) => Some(value),
             Field::Bad => None,
@@ -227,7 +233,11 @@ impl<'a> Val<'a> {
         if value.is_finite() {
             Some(value)
         } else {
-            self.error(d, format!("`{}` = {} is not a finite number", self.key, self.source(d)), format!("write e.g. `{} = {example}`", self.key));
+            self.error(
+                d,
+                format!("`{}` = {} is not a finite number", self.key, self.source(d)),
+                format!("write e.g. `{} = {example}`", self.key),
+            );
             None
         }
     }
@@ -325,7 +335,10 @@ impl<'a> Val<'a> {
                 };
                 (format!("`{text}`: a duration is a number with a unit: ms, s, m (or ns, us, h), e.g. \"250ms\""), fix)
             }
-            DurationError::Negative => (format!("`{text}`: `{}` cannot be negative", self.key), format!("write a duration of zero or more, e.g. \"{}\"", text.trim_start_matches('-'))),
+            DurationError::Negative => (
+                format!("`{text}`: `{}` cannot be negative", self.key),
+                format!("write a duration of zero or more, e.g. \"{}\"", text.trim_start_matches('-')),
+            ),
             DurationError::TooLong => (format!("`{text}`: too long for 64-bit nanoseconds"), "write a shorter duration".to_string()),
             DurationError::TooFine => (format!("`{text}`: finer than one nanosecond"), "round it to whole nanoseconds".to_string()),
         };
@@ -409,12 +422,9 @@ impl<'a> Val<'a> {
     /// how to write it when it is not one.
     pub(crate) fn table(&self, d: &mut Diags, title: &str, fix: &str) -> Option<TableReader<'a>> {
         match &self.node.value {
-            Value::Table(entries) => Some(TableReader {
-                title: title.to_string(),
-                span: self.span.clone(),
-                entries,
-                taken: vec![false; entries.len()],
-            }),
+            Value::Table(entries) => {
+                Some(TableReader { title: title.to_string(), span: self.span.clone(), entries, taken: vec![false; entries.len()] })
+            }
             other => {
                 self.error(d, format!("`{}` must be a table, found {}", self.key, other.kind()), fix);
                 None

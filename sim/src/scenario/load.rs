@@ -57,7 +57,8 @@ pub fn load_each(paths: &[PathBuf]) -> Vec<(PathBuf, Result<Scenario, ScenarioEr
                 match names.get(&scenario.name) {
                     Some((first_file, first)) => {
                         let mut diagnostic = site.diagnostic;
-                        diagnostic.message = format!("scenario name `{}` is already used by {first_file}:{}:{}", scenario.name, first.line, first.col);
+                        diagnostic.message =
+                            format!("scenario name `{}` is already used by {first_file}:{}:{}", scenario.name, first.line, first.col);
                         Err(ScenarioError { file: file_name, diagnostics: vec![diagnostic] })
                     }
                     None => {
@@ -74,7 +75,9 @@ pub fn load_each(paths: &[PathBuf]) -> Vec<(PathBuf, Result<Scenario, ScenarioEr
 
 fn load_located(path: &Path) -> Result<(Scenario, NameSite), ScenarioError> {
     let file_name = path.display().to_string();
-    let text = std::fs::read(path).map_err(|error| ScenarioError::whole_file(&file_name, format!("cannot read the file: {error}"), "check the path and its permissions"))?;
+    let text = std::fs::read(path).map_err(|error| {
+        ScenarioError::whole_file(&file_name, format!("cannot read the file: {error}"), "check the path and its permissions")
+    })?;
     let text = String::from_utf8(text).map_err(|error| {
         let at = error.utf8_error().valid_up_to();
         ScenarioError::whole_file(&file_name, format!("not UTF-8 text (bad byte at offset {at})"), "save the file as UTF-8")
@@ -85,14 +88,21 @@ fn load_located(path: &Path) -> Result<(Scenario, NameSite), ScenarioError> {
 /// A file as itself; a folder as its `*.toml` files, recursively, sorted.
 fn expand(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
     let name = path.display().to_string();
-    let metadata = std::fs::metadata(path).map_err(|error| ScenarioError::whole_file(&name, format!("cannot read: {error}"), "check the path"))?;
+    let metadata =
+        std::fs::metadata(path).map_err(|error| ScenarioError::whole_file(&name, format!("cannot read: {error}"), "check the path"))?;
     if !metadata.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut files = Vec::new();
-    collect_toml(path, &mut files).map_err(|error| ScenarioError::whole_file(&name, format!("cannot list the folder: {error}"), "check the path and its permissions"))?;
+    collect_toml(path, &mut files).map_err(|error| {
+        ScenarioError::whole_file(&name, format!("cannot list the folder: {error}"), "check the path and its permissions")
+    })?;
     if files.is_empty() {
-        return Err(ScenarioError::whole_file(&name, "no *.toml scenario files in this folder", "check the path; scenario files end in .toml"));
+        return Err(ScenarioError::whole_file(
+            &name,
+            "no *.toml scenario files in this folder",
+            "check the path; scenario files end in .toml",
+        ));
     }
     Ok(files)
 }

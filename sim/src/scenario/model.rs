@@ -320,15 +320,26 @@ pub enum FaultAction {
     /// Cut one process off from all others, both ways.
     Isolate(Selector),
     /// One-way: messages from `from` to each of `to` are dropped.
-    Block { from: Selector, to: Vec<Selector> },
+    Block {
+        from: Selector,
+        to: Vec<Selector>,
+    },
     /// One way: messages from `from` to each of `to` take up to `by_ns`
     /// longer, drawn per message (so they also overtake each other).
-    Delay { from: Selector, to: Vec<Selector>, by_ns: u64 },
+    Delay {
+        from: Selector,
+        to: Vec<Selector>,
+        by_ns: u64,
+    },
     Crash(Selector),
     Pause(Selector),
     /// Change the rate from now on and/or step the wall clock; at least one
     /// of the two is set.
-    Clock { target: Selector, drift: Option<f64>, jump_ns: Option<i64> },
+    Clock {
+        target: Selector,
+        drift: Option<f64>,
+        jump_ns: Option<i64>,
+    },
     /// Change the network's loss probability.
     Loss(f64),
     /// Add spare server `sN` to the configuration.

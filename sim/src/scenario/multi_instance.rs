@@ -15,7 +15,8 @@ use super::fields::{TableReader, Val};
 use super::model::{BeliefFrom, SingletonWorkload, TaskWorkload};
 use super::workload::{belief_from, lease};
 
-pub(crate) const TASK_KEYS: [&str; 10] = ["kind", "clients", "ttl", "keepalive", "tasks", "task_every", "work", "poll", "margin", "belief_from"];
+pub(crate) const TASK_KEYS: [&str; 10] =
+    ["kind", "clients", "ttl", "keepalive", "tasks", "task_every", "work", "poll", "margin", "belief_from"];
 pub(crate) const SINGLETON_KEYS: [&str; 9] = ["kind", "clients", "role", "ttl", "keepalive", "interval", "poll", "margin", "belief_from"];
 
 /// Largest number of tasks: far beyond what a run gets through, small
@@ -97,7 +98,11 @@ fn role(v: &Val<'_>, d: &mut Diags) -> Option<String> {
     if fine {
         return Some(text.to_string());
     }
-    v.error(d, format!("`role` = {:?} is not a usable name", text), "name the role with printable characters and no spaces, e.g. \"generator\"");
+    v.error(
+        d,
+        format!("`role` = {:?} is not a usable name", text),
+        "name the role with printable characters and no spaces, e.g. \"generator\"",
+    );
     None
 }
 

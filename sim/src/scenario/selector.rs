@@ -178,8 +178,15 @@ impl World {
                 if n <= clients {
                     return Ok(());
                 }
-                let have = if clients == 0 { "there are no clients".to_string() } else { format!("the workloads have {}", name_range("c", 1, clients)) };
-                Err((format!("`c{n}` names no client: {have}"), "clients are numbered c1… across [[workload]]s in file order; use an existing one or add clients".to_string()))
+                let have = if clients == 0 {
+                    "there are no clients".to_string()
+                } else {
+                    format!("the workloads have {}", name_range("c", 1, clients))
+                };
+                Err((
+                    format!("`c{n}` names no client: {have}"),
+                    "clients are numbered c1… across [[workload]]s in file order; use an existing one or add clients".to_string(),
+                ))
             }
             Process::Store => Ok(()),
         }

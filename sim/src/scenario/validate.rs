@@ -20,7 +20,8 @@ use super::raw::{self, Node, Value};
 use super::selector::World;
 use super::{chaos, expect, fault, suggest, workload};
 
-const TOP_KEYS: [&str; 13] = ["name", "description", "duration", "settle", "seeds", "bugs", "cluster", "network", "clocks", "workload", "fault", "chaos", "expect"];
+const TOP_KEYS: [&str; 13] =
+    ["name", "description", "duration", "settle", "seeds", "bugs", "cluster", "network", "clocks", "workload", "fault", "chaos", "expect"];
 const CLUSTER_KEYS: [&str; 10] = [
     "servers",
     "election_timeout",
@@ -92,7 +93,8 @@ pub(crate) fn parse_located(text: &str, file: &str) -> Result<(Scenario, NameSit
     match scenario(&root, &mut d, file) {
         Some((scenario, name_span)) if d.is_empty() => {
             let location = d.locate(&name_span);
-            let diagnostic = d.diagnostic(name_span, "", "names must be unique among the files checked or swept together: rename one of them");
+            let diagnostic =
+                d.diagnostic(name_span, "", "names must be unique among the files checked or swept together: rename one of them");
             Ok((scenario, NameSite { location, diagnostic }))
         }
         result => {
@@ -217,7 +219,11 @@ fn name<'a>(v: &Val<'a>, d: &mut Diags) -> Option<String> {
     }
     let suggestion = suggestion.trim_end_matches('-');
     let example = if suggestion.is_empty() { "my-scenario" } else { suggestion };
-    v.error(d, format!("`{text}` is not a kebab-case name"), format!("use lowercase letters, digits and single hyphens, e.g. \"{example}\""));
+    v.error(
+        d,
+        format!("`{text}` is not a kebab-case name"),
+        format!("use lowercase letters, digits and single hyphens, e.g. \"{example}\""),
+    );
     None
 }
 
@@ -236,7 +242,11 @@ fn seeds(v: &Val<'_>, d: &mut Diags) -> Option<Range<u64>> {
         return None;
     }
     if low == high {
-        v.error(d, format!("`{text}` is empty: the high end is excluded"), format!("e.g. \"{low}..{}\" for seed {low} alone", low.saturating_add(1)));
+        v.error(
+            d,
+            format!("`{text}` is empty: the high end is excluded"),
+            format!("e.g. \"{low}..{}\" for seed {low} alone", low.saturating_add(1)),
+        );
         return None;
     }
     Some(low..high)

@@ -104,9 +104,15 @@ pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags) -> Option<(u64, u64)
     }
     let shown = super::duration::format_duration;
     let (message, fix) = if keepalive.is_some() {
-        (format!("`keepalive` = {} is not shorter than `ttl` = {}", shown(keepalive_ns), shown(ttl_ns)), "keep-alives must come more often than the lease expires; leave `keepalive` out for ttl / 3".to_string())
+        (
+            format!("`keepalive` = {} is not shorter than `ttl` = {}", shown(keepalive_ns), shown(ttl_ns)),
+            "keep-alives must come more often than the lease expires; leave `keepalive` out for ttl / 3".to_string(),
+        )
     } else {
-        (format!("`ttl` = {} is too short for the default `keepalive` of ttl / 3", shown(ttl_ns)), "use a ttl of at least 3ns, or set `keepalive`".to_string())
+        (
+            format!("`ttl` = {} is too short for the default `keepalive` of ttl / 3", shown(ttl_ns)),
+            "use a ttl of at least 3ns, or set `keepalive`".to_string(),
+        )
     };
     match keepalive {
         Some(v) => v.error(d, message, fix),
@@ -124,7 +130,16 @@ fn lock(t: &mut TableReader<'_>, d: &mut Diags) -> Option<LockWorkload> {
     let belief_from = t.get("belief_from", d, |v, d| belief_from(v, d)).or(BeliefFrom::Send);
     let fenced = t.get("fenced", d, |v, d| v.boolean(d)).or(true);
     let (ttl_ns, keepalive_ns) = lease?;
-    Some(LockWorkload { keys: keys?, ttl_ns, keepalive_ns, hold_ns: hold_ns?, think_ns: think_ns?, margin: margin?, belief_from: belief_from?, fenced: fenced? })
+    Some(LockWorkload {
+        keys: keys?,
+        ttl_ns,
+        keepalive_ns,
+        hold_ns: hold_ns?,
+        think_ns: think_ns?,
+        margin: margin?,
+        belief_from: belief_from?,
+        fenced: fenced?,
+    })
 }
 
 fn lock_keys(v: &Val<'_>, d: &mut Diags) -> Option<Vec<String>> {

@@ -20,7 +20,12 @@ pub fn render(shrunk: &Shrunk, source: &Path, out: &Path) -> String {
     let (b, a) = (&shrunk.before, &shrunk.after);
     let drawn = if shrunk.drawn_faults > 0 { format!(" ({} drawn by [chaos])", shrunk.drawn_faults) } else { String::new() };
     let mut text = String::new();
-    text.push_str(&format!("# Shrunk by `leasesim shrink` from {}, seed {}{with_bugs}: {}.\n", source.display(), shrunk.seed, what_fires(shrunk)));
+    text.push_str(&format!(
+        "# Shrunk by `leasesim shrink` from {}, seed {}{with_bugs}: {}.\n",
+        source.display(),
+        shrunk.seed,
+        what_fires(shrunk)
+    ));
     text.push_str(&format!("# Before: {b}{drawn}.\n# After:  {a} ({} shrink runs).\n", shrunk.runs));
     text.push_str(&format!("# Replay: leasesim run {} --seed {}   (exit 1 while the bug is there)\n", out.display(), shrunk.seed));
     text.push_str(&format!("# Trace:  leasesim replay {} --seed {}\n", out.display(), shrunk.seed));

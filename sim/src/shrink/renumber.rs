@@ -189,7 +189,10 @@ mod tests {
         assert!(s.faults.iter().any(|f| f.action == FaultAction::Add(4)), "s6 became s4");
         assert!(s.clocks.contains_key(&Process::Server(4)));
         let partition = s.faults.iter().find(|f| matches!(f.action, FaultAction::Partition(_))).expect("kept");
-        assert_eq!(partition.action, FaultAction::Partition(vec![vec![Selector::Server(1)], vec![Selector::Server(2), Selector::Client(3)]]));
+        assert_eq!(
+            partition.action,
+            FaultAction::Partition(vec![vec![Selector::Server(1)], vec![Selector::Server(2), Selector::Client(3)]])
+        );
         reparses(&s);
         let s = without_spares(&scenario()).expect("spares");
         assert!(!s.faults.iter().any(|f| matches!(f.action, FaultAction::Add(_))));

@@ -50,8 +50,7 @@ impl Runner {
             let batch: Vec<Scenario> = (0..room).filter_map(|_| pending.pop()).collect();
             let seed = self.seed;
             let outcomes: Vec<RunOutcome> = std::thread::scope(|scope| {
-                let handles: Vec<_> =
-                    batch.iter().map(|s| scope.spawn(move || run_seed(s, seed, &RunOptions::default()))).collect();
+                let handles: Vec<_> = batch.iter().map(|s| scope.spawn(move || run_seed(s, seed, &RunOptions::default()))).collect();
                 handles.into_iter().map(|h| h.join().expect("run_seed reports panics as outcomes")).collect()
             });
             match outcomes.iter().position(|o| self.fires(o)) {

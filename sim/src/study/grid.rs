@@ -43,11 +43,14 @@ pub fn cells(spec: &StudySpec) -> Vec<CellParams> {
         cells
             .into_iter()
             .flat_map(|cell| {
-                values.iter().map(|v| {
-                    let mut c = cell.clone();
-                    set(&mut c, *v);
-                    c
-                }).collect::<Vec<_>>()
+                values
+                    .iter()
+                    .map(|v| {
+                        let mut c = cell.clone();
+                        set(&mut c, *v);
+                        c
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect()
     }

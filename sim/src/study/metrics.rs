@@ -198,7 +198,11 @@ impl CellMetrics {
         self.false_expiries += run.false_expiries;
         let rate = |id: &str| {
             let n = self.invariants.get(id).copied().unwrap_or(0) as f64;
-            if self.lease_hours > 0.0 { n / self.lease_hours } else { 0.0 }
+            if self.lease_hours > 0.0 {
+                n / self.lease_hours
+            } else {
+                0.0
+            }
         };
         self.belief_overlap_per_lease_hour = rate("lock-belief-overlap");
         self.early_expiry_per_lease_hour = rate("lease-early-expiry");

@@ -32,7 +32,8 @@ pub fn write_all(dir: &Path, results: &StudyResults) -> std::io::Result<Vec<Path
     Ok(written)
 }
 
-const CSV_HEADER: &str = "cell,lease_expiry,fenced,belief_from,ttl_ms,pause_ms,wall_offset_ms,leader_jump_ms,client_drift,leader_drift,margin,\
+const CSV_HEADER: &str =
+    "cell,lease_expiry,fenced,belief_from,ttl_ms,pause_ms,wall_offset_ms,leader_jump_ms,client_drift,leader_drift,margin,\
 runs,runs_with_violation,lock_belief_overlap,lease_early_expiry,fencing_order,other_invariants,lease_hours,\
 overlap_per_lease_hour,early_expiry_per_lease_hour,min_margin_ms,stale_rejected,stale_accepted,\
 unavailability_samples,unavailability_mean_ms,unavailability_max_ms,false_expiries,predicted,measured,agreement";
@@ -100,8 +101,7 @@ fn sorted_unique(values: impl Iterator<Item = f64>) -> Vec<f64> {
 /// leader drift × margin: clock-skew violations per lease-hour, summed
 /// over the cells' other axes.
 fn heatmaps(results: &StudyResults) -> Vec<(String, String)> {
-    let cells: Vec<&CellResult> =
-        results.cells.iter().filter(|c| c.params.leader_drift.is_some() && c.params.margin.is_some()).collect();
+    let cells: Vec<&CellResult> = results.cells.iter().filter(|c| c.params.leader_drift.is_some() && c.params.margin.is_some()).collect();
     if cells.is_empty() {
         return Vec::new();
     }
@@ -118,7 +118,8 @@ fn heatmaps(results: &StudyResults) -> Vec<(String, String)> {
             .map(|y| {
                 xs.iter()
                     .map(|x| {
-                        let here: Vec<_> = mine.iter().filter(|c| c.params.leader_drift == Some(*x) && c.params.margin == Some(*y)).collect();
+                        let here: Vec<_> =
+                            mine.iter().filter(|c| c.params.leader_drift == Some(*x) && c.params.margin == Some(*y)).collect();
                         if here.is_empty() {
                             return None;
                         }
@@ -133,19 +134,13 @@ fn heatmaps(results: &StudyResults) -> Vec<(String, String)> {
         // The theoretical boundary m*(ρ) from the bound with a = P = 0,
         // sampled along the drift axis (ρ = that drift; other clocks exact).
         let from_receipt = mine.iter().any(|c| c.params.belief_from == Some("receipt"));
-        let delay_over_ttl = mine
-            .iter()
-            .find_map(|c| c.prediction.as_ref().map(|p| p.delay_ns as f64 / p.ttl_ns.max(1) as f64))
-            .unwrap_or(0.0);
+        let delay_over_ttl =
+            mine.iter().find_map(|c| c.prediction.as_ref().map(|p| p.delay_ns as f64 / p.ttl_ns.max(1) as f64)).unwrap_or(0.0);
         let (lo, hi) = (xs[0], xs[xs.len() - 1]);
         let boundary: Vec<(f64, f64)> = (0..=40)
             .map(|k| lo + (hi - lo) * k as f64 / 40.0)
             .map(|rho| {
-                let m = if from_receipt {
-                    1.0 - (1.0 - rho) * (1.0 / (1.0 + rho) - delay_over_ttl)
-                } else {
-                    2.0 * rho / (1.0 + rho)
-                };
+                let m = if from_receipt { 1.0 - (1.0 - rho) * (1.0 / (1.0 + rho) - delay_over_ttl) } else { 2.0 * rho / (1.0 + rho) };
                 (rho, m)
             })
             .collect();
@@ -190,14 +185,19 @@ fn unavailability_chart(results: &StudyResults) -> Option<String> {
         .iter()
         .map(|name| {
             let mut points: Vec<(f64, f64)> = Vec::new();
-            let ttls = sorted_unique(cells.iter().filter(|c| c.params.lease_expiry.unwrap_or("base") == *name).filter_map(|c| c.params.ttl_ns.map(|t| t as f64)));
+            let ttls = sorted_unique(
+                cells.iter().filter(|c| c.params.lease_expiry.unwrap_or("base") == *name).filter_map(|c| c.params.ttl_ns.map(|t| t as f64)),
+            );
             for ttl in ttls {
                 let here: Vec<_> = cells
                     .iter()
                     .filter(|c| c.params.lease_expiry.unwrap_or("base") == *name && c.params.ttl_ns.map(|t| t as f64) == Some(ttl))
                     .collect();
                 let samples: u64 = here.iter().map(|c| c.metrics.unavailability_samples).sum();
-                let total: f64 = here.iter().map(|c| c.metrics.unavailability_mean_ns.unwrap_or(0) as f64 * c.metrics.unavailability_samples as f64).sum();
+                let total: f64 = here
+                    .iter()
+                    .map(|c| c.metrics.unavailability_mean_ns.unwrap_or(0) as f64 * c.metrics.unavailability_samples as f64)
+                    .sum();
                 if samples > 0 {
                     points.push((ttl / 1e9, total / samples as f64 / 1e9));
                 }

@@ -51,18 +51,8 @@ pub struct StudySpec {
 }
 
 const TOP_KEYS: [&str; 8] = ["name", "description", "base", "seeds", "axes", "jump_at", "pause_at", "pause_every"];
-const AXIS_KEYS: [&str; 10] = [
-    "lease_expiry",
-    "leader_drift",
-    "client_drift",
-    "wall_offset",
-    "leader_jump",
-    "margin",
-    "belief_from",
-    "ttl",
-    "pause",
-    "fenced",
-];
+const AXIS_KEYS: [&str; 10] =
+    ["lease_expiry", "leader_drift", "client_drift", "wall_offset", "leader_jump", "margin", "belief_from", "ttl", "pause", "fenced"];
 
 /// Reads and validates a spec file.
 pub fn load(path: &Path) -> Result<StudySpec, ScenarioError> {
@@ -90,9 +80,7 @@ pub fn parse(text: &str, file: &str) -> Result<StudySpec, ScenarioError> {
         d.key(None, key, format!("unknown key `{key}`"), format!("use one of: {}", TOP_KEYS.join(", ")));
     }
     let name = match table.get("name") {
-        Some(Value::String(s)) if !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') => {
-            s.clone()
-        }
+        Some(Value::String(s)) if !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') => s.clone(),
         Some(_) => {
             d.key(None, "name", "`name` must be kebab-case", "write e.g. name = \"drift-vs-margin\"");
             String::new()
@@ -167,7 +155,12 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
             continue;
         }
         let bad = |d: &mut Diags<'_>, what: &str| {
-            d.key(Some("axes"), key, format!("axis `{key}` holds a value that is not {what}"), format!("every value of `{key}` must be {what}"));
+            d.key(
+                Some("axes"),
+                key,
+                format!("axis `{key}` holds a value that is not {what}"),
+                format!("every value of `{key}` must be {what}"),
+            );
         };
         match key.as_str() {
             "lease_expiry" => {
@@ -178,8 +171,7 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
                 }
             }
             "leader_drift" | "client_drift" | "margin" => {
-                let (lo, hi, what) =
-                    if key == "margin" { (0.0, 1.0, "a number in [0, 1)") } else { (-1.0, 1.0, "a number in (-1, 1)") };
+                let (lo, hi, what) = if key == "margin" { (0.0, 1.0, "a number in [0, 1)") } else { (-1.0, 1.0, "a number in (-1, 1)") };
                 let parsed: Option<Vec<f64>> = values
                     .iter()
                     .map(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))

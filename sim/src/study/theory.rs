@@ -56,13 +56,7 @@ pub fn predict(s: &Scenario) -> Option<Prediction> {
     // madsim charges at least 1 ms per send and per receive.
     let d = (s.network.latency_ns.1 + 2_000_000) as f64;
     let a = lock.hold_ns.1 as f64 + d;
-    let pause = s
-        .faults
-        .iter()
-        .filter(|f| matches!(f.action, FaultAction::Pause(_)))
-        .filter_map(|f| f.for_ns)
-        .max()
-        .unwrap_or(0) as f64;
+    let pause = s.faults.iter().filter(|f| matches!(f.action, FaultAction::Pause(_))).filter_map(|f| f.for_ns).max().unwrap_or(0) as f64;
     let bound = |a: f64, p: f64| match lock.belief_from {
         BeliefFrom::Send => t * (1.0 - rho) / (1.0 + rho) - (1.0 - rho) * (a + p),
         BeliefFrom::Receipt => (1.0 - rho) * (t / (1.0 + rho) - d - a - p),
@@ -75,7 +69,8 @@ pub fn predict(s: &Scenario) -> Option<Prediction> {
         FaultAction::Clock { jump_ns: Some(j), .. } => Some(j.unsigned_abs()),
         _ => None,
     });
-    let offsets = s.clocks.iter().filter(|(p, _)| matches!(p, crate::scenario::Process::Server(_))).map(|(_, c)| c.offset_ns.unsigned_abs());
+    let offsets =
+        s.clocks.iter().filter(|(p, _)| matches!(p, crate::scenario::Process::Server(_))).map(|(_, c)| c.offset_ns.unsigned_abs());
     let wall_error_ns = jumps.chain(offsets).max().unwrap_or(0);
     let wall_safe = s.cluster.lease_expiry != ExpiryStrategy::LeaderStampedWall || (wall_error_ns as f64) <= belief_slack.max(0.0);
     let beliefs_safe = belief_slack >= 0.0 && wall_safe;

@@ -23,19 +23,29 @@ use crate::observe::Event;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     /// A grant request is in flight.
-    Granting { seq: u64 },
-    Live { lease: LeaseId },
+    Granting {
+        seq: u64,
+    },
+    Live {
+        lease: LeaseId,
+    },
 }
 
 /// What a completion meant for the lease.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LeaseNews {
-    Granted { lease: LeaseId },
+    Granted {
+        lease: LeaseId,
+    },
     /// A keep-alive renewed the belief up to `until_mono_ns` (own clock).
-    Renewed { until_mono_ns: u64 },
+    Renewed {
+        until_mono_ns: u64,
+    },
     /// The cluster refused a keep-alive: the lease is gone. A new grant is
     /// already on its way.
-    Lost { lease: LeaseId },
+    Lost {
+        lease: LeaseId,
+    },
 }
 
 pub struct LeaseKeeper {
@@ -55,7 +65,15 @@ impl LeaseKeeper {
     pub fn start(session: &mut Session, now_mono_ns: u64, ttl_ns: u64, keepalive_ns: u64, belief: Belief) -> Self {
         assert!(keepalive_ns > 0 && keepalive_ns < ttl_ns, "keep-alive must come before the TTL runs out");
         let seq = session.submit(now_mono_ns, Op::LeaseGrant { ttl_ns, id: None });
-        LeaseKeeper { ttl_ns, keepalive_ns, state: State::Granting { seq }, keepalive_seq: None, next_keepalive_mono_ns: None, wall_minus_mono_ns: None, belief }
+        LeaseKeeper {
+            ttl_ns,
+            keepalive_ns,
+            state: State::Granting { seq },
+            keepalive_seq: None,
+            next_keepalive_mono_ns: None,
+            wall_minus_mono_ns: None,
+            belief,
+        }
     }
 
     pub fn new_belief(margin: f64, from: BeliefFrom, trust_full_ttl: bool) -> Belief {

@@ -36,13 +36,29 @@ pub struct LockSpec {
 enum Phase {
     /// Waiting for a lease.
     NoLease,
-    Thinking { until_mono_ns: u64 },
-    Acquiring { key: String, seq: u64 },
-    Working { key: String, token: u64, until_mono_ns: u64 },
+    Thinking {
+        until_mono_ns: u64,
+    },
+    Acquiring {
+        key: String,
+        seq: u64,
+    },
+    Working {
+        key: String,
+        token: u64,
+        until_mono_ns: u64,
+    },
     /// The store write is in flight; resent at `resend_mono_ns` if neither
     /// it nor its reply got through (the store takes a repeat: same token).
-    Writing { key: String, token: u64, request_id: u64, resend_mono_ns: u64 },
-    Releasing { seq: u64 },
+    Writing {
+        key: String,
+        token: u64,
+        request_id: u64,
+        resend_mono_ns: u64,
+    },
+    Releasing {
+        seq: u64,
+    },
 }
 
 pub struct LockClient {

@@ -18,8 +18,8 @@ pub mod task;
 pub mod task_generator;
 
 use leasesim_core::client::{ClientConfig, Session};
-use leasesim_core::{ClientId, NodeId};
 use leasesim_core::seed::{derive_seed, Stream};
+use leasesim_core::{ClientId, NodeId};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 

@@ -52,10 +52,17 @@ pub struct SingletonSpec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
     NoLease,
-    Idle { until_mono_ns: u64 },
-    Taking { seq: u64 },
+    Idle {
+        until_mono_ns: u64,
+    },
+    Taking {
+        seq: u64,
+    },
     /// Runs the role with `token`; the job runs next at `job_mono_ns`.
-    Running { token: u64, job_mono_ns: u64 },
+    Running {
+        token: u64,
+        job_mono_ns: u64,
+    },
 }
 
 pub struct SingletonInstance {

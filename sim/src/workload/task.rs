@@ -66,14 +66,37 @@ enum Phase {
     /// Waiting for a lease.
     NoLease,
     /// Nothing free was found; look again at `until_mono_ns`.
-    Idle { until_mono_ns: u64 },
-    ReadingCount { seq: u64 },
-    Claiming { task: u64, seq: u64 },
+    Idle {
+        until_mono_ns: u64,
+    },
+    ReadingCount {
+        seq: u64,
+    },
+    Claiming {
+        task: u64,
+        seq: u64,
+    },
     /// The fenced start is on its way to the data store.
-    Starting { task: u64, token: u64, request_id: u64, resend_mono_ns: u64 },
-    Working { task: u64, token: u64, until_mono_ns: u64 },
-    Completing { task: u64, token: u64, request_id: u64, resend_mono_ns: u64 },
-    MarkingDone { seq: u64 },
+    Starting {
+        task: u64,
+        token: u64,
+        request_id: u64,
+        resend_mono_ns: u64,
+    },
+    Working {
+        task: u64,
+        token: u64,
+        until_mono_ns: u64,
+    },
+    Completing {
+        task: u64,
+        token: u64,
+        request_id: u64,
+        resend_mono_ns: u64,
+    },
+    MarkingDone {
+        seq: u64,
+    },
 }
 
 impl Phase {

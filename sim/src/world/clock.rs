@@ -117,16 +117,12 @@ impl SimClock {
 
     /// Whether the wall clock was stepped at or before `true_ns`.
     pub fn wall_jumped_until(&self, true_ns: u64) -> bool {
-        self.segments
-            .windows(2)
-            .any(|w| w[1].true_start_ns <= true_ns && w[1].wall_minus_mono_ns != w[0].wall_minus_mono_ns)
+        self.segments.windows(2).any(|w| w[1].true_start_ns <= true_ns && w[1].wall_minus_mono_ns != w[0].wall_minus_mono_ns)
     }
 
     /// Whether the wall clock stepped forward at or before `true_ns`.
     pub fn wall_jumped_forward_until(&self, true_ns: u64) -> bool {
-        self.segments
-            .windows(2)
-            .any(|w| w[1].true_start_ns <= true_ns && w[1].wall_minus_mono_ns > w[0].wall_minus_mono_ns)
+        self.segments.windows(2).any(|w| w[1].true_start_ns <= true_ns && w[1].wall_minus_mono_ns > w[0].wall_minus_mono_ns)
     }
 }
 

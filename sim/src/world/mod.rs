@@ -20,9 +20,9 @@ use leasesim_core::{NodeId, Term};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::observe::{Event, Obs, ObsLog};
-use leasesim_core::server::ServerEvent;
 use clock::SimClock;
 use disk::Disk;
+use leasesim_core::server::ServerEvent;
 use network::Network;
 use wire::{Proc, Wire};
 
@@ -311,11 +311,7 @@ impl World {
     /// The current leader: the up server reporting Leader with the highest term.
     pub fn leader(&self) -> Option<NodeId> {
         let probes = self.probes();
-        probes
-            .iter()
-            .filter(|(n, p)| p.role == Role::Leader && self.is_up(Proc::Server(**n)))
-            .max_by_key(|(_, p)| p.term)
-            .map(|(n, _)| *n)
+        probes.iter().filter(|(n, p)| p.role == Role::Leader && self.is_up(Proc::Server(**n))).max_by_key(|(_, p)| p.term).map(|(n, _)| *n)
     }
 
     pub fn set_client_timeout_ns(&self, ns: u64) {

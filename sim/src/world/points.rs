@@ -18,10 +18,18 @@ use crate::world::wire::Proc;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PointAction {
     /// Down for `for_ns` (until the settle phase when `None`).
-    Crash { for_ns: Option<u64> },
+    Crash {
+        for_ns: Option<u64>,
+    },
     /// Stopped for `for_ns`, and never past the settle phase's start.
-    Pause { for_ns: Option<u64>, settle_at_ns: u64 },
-    Clock { drift: Option<f64>, jump_ns: Option<i64> },
+    Pause {
+        for_ns: Option<u64>,
+        settle_at_ns: u64,
+    },
+    Clock {
+        drift: Option<f64>,
+        jump_ns: Option<i64>,
+    },
 }
 
 #[derive(Clone, Debug)]

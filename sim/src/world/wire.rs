@@ -97,7 +97,16 @@ mod tests {
 
     #[test]
     fn addresses_round_trip() {
-        for p in [Proc::Server(1), Proc::Server(9), Proc::Client(1), Proc::Client(249), Proc::Client(250), Proc::Client(600), Proc::Store, Proc::Admin] {
+        for p in [
+            Proc::Server(1),
+            Proc::Server(9),
+            Proc::Client(1),
+            Proc::Client(249),
+            Proc::Client(250),
+            Proc::Client(600),
+            Proc::Store,
+            Proc::Admin,
+        ] {
             assert_eq!(Proc::from_addr(p.addr()), Some(p), "{p}");
         }
     }

@@ -37,7 +37,16 @@ fn cut_off(action: &str) -> Vec<String> {
     if let Some(rest) = action.strip_prefix("partition ") {
         let groups: Vec<Vec<String>> = rest
             .split('|')
-            .map(|g| g.trim().trim_start_matches('[').trim_end_matches(']').split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+            .map(|g| {
+                g.trim()
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
             .collect();
         return groups.into_iter().min_by_key(|g| g.len()).unwrap_or_default();
     }

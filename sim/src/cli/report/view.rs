@@ -87,7 +87,9 @@ fn trace_lines(obs: &[Obs], notes: &mut Vec<String>) -> Vec<TraceLine> {
     let bookkeeping = |o: &&Obs| {
         matches!(
             &o.event,
-            Event::Server { event: ServerEvent::Applied { .. } | ServerEvent::RequestApplied { .. } | ServerEvent::RequestDeduplicated { .. } }
+            Event::Server {
+                event: ServerEvent::Applied { .. } | ServerEvent::RequestApplied { .. } | ServerEvent::RequestDeduplicated { .. }
+            }
         )
     };
     let line = |o: &Obs| TraceLine { at_ns: o.at_ns, proc: o.proc.to_string(), text: describe(&o.event) };
@@ -95,10 +97,17 @@ fn trace_lines(obs: &[Obs], notes: &mut Vec<String>) -> Vec<TraceLine> {
         return obs.iter().map(line).collect();
     }
     let kept: Vec<&Obs> = obs.iter().filter(|o| !bookkeeping(o)).collect();
-    notes.push(format!("the trace panel leaves out {} Applied / RequestApplied / RequestDeduplicated lines to keep the page small", obs.len() - kept.len()));
+    notes.push(format!(
+        "the trace panel leaves out {} Applied / RequestApplied / RequestDeduplicated lines to keep the page small",
+        obs.len() - kept.len()
+    ));
     if kept.len() > MAX_TRACE_LINES {
         let last = kept[MAX_TRACE_LINES - 1].at_ns;
-        notes.push(format!("the trace panel stops at {} ({} more lines left out); `leasesim run … --trace FILE` writes them all", leasesim_core::fmt_secs(last), kept.len() - MAX_TRACE_LINES));
+        notes.push(format!(
+            "the trace panel stops at {} ({} more lines left out); `leasesim run … --trace FILE` writes them all",
+            leasesim_core::fmt_secs(last),
+            kept.len() - MAX_TRACE_LINES
+        ));
     }
     kept.into_iter().take(MAX_TRACE_LINES).map(line).collect()
 }
@@ -198,7 +207,11 @@ fn clock_trace(clock: &SimClock, end_ns: u64) -> (ClockTrace, Vec<LaneMark>) {
                 marks.push(LaneMark { at_ns: s.true_start_ns, kind: "jump".into(), label });
             }
             if s.drift != prev.drift {
-                let label = format!("clock rate now {} (was {})", leasesim_reports::units::percent(s.drift), leasesim_reports::units::percent(prev.drift));
+                let label = format!(
+                    "clock rate now {} (was {})",
+                    leasesim_reports::units::percent(s.drift),
+                    leasesim_reports::units::percent(prev.drift)
+                );
                 marks.push(LaneMark { at_ns: s.true_start_ns, kind: "drift".into(), label });
             }
         }
@@ -214,9 +227,12 @@ fn clock_trace(clock: &SimClock, end_ns: u64) -> (ClockTrace, Vec<LaneMark>) {
 fn fault_notes(obs: &[Obs]) -> Vec<FaultNote> {
     obs.iter()
         .filter_map(|o| match &o.event {
-            Event::FaultSkipped { action, why } => Some(FaultNote { at_ns: o.at_ns, label: format!("skipped {action}: {why}"), skipped: true }),
+            Event::FaultSkipped { action, why } => {
+                Some(FaultNote { at_ns: o.at_ns, label: format!("skipped {action}: {why}"), skipped: true })
+            }
             Event::Fault { action } => {
-                let own_mark = ["partition ", "isolate ", "block ", "heal links", "clock of ", "crash:"].iter().any(|p| action.starts_with(p));
+                let own_mark =
+                    ["partition ", "isolate ", "block ", "heal links", "clock of ", "crash:"].iter().any(|p| action.starts_with(p));
                 (!own_mark).then(|| FaultNote { at_ns: o.at_ns, label: format!("{}: {action}", o.proc), skipped: false })
             }
             _ => None,
@@ -239,7 +255,14 @@ fn lock_tracks(scenario: &Scenario, outcome: &RunOutcome, end_ns: u64) -> Vec<Lo
                 let id = (key.clone(), *token);
                 if !open.contains_key(&id) && !closed.contains(&id) {
                     tracks.entry(key.clone()).or_default();
-                    let hold = Hold { client: *client, token: *token, lease: *lease, start_ns: o.at_ns, end_ns, end: "still held at the end".into() };
+                    let hold = Hold {
+                        client: *client,
+                        token: *token,
+                        lease: *lease,
+                        start_ns: o.at_ns,
+                        end_ns,
+                        end: "still held at the end".into(),
+                    };
                     open.insert(id, hold);
                 }
             }

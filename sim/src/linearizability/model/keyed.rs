@@ -50,10 +50,7 @@ pub enum KeyedInput {
 impl KeyedInput {
     pub fn key(&self) -> &str {
         match self {
-            KeyedInput::Read { key }
-            | KeyedInput::Write { key, .. }
-            | KeyedInput::Cas { key, .. }
-            | KeyedInput::Append { key, .. } => key,
+            KeyedInput::Read { key } | KeyedInput::Write { key, .. } | KeyedInput::Cas { key, .. } | KeyedInput::Append { key, .. } => key,
         }
     }
 }
@@ -77,10 +74,7 @@ impl Answers<KeyedInput> for KeyedOutput {
         matches!(
             (input, self),
             (KeyedInput::Read { .. }, KeyedOutput::Read { .. })
-                | (
-                    KeyedInput::Write { .. } | KeyedInput::Append { .. },
-                    KeyedOutput::Ok
-                )
+                | (KeyedInput::Write { .. } | KeyedInput::Append { .. }, KeyedOutput::Ok)
                 | (KeyedInput::Cas { .. }, KeyedOutput::Cas { .. })
         )
     }
@@ -101,30 +95,17 @@ impl Model for KeyedModel {
         self.initial.clone()
     }
 
-    fn step(
-        &self,
-        state: &Option<String>,
-        input: &KeyedInput,
-        output: Option<&KeyedOutput>,
-    ) -> Option<Option<String>> {
+    fn step(&self, state: &Option<String>, input: &KeyedInput, output: Option<&KeyedOutput>) -> Option<Option<String>> {
         match (input, output) {
             (KeyedInput::Read { .. }, None) => Some(state.clone()),
-            (KeyedInput::Read { .. }, Some(KeyedOutput::Read { value })) => {
-                (value == state).then(|| state.clone())
-            }
-            (KeyedInput::Write { value, .. }, None | Some(KeyedOutput::Ok)) => {
-                Some(Some(value.clone()))
-            }
+            (KeyedInput::Read { .. }, Some(KeyedOutput::Read { value })) => (value == state).then(|| state.clone()),
+            (KeyedInput::Write { value, .. }, None | Some(KeyedOutput::Ok)) => Some(Some(value.clone())),
             (KeyedInput::Append { value, .. }, None | Some(KeyedOutput::Ok)) => {
                 Some(Some(format!("{}{value}", state.as_deref().unwrap_or(""))))
             }
             (KeyedInput::Cas { expected, new, .. }, out) => {
                 let matched = expected == state;
-                let next = if matched {
-                    Some(new.clone())
-                } else {
-                    state.clone()
-                };
+                let next = if matched { Some(new.clone()) } else { state.clone() };
                 match out {
                     None => Some(next),
                     Some(KeyedOutput::Cas { succeeded }) => (*succeeded == matched).then_some(next),
@@ -173,13 +154,7 @@ impl fmt::Display for KeyedInput {
                 write!(f, "write {}{}", key_prefix(key), shown(value))
             }
             KeyedInput::Cas { key, expected, new } => {
-                write!(
-                    f,
-                    "cas {}[{} {}]",
-                    key_prefix(key),
-                    nil_or(expected),
-                    shown(new)
-                )
+                write!(f, "cas {}[{} {}]", key_prefix(key), nil_or(expected), shown(new))
             }
             KeyedInput::Append { key, value } => {
                 write!(f, "append {}{}", key_prefix(key), shown(value))
@@ -212,53 +187,27 @@ mod tests {
     fn register_starts_nil_and_kv_starts_empty() {
         let register = KeyedModel::default();
         let read = KeyedInput::Read { key: "k".into() };
-        assert_eq!(
-            register.step(
-                &register.init(),
-                &read,
-                Some(&KeyedOutput::Read { value: None })
-            ),
-            Some(None)
-        );
+        assert_eq!(register.step(&register.init(), &read, Some(&KeyedOutput::Read { value: None })), Some(None));
         let kv = KeyedModel { initial: s("") };
-        assert_eq!(
-            kv.step(&kv.init(), &read, Some(&KeyedOutput::Read { value: None })),
-            None
-        );
-        assert_eq!(
-            kv.step(&kv.init(), &read, Some(&KeyedOutput::Read { value: s("") })),
-            Some(s(""))
-        );
+        assert_eq!(kv.step(&kv.init(), &read, Some(&KeyedOutput::Read { value: None })), None);
+        assert_eq!(kv.step(&kv.init(), &read, Some(&KeyedOutput::Read { value: s("") })), Some(s("")));
     }
 
     #[test]
     fn append_concatenates_and_write_replaces() {
         let m = KeyedModel { initial: s("") };
-        let append = KeyedInput::Append {
-            key: "k".into(),
-            value: "x".into(),
-        };
+        let append = KeyedInput::Append { key: "k".into(), value: "x".into() };
         let after = m.step(&s("a"), &append, Some(&KeyedOutput::Ok)).unwrap();
         assert_eq!(after, s("ax"));
         assert_eq!(m.step(&None, &append, None), Some(s("x")));
-        let write = KeyedInput::Write {
-            key: "k".into(),
-            value: "y".into(),
-        };
-        assert_eq!(
-            m.step(&s("ax"), &write, Some(&KeyedOutput::Ok)),
-            Some(s("y"))
-        );
+        let write = KeyedInput::Write { key: "k".into(), value: "y".into() };
+        assert_eq!(m.step(&s("ax"), &write, Some(&KeyedOutput::Ok)), Some(s("y")));
     }
 
     #[test]
     fn cas_outcomes_are_observations() {
         let m = KeyedModel::default();
-        let cas = KeyedInput::Cas {
-            key: "k".into(),
-            expected: s("1"),
-            new: "2".into(),
-        };
+        let cas = KeyedInput::Cas { key: "k".into(), expected: s("1"), new: "2".into() };
         let ok = KeyedOutput::Cas { succeeded: true };
         let fail = KeyedOutput::Cas { succeeded: false };
         assert_eq!(m.step(&s("1"), &cas, Some(&ok)), Some(s("2")));
@@ -272,17 +221,10 @@ mod tests {
 
     #[test]
     fn display_shows_keys_only_when_there_are_several() {
-        let write = KeyedInput::Write {
-            key: String::new(),
-            value: "1".into(),
-        };
+        let write = KeyedInput::Write { key: String::new(), value: "1".into() };
         assert_eq!(write.to_string(), "write 1");
         assert_eq!(KeyedInput::Read { key: String::new() }.to_string(), "read");
-        let cas = KeyedInput::Cas {
-            key: "7".into(),
-            expected: None,
-            new: "x y".into(),
-        };
+        let cas = KeyedInput::Cas { key: "7".into(), expected: None, new: "x y".into() };
         assert_eq!(cas.to_string(), "cas 7 [nil \"x y\"]");
         assert_eq!(KeyedOutput::Read { value: s("") }.to_string(), "\"\"");
     }

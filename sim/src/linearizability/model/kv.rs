@@ -256,9 +256,7 @@ pub fn compile<'a>(ops: impl IntoIterator<Item = &'a Operation>) -> Vec<(KvCmd, 
     ops.into_iter()
         .map(|op| {
             let cmd = match &op.input {
-                KvInput::Put { key, value, lease } => {
-                    KvCmd::Put { key: keys.id(key), value: values.id(value), lease: *lease }
-                }
+                KvInput::Put { key, value, lease } => KvCmd::Put { key: keys.id(key), value: values.id(value), lease: *lease },
                 KvInput::Get { key } => KvCmd::Get { key: keys.id(key) },
                 KvInput::Delete { key } => KvCmd::Delete { key: keys.id(key) },
                 KvInput::Cas { key, expected, value, lease } => KvCmd::Cas {
@@ -318,9 +316,7 @@ mod tests {
 
     #[test]
     fn cas_compares_against_absent_and_present() {
-        let s =
-            run(&[(KvCmd::Cas { key: 1, expected: None, value: 2, lease: None }, KvAnswer::Cas { succeeded: true })])
-                .unwrap();
+        let s = run(&[(KvCmd::Cas { key: 1, expected: None, value: 2, lease: None }, KvAnswer::Cas { succeeded: true })]).unwrap();
         assert_eq!(s.value(1), Some(2));
         let again = KvCmd::Cas { key: 1, expected: None, value: 3, lease: None };
         assert_eq!(M.step(&s, &again, Some(&KvAnswer::Cas { succeeded: true })), None);

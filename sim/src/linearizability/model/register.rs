@@ -60,10 +60,7 @@ mod tests {
         assert_eq!(s, None);
         assert_eq!(M.step(&s, &RegisterInput::Read, Some(&RegisterOutput::Read { value: None })), Some(None));
         assert_eq!(M.step(&s, &RegisterInput::Read, Some(&RegisterOutput::Read { value: Some(1) })), None);
-        assert_eq!(
-            M.step(&Some(3), &RegisterInput::Read, Some(&RegisterOutput::Read { value: Some(3) })),
-            Some(Some(3))
-        );
+        assert_eq!(M.step(&Some(3), &RegisterInput::Read, Some(&RegisterOutput::Read { value: Some(3) })), Some(Some(3)));
     }
 
     #[test]
@@ -92,10 +89,7 @@ mod tests {
     #[test]
     fn wrong_output_kind_never_answers() {
         assert_eq!(M.step(&None, &RegisterInput::Read, Some(&RegisterOutput::Write)), None);
-        assert_eq!(
-            M.step(&None, &RegisterInput::Write { value: 1 }, Some(&RegisterOutput::Cas { succeeded: true })),
-            None
-        );
+        assert_eq!(M.step(&None, &RegisterInput::Write { value: 1 }, Some(&RegisterOutput::Cas { succeeded: true })), None);
         assert!(M.is_read_only(&RegisterInput::Read));
         assert!(!M.is_read_only(&RegisterInput::Write { value: 1 }));
     }
