@@ -68,6 +68,15 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     violations
 }
 
+/// Names an event for "taken once" without formatting it: XXH3 over its
+/// fields as `Hash` feeds them.
+fn event_digest(event: &ServerEvent) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    event.hash(&mut hasher);
+    hasher.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use leasesim_core::server::ServerEvent;
@@ -105,13 +114,4 @@ mod tests {
         run.everywhere(2 * S, granted(3, 2));
         assert!(run.fired().is_empty());
     }
-}
-
-/// Names an event for "taken once" without formatting it: XXH3 over its
-/// fields as `Hash` feeds them.
-fn event_digest(event: &ServerEvent) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    event.hash(&mut hasher);
-    hasher.finish()
 }

@@ -287,7 +287,7 @@ mod tests {
         call(&mut run, S, 1, 1, Op::Put { key: "k0".into(), value: "a".into(), lease: None });
         ret(&mut run, S + 10 * MS, 1, 1, Response::Done { revision: 1 });
         call(&mut run, 2 * S, 2, 1, Op::Get { key: "k0".into() });
-        call(&mut run, 2 * S + 1 * MS, 1, 2, Op::Put { key: "k0".into(), value: "b".into(), lease: None });
+        call(&mut run, 2 * S + MS, 1, 2, Op::Put { key: "k0".into(), value: "b".into(), lease: None });
         ret(&mut run, 2 * S + 5 * MS, 2, 1, Response::Value { value: Some("a".into()), revision: 1 });
         ret(&mut run, 2 * S + 9 * MS, 1, 2, Response::Done { revision: 2 });
         call(&mut run, 3 * S, 3, 1, Op::Get { key: "k0".into() });

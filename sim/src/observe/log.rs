@@ -250,7 +250,7 @@ mod tests {
             2 => Event::Server { event: ServerEvent::Applied { index: n, term: 1, fingerprint: u64::MAX - n, state: n } },
             _ => Event::Crashed,
         };
-        Obs { at_ns: n * 10, proc: if n % 2 == 0 { Proc::Server(n % 5) } else { Proc::Client(n) }, event }
+        Obs { at_ns: n * 10, proc: if n.is_multiple_of(2) { Proc::Server(n % 5) } else { Proc::Client(n) }, event }
     }
 
     #[test]
