@@ -44,11 +44,13 @@ fn leasesim(args: &[&str]) -> (i32, String) {
 
 /// Runs the hunt may spend per bug in this test. From seed 0 most bugs
 /// fall within 30 runs; reply-before-persist needs a crash aimed right
-/// after a vote reply and a second candidate of that term (61 runs when
+/// after a vote reply and a second candidate of that term (43 runs when
 /// measured); unsafe-membership-change needs a node replacement to reach a
-/// leader a partition has just cut off (784 runs on the current
-/// chaos-nemesis). The search stops at the first failure, so the test costs
-/// the runs it needs, not the cap.
+/// leader a partition has just cut off (442 runs), and no-promote-extension
+/// a keep-alive answered from the old leader's own state just before a
+/// new leader promotes without extending (496 runs; reports/hunt.md). The
+/// search stops at the first failure, so the test costs the runs it needs,
+/// not the cap.
 const RUNS_PER_BUG: u64 = 1000;
 
 #[test]
