@@ -5,6 +5,9 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::summary::ScenarioSummary;
 
@@ -12,48 +15,45 @@ use super::summary::ScenarioSummary;
 const SEEDS_SHOWN: usize = 20;
 
 /// The report. Each run's replay command carries its own `--bug` flags.
+/// `quick-junit` writes the XML (escaping, and dropping what XML 1.0
+/// forbids); no timestamp or id is set, so the same results give the same
+/// bytes.
 pub fn render(summaries: &[ScenarioSummary], suite: &str) -> String {
-    let tests = summaries.len();
-    let failures = summaries.iter().filter(|s| !s.met()).count();
-    let time: f64 = summaries.iter().map(|s| s.wall_seconds).sum();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(out, "<testsuites name=\"leasesim\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" time=\"{time:.3}\">");
-    let _ = writeln!(
-        out,
-        "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{time:.3}\">",
-        escape(suite)
-    );
+    let mut test_suite = TestSuite::new(suite);
+    let mut total_seconds = 0.0;
     for s in summaries {
-        let _ = write!(
-            out,
-            "    <testcase classname=\"leasesim.scenarios\" name=\"{}\" file=\"{}\" time=\"{:.3}\"",
-            escape(&s.name),
-            escape(&s.file),
-            s.wall_seconds
-        );
-        let summary = format!(
-            "{} seed(s): {} clean, {} bug, {} assumption broken; fired: {}",
-            s.runs,
-            s.clean,
-            s.bugs,
-            s.broken,
-            if s.fired.is_empty() { "nothing".to_string() } else { s.fired.join(", ") }
-        );
-        if s.met() {
-            let _ = writeln!(out, ">\n      <system-out>{}</system-out>\n    </testcase>", escape(&summary));
-            continue;
-        }
-        let _ = writeln!(out, ">");
-        let _ = writeln!(
-            out,
-            "      <failure type=\"expectation-not-met\" message=\"{}\">{}</failure>",
-            escape(&failure_message(s)),
-            escape(&failure_body(s))
-        );
-        let _ = writeln!(out, "      <system-out>{}</system-out>\n    </testcase>", escape(&summary));
+        let status = if s.met() {
+            TestCaseStatus::success()
+        } else {
+            let mut failed = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            failed.set_type("expectation-not-met").set_message(failure_message(s)).set_description(failure_body(s));
+            failed
+        };
+        let mut case = TestCase::new(s.name.as_str(), status);
+        case.set_classname("leasesim.scenarios").set_time(seconds(s.wall_seconds)).set_system_out(summary_line(s));
+        case.extra.insert("file".into(), s.file.as_str().into());
+        test_suite.add_test_case(case);
+        total_seconds += s.wall_seconds;
     }
-    out.push_str("  </testsuite>\n</testsuites>\n");
-    out
+    test_suite.set_time(seconds(total_seconds));
+    let mut report = Report::new("leasesim");
+    report.set_time(seconds(total_seconds)).add_test_suite(test_suite);
+    report.to_string().expect("a report of strings always serializes")
+}
+
+fn seconds(wall_seconds: f64) -> Duration {
+    Duration::from_secs_f64(wall_seconds.max(0.0))
+}
+
+fn summary_line(s: &ScenarioSummary) -> String {
+    format!(
+        "{} seed(s): {} clean, {} bug, {} assumption broken; fired: {}",
+        s.runs,
+        s.clean,
+        s.bugs,
+        s.broken,
+        if s.fired.is_empty() { "nothing".to_string() } else { s.fired.join(", ") }
+    )
 }
 
 fn failure_message(s: &ScenarioSummary) -> String {
@@ -84,40 +84,10 @@ fn failure_body(s: &ScenarioSummary) -> String {
     body
 }
 
-/// Text safe inside an XML attribute or element (and free of characters
-/// XML 1.0 forbids).
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' | '\t' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Writes the report for `summaries`.
 pub fn write(path: &Path, summaries: &[ScenarioSummary], suite: &str) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
     }
     std::fs::write(path, render(summaries, suite)).map_err(|e| format!("{}: cannot write the JUnit report: {e}", path.display()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escaping_leaves_no_markup_or_control_characters() {
-        assert_eq!(escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
-        assert_eq!(escape("x\u{1}y\nz"), "x\u{FFFD}y\nz");
-    }
 }
