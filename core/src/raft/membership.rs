@@ -47,7 +47,11 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         if no_op {
             return Err(ProposeError::ConfChangeRefused);
         }
+        let voters_before = self.voters.len();
         let index = self.append_new(Payload::Config(change));
+        // One server at a time, in force from its append (thesis §4.3).
+        assert_eq!(self.last_conf_index, index, "a configuration change takes effect when appended");
+        assert_eq!(self.voters.len().abs_diff(voters_before), 1, "a configuration change adds or removes exactly one voter");
         self.maybe_commit();
         Ok(index)
     }

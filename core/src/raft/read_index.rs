@@ -40,6 +40,7 @@ pub(crate) struct ReadState {
 impl ReadState {
     /// Step 2 for requests that arrived before the term's first commit.
     pub(super) fn on_term_committed(&mut self, commit_index: LogIndex) {
+        assert!(commit_index >= 1, "a term's first commit is an entry");
         for read in self.pending.iter_mut().filter(|r| r.index.is_none()) {
             read.index = Some(commit_index);
         }
@@ -72,9 +73,13 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             .collect();
         acked.sort_unstable_by(|a, b| b.cmp(a));
         let confirmed_round = acked.get(self.quorum() - 1).copied().unwrap_or(0);
+        assert!(confirmed_round <= self.reads.round, "a round confirmed before it was started");
         while let Some(read) = self.reads.pending.front() {
             match read.index {
                 Some(index) if read.round <= confirmed_round => {
+                    // Step 2 took the commit index, which only grows: a read
+                    // index is never beyond what this leader committed.
+                    assert!(index <= self.log.commit_index, "read index {index} beyond the commit index");
                     self.ready.reads.push(ReadReady { ctx: read.ctx, index });
                     self.reads.pending.pop_front();
                 }

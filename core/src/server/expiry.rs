@@ -84,6 +84,10 @@ impl Server {
     /// etcd's `Promote`: re-arm every lease at now + extension + TTL (or the
     /// checkpointed remaining TTL).
     fn promote(&mut self, term: Term) {
+        // Only a leader of `term` arms deadlines (seed 000: followers track
+        // nothing), and it does so once per term.
+        assert!(self.is_leader() && self.raft.term() == term, "promote only as the leader of term {term}");
+        assert!(self.tracker.leader_term.is_none(), "promote once per term: demote first");
         let now = self.now_ns();
         let extension = self.extension_ns();
         let tracker = &mut self.tracker;
@@ -109,6 +113,7 @@ impl Server {
     /// Followers track nothing (seed 000); whatever waited on leadership is
     /// told to retry.
     fn demote(&mut self) {
+        assert!(self.tracker.leader_term.is_some(), "demote only what was promoted");
         self.proposed.clear();
         self.tracker.leader_term = None;
         self.tracker.deadlines.clear();

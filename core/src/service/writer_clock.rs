@@ -44,7 +44,9 @@ impl WriterClocks {
     /// afterwards (the larger of the old and the new).
     pub fn ack(&mut self, client: ClientId, now_ns: u64) -> u64 {
         let acked = self.acked_ns.entry(client).or_insert(now_ns);
+        let before = *acked;
         *acked = (*acked).max(now_ns);
+        assert!(*acked >= before && *acked >= now_ns, "the clock document never goes back");
         *acked
     }
 
@@ -127,6 +129,7 @@ impl StateMachine {
         let base_ns = self.writer_clocks.ack(client, writer_wall_ns);
         let l = self.leases.get_mut(lease).expect("checked above");
         let extended_ns = base_ns.saturating_add(l.ttl_ns);
+        let same_writer_before = (previous_writer == Some(client)).then_some(l.expiry_writer_ns).flatten();
         // A different writer's expiry is in another clock: comparing the two
         // would be exactly the comparison this strategy avoids, so the new
         // writer's expiry replaces it. It cannot end earlier in true time
@@ -137,6 +140,9 @@ impl StateMachine {
             _ => Some(extended_ns),
         };
         l.writer = Some(client);
+        // Seed 002: an extension "cannot cause a lease to be shortened" in
+        // its writer's clock.
+        assert!(same_writer_before.is_none_or(|old| l.expiry_writer_ns >= Some(old)), "an extension shortened a lease");
         let ttl_ns = l.ttl_ns;
         batch.push(Effect::WriterWrote { client });
         Response::KeepAlive { lease, ttl_ns }
