@@ -13,9 +13,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum BeliefFrom {
+    /// At the request's send (safe: the server's TTL starts later).
     #[default]
     Send,
+    /// At the reply's receipt (unsafe under delays: a deliberate hazard).
     Receipt,
+}
+
+impl BeliefFrom {
+    /// The name scenario files and results use.
+    pub fn name(self) -> &'static str {
+        match self {
+            BeliefFrom::Send => "send",
+            BeliefFrom::Receipt => "receipt",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

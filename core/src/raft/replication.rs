@@ -117,6 +117,24 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         }
     }
 
+    /// A message of the current term's leader arrived (AppendEntries or
+    /// InstallSnapshot): follow `from` and restart the election timer.
+    /// Returns false, and the message is to be dropped, when this node
+    /// leads the term itself — two leaders in one term cannot happen
+    /// (§5.2) unless a planted bug made it so.
+    pub(super) fn accept_leader_contact(&mut self, from: NodeId) -> bool {
+        if self.role == Role::Leader {
+            return false;
+        }
+        if self.role != Role::Follower || self.leader_id != Some(from) {
+            self.become_follower(self.term, Some(from));
+        } else {
+            self.leader_contact_ns = Some(self.now_ns);
+            self.reset_election_deadline();
+        }
+        true
+    }
+
     /// Follower side of AppendEntries (§5.3), for a message of our term.
     pub(super) fn handle_append_entries(
         &mut self,
@@ -127,16 +145,8 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         leader_commit: LogIndex,
         read_ctx: u64,
     ) {
-        if self.role == Role::Leader {
-            // Two leaders in one term cannot happen (§5.2) unless a planted
-            // bug made it so; the message is dropped.
+        if !self.accept_leader_contact(from) {
             return;
-        }
-        if self.role != Role::Follower || self.leader_id != Some(from) {
-            self.become_follower(self.term, Some(from));
-        } else {
-            self.leader_contact_ns = Some(self.now_ns);
-            self.reset_election_deadline();
         }
         let commit = self.log.commit_index;
         // Entries up to our commit index already match the leader's (Log

@@ -44,14 +44,8 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 
     /// Follower side of InstallSnapshot (§7), for a message of our term.
     pub(super) fn handle_install_snapshot(&mut self, from: NodeId, snapshot: Snapshot<S>) {
-        if self.role == Role::Leader {
+        if !self.accept_leader_contact(from) {
             return;
-        }
-        if self.role != Role::Follower || self.leader_id != Some(from) {
-            self.become_follower(self.term, Some(from));
-        } else {
-            self.leader_contact_ns = Some(self.now_ns);
-            self.reset_election_deadline();
         }
         let term = self.term;
         // Already have it all (committed entries match the leader's): say how

@@ -144,16 +144,7 @@ pub struct SweepArgs {
     pub bugs: BugArgs,
 }
 
-pub fn parse_seed_range(text: &str) -> Result<std::ops::Range<u64>, String> {
-    let fix = "write a seed range as A..B with A < B, e.g. 0..200";
-    let (a, b) = text.split_once("..").ok_or_else(|| format!("`{text}` is not a seed range; {fix}"))?;
-    let a: u64 = a.trim().parse().map_err(|_| format!("`{a}` is not a seed number; {fix}"))?;
-    let b: u64 = b.trim().parse().map_err(|_| format!("`{b}` is not a seed number; {fix}"))?;
-    if a >= b {
-        return Err(format!("`{text}` is empty; {fix}"));
-    }
-    Ok(a..b)
-}
+pub use crate::scenario::seeds::parse_flag as parse_seed_range;
 
 pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
     let fix = "write a shard as I/N with 1 <= I <= N, e.g. 2/8";

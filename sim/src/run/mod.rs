@@ -134,7 +134,6 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
         options.trace || options.keep_observations,
         options.observations_in_memory.unwrap_or(crate::observe::IN_MEMORY_DEFAULT),
     ));
-    world.set_client_timeout_ns(scenario.cluster.client_timeout_ns);
     let ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
     nodes.lock().expect("node list").extend(ids.values().copied());
 

@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use leasesim_core::bugs::Bugs;
-use leasesim_core::client::BeliefFrom as CoreBeliefFrom;
 use leasesim_core::raft::RaftConfig;
 use leasesim_core::seed::{derive_seed, Stream};
 use leasesim_core::server::ServerConfig;
@@ -20,7 +19,7 @@ use crate::host::run_actor;
 use crate::host::server::ServerActor;
 use crate::host::store::StoreActor;
 use crate::host::task_table::{TaskRows, TaskTable};
-use crate::scenario::{BeliefFrom, Process, Scenario, SingletonWorkload, TaskWorkload, WorkloadKind};
+use crate::scenario::{Process, Scenario, SingletonWorkload, TaskWorkload, WorkloadKind};
 use crate::workload::kv::{KvClient, KvSpec};
 use crate::workload::lock::{LockClient, LockSpec};
 use crate::workload::registry::{RegistryClient, RegistrySpec};
@@ -82,13 +81,6 @@ pub fn server_config(scenario: &Scenario, id: NodeId, bugs: Bugs) -> ServerConfi
     config
 }
 
-fn core_belief_from(b: BeliefFrom) -> CoreBeliefFrom {
-    match b {
-        BeliefFrom::Send => CoreBeliefFrom::Send,
-        BeliefFrom::Receipt => CoreBeliefFrom::Receipt,
-    }
-}
-
 fn task_spec(w: &TaskWorkload, trust_full_ttl: bool) -> TaskSpec {
     TaskSpec {
         ttl_ns: w.ttl_ns,
@@ -96,7 +88,7 @@ fn task_spec(w: &TaskWorkload, trust_full_ttl: bool) -> TaskSpec {
         work_ns: w.work_ns,
         poll_ns: w.poll_ns,
         margin: w.margin,
-        belief_from: core_belief_from(w.belief_from),
+        belief_from: w.belief_from,
         trust_full_ttl,
     }
 }
@@ -109,7 +101,7 @@ fn singleton_spec(w: SingletonWorkload, trust_full_ttl: bool) -> SingletonSpec {
         interval_ns: w.interval_ns,
         poll_ns: w.poll_ns,
         margin: w.margin,
-        belief_from: core_belief_from(w.belief_from),
+        belief_from: w.belief_from,
         trust_full_ttl,
     }
 }
@@ -153,6 +145,9 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
                 }
             }
             let trust_full_ttl = bugs.client_trusts_full_ttl;
+            // How long a client waits for an answer before it asks the next
+            // server (a knob: `[cluster] client_timeout`).
+            let timeout_ns = scenario.cluster.client_timeout_ns;
             let node = handle
                 .create_node()
                 .name(proc.to_string())
@@ -172,31 +167,37 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
                                     hold_ns: w.hold_ns,
                                     think_ns: w.think_ns,
                                     margin: w.margin,
-                                    belief_from: core_belief_from(w.belief_from),
+                                    belief_from: w.belief_from,
                                     trust_full_ttl,
                                 };
-                                let actor = LockClient::new(client, spec, servers, seed, incarnation);
+                                let actor = LockClient::new(client, spec, servers, seed, incarnation, timeout_ns);
                                 run_actor(world, proc, actor).await
                             }
                             WorkloadKind::Registry(w) => {
                                 let spec = RegistrySpec { ttl_ns: w.ttl_ns, keepalive_ns: w.keepalive_ns };
-                                run_actor(world, proc, RegistryClient::new(client, spec, servers, incarnation)).await
+                                run_actor(world, proc, RegistryClient::new(client, spec, servers, incarnation, timeout_ns)).await
                             }
                             WorkloadKind::Kv(w) => {
                                 let spec = KvSpec { keys: w.keys as usize, interval_ns: w.interval_ns };
-                                run_actor(world, proc, KvClient::new(client, spec, servers, seed, incarnation)).await
+                                run_actor(world, proc, KvClient::new(client, spec, servers, seed, incarnation, timeout_ns)).await
                             }
                             WorkloadKind::Task(w) if generates => {
                                 let spec = GeneratorSpec { tasks: w.tasks, task_every_ns: w.task_every_ns };
-                                run_actor(world, proc, TaskGenerator::new(client, spec, servers, seed, incarnation)).await
+                                run_actor(world, proc, TaskGenerator::new(client, spec, servers, seed, incarnation, timeout_ns)).await
                             }
                             WorkloadKind::Task(w) => {
-                                let worker = TaskWorker::new(client, task_spec(&w, trust_full_ttl), servers, seed, incarnation);
+                                let worker = TaskWorker::new(client, task_spec(&w, trust_full_ttl), servers, seed, incarnation, timeout_ns);
                                 run_actor(world, proc, worker).await
                             }
                             WorkloadKind::Singleton(w) => {
-                                let instance =
-                                    SingletonInstance::new(client, singleton_spec(w, trust_full_ttl), servers, seed, incarnation);
+                                let instance = SingletonInstance::new(
+                                    client,
+                                    singleton_spec(w, trust_full_ttl),
+                                    servers,
+                                    seed,
+                                    incarnation,
+                                    timeout_ns,
+                                );
                                 run_actor(world, proc, instance).await
                             }
                         }

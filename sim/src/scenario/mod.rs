@@ -24,6 +24,7 @@ pub mod model;
 mod multi_instance;
 pub mod point;
 mod raw;
+pub mod seeds;
 mod selector;
 mod span;
 mod suggest;

@@ -212,23 +212,9 @@ pub struct LockWorkload {
     pub fenced: bool,
 }
 
-/// When a client's lease timer starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BeliefFrom {
-    /// At the request's send (safe: the server's TTL starts later).
-    Send,
-    /// At the reply's receipt (unsafe under delays: a deliberate hazard).
-    Receipt,
-}
-
-impl BeliefFrom {
-    pub fn name(self) -> &'static str {
-        match self {
-            BeliefFrom::Send => "send",
-            BeliefFrom::Receipt => "receipt",
-        }
-    }
-}
+/// When a client's lease timer starts: the engine's own type, so a
+/// scenario's value reaches the client unconverted.
+pub use leasesim_core::client::BeliefFrom;
 
 /// Each client registers `/services/<client>` on its lease, kept alive.
 #[derive(Clone, Debug, PartialEq)]

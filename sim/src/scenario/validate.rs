@@ -229,27 +229,14 @@ fn name<'a>(v: &Val<'a>, d: &mut Diags) -> Option<String> {
 
 fn seeds(v: &Val<'_>, d: &mut Diags) -> Option<Range<u64>> {
     let text = v.string(d, "\"0..100\"")?;
-    let parsed = text.split_once("..").and_then(|(low, high)| {
-        let number = |s: &str| if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) { s.parse::<u64>().ok() } else { None };
-        Some((number(low)?, number(high)?))
-    });
-    let Some((low, high)) = parsed else {
-        v.error(d, format!("`{text}` is not a seed range"), "write \"A..B\" (B excluded), e.g. \"0..100\"");
-        return None;
-    };
-    if low > high {
-        v.error(d, format!("`{text}`: low is above high"), format!("write the low end first: \"{high}..{low}\""));
-        return None;
+    match super::seeds::parse(text) {
+        Ok(range) => Some(range),
+        Err(e) => {
+            let (what, fix) = e.explain(text);
+            v.error(d, what, fix);
+            None
+        }
     }
-    if low == high {
-        v.error(
-            d,
-            format!("`{text}` is empty: the high end is excluded"),
-            format!("e.g. \"{low}..{}\" for seed {low} alone", low.saturating_add(1)),
-        );
-        return None;
-    }
-    Some(low..high)
 }
 
 fn bugs(v: &Val<'_>, d: &mut Diags) -> Option<Bugs> {

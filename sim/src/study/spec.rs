@@ -104,10 +104,11 @@ pub fn parse(text: &str, file: &str) -> Result<StudySpec, ScenarioError> {
     };
     let seeds = match table.get("seeds") {
         None => 0..8,
-        Some(Value::String(s)) => match crate::cli::parse_seed_range(s) {
+        Some(Value::String(s)) => match crate::scenario::seeds::parse(s) {
             Ok(r) => r,
             Err(e) => {
-                d.key(None, "seeds", e, "write seeds = \"0..20\"");
+                let (what, fix) = e.explain(s);
+                d.key(None, "seeds", what, fix);
                 0..1
             }
         },

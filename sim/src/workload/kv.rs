@@ -23,10 +23,9 @@ pub struct KvSpec {
 pub struct KvClient {
     id: ClientId,
     spec: KvSpec,
-    servers: Vec<NodeId>,
     incarnation: u64,
     rng: ChaCha8Rng,
-    session: Option<Session>,
+    session: Session,
     in_flight: Option<u64>,
     next_op_mono_ns: u64,
     /// Values written are unique per client and incarnation, so a read
@@ -35,9 +34,12 @@ pub struct KvClient {
 }
 
 impl KvClient {
-    pub fn new(id: ClientId, spec: KvSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64) -> Self {
+    /// `request_timeout_ns`: how long the client waits for an answer before
+    /// it asks the next server.
+    pub fn new(id: ClientId, spec: KvSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
+        let session = session(id, &servers, incarnation, request_timeout_ns);
         let rng = client_rng(run_seed, id, incarnation);
-        KvClient { id, spec, servers, incarnation, rng, session: None, in_flight: None, next_op_mono_ns: 0, writes: 0 }
+        KvClient { id, spec, incarnation, rng, session, in_flight: None, next_op_mono_ns: 0, writes: 0 }
     }
 
     fn draw_op(&mut self) -> Op {
@@ -60,7 +62,7 @@ impl KvClient {
     }
 
     fn flush(&mut self, step: &mut Step<'_>) {
-        for (server, request) in self.session.as_mut().expect("started").take_sends() {
+        for (server, request) in self.session.take_sends() {
             step.send(Proc::Server(server), Wire::Request(request));
         }
     }
@@ -68,7 +70,6 @@ impl KvClient {
 
 impl Actor for KvClient {
     fn start(&mut self, step: &mut Step<'_>) {
-        self.session = Some(session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns()));
         self.next_op_mono_ns = step.mono_ns + draw_ns(&mut self.rng, self.spec.interval_ns);
     }
 
@@ -77,7 +78,7 @@ impl Actor for KvClient {
             panic!("c{} got an unexpected message from {from}: {wire:?}", self.id);
         };
         let response: ClientResponse = response;
-        if let Some(done) = self.session.as_mut().expect("started").on_response(step.mono_ns, response) {
+        if let Some(done) = self.session.on_response(step.mono_ns, response) {
             if self.in_flight == Some(done.seq) {
                 self.in_flight = None;
                 step.record(Event::KvReturn { seq: done.seq, response: done.response });
@@ -88,10 +89,10 @@ impl Actor for KvClient {
     }
 
     fn on_timer(&mut self, step: &mut Step<'_>) {
-        self.session.as_mut().expect("started").tick(step.mono_ns);
+        self.session.tick(step.mono_ns);
         if self.in_flight.is_none() && self.next_op_mono_ns <= step.mono_ns {
             let op = self.draw_op();
-            let seq = self.session.as_mut().expect("started").submit(step.mono_ns, op.clone());
+            let seq = self.session.submit(step.mono_ns, op.clone());
             step.record(Event::KvCall { seq, op });
             self.in_flight = Some(seq);
         }
@@ -99,7 +100,7 @@ impl Actor for KvClient {
     }
 
     fn next_deadline_mono_ns(&self) -> Option<u64> {
-        let session_ns = self.session.as_ref().and_then(|s| s.next_deadline_ns());
+        let session_ns = self.session.next_deadline_ns();
         let op_ns = if self.in_flight.is_none() { Some(self.next_op_mono_ns) } else { None };
         session_ns.into_iter().chain(op_ns).min()
     }

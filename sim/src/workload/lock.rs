@@ -64,10 +64,8 @@ enum Phase {
 pub struct LockClient {
     id: ClientId,
     spec: LockSpec,
-    servers: Vec<NodeId>,
-    incarnation: u64,
     rng: ChaCha8Rng,
-    session: Option<Session>,
+    session: Session,
     keeper: Option<LeaseKeeper>,
     phase: Phase,
     /// The key this client currently believes it holds.
@@ -76,20 +74,12 @@ pub struct LockClient {
 }
 
 impl LockClient {
-    pub fn new(id: ClientId, spec: LockSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64) -> Self {
+    /// `request_timeout_ns`: how long the client waits for an answer before
+    /// it asks the next server.
+    pub fn new(id: ClientId, spec: LockSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
+        let session = session(id, &servers, incarnation, request_timeout_ns);
         let rng = client_rng(run_seed, id, incarnation);
-        LockClient {
-            id,
-            spec,
-            servers,
-            incarnation,
-            rng,
-            session: None,
-            keeper: None,
-            phase: Phase::NoLease,
-            believed: None,
-            next_request_id: 1,
-        }
+        LockClient { id, spec, rng, session, keeper: None, phase: Phase::NoLease, believed: None, next_request_id: 1 }
     }
 
     fn end_belief(&mut self, step: &Step<'_>, why: BeliefEnd) {
@@ -118,8 +108,8 @@ impl LockClient {
     }
 
     fn on_response(&mut self, step: &mut Step<'_>, response: ClientResponse) {
-        let Some(done) = self.session.as_mut().expect("started").on_response(step.mono_ns, response) else { return };
-        let session = self.session.as_mut().expect("started");
+        let Some(done) = self.session.on_response(step.mono_ns, response) else { return };
+        let session = &mut self.session;
         let keeper = self.keeper.as_mut().expect("started");
         if let Some(news) = keeper.on_completion(step, session, &done) {
             match news {
@@ -137,7 +127,7 @@ impl LockClient {
                     self.end_belief(step, BeliefEnd::KeepAliveRefused);
                     // Whatever was in progress belonged to the dead lease.
                     if let Phase::Acquiring { seq, .. } | Phase::Releasing { seq } = self.phase {
-                        self.session.as_mut().expect("started").cancel(seq);
+                        self.session.cancel(seq);
                     }
                     self.phase = Phase::NoLease;
                 }
@@ -160,7 +150,7 @@ impl LockClient {
                     self.phase = Phase::Working { key, token, until_mono_ns: step.mono_ns + hold_ns };
                 } else {
                     // Granted too late to trust: give it back without working.
-                    let seq = self.session.as_mut().expect("started").submit(step.mono_ns, Op::LockRelease { key, token });
+                    let seq = self.session.submit(step.mono_ns, Op::LockRelease { key, token });
                     self.phase = Phase::Releasing { seq };
                 }
             }
@@ -190,12 +180,12 @@ impl LockClient {
         }
         let (key, token) = (key.clone(), *token);
         self.end_belief(step, BeliefEnd::Released);
-        let seq = self.session.as_mut().expect("started").submit(step.mono_ns, Op::LockRelease { key, token });
+        let seq = self.session.submit(step.mono_ns, Op::LockRelease { key, token });
         self.phase = Phase::Releasing { seq };
     }
 
     fn flush(&mut self, step: &mut Step<'_>) {
-        for (server, request) in self.session.as_mut().expect("started").take_sends() {
+        for (server, request) in self.session.take_sends() {
             step.send(Proc::Server(server), Wire::Request(request));
         }
     }
@@ -203,10 +193,8 @@ impl LockClient {
 
 impl Actor for LockClient {
     fn start(&mut self, step: &mut Step<'_>) {
-        let mut session = session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns());
         let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.spec.trust_full_ttl);
-        self.keeper = Some(LeaseKeeper::start(&mut session, step.mono_ns, self.spec.ttl_ns, self.spec.keepalive_ns, belief));
-        self.session = Some(session);
+        self.keeper = Some(LeaseKeeper::start(&mut self.session, step.mono_ns, self.spec.ttl_ns, self.spec.keepalive_ns, belief));
         self.flush(step);
     }
 
@@ -223,14 +211,14 @@ impl Actor for LockClient {
     fn on_timer(&mut self, step: &mut Step<'_>) {
         self.check_lapse(step);
         let now_ns = step.mono_ns;
-        self.session.as_mut().expect("started").tick(now_ns);
-        let session = self.session.as_mut().expect("started");
+        self.session.tick(now_ns);
+        let session = &mut self.session;
         self.keeper.as_mut().expect("started").on_timer(session, now_ns);
         match self.phase.clone() {
             Phase::Thinking { until_mono_ns } if until_mono_ns <= now_ns => {
                 if let Some(lease) = self.lease() {
                     let key = self.spec.keys[self.rng.gen_range(0..self.spec.keys.len())].clone();
-                    let seq = self.session.as_mut().expect("started").submit(now_ns, Op::LockAcquire { key: key.clone(), lease });
+                    let seq = self.session.submit(now_ns, Op::LockAcquire { key: key.clone(), lease });
                     step.record(Event::AcquireSent { key: key.clone(), lease, seq });
                     self.phase = Phase::Acquiring { key, seq };
                 }
@@ -259,14 +247,9 @@ impl Actor for LockClient {
             _ => None,
         };
         let lapse_ns = self.believed.as_ref().and_then(|_| self.keeper.as_ref()?.belief.until_ns());
-        [
-            phase_ns,
-            lapse_ns,
-            self.session.as_ref().and_then(|s| s.next_deadline_ns()),
-            self.keeper.as_ref().and_then(|k| k.next_deadline_mono_ns()),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [phase_ns, lapse_ns, self.session.next_deadline_ns(), self.keeper.as_ref().and_then(|k| k.next_deadline_mono_ns())]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }

@@ -26,21 +26,23 @@ pub fn registry_key(client: ClientId) -> String {
 pub struct RegistryClient {
     id: ClientId,
     spec: RegistrySpec,
-    servers: Vec<NodeId>,
     incarnation: u64,
-    session: Option<Session>,
+    session: Session,
     keeper: Option<LeaseKeeper>,
     /// The put in flight, with the lease it attaches to.
     registering: Option<(u64, LeaseId)>,
 }
 
 impl RegistryClient {
-    pub fn new(id: ClientId, spec: RegistrySpec, servers: Vec<NodeId>, incarnation: u64) -> Self {
-        RegistryClient { id, spec, servers, incarnation, session: None, keeper: None, registering: None }
+    /// `request_timeout_ns`: how long the client waits for an answer before
+    /// it asks the next server.
+    pub fn new(id: ClientId, spec: RegistrySpec, servers: Vec<NodeId>, incarnation: u64, request_timeout_ns: u64) -> Self {
+        let session = session(id, &servers, incarnation, request_timeout_ns);
+        RegistryClient { id, spec, incarnation, session, keeper: None, registering: None }
     }
 
     fn flush(&mut self, step: &mut Step<'_>) {
-        for (server, request) in self.session.as_mut().expect("started").take_sends() {
+        for (server, request) in self.session.take_sends() {
             step.send(Proc::Server(server), Wire::Request(request));
         }
     }
@@ -49,12 +51,12 @@ impl RegistryClient {
         let key = registry_key(self.id);
         step.record(Event::RegisterSent { key: key.clone(), lease });
         let op = Op::Put { key, value: format!("c{}@{}", self.id, self.incarnation), lease: Some(lease) };
-        let seq = self.session.as_mut().expect("started").submit(step.mono_ns, op);
+        let seq = self.session.submit(step.mono_ns, op);
         self.registering = Some((seq, lease));
     }
 
     fn on_response(&mut self, step: &mut Step<'_>, response: ClientResponse) {
-        let session = self.session.as_mut().expect("started");
+        let session = &mut self.session;
         let Some(done) = session.on_response(step.mono_ns, response) else { return };
         if let Some(news) = self.keeper.as_mut().expect("started").on_completion(step, session, &done) {
             match news {
@@ -76,10 +78,8 @@ impl RegistryClient {
 
 impl Actor for RegistryClient {
     fn start(&mut self, step: &mut Step<'_>) {
-        let mut session = session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns());
         let belief = LeaseKeeper::new_belief(0.0, BeliefFrom::Send, false);
-        self.keeper = Some(LeaseKeeper::start(&mut session, step.mono_ns, self.spec.ttl_ns, self.spec.keepalive_ns, belief));
-        self.session = Some(session);
+        self.keeper = Some(LeaseKeeper::start(&mut self.session, step.mono_ns, self.spec.ttl_ns, self.spec.keepalive_ns, belief));
         self.flush(step);
     }
 
@@ -92,14 +92,14 @@ impl Actor for RegistryClient {
     }
 
     fn on_timer(&mut self, step: &mut Step<'_>) {
-        let session = self.session.as_mut().expect("started");
+        let session = &mut self.session;
         session.tick(step.mono_ns);
         self.keeper.as_mut().expect("started").on_timer(session, step.mono_ns);
         self.flush(step);
     }
 
     fn next_deadline_mono_ns(&self) -> Option<u64> {
-        let session_ns = self.session.as_ref().and_then(|s| s.next_deadline_ns());
+        let session_ns = self.session.next_deadline_ns();
         let keeper_ns = self.keeper.as_ref().and_then(|k| k.next_deadline_mono_ns());
         session_ns.into_iter().chain(keeper_ns).min()
     }

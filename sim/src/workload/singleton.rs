@@ -68,10 +68,9 @@ enum Phase {
 pub struct SingletonInstance {
     id: ClientId,
     spec: SingletonSpec,
-    servers: Vec<NodeId>,
     incarnation: u64,
     rng: ChaCha8Rng,
-    session: Option<Session>,
+    session: Session,
     keeper: Option<LeaseKeeper>,
     phase: Phase,
     takes: u64,
@@ -79,24 +78,16 @@ pub struct SingletonInstance {
 }
 
 impl SingletonInstance {
-    pub fn new(id: ClientId, spec: SingletonSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64) -> Self {
+    /// `request_timeout_ns`: how long the client waits for an answer before
+    /// it asks the next server.
+    pub fn new(id: ClientId, spec: SingletonSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
+        let session = session(id, &servers, incarnation, request_timeout_ns);
         let rng = client_rng(run_seed, id, incarnation);
-        SingletonInstance {
-            id,
-            spec,
-            servers,
-            incarnation,
-            rng,
-            session: None,
-            keeper: None,
-            phase: Phase::NoLease,
-            takes: 0,
-            next_request_id: 1,
-        }
+        SingletonInstance { id, spec, incarnation, rng, session, keeper: None, phase: Phase::NoLease, takes: 0, next_request_id: 1 }
     }
 
     fn session(&mut self) -> &mut Session {
-        self.session.as_mut().expect("started")
+        &mut self.session
     }
 
     fn keeper(&self) -> &LeaseKeeper {
@@ -203,7 +194,7 @@ impl SingletonInstance {
     fn on_response(&mut self, step: &mut Step<'_>, response: ClientResponse) {
         let now_ns = step.mono_ns;
         let Some(done) = self.session().on_response(now_ns, response) else { return };
-        let session = self.session.as_mut().expect("started");
+        let session = &mut self.session;
         if let Some(news) = self.keeper.as_mut().expect("started").on_completion(step, session, &done) {
             return self.on_lease_news(step, news);
         }
@@ -224,7 +215,6 @@ impl Actor for SingletonInstance {
         if step.world.holder(&self.spec.role) == Some(self.id) {
             step.world.set_holder(&self.spec.role, None);
         }
-        self.session = Some(session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns()));
         self.new_keeper(step.mono_ns);
         self.flush(step);
     }
@@ -245,7 +235,7 @@ impl Actor for SingletonInstance {
         self.check_lapse(step);
         let now_ns = step.mono_ns;
         self.session().tick(now_ns);
-        let session = self.session.as_mut().expect("started");
+        let session = &mut self.session;
         self.keeper.as_mut().expect("started").on_timer(session, now_ns);
         match self.phase {
             Phase::Idle { until_mono_ns } if until_mono_ns <= now_ns => self.try_take(now_ns),
@@ -269,9 +259,6 @@ impl Actor for SingletonInstance {
             Phase::Running { job_mono_ns, .. } => (Some(job_mono_ns), keeper.and_then(|k| k.belief.until_ns())),
             _ => (None, None),
         };
-        [phase_ns, lapse_ns, self.session.as_ref().and_then(|s| s.next_deadline_ns()), keeper.and_then(|k| k.next_deadline_mono_ns())]
-            .into_iter()
-            .flatten()
-            .min()
+        [phase_ns, lapse_ns, self.session.next_deadline_ns(), keeper.and_then(|k| k.next_deadline_mono_ns())].into_iter().flatten().min()
     }
 }

@@ -114,10 +114,9 @@ impl Phase {
 pub struct TaskWorker {
     id: ClientId,
     spec: TaskSpec,
-    servers: Vec<NodeId>,
     incarnation: u64,
     rng: ChaCha8Rng,
-    session: Option<Session>,
+    session: Session,
     keeper: Option<LeaseKeeper>,
     phase: Phase,
     /// Tasks this worker knows are done (a task never becomes undone).
@@ -129,15 +128,17 @@ pub struct TaskWorker {
 }
 
 impl TaskWorker {
-    pub fn new(id: ClientId, spec: TaskSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64) -> Self {
+    /// `request_timeout_ns`: how long the client waits for an answer before
+    /// it asks the next server.
+    pub fn new(id: ClientId, spec: TaskSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
+        let session = session(id, &servers, incarnation, request_timeout_ns);
         let rng = client_rng(run_seed, id, incarnation);
         TaskWorker {
             id,
             spec,
-            servers,
             incarnation,
             rng,
-            session: None,
+            session,
             keeper: None,
             phase: Phase::NoLease,
             done: BTreeSet::new(),
@@ -148,7 +149,7 @@ impl TaskWorker {
     }
 
     fn session(&mut self) -> &mut Session {
-        self.session.as_mut().expect("started")
+        &mut self.session
     }
 
     fn keeper(&self) -> &LeaseKeeper {
@@ -285,7 +286,7 @@ impl TaskWorker {
     fn on_response(&mut self, step: &mut Step<'_>, response: ClientResponse) {
         let now_ns = step.mono_ns;
         let Some(done) = self.session().on_response(now_ns, response) else { return };
-        let session = self.session.as_mut().expect("started");
+        let session = &mut self.session;
         if let Some(news) = self.keeper.as_mut().expect("started").on_completion(step, session, &done) {
             return self.on_lease_news(step, news);
         }
@@ -324,7 +325,6 @@ impl TaskWorker {
 
 impl Actor for TaskWorker {
     fn start(&mut self, step: &mut Step<'_>) {
-        self.session = Some(session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns()));
         self.new_keeper(step.mono_ns);
         self.flush(step);
     }
@@ -343,7 +343,7 @@ impl Actor for TaskWorker {
         self.check_lapse(step);
         let now_ns = step.mono_ns;
         self.session().tick(now_ns);
-        let session = self.session.as_mut().expect("started");
+        let session = &mut self.session;
         self.keeper.as_mut().expect("started").on_timer(session, now_ns);
         match self.phase.clone() {
             Phase::Idle { until_mono_ns } if until_mono_ns <= now_ns => self.scan(now_ns),
@@ -377,9 +377,6 @@ impl Actor for TaskWorker {
         };
         let keeper = self.keeper.as_ref();
         let lapse_ns = self.phase.held().and_then(|_| keeper?.belief.until_ns());
-        [phase_ns, lapse_ns, self.session.as_ref().and_then(|s| s.next_deadline_ns()), keeper.and_then(|k| k.next_deadline_mono_ns())]
-            .into_iter()
-            .flatten()
-            .min()
+        [phase_ns, lapse_ns, self.session.next_deadline_ns(), keeper.and_then(|k| k.next_deadline_mono_ns())].into_iter().flatten().min()
     }
 }

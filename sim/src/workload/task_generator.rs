@@ -38,23 +38,24 @@ enum Phase {
 pub struct TaskGenerator {
     id: ClientId,
     spec: GeneratorSpec,
-    servers: Vec<NodeId>,
-    incarnation: u64,
     rng: ChaCha8Rng,
-    session: Option<Session>,
+    session: Session,
     phase: Phase,
     /// Tasks visible to the workers, as far as this generator knows.
     count: u64,
 }
 
 impl TaskGenerator {
-    pub fn new(id: ClientId, spec: GeneratorSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64) -> Self {
+    /// `request_timeout_ns`: how long the client waits for an answer before
+    /// it asks the next server.
+    pub fn new(id: ClientId, spec: GeneratorSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
+        let session = session(id, &servers, incarnation, request_timeout_ns);
         let rng = client_rng(run_seed, id, incarnation);
-        TaskGenerator { id, spec, servers, incarnation, rng, session: None, phase: Phase::Finished, count: 0 }
+        TaskGenerator { id, spec, rng, session, phase: Phase::Finished, count: 0 }
     }
 
     fn session(&mut self) -> &mut Session {
-        self.session.as_mut().expect("started")
+        &mut self.session
     }
 
     fn wait(&mut self, now_mono_ns: u64) {
@@ -107,7 +108,6 @@ impl TaskGenerator {
 
 impl Actor for TaskGenerator {
     fn start(&mut self, step: &mut Step<'_>) {
-        self.session = Some(session(self.id, &self.servers, self.incarnation, step.world.client_timeout_ns()));
         let seq = self.session().submit(step.mono_ns, Op::Get { key: COUNT_KEY.to_string() });
         self.phase = Phase::ReadingCount { seq };
         self.flush(step);
@@ -140,6 +140,6 @@ impl Actor for TaskGenerator {
             Phase::Waiting { until_mono_ns } => Some(until_mono_ns),
             _ => None,
         };
-        wait_ns.into_iter().chain(self.session.as_ref().and_then(|s| s.next_deadline_ns())).min()
+        wait_ns.into_iter().chain(self.session.next_deadline_ns()).min()
     }
 }

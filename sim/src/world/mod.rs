@@ -112,8 +112,6 @@ pub struct World {
     slots: BTreeMap<NodeId, crate::host::server::ServerSlot>,
     /// Faults armed at points of a step (`when = …`).
     pub points: points::Points,
-    /// How long a client waits for an answer before it asks the next server.
-    client_timeout_ns: std::sync::atomic::AtomicU64,
 }
 
 impl World {
@@ -146,7 +144,6 @@ impl World {
             up: Mutex::new(up),
             slots,
             points: points::Points::default(),
-            client_timeout_ns: std::sync::atomic::AtomicU64::new(crate::scenario::DEFAULT_CLIENT_TIMEOUT_NS),
         }
     }
 
@@ -312,14 +309,6 @@ impl World {
     pub fn leader(&self) -> Option<NodeId> {
         let probes = self.probes();
         probes.iter().filter(|(n, p)| p.role == Role::Leader && self.is_up(Proc::Server(**n))).max_by_key(|(_, p)| p.term).map(|(n, _)| *n)
-    }
-
-    pub fn set_client_timeout_ns(&self, ns: u64) {
-        self.client_timeout_ns.store(ns, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub fn client_timeout_ns(&self) -> u64 {
-        self.client_timeout_ns.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether `selector` names `proc` right now (a point fault's target is
