@@ -100,7 +100,7 @@ impl ObsLog {
         self.len() == 0
     }
 
-    /// Whether part of the log lives in the spill file.
+    /// How many observations live in the spill file (0: none).
     pub fn spilled(&self) -> usize {
         self.spilled
     }
