@@ -59,6 +59,12 @@ pub struct ServeArgs {
     pub initial_cluster: String,
     #[arg(long, value_enum, default_value = "new")]
     pub initial_cluster_state: ClusterState,
+    /// Join a running cluster through any member's peer URL
+    /// (http://host:port): hop to its leader (at most 5 redirects), be
+    /// added through the log, fetch the peer list. Replaces
+    /// --initial-cluster; a restart from the same --data-dir needs no leader.
+    #[arg(long, value_parser = parse_url, conflicts_with_all = ["initial_cluster", "initial_cluster_state"])]
+    pub join: Option<SocketAddr>,
     /// Heartbeat interval in milliseconds.
     #[arg(long = "heartbeat-interval", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub heartbeat_interval_ms: u64,

@@ -160,7 +160,13 @@ impl Driver {
                         }
                     }
                 }
-                PeerFrame::Hello { .. } => {}
+                // Hellos fill the directory on the way in; join calls are
+                // answered on their own connections, never here.
+                PeerFrame::Hello { .. }
+                | PeerFrame::Join { .. }
+                | PeerFrame::JoinReply(_)
+                | PeerFrame::FetchPeers { .. }
+                | PeerFrame::PeerList(_) => {}
             },
             Input::Client { req, view, reply } => {
                 let leader = self.server.raft().leader_id();

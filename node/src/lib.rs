@@ -5,7 +5,8 @@
 //!
 //! Modules: `config` (etcd-style flags), `storage` (write-ahead log and
 //! snapshots), `driver` (the task that drives core), `transport` (peer
-//! frames over TCP), `front` (requests with retries), `view` (range reads),
+//! frames over TCP), `front` (requests with retries), `join` (joining by
+//! hopping to the leader), `view` (range reads),
 //! `etcd` (the gRPC services), `ws` (seed 001's WebSocket lock API),
 //! `store` (seed 001's data store), `serve` (starting a member), `local`
 //! (a whole cluster on one machine).
@@ -14,6 +15,7 @@ pub mod config;
 pub mod driver;
 pub mod etcd;
 pub mod front;
+pub mod join;
 pub mod load;
 pub mod local;
 pub mod nemesis;

@@ -1,16 +1,19 @@
 //! Starting one member: recover the data directory, start the driver on
 //! its own thread, the peer transport, and the client APIs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use leasesim_core::server::Server;
+use leasesim_core::NodeId;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{member_id, parse_initial_cluster, ClusterState, ServeArgs};
+use crate::config::{member_id, parse_initial_cluster, ClusterState, Member, ServeArgs};
 use crate::driver::{Driver, Input, Probe, RealClocks};
 use crate::front::Front;
+use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined};
 use crate::storage::Storage;
 use crate::transport::{serve_peers, Links, MemberInfo, PeerFrame};
 
@@ -24,26 +27,71 @@ pub struct NodeHandle {
     pub cluster_id: u64,
 }
 
+/// Who this member is and whom it starts with.
+struct Start {
+    id: NodeId,
+    /// Every member known at start, this one included.
+    members: BTreeMap<NodeId, Member>,
+    /// The genesis configuration Raft starts from.
+    voters: BTreeSet<NodeId>,
+    cluster_id: u64,
+    /// `--join`: the leader to ask once this member listens, and the peer
+    /// list to save when it says yes.
+    join: Option<(SocketAddr, Joined)>,
+}
+
+impl Start {
+    async fn resolve(args: &ServeArgs) -> Result<Start, String> {
+        match args.join {
+            Some(contact) => Start::joining(args, contact).await,
+            None => Start::from_flags(args),
+        }
+    }
+
+    fn from_flags(args: &ServeArgs) -> Result<Start, String> {
+        let mut members = parse_initial_cluster(&args.initial_cluster)?;
+        let named = member_id(&args.name);
+        let mut me = members.remove(&named).ok_or_else(|| format!("--name {} is not in --initial-cluster", args.name))?;
+        if me.peer != args.listen_peer_urls {
+            tracing::warn!("--initial-cluster gives {} the peer URL {}, it listens on {}", args.name, me.peer, args.listen_peer_urls);
+        }
+        // The genesis configuration: every initial member. A member joining an
+        // existing cluster takes the id `member add` gave it (derived from its
+        // peer URL) and starts passive (its own id left out of the genesis
+        // set); it learns the configuration from the log once a leader adds it.
+        let mut voters: BTreeSet<_> = members.keys().copied().collect();
+        if args.initial_cluster_state == ClusterState::Existing {
+            me.id = member_id(&format!("http://{}", me.peer));
+        } else {
+            voters.insert(me.id);
+        }
+        let id = me.id;
+        members.insert(id, me);
+        Ok(Start { id, members, voters, cluster_id: member_id(&args.initial_cluster), join: None })
+    }
+
+    /// `--join`: the voters from the leader (or from the list an earlier
+    /// join saved in the data directory), this member passive among them
+    /// until the leader adds it.
+    async fn joining(args: &ServeArgs, contact: SocketAddr) -> Result<Start, String> {
+        let id = member_id(&args.name);
+        let (joined, join) = match Joined::load(&args.data_dir)? {
+            Some(saved) => (saved, None),
+            None => {
+                let (leader, joined) = fetch_peers(contact).await.map_err(|e| format!("--join {contact}: {e}"))?;
+                (joined.clone(), Some((leader, joined)))
+            }
+        };
+        let mut members = joined.members()?;
+        let voters = members.keys().copied().filter(|v| *v != id).collect();
+        members.insert(id, Member { id, name: args.name.clone(), peer: args.listen_peer_urls });
+        Ok(Start { id, members, voters, cluster_id: joined.cluster_id, join })
+    }
+}
+
 /// Runs a member until the process is stopped.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
-    let mut members = parse_initial_cluster(&args.initial_cluster)?;
-    let named = member_id(&args.name);
-    let mut me = members.remove(&named).ok_or_else(|| format!("--name {} is not in --initial-cluster", args.name))?;
-    if me.peer != args.listen_peer_urls {
-        tracing::warn!("--initial-cluster gives {} the peer URL {}, it listens on {}", args.name, me.peer, args.listen_peer_urls);
-    }
-    // The genesis configuration: every initial member. A member joining an
-    // existing cluster takes the id `member add` gave it (derived from its
-    // peer URL) and starts passive (its own id left out of the genesis
-    // set); it learns the configuration from the log once a leader adds it.
-    let mut voters: BTreeSet<_> = members.keys().copied().collect();
-    if args.initial_cluster_state == ClusterState::Existing {
-        me.id = member_id(&format!("http://{}", me.peer));
-    } else {
-        voters.insert(me.id);
-    }
-    let id = me.id;
-    members.insert(id, me);
+    let Start { id, members, voters, cluster_id, join } = Start::resolve(&args).await?;
     let config = args.server_config(id, voters);
 
     let storage = Storage::open(&args.data_dir).map_err(|e| format!("--data-dir {}: {e}", args.data_dir.display()))?;
@@ -104,9 +152,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         })
         .map_err(|e| e.to_string())?;
 
-    // Peer frames go straight to the driver.
+    // Peer frames go straight to the driver; join calls to the desk.
+    let front = Front::new(input_tx.clone(), probe_rx);
+    let desk = JoinDesk { front: front.clone(), directory: directory.clone(), cluster_id };
     let (peer_tx, mut peer_rx) = mpsc::unbounded_channel();
-    tokio::spawn(serve_peers(peer_listener, directory.clone(), peer_tx));
+    tokio::spawn(serve_peers(peer_listener, directory.clone(), peer_tx, desk));
     let to_driver = input_tx.clone();
     let hello_back = links.clone();
     tokio::spawn(async move {
@@ -124,12 +174,24 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         links.send(*peer, hello.clone());
     }
 
-    let front = Front::new(input_tx, probe_rx);
-    let cluster_id = member_id(&args.initial_cluster);
     let handle = NodeHandle { front, directory, name: args.name.clone(), cluster_id };
     tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
     if let Some(listener) = lock_listener {
         tokio::spawn(crate::ws::serve(handle.clone(), listener));
     }
-    crate::etcd::serve(handle, client_listener).await
+    let api = crate::etcd::serve(handle, client_listener);
+    let Some((leader, joined)) = join else {
+        return api.await;
+    };
+    // Serve while the leader adds this member; stop if it will not.
+    tokio::pin!(api);
+    let peer_url = format!("http://{}", args.listen_peer_urls);
+    tokio::select! {
+        served = &mut api => served,
+        asked = ask_to_join(leader, id, &args.name, &peer_url) => {
+            asked.map_err(|e| format!("--join: {e}"))?;
+            joined.save(&args.data_dir)?;
+            api.await
+        }
+    }
 }

@@ -15,12 +15,13 @@ use std::time::Duration;
 
 use leasesim_core::server::PeerMessage;
 use leasesim_core::service::{ClientRequest, ClientResponse};
-use leasesim_core::NodeId;
+use leasesim_core::{NodeId, Term};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
+use crate::join::{JoinDesk, JoinReply, PeerList};
 use crate::view::{RangeSpec, RangeView};
 
 /// Largest frame accepted (a snapshot travels in one frame).
@@ -49,6 +50,20 @@ pub enum PeerFrame {
         resp: ClientResponse,
         view: Option<RangeView>,
     },
+    /// A new server asks to be added (`join`): the first frame of a short
+    /// connection of its own, answered by `JoinReply` on it.
+    Join {
+        id: NodeId,
+        name: String,
+        peer_url: String,
+    },
+    JoinReply(JoinReply),
+    /// A joined server asks the leader for the voters (`join`), answered by
+    /// `PeerList` on the same connection.
+    FetchPeers {
+        term: Term,
+    },
+    PeerList(PeerList),
 }
 
 /// What is known of a member: from the flags, then from its `Hello`.
@@ -115,7 +130,7 @@ impl Links {
     }
 }
 
-async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, frame: &PeerFrame) -> std::io::Result<()> {
+pub async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, frame: &PeerFrame) -> std::io::Result<()> {
     let bytes = bincode::serialize(frame).map_err(std::io::Error::other)?;
     w.write_all(&(bytes.len() as u32).to_le_bytes()).await?;
     w.write_all(&bytes).await
@@ -182,8 +197,9 @@ async fn run_link(addr: SocketAddr, hello: PeerFrame, mut rx: mpsc::Receiver<Pee
 }
 
 /// Accepts peer connections and hands every frame, with its sender, to
-/// `deliver` (the opening hello included).
-pub async fn serve_peers(listener: TcpListener, directory: Directory, deliver: mpsc::UnboundedSender<(NodeId, PeerFrame)>) {
+/// `deliver` (the opening hello included). A connection that opens with a
+/// join request instead is answered by `desk` on the same connection.
+pub async fn serve_peers(listener: TcpListener, directory: Directory, deliver: mpsc::UnboundedSender<(NodeId, PeerFrame)>, desk: JoinDesk) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -191,10 +207,20 @@ pub async fn serve_peers(listener: TcpListener, directory: Directory, deliver: m
         let _ = stream.set_nodelay(true);
         let directory = directory.clone();
         let deliver = deliver.clone();
+        let desk = desk.clone();
         tokio::spawn(async move {
-            let mut r = tokio::io::BufReader::new(stream);
+            let (read_half, mut write_half) = stream.into_split();
+            let mut r = tokio::io::BufReader::new(read_half);
             let hello = match read_frame(&mut r).await {
                 Ok(Some(hello @ PeerFrame::Hello { .. })) => hello,
+                Ok(Some(request)) => {
+                    if let Some(answer) = desk.answer(request).await {
+                        if write_frame(&mut write_half, &answer).await.is_ok() {
+                            let _ = write_half.flush().await;
+                        }
+                    }
+                    return;
+                }
                 _ => return,
             };
             let PeerFrame::Hello { from, name, peer_url, client_url, lock_url } = hello.clone() else {

@@ -20,6 +20,8 @@ pub struct Member {
     pub lock_port: u16,
     /// Added to a running cluster (`--initial-cluster-state existing`).
     pub joined: bool,
+    /// Joins by hopping (`--join`) from the member with this peer port.
+    pub join_via: Option<u16>,
     pub child: Option<Child>,
 }
 
@@ -69,6 +71,7 @@ impl Cluster {
                 client_port: free_port(),
                 lock_port: free_port(),
                 joined: false,
+                join_via: None,
                 child: None,
             })
             .collect();
@@ -117,8 +120,15 @@ impl Cluster {
             .args(["--listen-peer-urls", &format!("http://127.0.0.1:{}", m.peer_port)])
             .args(["--listen-client-urls", &format!("http://127.0.0.1:{}", m.client_port)])
             .args(["--listen-lock-urls", &format!("http://127.0.0.1:{}", m.lock_port)])
-            .args(["--initial-cluster", &self.initial_cluster])
-            .args(["--initial-cluster-state", if m.joined { "existing" } else { "new" }])
+            .args(match m.join_via {
+                Some(contact) => vec!["--join".to_string(), format!("http://127.0.0.1:{contact}")],
+                None => vec![
+                    "--initial-cluster".to_string(),
+                    self.initial_cluster.clone(),
+                    "--initial-cluster-state".to_string(),
+                    (if m.joined { "existing" } else { "new" }).to_string(),
+                ],
+            })
             .args(["--heartbeat-interval", &heartbeat, "--election-timeout", &election])
             .args(["--snapshot-count", "200"])
             .env("RUST_LOG", "info")
@@ -139,6 +149,24 @@ impl Cluster {
             client_port: free_port(),
             lock_port: free_port(),
             joined: true,
+            join_via: None,
+            child: None,
+        });
+        let i = self.members.len() - 1;
+        self.launch(i);
+        i
+    }
+
+    /// Starts a new member that joins by hopping (`--join`), given the peer
+    /// URL of member `contact`. Returns its index.
+    pub fn join_via(&mut self, name: &str, contact: usize) -> usize {
+        self.members.push(Member {
+            name: name.to_string(),
+            peer_port: free_port(),
+            client_port: free_port(),
+            lock_port: free_port(),
+            joined: true,
+            join_via: Some(self.members[contact].peer_port),
             child: None,
         });
         let i = self.members.len() - 1;

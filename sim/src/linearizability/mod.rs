@@ -1,34 +1,10 @@
-//! Linearizability checking of operation histories: Wing & Gong's search
-//! (1993) with Lowe's (2017) and porcupine's improvements.
-//!
-//! The `linearizable` invariant (SCENARIO-FORMAT.md) needs a checker the
-//! project trusts: one proven on histories nobody here wrote (Jepsen's etcd
-//! register histories, with porcupine's known answers) and exact, never
-//! guessing (an exhausted step budget answers `Unknown`).
-//!
-//! - [`history`]: the operations the simulator records (KV with leases) and
-//!   Jepsen's register operations;
-//! - [`model`]: the sequential specifications (register, KV with leases);
-//! - [`partition`]: independent sub-histories (per key, joined by leases);
-//! - [`search`]: the search itself, with [`cache`], its memo;
-//! - [`window`]: the minimal failing window of a non-linearizable history;
-//! - [`check`]: the pipeline tying them together;
-//! - [`jepsen`], [`jepsen_edn`] (with [`edn`], its reader), [`leasesim_format`]:
-//!   the file formats;
-//! - [`cli`]: `leasesim check-history`.
+//! Linearizability in the simulator: the checker itself lives in the
+//! `leasesim-history` crate (history/), shared with `leasesim-node load`;
+//! its modules are re-exported here under their old paths, and [`cli`] is
+//! `leasesim check-history`.
 
-pub mod cache;
-pub mod check;
 pub mod cli;
-pub mod edn;
-pub mod history;
-pub mod jepsen;
-pub mod jepsen_edn;
-pub mod leasesim_format;
-pub mod model;
-pub mod partition;
-pub mod search;
-pub mod window;
 
-pub use check::{check_kv, check_register, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS};
-pub use history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};
+pub use leasesim_history::{cache, check, edn, history, jepsen, jepsen_edn, leasesim_format, model, partition, search, window};
+pub use leasesim_history::{check_kv, check_register, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS};
+pub use leasesim_history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};

@@ -8,7 +8,7 @@
 //! instant the cas took effect.
 
 use super::Model;
-use crate::linearizability::history::{RegisterInput, RegisterOutput};
+use crate::history::{RegisterInput, RegisterOutput};
 
 /// The register; its state is its value (`None` = nil).
 #[derive(Clone, Copy, Debug, Default)]

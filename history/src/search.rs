@@ -470,8 +470,8 @@ fn set_bit(bits: &mut [u64], i: usize, on: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linearizability::history::{RegisterInput as I, RegisterOutput as O};
-    use crate::linearizability::model::register::RegisterModel;
+    use crate::history::{RegisterInput as I, RegisterOutput as O};
+    use crate::model::register::RegisterModel;
 
     const WRITE_1: I = I::Write { value: 1 };
     const READ: I = I::Read;

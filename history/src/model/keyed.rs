@@ -19,7 +19,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::Model;
-use crate::linearizability::history::{Answers, History, Operation};
+use crate::history::{Answers, History, Operation};
 
 pub type KeyedHistory = History<KeyedInput, KeyedOutput>;
 pub type KeyedOperation = Operation<KeyedInput, KeyedOutput>;

@@ -68,7 +68,7 @@ fn json_error(e: serde_json::Error, line_offset: usize) -> ParseError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linearizability::history::{KvInput, KvOutput};
+    use crate::history::{KvInput, KvOutput};
 
     const GET: &str = r#"{"client":1,"call_ns":10,"return_ns":20,"input":{"get":{"key":"a"}},"output":{"value":null}}"#;
     const PUT: &str = r#"{"client":2,"call_ns":5,"input":{"put":{"key":"a","value":"1","lease":7}}}"#;

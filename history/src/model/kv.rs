@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use leasesim_core::types::LeaseId;
 
 use super::Model;
-use crate::linearizability::history::{KvInput, KvOutput, Operation};
+use crate::history::{KvInput, KvOutput, Operation};
 
 /// Interned key or value.
 type Sym = u32;

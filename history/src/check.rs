@@ -177,7 +177,7 @@ fn check_partitions<M: Model>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linearizability::model::keyed::{KeyedInput, KeyedOutput};
+    use crate::model::keyed::{KeyedInput, KeyedOutput};
 
     fn op(client: u64, call: u64, ret: u64, input: KeyedInput, output: KeyedOutput) -> Operation<KeyedInput, KeyedOutput> {
         Operation { client, call_ns: call, return_ns: Some(ret), input, output: Some(output) }

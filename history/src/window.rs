@@ -163,8 +163,8 @@ impl<M: Model> Shrinker<'_, '_, '_, M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::linearizability::history::{RegisterInput as I, RegisterOutput as O};
-    use crate::linearizability::model::register::RegisterModel;
+    use crate::history::{RegisterInput as I, RegisterOutput as O};
+    use crate::model::register::RegisterModel;
 
     #[test]
     fn a_stale_read_shrinks_to_two_reads() {
