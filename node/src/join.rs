@@ -31,7 +31,7 @@ use tokio::net::TcpStream;
 
 use crate::config::{parse_url, Member};
 use crate::front::Front;
-use crate::transport::{read_frame, write_frame, Directory, MemberInfo, PeerFrame};
+use crate::transport::{read_frame, write_frame, Directory, PeerFrame};
 
 /// Redirects a joining server follows before it gives up (the design's 5).
 pub const MAX_REDIRECTS: usize = 5;
