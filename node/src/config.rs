@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use leasesim_core::bugs::Bugs;
 use leasesim_core::raft::RaftConfig;
 use leasesim_core::server::ServerConfig;
 use leasesim_core::{ExpiryStrategy, NodeId, NS_PER_MS};
@@ -76,6 +77,19 @@ pub struct ServeArgs {
     /// Compact the log after this many applied entries.
     #[arg(long, default_value_t = 1000)]
     pub snapshot_count: u64,
+    /// Plant a bug in the engine (repeatable): the simulator's switches
+    /// (e.g. follower-expires-leases), so that a real cluster can show the
+    /// checkers of `leasesim-node load` catching it. For tests only.
+    #[arg(long = "bug", value_name = "NAME", value_parser = parse_bug)]
+    pub bugs: Vec<String>,
+}
+
+/// A planted bug's name, checked against core's list.
+pub fn parse_bug(name: &str) -> Result<String, String> {
+    if name == "completion-without-token-check" {
+        return Err(format!("{name} lives in the simulator's data store, not in the engine this node runs"));
+    }
+    Bugs::default().enable(name).map(|()| name.to_string())
 }
 
 /// Parses `http://host:port` (or `host:port`) into a socket address; the
@@ -138,7 +152,11 @@ impl ServeArgs {
         raft.heartbeat_ns = self.heartbeat_interval_ms * NS_PER_MS;
         raft.election_timeout_min_ns = self.election_timeout_ms * NS_PER_MS;
         raft.election_timeout_max_ns = 2 * self.election_timeout_ms * NS_PER_MS;
-        let mut config = ServerConfig::new(raft, self.lease_expiry.into());
+        let mut bugs = Bugs::default();
+        for name in &self.bugs {
+            bugs.enable(name).expect("checked by parse_bug");
+        }
+        let mut config = ServerConfig::new(raft, self.lease_expiry.into()).with_bugs(bugs);
         config.snapshot_every_entries = self.snapshot_count;
         config
     }
@@ -158,5 +176,8 @@ mod tests {
         assert!(parse_initial_cluster("s1").is_err());
         assert!(parse_initial_cluster("s1=http://127.0.0.1:1,s1=http://127.0.0.1:2").is_err());
         assert!(member_id("alpha") >= 1_000_000);
+        assert_eq!(parse_bug("follower-expires-leases").as_deref(), Ok("follower-expires-leases"));
+        assert!(parse_bug("follower-expires-lease").unwrap_err().contains("follower-expires-leases"), "the error lists the names");
+        assert!(parse_bug("completion-without-token-check").is_err());
     }
 }

@@ -24,6 +24,9 @@ pub struct LocalArgs {
     pub dir: PathBuf,
     #[arg(long, value_enum, default_value = "leader-monotonic")]
     pub lease_expiry: LeaseExpiry,
+    /// Plant a bug in every member (repeatable; see `leasesim-node --help`).
+    #[arg(long = "bug", value_name = "NAME", value_parser = crate::config::parse_bug)]
+    pub bugs: Vec<String>,
 }
 
 fn free_port() -> Result<u16, String> {
@@ -62,7 +65,7 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
     let exe_text = exe.to_string_lossy().into_owned();
     for (i, (peer, client, lock)) in (1..=args.servers).zip(&ports) {
         let name = format!("s{i}");
-        let argv: Vec<String> = vec![
+        let mut argv: Vec<String> = vec![
             exe_text.clone(),
             "--name".into(),
             name.clone(),
@@ -79,6 +82,9 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
             "--lease-expiry".into(),
             expiry.into(),
         ];
+        for bug in &args.bugs {
+            argv.extend(["--bug".to_string(), bug.clone()]);
+        }
         let log = args.dir.join(format!("{name}.log"));
         let child = roster::spawn(&argv, &log)?;
         entries.push(RosterEntry { name, client_url: format!("http://127.0.0.1:{client}"), pid: child.id(), argv, log });
@@ -102,6 +108,9 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
         println!("  s{i}: etcd API http://127.0.0.1:{client}  lock API ws://127.0.0.1:{lock}/ws  peers http://127.0.0.1:{peer}");
     }
     println!("  data store: POST http://127.0.0.1:{store_port}/write");
+    if !args.bugs.is_empty() {
+        println!("  planted bugs (for testing the checkers): {}", args.bugs.join(", "));
+    }
     println!("try:  ETCDCTL_API=3 etcdctl --endpoints={endpoints} put hello world");
     println!("Ctrl-C stops the cluster.");
     // Ctrl-C or SIGTERM: stop every member and the store.

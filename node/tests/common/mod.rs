@@ -40,6 +40,8 @@ pub struct Cluster {
     /// Raft timing, milliseconds (the same flags for both kinds).
     pub heartbeat_ms: u64,
     pub election_ms: u64,
+    /// Flags every leasesim-node member gets besides the usual ones.
+    pub extra_args: Vec<String>,
     initial_cluster: String,
 }
 
@@ -63,6 +65,10 @@ impl Cluster {
     }
 
     pub fn start_kind(kind: Kind, n: usize, heartbeat_ms: u64, election_ms: u64) -> Cluster {
+        Cluster::start_full(kind, n, heartbeat_ms, election_ms, &[])
+    }
+
+    fn start_full(kind: Kind, n: usize, heartbeat_ms: u64, election_ms: u64, extra_args: &[&str]) -> Cluster {
         let dir = tempfile::tempdir().expect("temp dir");
         let members: Vec<Member> = (1..=n)
             .map(|i| Member {
@@ -76,11 +82,18 @@ impl Cluster {
             })
             .collect();
         let initial_cluster = members.iter().map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port)).collect::<Vec<_>>().join(",");
-        let mut cluster = Cluster { dir, members, kind, heartbeat_ms, election_ms, initial_cluster };
+        let extra_args = extra_args.iter().map(ToString::to_string).collect();
+        let mut cluster = Cluster { dir, members, kind, heartbeat_ms, election_ms, extra_args, initial_cluster };
         for i in 0..n {
             cluster.launch(i);
         }
         cluster
+    }
+
+    /// A leasesim-node cluster whose members all get `extra_args` (e.g. a
+    /// planted bug).
+    pub fn start_with(n: usize, extra_args: &[&str]) -> Cluster {
+        Cluster::start_full(Kind::Leasesim, n, 50, 500, extra_args)
     }
 
     pub fn data_dir(&self, i: usize) -> PathBuf {
@@ -131,6 +144,7 @@ impl Cluster {
             })
             .args(["--heartbeat-interval", &heartbeat, "--election-timeout", &election])
             .args(["--snapshot-count", "200"])
+            .args(&self.extra_args)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log)

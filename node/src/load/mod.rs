@@ -10,7 +10,14 @@
 //! puts and compare-and-sets on a few keys: a history worth checking for
 //! linearizability), `lock` (every worker takes and releases one lock
 //! through the Lock service: hand-offs per second, the fencing token being
-//! the lock key's revision).
+//! the lock key's revision), `registry` (keys attached to leases whose
+//! holders stop renewing: how long a lease outlives its holder).
+//!
+//! After the run, the simulator's rules judge what was recorded
+//! (`checks.rs`): the `kv` history must be linearizable (leasesim's own
+//! checker), lock tokens never handed out or accepted twice, registry
+//! leases never gone before their last renewal plus the TTL. A violation
+//! fails the run (exit 2), whichever server was driven.
 //!
 //! With `--store host:port` each lock holder writes to seed 001's data
 //! store with its token (the Lock response's revision), as the simulator's
@@ -26,10 +33,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use leasesim_history::{History, KvInput, KvOutput, Operation};
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 
 use crate::nemesis::Nemesis;
+
+mod checks;
+pub mod registry;
+
 use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use crate::pb::etcdserverpb::kv_client::KvClient;
 use crate::pb::etcdserverpb::lease_client::LeaseClient;
@@ -38,12 +50,14 @@ use crate::pb::etcdserverpb::LeaseRevokeRequest;
 use crate::pb::etcdserverpb::{Compare, LeaseGrantRequest, PutRequest, RangeRequest, RequestOp, TxnRequest};
 use crate::pb::v3lockpb::lock_client::LockClient;
 use crate::pb::v3lockpb::{LockRequest, UnlockRequest};
+use registry::Episode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Workload {
     Put,
     Kv,
     Lock,
+    Registry,
 }
 
 #[derive(Args, Clone, Debug)]
@@ -59,6 +73,9 @@ pub struct LoadArgs {
     /// Concurrent clients.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub concurrency: u64,
+    /// `registry` workload: the TTL of each worker's lease.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub ttl: Duration,
     /// Keys the `kv` workload works on.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub keys: u64,
@@ -97,12 +114,16 @@ struct Shared {
     until: Instant,
     latencies_ns: Mutex<Vec<u64>>,
     errors: Mutex<u64>,
-    history: Mutex<Vec<Value>>,
+    history: Mutex<Vec<Operation>>,
     /// Keys the `put` workload wrote and heard acknowledged.
     acked: Mutex<Vec<(String, String)>>,
-    /// The `lock` workload's writes to the data store.
-    store_accepted: Mutex<u64>,
+    /// The `lock` workload's grants: (worker, fencing token).
+    grants: Mutex<Vec<(u64, u64)>>,
+    /// The `lock` workload's writes the data store accepted: (worker, token).
+    store_accepted: Mutex<Vec<(u64, u64)>>,
     store_refused: Mutex<u64>,
+    /// The `registry` workload's leases, each from grant to removal.
+    registry: Mutex<Vec<Episode>>,
 }
 
 impl Shared {
@@ -118,12 +139,10 @@ impl Shared {
         *self.errors.lock().expect("errors") += 1;
     }
 
-    fn record(&self, client: u64, call: Instant, input: Value, output: Option<Value>) {
-        let mut op = json!({"client": client, "call_ns": self.since_ns(call), "input": input});
-        if let Some(output) = output {
-            op["return_ns"] = json!(self.since_ns(Instant::now()));
-            op["output"] = output;
-        }
+    /// One KV operation; `output: None` when its outcome is unknown.
+    fn record(&self, client: u64, call: Instant, input: KvInput, output: Option<KvOutput>) {
+        let return_ns = output.as_ref().map(|_| self.since_ns(Instant::now()));
+        let op = Operation { client, call_ns: self.since_ns(call), return_ns, input, output };
         self.history.lock().expect("history").push(op);
     }
 }
@@ -162,8 +181,10 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         errors: Mutex::default(),
         history: Mutex::default(),
         acked: Mutex::default(),
+        grants: Mutex::default(),
         store_accepted: Mutex::default(),
         store_refused: Mutex::default(),
+        registry: Mutex::default(),
     });
     let nemesis = match (args.nemesis, args.cluster_dir.clone()) {
         (Some(kind), Some(dir)) => Some(tokio::spawn(crate::nemesis::run(kind, args.every, dir, started, shared.until))),
@@ -177,6 +198,7 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
                 Workload::Put => put_worker(worker, &endpoints, &shared).await,
                 Workload::Kv => kv_worker(worker, &endpoints, args.keys, &shared).await,
                 Workload::Lock => lock_worker(worker, &endpoints, args.store.as_deref(), &shared).await,
+                Workload::Registry => registry::registry_worker(worker, &endpoints, args.ttl, &shared).await,
             }
         }));
     }
@@ -207,12 +229,13 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
     if let Some(path) = &args.history {
         let mut file = std::fs::File::create(path).map_err(|e| format!("--history {}: {e}", path.display()))?;
         for op in shared.history.lock().expect("history").iter() {
-            writeln!(file, "{op}").map_err(|e| e.to_string())?;
+            let line = serde_json::to_string(op).map_err(|e| e.to_string())?;
+            writeln!(file, "{line}").map_err(|e| e.to_string())?;
         }
         println!("history: {} operations in {}", shared.history.lock().expect("history").len(), path.display());
     }
     if args.store.is_some() {
-        let (accepted, refused) = (*shared.store_accepted.lock().expect("store"), *shared.store_refused.lock().expect("store"));
+        let (accepted, refused) = (shared.store_accepted.lock().expect("store").len(), *shared.store_refused.lock().expect("store"));
         println!("data store: {accepted} fenced writes accepted, {refused} refused as stale");
     }
     if args.workload == Workload::Put {
@@ -223,7 +246,16 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
             return Err(format!("{} acknowledged writes lost, e.g. {:?}", lost.len(), &lost[..lost.len().min(5)]));
         }
     }
-    Ok(())
+    let judged = match args.workload {
+        Workload::Put => return Ok(()),
+        Workload::Kv => checks::linearizable(&History { ops: shared.history.lock().expect("history").clone() }),
+        Workload::Lock => checks::fencing(&shared.grants.lock().expect("grants"), &shared.store_accepted.lock().expect("store")),
+        Workload::Registry => checks::lease_lifetimes(&shared.registry.lock().expect("registry")),
+    };
+    for line in &judged.lines {
+        println!("{line}");
+    }
+    judged.violation.map_or(Ok(()), |violation| Err(format!("violation: {violation}")))
 }
 
 /// Reads every `load/` key back (retrying while the cluster recovers) and
@@ -280,15 +312,15 @@ async fn kv_worker(worker: u64, endpoints: &[String], keys: u64, shared: &Shared
                 let output = result.as_ref().ok().map(|r| {
                     let value = r.get_ref().kvs.first().map(|kv| String::from_utf8_lossy(&kv.value).into_owned());
                     seen = value.clone();
-                    json!({"value": value})
+                    KvOutput::Value(value)
                 });
-                (json!({"get": {"key": key}}), result.map(|_| output))
+                (KvInput::Get { key }, result.map(|_| output))
             }
             2 | 3 => {
                 let value = format!("{client}-{n}");
                 let req = PutRequest { key: key.clone().into_bytes(), value: value.clone().into_bytes(), ..Default::default() };
-                let result = kv.put(req).await.map(|_| Some(json!("ok")));
-                (json!({"put": {"key": key, "value": value}}), result)
+                let result = kv.put(req).await.map(|_| Some(KvOutput::Ok));
+                (KvInput::Put { key, value, lease: None }, result)
             }
             _ => {
                 let value = format!("{client}-{n}");
@@ -315,8 +347,8 @@ async fn kv_worker(worker: u64, endpoints: &[String], keys: u64, shared: &Shared
                     success: vec![RequestOp { request: Some(TxnOp::RequestPut(put)) }],
                     failure: vec![],
                 };
-                let result = kv.txn(txn).await.map(|r| Some(json!({"cas": {"succeeded": r.get_ref().succeeded}})));
-                (json!({"cas": {"key": key, "expected": expected, "value": value}}), result)
+                let result = kv.txn(txn).await.map(|r| Some(KvOutput::Cas { succeeded: r.get_ref().succeeded }));
+                (KvInput::Cas { key, expected, value, lease: None }, result)
             }
         };
         match result {
@@ -361,11 +393,12 @@ async fn lock_worker(worker: u64, endpoints: &[String], store: Option<&str>, sha
             Ok(held) => {
                 shared.done(call);
                 let held = held.into_inner();
+                let token = held.header.as_ref().map_or(0, |h| h.revision.max(0) as u64);
+                shared.grants.lock().expect("grants").push((worker, token));
                 if let Some(store) = store {
                     // The holder writes with its token, as in the simulator.
-                    let token = held.header.as_ref().map_or(0, |h| h.revision.max(0) as u64);
                     match store_write(store, worker, token).await {
-                        Some(true) => *shared.store_accepted.lock().expect("store") += 1,
+                        Some(true) => shared.store_accepted.lock().expect("store").push((worker, token)),
                         Some(false) => *shared.store_refused.lock().expect("store") += 1,
                         None => shared.failed(),
                     }

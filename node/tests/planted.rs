@@ -1,0 +1,83 @@
+//! The load tool's lease rule catches a planted bug on real processes:
+//! with `--bug follower-expires-leases` every follower ends leases by its
+//! own clock, TTL after it applied the grant, ignoring the keep-alives only
+//! the leader sees. Reads are served by the leader, so the damage shows
+//! once a follower takes over. One registration, driven step by step: a
+//! lease with a TTL of 3 s renewed every second for 4 s, then the leader is
+//! SIGKILLed; the new leader is asked for the key. With the bug the key is
+//! gone before the last renewal plus the TTL, and `leasesim-node load`'s
+//! rule (`Episode::ended_early`) says the lease ended early; without it,
+//! the same steps find the key and the rule holds.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Cluster;
+use leasesim_node::load::registry::Episode;
+use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
+use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
+use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, PutRequest, RangeRequest};
+
+const TTL_S: i64 = 3;
+
+/// Runs the registration and returns it as the load tool records it.
+fn renewed_then_leader_killed(extra_args: &[&str]) -> Episode {
+    let mut cluster = Cluster::start_with(3, extra_args);
+    let leader = cluster.wait_for_leader();
+    let started = Instant::now();
+    let since = |t: Instant| t.duration_since(started).as_nanos() as u64;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (lease, renewed_send_ns) = runtime.block_on(async {
+        let chan = common::channel(&cluster.url(leader)).await;
+        let (mut leases, mut kv) = (LeaseClient::new(chan.clone()), KvClient::new(chan));
+        let granted = leases.lease_grant(LeaseGrantRequest { ttl: TTL_S, id: 0 }).await.unwrap().into_inner();
+        let put = PutRequest { key: b"registry/0".to_vec(), value: b"up".to_vec(), lease: granted.id, ..Default::default() };
+        kv.put(put).await.unwrap();
+        let mut renewed = 0;
+        for _ in 0..4 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let sent = Instant::now();
+            let mut answers =
+                leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id: granted.id }])).await.unwrap().into_inner();
+            let answer = answers.message().await.unwrap().expect("a keep-alive answer");
+            assert!(answer.ttl > 0, "the leader itself keeps the lease alive: {answer:?}");
+            renewed = since(sent);
+        }
+        (granted.id, renewed)
+    });
+    cluster.kill(leader);
+    let next = cluster.wait_for_leader();
+    let ended_seen_ns = runtime.block_on(async {
+        let mut kv = KvClient::new(common::channel(&cluster.url(next)).await);
+        let read = kv.range(RangeRequest { key: b"registry/0".to_vec(), ..Default::default() }).await.unwrap().into_inner();
+        let returned = since(Instant::now());
+        read.kvs.iter().all(|kv| kv.lease != lease).then_some(returned)
+    });
+    Episode { worker: 0, lease, renewed_send_ns, ended_seen_ns, ttl_ns: Duration::from_secs(TTL_S as u64).as_nanos() as u64 }
+}
+
+#[test]
+fn a_follower_that_ended_a_renewed_lease_by_its_own_clock_is_caught_once_it_leads() {
+    let episode = renewed_then_leader_killed(&["--bug", "follower-expires-leases"]);
+    assert!(episode.ended_seen_ns.is_some(), "the new leader still had the key: {episode:?}");
+    assert!(episode.ended_early(), "the load tool's rule missed the planted bug: {episode:?}");
+}
+
+#[test]
+fn without_the_bug_the_same_steps_find_the_lease_alive() {
+    let episode = renewed_then_leader_killed(&[]);
+    assert_eq!(episode.ended_seen_ns, None, "the new leader lost a renewed lease: {episode:?}");
+    assert!(!episode.ended_early());
+}
+
+#[test]
+fn an_unknown_planted_bug_is_refused_with_the_list_of_names() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_leasesim-node"))
+        .args(["local", "--servers", "1", "--dir", "/nonexistent", "--bug", "follower-expire-leases"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown bug `follower-expire-leases`") && stderr.contains("follower-expires-leases"), "{stderr}");
+}
