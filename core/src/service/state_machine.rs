@@ -314,7 +314,14 @@ impl StateMachine {
             Op::Get { key } => self.read_value(key),
             Op::Put { key, value, lease } => self.put(key, value, *lease, index),
             Op::Delete { key } => self.delete(key, index),
-            Op::Cas { key, expected, value, lease } => self.cas(key, expected.as_deref(), value, *lease, index),
+            Op::Cas { key, expected, value, lease } => {
+                let holds = self.kv.get(key).map(|v| v.value.as_str()) == expected.as_deref();
+                self.put_if(key, holds, value, *lease, index)
+            }
+            Op::CompareAndPut { key, compare, value, lease } => {
+                let holds = compare.holds(self.kv.get(key));
+                self.put_if(key, holds, value, *lease, index)
+            }
             Op::LeaseGrant { ttl_ns, id } => self.grant_lease(*ttl_ns, *id, stamp_wall_ns, batch),
             Op::LeaseRevoke { lease } => {
                 if !self.leases.contains(*lease) {
@@ -360,12 +367,15 @@ impl StateMachine {
         }
     }
 
-    fn cas(&mut self, key: &str, expected: Option<&str>, value: &str, lease: Option<LeaseId>, index: LogIndex) -> Response {
+    /// The put of a compare-and-set whose compare `holds` (or not) on the
+    /// key as it is now; a missing lease is refused first, whatever the
+    /// compare said.
+    fn put_if(&mut self, key: &str, holds: bool, value: &str, lease: Option<LeaseId>, index: LogIndex) -> Response {
         if let Some(lease) = lease.filter(|l| !self.leases.contains(*l)) {
             return Response::Error(ServiceError::LeaseNotFound { lease });
         }
         let current = self.kv.get(key);
-        if current.map(|v| v.value.as_str()) != expected {
+        if !holds {
             return Response::Cas {
                 succeeded: false,
                 current: current.map(|v| v.value.clone()),

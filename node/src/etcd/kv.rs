@@ -1,17 +1,18 @@
 //! etcd's KV service onto core: `Range` is a linearizable `Get` plus a read
 //! of the leader's state (for ranges and revisions), `Put` and `DeleteRange`
 //! are core's `Put`/`Delete`, and `Txn` covers compare-and-set: one compare
-//! on a key's value, or on its absence, mapped to core's `Cas`.
+//! (value, create or mod revision, version, lease; any of etcd's four
+//! results) fused with a put of the same key into core's `CompareAndPut`,
+//! judged atomically as its entry applies.
 //!
 //! What core cannot do atomically is done as a sequence and said so: a
 //! prefix delete deletes key by key, `deleted` counts what a read just
-//! before saw, a `mod_revision` compare reads the value first and then
-//! compares-and-sets on it, and a txn's range ops are read after its
-//! write. Keys have no version counter in core: `version` is 1 for any
-//! existing key.
+//! before saw, a txn's other ops run one after another after its
+//! compare-and-put, and its range ops are read after its write. Keys have
+//! no version counter in core: `version` is 1 for any existing key.
 
 use leasesim_core::service::kv::KvValue;
-use leasesim_core::service::{Op, Response};
+use leasesim_core::service::{self as core, KeyCompare, Op, Response};
 use tonic::{Request, Status};
 
 use super::{status, text, unimplemented, Api, MAX_REQUEST_BYTES};
@@ -159,70 +160,50 @@ impl Api {
         Ok(TxnResponse { header: self.header(wrote), succeeded, responses })
     }
 
-    /// Evaluates one compare; when it holds and the success branch starts
-    /// with a put of the same key, does that put as one compare-and-set.
-    /// Returns whether the compare held and the put's revision (0: no put).
+    /// Evaluates one compare; when the success branch starts with a put of
+    /// the same key, the compare and that put are one core
+    /// `CompareAndPut`, judged as the entry applies. Returns whether the
+    /// compare held and the put's revision (0: no put).
     async fn compare_and_put(&self, compare: &Compare, success: &[RequestOp]) -> Result<(bool, u64), Status> {
         if !compare.range_end.is_empty() {
             return Err(unimplemented("a txn compare over a range"));
         }
-        let result = CompareResult::try_from(compare.result).map_err(|_| Status::invalid_argument("bad compare result"))?;
-        let target = CompareTarget::try_from(compare.target).map_err(|_| Status::invalid_argument("bad compare target"))?;
         let key = text(compare.key.clone(), "key")?;
-        let current = self.get_one(&key).await?;
-        // Does the compare hold on what was just read? And what value must
-        // the key still have for the put to be safe (None: absent)?
-        let (holds, expected) = match (target, &compare.target_union, &current) {
-            (CompareTarget::Value, Some(TargetUnion::Value(v)), Some(cur)) => {
-                (compare_ord(result, cur.value.as_bytes().cmp(v.as_slice())), Some(cur.value.clone()))
-            }
-            (CompareTarget::Value, _, None) => (false, None),
-            (CompareTarget::Create, Some(TargetUnion::CreateRevision(r)), cur) => {
-                let c = cur.as_ref().map_or(0, |c| c.create_revision as i64);
-                (compare_ord(result, c.cmp(r)), cur.as_ref().map(|c| c.value.clone()))
-            }
-            (CompareTarget::Mod, Some(TargetUnion::ModRevision(r)), cur) => {
-                let m = cur.as_ref().map_or(0, |c| c.mod_revision as i64);
-                (compare_ord(result, m.cmp(r)), cur.as_ref().map(|c| c.value.clone()))
-            }
-            (CompareTarget::Version, Some(TargetUnion::Version(r)), cur) => {
-                let v = i64::from(cur.is_some());
-                (compare_ord(result, v.cmp(r)), cur.as_ref().map(|c| c.value.clone()))
-            }
-            (CompareTarget::Lease, Some(TargetUnion::Lease(l)), cur) => {
-                let have = cur.as_ref().and_then(|c| c.lease).unwrap_or(0) as i64;
-                (compare_ord(result, have.cmp(l)), cur.as_ref().map(|c| c.value.clone()))
-            }
-            _ => return Err(Status::invalid_argument("etcdserver: bad compare")),
+        let compare = key_compare(compare)?;
+        let put = match success.first().and_then(|op| op.request.as_ref()) {
+            Some(TxnOp::RequestPut(put)) if put.key == key.as_bytes() => put.clone(),
+            // No put to fuse with: the compare on a linearizable read.
+            _ => return Ok((compare.holds(self.get_one(&key).await?.as_ref()), 0)),
         };
-        if !holds {
-            return Ok((false, 0));
-        }
-        let Some(Some(TxnOp::RequestPut(put))) = success.first().map(|op| op.request.clone()) else {
-            return Ok((true, 0));
-        };
-        if put.key != compare.key {
-            return Ok((true, 0));
-        }
         let value = text(put.value, "value")?;
         let lease = (put.lease != 0).then_some(put.lease as u64);
-        match self.node.front.call(Op::Cas { key, expected, value, lease }).await.map_err(status)? {
+        match self.node.front.call(Op::CompareAndPut { key, compare, value, lease }).await.map_err(status)? {
             Response::Cas { succeeded: true, revision, .. } => Ok((true, revision)),
-            // The key changed between the read and the compare-and-set.
             Response::Cas { succeeded: false, .. } => Ok((false, 0)),
             other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
     }
 }
 
-fn compare_ord(result: CompareResult, ord: std::cmp::Ordering) -> bool {
-    use std::cmp::Ordering::*;
-    match result {
-        CompareResult::Equal => ord == Equal,
-        CompareResult::NotEqual => ord != Equal,
-        CompareResult::Greater => ord == Greater,
-        CompareResult::Less => ord == Less,
-    }
+/// etcd's compare in core's terms.
+fn key_compare(compare: &Compare) -> Result<KeyCompare, Status> {
+    let bad = || Status::invalid_argument("etcdserver: bad compare");
+    let result = match CompareResult::try_from(compare.result).map_err(|_| bad())? {
+        CompareResult::Equal => core::CompareResult::Equal,
+        CompareResult::NotEqual => core::CompareResult::NotEqual,
+        CompareResult::Greater => core::CompareResult::Greater,
+        CompareResult::Less => core::CompareResult::Less,
+    };
+    let revision = |r: i64| u64::try_from(r).map_err(|_| bad());
+    let target = match (CompareTarget::try_from(compare.target).map_err(|_| bad())?, &compare.target_union) {
+        (CompareTarget::Value, Some(TargetUnion::Value(v))) => core::CompareTarget::Value(text(v.clone(), "value")?),
+        (CompareTarget::Create, Some(TargetUnion::CreateRevision(r))) => core::CompareTarget::CreateRevision(revision(*r)?),
+        (CompareTarget::Mod, Some(TargetUnion::ModRevision(r))) => core::CompareTarget::ModRevision(revision(*r)?),
+        (CompareTarget::Version, Some(TargetUnion::Version(v))) => core::CompareTarget::Version(revision(*v)?),
+        (CompareTarget::Lease, Some(TargetUnion::Lease(l))) => core::CompareTarget::Lease(revision(*l)?),
+        _ => return Err(bad()),
+    };
+    Ok(KeyCompare { target, result })
 }
 
 #[tonic::async_trait]
