@@ -12,17 +12,12 @@ use rand_chacha::ChaCha8Rng;
 use super::{client_rng, draw_ns, session};
 use crate::host::{Actor, Step};
 use crate::observe::Event;
+use crate::scenario::KvWorkload;
 use crate::world::wire::{Proc, Wire};
-
-#[derive(Clone, Debug)]
-pub struct KvSpec {
-    pub keys: usize,
-    pub interval_ns: (u64, u64),
-}
 
 pub struct KvClient {
     id: ClientId,
-    spec: KvSpec,
+    spec: KvWorkload,
     incarnation: u64,
     rng: ChaCha8Rng,
     session: Session,
@@ -36,14 +31,14 @@ pub struct KvClient {
 impl KvClient {
     /// `request_timeout_ns`: how long the client waits for an answer before
     /// it asks the next server.
-    pub fn new(id: ClientId, spec: KvSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
+    pub fn new(id: ClientId, spec: KvWorkload, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
         let session = session(id, &servers, incarnation, request_timeout_ns);
         let rng = client_rng(run_seed, id, incarnation);
         KvClient { id, spec, incarnation, rng, session, in_flight: None, next_op_mono_ns: 0, writes: 0 }
     }
 
     fn draw_op(&mut self) -> Op {
-        let key = format!("k{}", self.rng.gen_range(0..self.spec.keys.max(1)));
+        let key = format!("k{}", self.rng.gen_range(0..(self.spec.keys as usize).max(1)));
         self.writes += 1;
         let value = format!("c{}.{}.{}", self.id, self.incarnation, self.writes);
         match self.rng.gen_range(0..3) {

@@ -4,7 +4,7 @@
 //! token, release. A pause during the work makes the write late — the hazard
 //! fencing exists for (Kleppmann, "How to do distributed locking").
 
-use leasesim_core::client::{BeliefFrom, Session};
+use leasesim_core::client::Session;
 use leasesim_core::service::{ClientResponse, Op, Response, ServiceError};
 use leasesim_core::{ClientId, LeaseId, NodeId};
 use rand::Rng;
@@ -14,23 +14,11 @@ use super::keeper::{LeaseKeeper, LeaseNews};
 use super::{client_rng, draw_ns, session};
 use crate::host::{Actor, Step};
 use crate::observe::{BeliefEnd, Event};
+use crate::scenario::LockWorkload;
 use crate::world::wire::{Proc, StoreWrite, Wire};
 
 /// How long a holder waits for the data store before resending its write.
 const STORE_RETRY_NS: u64 = 500 * leasesim_core::NS_PER_MS;
-
-#[derive(Clone, Debug)]
-pub struct LockSpec {
-    pub keys: Vec<String>,
-    pub ttl_ns: u64,
-    pub keepalive_ns: u64,
-    pub hold_ns: (u64, u64),
-    pub think_ns: (u64, u64),
-    pub margin: f64,
-    pub belief_from: BeliefFrom,
-    /// Planted bug `client-trusts-full-ttl`.
-    pub trust_full_ttl: bool,
-}
 
 #[derive(Clone, Debug, PartialEq)]
 enum Phase {
@@ -63,7 +51,9 @@ enum Phase {
 
 pub struct LockClient {
     id: ClientId,
-    spec: LockSpec,
+    spec: LockWorkload,
+    /// Planted bug `client-trusts-full-ttl`.
+    trust_full_ttl: bool,
     rng: ChaCha8Rng,
     session: Session,
     keeper: Option<LeaseKeeper>,
@@ -76,10 +66,18 @@ pub struct LockClient {
 impl LockClient {
     /// `request_timeout_ns`: how long the client waits for an answer before
     /// it asks the next server.
-    pub fn new(id: ClientId, spec: LockSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
+    pub fn new(
+        id: ClientId,
+        spec: LockWorkload,
+        trust_full_ttl: bool,
+        servers: Vec<NodeId>,
+        run_seed: u64,
+        incarnation: u64,
+        request_timeout_ns: u64,
+    ) -> Self {
         let session = session(id, &servers, incarnation, request_timeout_ns);
         let rng = client_rng(run_seed, id, incarnation);
-        LockClient { id, spec, rng, session, keeper: None, phase: Phase::NoLease, believed: None, next_request_id: 1 }
+        LockClient { id, spec, trust_full_ttl, rng, session, keeper: None, phase: Phase::NoLease, believed: None, next_request_id: 1 }
     }
 
     fn end_belief(&mut self, step: &Step<'_>, why: BeliefEnd) {
@@ -193,7 +191,7 @@ impl LockClient {
 
 impl Actor for LockClient {
     fn start(&mut self, step: &mut Step<'_>) {
-        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.spec.trust_full_ttl);
+        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.trust_full_ttl);
         self.keeper = Some(LeaseKeeper::start(&mut self.session, step.mono_ns, self.spec.ttl_ns, self.spec.keepalive_ns, belief));
         self.flush(step);
     }

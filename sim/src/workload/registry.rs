@@ -11,13 +11,8 @@ use super::keeper::{LeaseKeeper, LeaseNews};
 use super::session;
 use crate::host::{Actor, Step};
 use crate::observe::Event;
+use crate::scenario::RegistryWorkload;
 use crate::world::wire::{Proc, Wire};
-
-#[derive(Clone, Debug)]
-pub struct RegistrySpec {
-    pub ttl_ns: u64,
-    pub keepalive_ns: u64,
-}
 
 pub fn registry_key(client: ClientId) -> String {
     format!("/services/c{client}")
@@ -25,7 +20,7 @@ pub fn registry_key(client: ClientId) -> String {
 
 pub struct RegistryClient {
     id: ClientId,
-    spec: RegistrySpec,
+    spec: RegistryWorkload,
     incarnation: u64,
     session: Session,
     keeper: Option<LeaseKeeper>,
@@ -36,7 +31,7 @@ pub struct RegistryClient {
 impl RegistryClient {
     /// `request_timeout_ns`: how long the client waits for an answer before
     /// it asks the next server.
-    pub fn new(id: ClientId, spec: RegistrySpec, servers: Vec<NodeId>, incarnation: u64, request_timeout_ns: u64) -> Self {
+    pub fn new(id: ClientId, spec: RegistryWorkload, servers: Vec<NodeId>, incarnation: u64, request_timeout_ns: u64) -> Self {
         let session = session(id, &servers, incarnation, request_timeout_ns);
         RegistryClient { id, spec, incarnation, session, keeper: None, registering: None }
     }

@@ -15,7 +15,7 @@
 //! A holder whose belief lapses by its own clock steps down, revokes that
 //! lease (freeing the role at once) and takes a new one.
 
-use leasesim_core::client::{BeliefFrom, Completion, Session};
+use leasesim_core::client::{Completion, Session};
 use leasesim_core::service::{ClientResponse, Op, Response, ServiceError};
 use leasesim_core::{ClientId, NodeId};
 use rand_chacha::ChaCha8Rng;
@@ -24,6 +24,7 @@ use super::keeper::{LeaseKeeper, LeaseNews};
 use super::{client_rng, draw_ns, session};
 use crate::host::{Actor, Step};
 use crate::observe::{BeliefEnd, Event};
+use crate::scenario::SingletonWorkload;
 use crate::world::wire::{Proc, StoreWrite, Wire};
 
 /// The role's key in the KV, attached to the holder's lease.
@@ -34,19 +35,6 @@ pub fn role_key(role: &str) -> String {
 /// The data-store key the holder's job writes, fenced by its token.
 pub fn job_key(role: &str) -> String {
     format!("singleton/{role}")
-}
-
-#[derive(Clone, Debug)]
-pub struct SingletonSpec {
-    pub role: String,
-    pub ttl_ns: u64,
-    pub keepalive_ns: u64,
-    pub interval_ns: (u64, u64),
-    pub poll_ns: (u64, u64),
-    pub margin: f64,
-    pub belief_from: BeliefFrom,
-    /// Planted bug `client-trusts-full-ttl`.
-    pub trust_full_ttl: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +55,9 @@ enum Phase {
 
 pub struct SingletonInstance {
     id: ClientId,
-    spec: SingletonSpec,
+    spec: SingletonWorkload,
+    /// Planted bug `client-trusts-full-ttl`.
+    trust_full_ttl: bool,
     incarnation: u64,
     rng: ChaCha8Rng,
     session: Session,
@@ -80,10 +70,29 @@ pub struct SingletonInstance {
 impl SingletonInstance {
     /// `request_timeout_ns`: how long the client waits for an answer before
     /// it asks the next server.
-    pub fn new(id: ClientId, spec: SingletonSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
+    pub fn new(
+        id: ClientId,
+        spec: SingletonWorkload,
+        trust_full_ttl: bool,
+        servers: Vec<NodeId>,
+        run_seed: u64,
+        incarnation: u64,
+        request_timeout_ns: u64,
+    ) -> Self {
         let session = session(id, &servers, incarnation, request_timeout_ns);
         let rng = client_rng(run_seed, id, incarnation);
-        SingletonInstance { id, spec, incarnation, rng, session, keeper: None, phase: Phase::NoLease, takes: 0, next_request_id: 1 }
+        SingletonInstance {
+            id,
+            spec,
+            trust_full_ttl,
+            incarnation,
+            rng,
+            session,
+            keeper: None,
+            phase: Phase::NoLease,
+            takes: 0,
+            next_request_id: 1,
+        }
     }
 
     fn session(&mut self) -> &mut Session {
@@ -95,7 +104,7 @@ impl SingletonInstance {
     }
 
     fn new_keeper(&mut self, now_mono_ns: u64) {
-        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.spec.trust_full_ttl);
+        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.trust_full_ttl);
         let (ttl_ns, keepalive_ns) = (self.spec.ttl_ns, self.spec.keepalive_ns);
         let keeper = LeaseKeeper::start(self.session(), now_mono_ns, ttl_ns, keepalive_ns, belief);
         self.keeper = Some(keeper);

@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use leasesim_core::client::{BeliefFrom, Completion, Session};
+use leasesim_core::client::{Completion, Session};
 use leasesim_core::service::{ClientResponse, Op, Response, ServiceError};
 use leasesim_core::{ClientId, NodeId};
 use rand_chacha::ChaCha8Rng;
@@ -28,6 +28,7 @@ use super::{client_rng, draw_ns, session};
 use crate::host::task_table::{TaskReply, TaskStep, TaskVerdict, TaskWrite};
 use crate::host::{Actor, Step};
 use crate::observe::{Event, TaskAbandon};
+use crate::scenario::TaskWorkload;
 use crate::world::wire::{Proc, Wire};
 
 /// How many tasks the generator has made visible (a decimal number).
@@ -47,18 +48,6 @@ pub fn task_key(task: u64) -> String {
 /// its lease while claimed, `done` (no lease) once done.
 pub fn claim_key(task: u64) -> String {
     format!("/claims/{task}")
-}
-
-#[derive(Clone, Debug)]
-pub struct TaskSpec {
-    pub ttl_ns: u64,
-    pub keepalive_ns: u64,
-    pub work_ns: (u64, u64),
-    pub poll_ns: (u64, u64),
-    pub margin: f64,
-    pub belief_from: BeliefFrom,
-    /// Planted bug `client-trusts-full-ttl`.
-    pub trust_full_ttl: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -113,7 +102,9 @@ impl Phase {
 
 pub struct TaskWorker {
     id: ClientId,
-    spec: TaskSpec,
+    spec: TaskWorkload,
+    /// Planted bug `client-trusts-full-ttl`.
+    trust_full_ttl: bool,
     incarnation: u64,
     rng: ChaCha8Rng,
     session: Session,
@@ -130,12 +121,21 @@ pub struct TaskWorker {
 impl TaskWorker {
     /// `request_timeout_ns`: how long the client waits for an answer before
     /// it asks the next server.
-    pub fn new(id: ClientId, spec: TaskSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
+    pub fn new(
+        id: ClientId,
+        spec: TaskWorkload,
+        trust_full_ttl: bool,
+        servers: Vec<NodeId>,
+        run_seed: u64,
+        incarnation: u64,
+        request_timeout_ns: u64,
+    ) -> Self {
         let session = session(id, &servers, incarnation, request_timeout_ns);
         let rng = client_rng(run_seed, id, incarnation);
         TaskWorker {
             id,
             spec,
+            trust_full_ttl,
             incarnation,
             rng,
             session,
@@ -161,7 +161,7 @@ impl TaskWorker {
     }
 
     fn new_keeper(&mut self, now_mono_ns: u64) {
-        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.spec.trust_full_ttl);
+        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.trust_full_ttl);
         let (ttl_ns, keepalive_ns) = (self.spec.ttl_ns, self.spec.keepalive_ns);
         let keeper = LeaseKeeper::start(self.session(), now_mono_ns, ttl_ns, keepalive_ns, belief);
         self.keeper = Some(keeper);

@@ -17,14 +17,8 @@ use super::task::{task_key, COUNT_KEY};
 use super::{client_rng, draw_ns, session};
 use crate::host::{Actor, Step};
 use crate::observe::Event;
+use crate::scenario::TaskWorkload;
 use crate::world::wire::{Proc, Wire};
-
-#[derive(Clone, Debug)]
-pub struct GeneratorSpec {
-    /// How many tasks to create in all.
-    pub tasks: u64,
-    pub task_every_ns: (u64, u64),
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
@@ -37,7 +31,7 @@ enum Phase {
 
 pub struct TaskGenerator {
     id: ClientId,
-    spec: GeneratorSpec,
+    spec: TaskWorkload,
     rng: ChaCha8Rng,
     session: Session,
     phase: Phase,
@@ -48,7 +42,7 @@ pub struct TaskGenerator {
 impl TaskGenerator {
     /// `request_timeout_ns`: how long the client waits for an answer before
     /// it asks the next server.
-    pub fn new(id: ClientId, spec: GeneratorSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
+    pub fn new(id: ClientId, spec: TaskWorkload, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
         let session = session(id, &servers, incarnation, request_timeout_ns);
         let rng = client_rng(run_seed, id, incarnation);
         TaskGenerator { id, spec, rng, session, phase: Phase::Finished, count: 0 }
