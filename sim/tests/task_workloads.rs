@@ -7,10 +7,10 @@
 use std::ops::Range;
 use std::path::Path;
 
-use leasesim::host::task_table::{TaskStep, TaskVerdict};
 use leasesim::observe::Event;
 use leasesim::run::{run_seed, RunOptions, RunOutcome};
 use leasesim::scenario::{self, Scenario};
+use leasesim::vocab::{TaskStep, TaskVerdict};
 use leasesim_core::bugs::Bugs;
 
 fn load(name: &str) -> Scenario {

@@ -31,7 +31,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 mod tests {
     use crate::checkers::testing::{Fixture, S};
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     fn accepted(run: &mut Fixture, at_ns: u64, client: u64, token: u64) {
         run.push(at_ns, Proc::Store, Event::StoreAccepted { client, key: "orders".into(), token });

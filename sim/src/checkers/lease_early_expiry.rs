@@ -65,7 +65,7 @@ mod tests {
     use crate::checkers::check_all;
     use crate::checkers::testing::{Fixture, MS, S};
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     /// Lease 7 (TTL 2 s) renewed by a keep-alive sent at 10 s, expired at `end`.
     fn run_ending_at(end_ns: u64, cause: RevokeCause) -> Fixture {

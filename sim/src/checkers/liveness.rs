@@ -20,8 +20,7 @@ use leasesim_core::server::ServerEvent;
 use super::facts::lease_ends;
 use super::{RunRecord, Violation};
 use crate::observe::Event;
-use crate::workload::registry::registry_key;
-use crate::world::wire::Proc;
+use crate::vocab::{registry_key, Proc};
 
 pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut violations = Vec::new();
@@ -259,7 +258,7 @@ mod tests {
 
     use crate::checkers::testing::{Fixture, S};
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     #[test]
     fn a_healthy_end_is_fine() {

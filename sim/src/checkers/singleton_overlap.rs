@@ -14,8 +14,8 @@ use leasesim_core::fmt_secs;
 
 use super::{RunRecord, Violation};
 use crate::observe::{Event, Obs};
-use crate::world::clock::SimClock;
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
+use crate::vocab::SimClock;
 
 /// One instance's belief that it runs a role, in true time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,7 +105,7 @@ pub fn role_windows<O: std::ops::Deref<Target = Obs>>(
 mod tests {
     use crate::checkers::testing::{Fixture, MS, S};
     use crate::observe::{BeliefEnd, Event};
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     fn started(run: &mut Fixture, at_ns: u64, client: u64, until_true_ns: u64) {
         let until_mono_ns = run.clocks[&Proc::Client(client)].mono_at(until_true_ns);

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use leasesim_core::fmt_secs;
 
 use super::{RunRecord, Violation};
-use crate::host::task_table::TaskStep;
 use crate::observe::Event;
+use crate::vocab::TaskStep;
 
 /// One accepted write: by whom, with which token, when.
 #[derive(Clone, Copy, Debug)]
@@ -78,9 +78,9 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use crate::checkers::testing::{Fixture, S};
-    use crate::host::task_table::TaskStep;
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
+    use crate::vocab::TaskStep;
 
     fn accepted(run: &mut Fixture, at_ns: u64, client: u64, token: u64, step: TaskStep) {
         run.push(at_ns, Proc::Store, Event::TaskWriteAccepted { client, task: 7, token, step });

@@ -9,10 +9,13 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use super::task_table::{TaskReply, TaskTable, TaskVerdict, TaskWrite};
+use super::task_table::TaskTable;
 use super::{Actor, Step};
 use crate::observe::Event;
-use crate::world::wire::{Proc, StoreReply, StoreWrite, Wire};
+use crate::vocab::Proc;
+use crate::vocab::TaskVerdict;
+use crate::world::wire::{StoreReply, StoreWrite, Wire};
+use crate::world::wire::{TaskReply, TaskWrite};
 
 pub struct StoreActor {
     /// Key → whether writes to it are checked against their token.

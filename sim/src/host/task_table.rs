@@ -15,50 +15,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use leasesim_core::ClientId;
-use serde::{Deserialize, Serialize};
-
-/// Which of a worker's two writes to a task row this is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskStep {
-    /// The worker took the task under its claim.
-    Start,
-    /// The worker's result: the task is done.
-    Complete,
-}
-
-/// A worker's write to a task row.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaskWrite {
-    pub client: ClientId,
-    pub task: u64,
-    /// The claim's revision.
-    pub token: u64,
-    pub step: TaskStep,
-    /// Names the write for its reply; a resend keeps it.
-    pub request_id: u64,
-}
-
-/// What the row made of a write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskVerdict {
-    Accepted,
-    /// A newer claim's token reached the row first.
-    StaleToken {
-        highest: u64,
-    },
-    /// The task is already done (by this write's earlier copy, or another).
-    AlreadyDone,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaskReply {
-    pub request_id: u64,
-    pub task: u64,
-    pub verdict: TaskVerdict,
-}
+use crate::vocab::{TaskStep, TaskVerdict};
+use crate::world::wire::TaskWrite;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Row {

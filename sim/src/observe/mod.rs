@@ -16,8 +16,8 @@ use leasesim_core::server::ServerEvent;
 use leasesim_core::{ClientId, LeaseId};
 use serde::{Deserialize, Serialize};
 
-use crate::host::task_table::{TaskStep, TaskVerdict};
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
+use crate::vocab::{TaskStep, TaskVerdict};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Obs {

@@ -16,8 +16,9 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::observe::{BeliefEnd, Event};
 use crate::scenario::{FaultAction, Point, Scenario, Selector};
+use crate::vocab::Proc;
 use crate::world::points::{Armed, CrashRequest, PointAction};
-use crate::world::wire::{Proc, Wire};
+use crate::world::wire::Wire;
 use crate::world::World;
 
 /// Something the injector does at a true time.

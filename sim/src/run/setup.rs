@@ -16,18 +16,18 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::host::run_actor;
-use crate::host::server::ServerActor;
+use crate::host::server::{ServerActor, ServerSlot};
 use crate::host::store::StoreActor;
 use crate::host::task_table::{TaskRows, TaskTable};
 use crate::scenario::{Process, Scenario, WorkloadKind};
+use crate::vocab::Proc;
+use crate::vocab::SimClock;
 use crate::workload::kv::KvClient;
 use crate::workload::lock::LockClient;
 use crate::workload::registry::RegistryClient;
 use crate::workload::singleton::SingletonInstance;
 use crate::workload::task::TaskWorker;
 use crate::workload::task_generator::TaskGenerator;
-use crate::world::clock::SimClock;
-use crate::world::wire::Proc;
 use crate::world::World;
 
 /// Wall clocks read about 2026-01-01 at true time 0 (plus their offset), so
@@ -83,21 +83,37 @@ pub fn server_config(scenario: &Scenario, id: NodeId, bugs: Bugs) -> ServerConfi
 
 /// Creates one madsim node per process (servers, then clients, then the
 /// data store); returns their madsim ids.
-pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scenario>, seed: u64, bugs: Bugs) -> BTreeMap<Proc, SimNodeId> {
+pub fn spawn_processes(
+    handle: &Handle,
+    world: &Arc<World>,
+    slots: &BTreeMap<NodeId, ServerSlot>,
+    scenario: &Arc<Scenario>,
+    seed: u64,
+    bugs: Bugs,
+) -> BTreeMap<Proc, SimNodeId> {
     let mut ids = BTreeMap::new();
-    spawn_servers(handle, world, scenario, seed, bugs, &mut ids);
+    spawn_servers(handle, world, slots, scenario, seed, bugs, &mut ids);
     spawn_clients(handle, world, scenario, seed, bugs, &mut ids);
     spawn_store(handle, world, scenario, bugs, &mut ids);
     ids
 }
 
-/// Voters and spares; each incarnation draws its own PRNG seed.
-fn spawn_servers(handle: &Handle, world: &Arc<World>, scenario: &Scenario, seed: u64, bugs: Bugs, ids: &mut BTreeMap<Proc, SimNodeId>) {
+/// Voters and spares, each with its core in its slot; each incarnation
+/// draws its own PRNG seed.
+fn spawn_servers(
+    handle: &Handle,
+    world: &Arc<World>,
+    slots: &BTreeMap<NodeId, ServerSlot>,
+    scenario: &Scenario,
+    seed: u64,
+    bugs: Bugs,
+    ids: &mut BTreeMap<Proc, SimNodeId>,
+) {
     for id in 1..=scenario.cluster.servers + scenario.cluster.spares {
         let proc = Proc::Server(id);
         let config = server_config(scenario, id, bugs);
         let world = world.clone();
-        let slot = world.server_slot(id);
+        let slot = slots[&id].clone();
         let restarts = Arc::new(AtomicU64::new(0));
         let node = handle
             .create_node()

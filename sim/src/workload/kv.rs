@@ -13,7 +13,8 @@ use super::{client_rng, draw_ns, session};
 use crate::host::{Actor, Step};
 use crate::observe::Event;
 use crate::scenario::KvWorkload;
-use crate::world::wire::{Proc, Wire};
+use crate::vocab::Proc;
+use crate::world::wire::Wire;
 
 pub struct KvClient {
     id: ClientId,

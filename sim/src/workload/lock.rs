@@ -15,7 +15,8 @@ use super::{client_rng, draw_ns, session};
 use crate::host::{Actor, Step};
 use crate::observe::{BeliefEnd, Event};
 use crate::scenario::LockWorkload;
-use crate::world::wire::{Proc, StoreWrite, Wire};
+use crate::vocab::Proc;
+use crate::world::wire::{StoreWrite, Wire};
 
 /// How long a holder waits for the data store before resending its write.
 const STORE_RETRY_NS: u64 = 500 * leasesim_core::NS_PER_MS;

@@ -12,11 +12,9 @@ use super::session;
 use crate::host::{Actor, Step};
 use crate::observe::Event;
 use crate::scenario::RegistryWorkload;
-use crate::world::wire::{Proc, Wire};
-
-pub fn registry_key(client: ClientId) -> String {
-    format!("/services/c{client}")
-}
+use crate::vocab::registry_key;
+use crate::vocab::Proc;
+use crate::world::wire::Wire;
 
 pub struct RegistryClient {
     id: ClientId,

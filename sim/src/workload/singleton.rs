@@ -25,7 +25,8 @@ use super::{client_rng, draw_ns, session};
 use crate::host::{Actor, Step};
 use crate::observe::{BeliefEnd, Event};
 use crate::scenario::SingletonWorkload;
-use crate::world::wire::{Proc, StoreWrite, Wire};
+use crate::vocab::Proc;
+use crate::world::wire::{StoreWrite, Wire};
 
 /// The role's key in the KV, attached to the holder's lease.
 pub fn role_key(role: &str) -> String {

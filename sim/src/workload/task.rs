@@ -25,11 +25,13 @@ use rand_chacha::ChaCha8Rng;
 
 use super::keeper::{LeaseKeeper, LeaseNews};
 use super::{client_rng, draw_ns, session};
-use crate::host::task_table::{TaskReply, TaskStep, TaskVerdict, TaskWrite};
 use crate::host::{Actor, Step};
 use crate::observe::{Event, TaskAbandon};
 use crate::scenario::TaskWorkload;
-use crate::world::wire::{Proc, Wire};
+use crate::vocab::Proc;
+use crate::vocab::{TaskStep, TaskVerdict};
+use crate::world::wire::Wire;
+use crate::world::wire::{TaskReply, TaskWrite};
 
 /// How many tasks the generator has made visible (a decimal number).
 pub const COUNT_KEY: &str = "/tasks/count";

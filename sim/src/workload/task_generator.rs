@@ -18,7 +18,8 @@ use super::{client_rng, draw_ns, session};
 use crate::host::{Actor, Step};
 use crate::observe::Event;
 use crate::scenario::TaskWorkload;
-use crate::world::wire::{Proc, Wire};
+use crate::vocab::Proc;
+use crate::world::wire::Wire;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
