@@ -47,7 +47,7 @@ pub struct Bugs {
     /// A follower answers reads from its local state (stale reads).
     pub stale_follower_reads: bool,
     /// The data store accepts a task's completion without checking the
-    /// claim's fencing token (seed 003's task workers): a worker whose claim
+    /// claim's fencing token (the multi-instance lease design's task workers): a worker whose claim
     /// was superseded completes the task anyway. Lives in the simulator's
     /// data store, which is not part of the core.
     pub completion_without_token_check: bool,

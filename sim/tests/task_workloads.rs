@@ -1,4 +1,4 @@
-//! Seed 003's multi-instance workloads in whole simulated runs: the task
+//! The multi-instance lease design's workloads in whole simulated runs: the task
 //! invariants fire on the planted bug they exist for and stay silent on a
 //! healthy engine that is put through crashes, pauses and a worker acting
 //! on a wrong belief; the singleton overlaps only when an instance's clock

@@ -1,7 +1,7 @@
 //! Lock queues: per key, the holder and a FIFO queue of waiters, all
 //! replicated state so the order survives leader changes and restarts.
 //!
-//! Seed 001 kept its queues in leader memory and lost them on a leader crash
+//! The Raft lock-service design kept its queues in leader memory and lost them on a leader crash
 //! ("the new leader is able to reconstruct a similar queue ... even if the
 //! request order may differ"); here the queue is applied from the log, so the
 //! order is the commit order on every server. The head of the queue holds the

@@ -5,12 +5,12 @@
 //! [`ApplyContext`]; under `leader-monotonic` the context does not matter, so
 //! every server ends in the same state (Raft's state machine safety carried up
 //! to the service). Under `leader-stamped-wall` each server first expires the
-//! leases whose stamp its own wall clock has passed (seed 001: "each node
+//! leases whose stamp its own wall clock has passed (the Raft lock-service design: "each node
 //! checks the expiry time before modifying its local lock state"), so servers
 //! with skewed clocks may disagree: that divergence is what the clock-skew
 //! research measures. Skew is not the only source: a server that applies an
 //! entry late (catching up after an isolation, or replaying its log after a
-//! restart) judges it by its clock at that later moment, as seed 001's
+//! restart) judges it by its clock at that later moment, as the Raft lock-service design's
 //! design does ("a follower might apply the log entry after the lock has
 //! already expired").
 //!
@@ -74,7 +74,7 @@ pub struct StateMachine {
     pub(crate) leases: Leases,
     pub(crate) locks: Locks,
     pub(crate) sessions: Sessions,
-    /// `writer-clock`: the latest time each client acknowledged (seed 002).
+    /// `writer-clock`: the latest time each client acknowledged (the Juju lease design).
     pub(crate) writer_clocks: WriterClocks,
     pub(crate) applied_index: LogIndex,
     pub(crate) applied_term: Term,
@@ -214,7 +214,7 @@ impl StateMachine {
 
     /// Ends `lease` on this server alone, outside the log. Only the planted
     /// bug `follower_expires_leases` calls this: the correct design never
-    /// changes replicated state except by applying an entry (seed 000).
+    /// changes replicated state except by applying an entry (the consistent-core lease design).
     pub fn expire_locally(&mut self, lease: LeaseId, ctx: &mut ApplyContext) -> Vec<Effect> {
         let mut batch = Batch::new(self.applied_index);
         if self.leases.contains(lease) {
@@ -341,7 +341,7 @@ impl StateMachine {
 
     fn put(&mut self, key: &str, value: &str, lease: Option<LeaseId>, index: LogIndex) -> Response {
         if let Some(lease) = lease.filter(|l| !self.leases.contains(*l)) {
-            // Seed 000: "The lease to attach is not available with the
+            // The consistent-core lease design: "The lease to attach is not available with the
             // Consistent Core" is an error, checked when applied.
             return Response::Error(ServiceError::LeaseNotFound { lease });
         }
@@ -395,7 +395,7 @@ impl StateMachine {
             return Response::Error(ServiceError::TtlTooShort { min_ns: self.settings.min_ttl_ns });
         }
         let id = match requested {
-            // Seed 000: checking for a duplicate before proposing is not
+            // The consistent-core lease design: checking for a duplicate before proposing is not
             // enough with several grants in flight; check again here.
             Some(id) if id != 0 && self.leases.contains(id) => {
                 return Response::Error(ServiceError::DuplicateLease { lease: id });
@@ -424,7 +424,7 @@ impl StateMachine {
     }
 
     /// `leader-stamped-wall` keep-alive: move the stamp, never backwards
-    /// (seed 002: "extend never shortens").
+    /// (the Juju lease design: "extend never shortens").
     fn refresh(&mut self, lease: LeaseId, expiry_wall_ns: u64, batch: &mut Batch) -> Response {
         match self.leases.get_mut(lease) {
             Some(l) => {
@@ -495,7 +495,7 @@ impl StateMachine {
     }
 
     /// Ends a lease: deletes its keys and releases its locks in this very
-    /// entry on every server (seed 000), and drops its waiters. A lease that
+    /// entry on every server (the consistent-core lease design), and drops its waiters. A lease that
     /// is already gone is left alone.
     pub(crate) fn end_lease(&mut self, id: LeaseId, cause: RevokeCause, batch: &mut Batch) {
         let Some(lease) = self.leases.remove(id) else { return };
@@ -540,7 +540,7 @@ impl StateMachine {
 
     /// Grants every free lock marked in this entry to the first waiter whose
     /// lease is still alive (re-checked here: etcd #11456), without client
-    /// polling (seed 001's queues). Token = this entry's index.
+    /// polling (the Raft lock-service design's queues). Token = this entry's index.
     fn grant_waiting(&mut self, batch: &mut Batch, ctx: &mut ApplyContext) {
         let bugs = self.settings.bugs;
         for key in std::mem::take(&mut batch.dirty_keys) {

@@ -1,4 +1,4 @@
-//! The `writer-clock` expiry strategy in the replicated state (seed 002,
+//! The `writer-clock` expiry strategy in the replicated state (the Juju lease design,
 //! Juju's lease package): the "clock document" of acknowledged times and
 //! the rules for claiming, extending and expiring a lease by it.
 //!
@@ -32,7 +32,7 @@ use crate::service::effects::{Batch, Effect, RevokeCause};
 use crate::service::{Response, ServiceError, StateMachine};
 use crate::types::{ClientId, LeaseId, LogIndex};
 
-/// Seed 002's clock document: the latest time each client acknowledged, on
+/// The Juju lease design's clock document: the latest time each client acknowledged, on
 /// that client's own wall clock. Never goes back.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct WriterClocks {
@@ -83,7 +83,7 @@ impl StateMachine {
         &self.writer_clocks
     }
 
-    /// Seed 002's ClaimLease: grant, then write the expiry in the claimant's
+    /// The Juju lease design's ClaimLease: grant, then write the expiry in the claimant's
     /// clock. "Guarantees ownership until at least the requested duration
     /// after the start of the call": `writer_wall_ns` is read at the first
     /// send, so the expiry counts from then.
@@ -108,7 +108,7 @@ impl StateMachine {
         body
     }
 
-    /// Seed 002's ExtendLease: the expiry moves to the writer's time + TTL,
+    /// The Juju lease design's ExtendLease: the expiry moves to the writer's time + TTL,
     /// never back ("this cannot cause a lease to be shortened"). The holder
     /// becomes the writer: only durations on its clock count from here.
     pub(crate) fn extend_lease(&mut self, client: ClientId, lease: LeaseId, writer_wall_ns: Option<u64>, batch: &mut Batch) -> Response {
@@ -140,7 +140,7 @@ impl StateMachine {
             _ => Some(extended_ns),
         };
         l.writer = Some(client);
-        // Seed 002: an extension "cannot cause a lease to be shortened" in
+        // The Juju lease design: an extension "cannot cause a lease to be shortened" in
         // its writer's clock.
         assert!(same_writer_before.is_none_or(|old| l.expiry_writer_ns >= Some(old)), "an extension shortened a lease");
         let ttl_ns = l.ttl_ns;
@@ -148,7 +148,7 @@ impl StateMachine {
         Response::KeepAlive { lease, ttl_ns }
     }
 
-    /// Seed 002's ExpireLease, whoever proposed it: applies only if the
+    /// The Juju lease design's ExpireLease, whoever proposed it: applies only if the
     /// lease still carries the expiry the proposer saw and its writer's time
     /// is known past it.
     pub(crate) fn writer_expire(&mut self, lease: LeaseId, expiry_ns: u64, inferred_ns: u64, batch: &mut Batch) {

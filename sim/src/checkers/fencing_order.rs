@@ -1,5 +1,5 @@
 //! `fencing-order`: the data store's accepted writes per key are in
-//! non-decreasing token order (seed 001; Kleppmann, "How to do distributed
+//! non-decreasing token order (the Raft lock-service design; Kleppmann, "How to do distributed
 //! locking"). Fires when an unfenced store takes a stale holder's late write.
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! `fifo-order`: waiters are granted in the order their acquire requests
-//! were committed (seed 001's per-key FIFO queue, kept as replicated state
+//! were committed (the Raft lock-service design's per-key FIFO queue, kept as replicated state
 //! so the order survives leader changes). A waiter whose lease ended leaves
 //! the queue without the lock.
 

@@ -173,7 +173,7 @@ fn leases_of_crashed_clients_revoked(run: &RunRecord<'_>, _down: &BTreeMap<u64, 
 }
 
 /// A registry client's key goes with the lease it was registered under
-/// (seed 000: "keys attached to a lease are deleted when it expires"):
+/// (the consistent-core lease design: "keys attached to a lease are deleted when it expires"):
 /// when that lease ends and the client has not registered again under
 /// another, the end must delete the key. Every client whose lease ended
 /// is judged, restarted or not; and a client still down at the end must

@@ -1,5 +1,5 @@
 //! `singleton-overlap`: no two instances believe they run one singleton role
-//! at the same true instant. Seed 003's task generator uses a lease "to
+//! at the same true instant. The multi-instance lease design's task generator uses a lease "to
 //! ensure that only one instance of the generator is actively producing
 //! tasks at any time"; an overlap is two generators at once.
 //!

@@ -1,5 +1,5 @@
 //! `task-lost`: every task the generator made visible is eventually
-//! completed. Seed 003: workers crash and miss heartbeats, and "automatic
+//! completed. The multi-instance lease design: workers crash and miss heartbeats, and "automatic
 //! failure recovery via lease expiration" must still get every task done —
 //! a claim held by a dead lease may only delay a task, never lose it.
 //!

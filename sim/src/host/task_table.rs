@@ -1,10 +1,10 @@
-//! The data store's task rows (seed 003's `tasks` table): a worker writes a
+//! The data store's task rows (the multi-instance lease design's `tasks` table): a worker writes a
 //! `Start` when it takes a task and a `Complete` with its result, each
 //! carrying its claim's fencing token (the claim's revision).
 //!
 //! A row accepts a write only if its token is at least the highest the row
-//! has accepted (seed 001's fencing rule, per task), and nothing after the
-//! task is done (seed 003's "processed check": a second completion is a
+//! has accepted (the Raft lock-service design's fencing rule, per task), and nothing after the
+//! task is done (the multi-instance lease design's "processed check": a second completion is a
 //! conflict). The `Start` matters: it tells the store about a newer claim
 //! before its holder completes, so a superseded worker's late completion is
 //! rejected by its token. `task-once` judges what the rows accepted.

@@ -1,4 +1,4 @@
-//! The task rows' words (seed 003's `tasks` table, `host::task_table`):
+//! The task rows' words (the multi-instance lease design's `tasks` table, `host::task_table`):
 //! which write a worker made and what the row made of it. Observations
 //! carry them and `task-once` / `task-lost` judge them.
 

@@ -4,7 +4,7 @@
 //!
 //! Keep-alives and re-grants carry the client's own wall-clock reading
 //! (`LeaseExtend` / `LeaseClaim`), which only the `writer-clock` strategy
-//! uses (seed 002: the holder writes its expiry in its own clock); the other
+//! uses (the Juju lease design: the holder writes its expiry in its own clock); the other
 //! strategies' servers read them as plain keep-alives and grants. The timer
 //! that sends a keep-alive sees only the monotonic clock, so the reading is
 //! the monotonic one plus the wall − monotonic difference seen at the last

@@ -5,9 +5,9 @@
 //! - [`lock`]: acquire, check the belief, work, write with the token, release.
 //! - [`registry`]: a key attached to a kept-alive lease.
 //! - [`kv`]: random reads, writes and compare-and-sets, for linearizability.
-//! - [`task`] and [`task_generator`]: seed 003's workers claiming tasks on
+//! - [`task`] and [`task_generator`]: the multi-instance lease design's workers claiming tasks on
 //!   their lease, and the generator feeding them.
-//! - [`singleton`]: seed 003's instances competing for one lease-backed role.
+//! - [`singleton`]: the multi-instance lease design's instances competing for one lease-backed role.
 
 pub mod keeper;
 pub mod kv;

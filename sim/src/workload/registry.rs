@@ -1,4 +1,4 @@
-//! The registry workload (seed 000's service discovery): each client
+//! The registry workload (the consistent-core lease design's service discovery): each client
 //! registers `/services/<client>` attached to its lease and keeps the lease
 //! alive. When the client crashes, the lease expires and the key must
 //! disappear on every server (checked by `liveness`).

@@ -1,4 +1,4 @@
-//! Singleton instances (`kind = "singleton"`), seed 003's task generator
+//! Singleton instances (`kind = "singleton"`), the multi-instance lease design's task generator
 //! that "acquires a lease, which acts as a lock, allowing only one instance
 //! to actively generate tasks. Other instances remain idle".
 //!
