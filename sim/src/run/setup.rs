@@ -9,7 +9,7 @@ use leasesim_core::bugs::Bugs;
 use leasesim_core::raft::RaftConfig;
 use leasesim_core::seed::{derive_seed, Stream};
 use leasesim_core::server::ServerConfig;
-use leasesim_core::{ClientId, NodeId};
+use leasesim_core::NodeId;
 use madsim::runtime::Handle;
 use madsim::task::NodeId as SimNodeId;
 use rand::Rng;
@@ -28,6 +28,7 @@ use crate::workload::registry::RegistryClient;
 use crate::workload::singleton::SingletonInstance;
 use crate::workload::task::TaskWorker;
 use crate::workload::task_generator::TaskGenerator;
+use crate::workload::ClientStart;
 use crate::world::World;
 
 /// Wall clocks read about 2026-01-01 at true time 0 (plus their offset), so
@@ -133,40 +134,24 @@ fn spawn_servers(
 /// What a client needs to start (again, after a crash).
 #[derive(Clone)]
 struct ClientPlan {
-    client: ClientId,
+    start: ClientStart,
     kind: WorkloadKind,
     /// A task workload's first client generates; the others work.
     generates: bool,
-    servers: Vec<NodeId>,
-    seed: u64,
-    /// How long a client waits for an answer before it asks the next
-    /// server (a knob: `[cluster] client_timeout`).
-    timeout_ns: u64,
-    /// Planted bug `client-trusts-full-ttl`.
-    trust_full_ttl: bool,
 }
 
 impl ClientPlan {
     /// Runs incarnation `incarnation` of the client until it is killed.
     async fn run(self, world: Arc<World>, incarnation: u64) {
-        let ClientPlan { client, kind, generates, servers, seed, timeout_ns, trust_full_ttl } = self;
-        let proc = Proc::Client(client);
-        match kind {
-            WorkloadKind::Lock(w) => {
-                run_actor(world, proc, LockClient::new(client, w, trust_full_ttl, servers, seed, incarnation, timeout_ns)).await
-            }
-            WorkloadKind::Registry(w) => run_actor(world, proc, RegistryClient::new(client, w, servers, incarnation, timeout_ns)).await,
-            WorkloadKind::Kv(w) => run_actor(world, proc, KvClient::new(client, w, servers, seed, incarnation, timeout_ns)).await,
-            WorkloadKind::Task(w) if generates => {
-                run_actor(world, proc, TaskGenerator::new(client, w, servers, seed, incarnation, timeout_ns)).await
-            }
-            WorkloadKind::Task(w) => {
-                run_actor(world, proc, TaskWorker::new(client, w, trust_full_ttl, servers, seed, incarnation, timeout_ns)).await
-            }
-            WorkloadKind::Singleton(w) => {
-                let instance = SingletonInstance::new(client, w, trust_full_ttl, servers, seed, incarnation, timeout_ns);
-                run_actor(world, proc, instance).await
-            }
+        let start = ClientStart { incarnation, ..self.start };
+        let proc = Proc::Client(start.id);
+        match self.kind {
+            WorkloadKind::Lock(w) => run_actor(world, proc, LockClient::new(start, w)).await,
+            WorkloadKind::Registry(w) => run_actor(world, proc, RegistryClient::new(start, w)).await,
+            WorkloadKind::Kv(w) => run_actor(world, proc, KvClient::new(start, w)).await,
+            WorkloadKind::Task(w) if self.generates => run_actor(world, proc, TaskGenerator::new(start, w)).await,
+            WorkloadKind::Task(w) => run_actor(world, proc, TaskWorker::new(start, w)).await,
+            WorkloadKind::Singleton(w) => run_actor(world, proc, SingletonInstance::new(start, w)).await,
         }
     }
 }
@@ -178,15 +163,15 @@ fn spawn_clients(handle: &Handle, world: &Arc<World>, scenario: &Scenario, seed:
         for client in workload.client_ids() {
             let proc = Proc::Client(client);
             let world = world.clone();
-            let plan = ClientPlan {
-                client,
-                kind: workload.kind.clone(),
-                generates: client == workload.first_client,
+            let start = ClientStart {
+                id: client,
                 servers: servers.clone(),
-                seed,
-                timeout_ns: scenario.cluster.client_timeout_ns,
+                run_seed: seed,
+                incarnation: 0,
+                request_timeout_ns: scenario.cluster.client_timeout_ns,
                 trust_full_ttl: bugs.client_trusts_full_ttl,
             };
+            let plan = ClientPlan { start, kind: workload.kind.clone(), generates: client == workload.first_client };
             let restarts = Arc::new(AtomicU64::new(0));
             let node = handle
                 .create_node()

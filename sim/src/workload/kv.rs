@@ -5,11 +5,11 @@
 
 use leasesim_core::client::Session;
 use leasesim_core::service::{ClientResponse, Op};
-use leasesim_core::{ClientId, NodeId};
+use leasesim_core::ClientId;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{client_rng, draw_ns, session};
+use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
 use crate::observe::Event;
 use crate::scenario::KvWorkload;
@@ -30,11 +30,8 @@ pub struct KvClient {
 }
 
 impl KvClient {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(id: ClientId, spec: KvWorkload, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        let rng = client_rng(run_seed, id, incarnation);
+    pub fn new(start: ClientStart, spec: KvWorkload) -> Self {
+        let (id, incarnation, rng, session) = (start.id, start.incarnation, start.rng(), start.session());
         KvClient { id, spec, incarnation, rng, session, in_flight: None, next_op_mono_ns: 0, writes: 0 }
     }
 

@@ -5,10 +5,10 @@
 
 use leasesim_core::client::{BeliefFrom, Session};
 use leasesim_core::service::{ClientResponse, Op, Response};
-use leasesim_core::{ClientId, LeaseId, NodeId};
+use leasesim_core::{ClientId, LeaseId};
 
 use super::keeper::{LeaseKeeper, LeaseNews};
-use super::session;
+use super::ClientStart;
 use crate::host::{Actor, Step};
 use crate::observe::Event;
 use crate::scenario::RegistryWorkload;
@@ -27,11 +27,8 @@ pub struct RegistryClient {
 }
 
 impl RegistryClient {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(id: ClientId, spec: RegistryWorkload, servers: Vec<NodeId>, incarnation: u64, request_timeout_ns: u64) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        RegistryClient { id, spec, incarnation, session, keeper: None, registering: None }
+    pub fn new(start: ClientStart, spec: RegistryWorkload) -> Self {
+        RegistryClient { id: start.id, spec, incarnation: start.incarnation, session: start.session(), keeper: None, registering: None }
     }
 
     fn flush(&mut self, step: &mut Step<'_>) {

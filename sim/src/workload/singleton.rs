@@ -17,11 +17,10 @@
 
 use leasesim_core::client::{Completion, Session};
 use leasesim_core::service::{ClientResponse, Op, Response, ServiceError};
-use leasesim_core::{ClientId, NodeId};
 use rand_chacha::ChaCha8Rng;
 
 use super::keeper::{LeaseKeeper, LeaseNews};
-use super::{client_rng, draw_ns, session};
+use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
 use crate::observe::{BeliefEnd, Event};
 use crate::scenario::SingletonWorkload;
@@ -55,11 +54,8 @@ enum Phase {
 }
 
 pub struct SingletonInstance {
-    id: ClientId,
+    start: ClientStart,
     spec: SingletonWorkload,
-    /// Planted bug `client-trusts-full-ttl`.
-    trust_full_ttl: bool,
-    incarnation: u64,
     rng: ChaCha8Rng,
     session: Session,
     keeper: Option<LeaseKeeper>,
@@ -69,31 +65,9 @@ pub struct SingletonInstance {
 }
 
 impl SingletonInstance {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(
-        id: ClientId,
-        spec: SingletonWorkload,
-        trust_full_ttl: bool,
-        servers: Vec<NodeId>,
-        run_seed: u64,
-        incarnation: u64,
-        request_timeout_ns: u64,
-    ) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        let rng = client_rng(run_seed, id, incarnation);
-        SingletonInstance {
-            id,
-            spec,
-            trust_full_ttl,
-            incarnation,
-            rng,
-            session,
-            keeper: None,
-            phase: Phase::NoLease,
-            takes: 0,
-            next_request_id: 1,
-        }
+    pub fn new(start: ClientStart, spec: SingletonWorkload) -> Self {
+        let (rng, session) = (start.rng(), start.session());
+        SingletonInstance { start, spec, rng, session, keeper: None, phase: Phase::NoLease, takes: 0, next_request_id: 1 }
     }
 
     fn session(&mut self) -> &mut Session {
@@ -105,7 +79,7 @@ impl SingletonInstance {
     }
 
     fn new_keeper(&mut self, now_mono_ns: u64) {
-        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.trust_full_ttl);
+        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.start.trust_full_ttl);
         let (ttl_ns, keepalive_ns) = (self.spec.ttl_ns, self.spec.keepalive_ns);
         let keeper = LeaseKeeper::start(self.session(), now_mono_ns, ttl_ns, keepalive_ns, belief);
         self.keeper = Some(keeper);
@@ -121,7 +95,7 @@ impl SingletonInstance {
     fn step_down(&mut self, step: &Step<'_>, why: BeliefEnd) {
         if let Phase::Running { .. } = self.phase {
             // A stale holder waking up must not unname the current one.
-            if step.world.holder(&self.spec.role) == Some(self.id) {
+            if step.world.holder(&self.spec.role) == Some(self.start.id) {
                 step.world.set_holder(&self.spec.role, None);
             }
             step.record(Event::SingletonEnded { role: self.spec.role.clone(), why });
@@ -150,7 +124,7 @@ impl SingletonInstance {
             return;
         };
         self.takes += 1;
-        let value = format!("c{}.{}.{}", self.id, self.incarnation, self.takes);
+        let value = format!("c{}.{}.{}", self.start.id, self.start.incarnation, self.takes);
         let op = Op::Cas { key: role_key(&self.spec.role), expected: None, value, lease: Some(lease) };
         let seq = self.session().submit(now_mono_ns, op);
         self.phase = Phase::Taking { seq };
@@ -190,7 +164,7 @@ impl SingletonInstance {
                     // Won too late to trust: give the role back at once.
                     return self.step_down(step, BeliefEnd::TimerLapsed);
                 };
-                step.world.set_holder(&self.spec.role, Some(self.id));
+                step.world.set_holder(&self.spec.role, Some(self.start.id));
                 step.record(Event::SingletonStarted { role: self.spec.role.clone(), lease, token, until_mono_ns });
                 self.phase = Phase::Running { token, job_mono_ns: now_ns };
             }
@@ -222,7 +196,7 @@ impl Actor for SingletonInstance {
     fn start(&mut self, step: &mut Step<'_>) {
         // An earlier incarnation that crashed while running the role is
         // still named its holder; this one holds nothing.
-        if step.world.holder(&self.spec.role) == Some(self.id) {
+        if step.world.holder(&self.spec.role) == Some(self.start.id) {
             step.world.set_holder(&self.spec.role, None);
         }
         self.new_keeper(step.mono_ns);
@@ -236,7 +210,7 @@ impl Actor for SingletonInstance {
             // The job's writes need no answer: the store's fencing is what
             // protects it, and `fencing-order` judges what it accepted.
             Wire::StoreReply(_) => {}
-            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.id),
+            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.start.id),
         }
         self.flush(step);
     }
@@ -252,7 +226,7 @@ impl Actor for SingletonInstance {
             Phase::Running { token, job_mono_ns } if job_mono_ns <= now_ns => {
                 let request_id = self.next_request_id;
                 self.next_request_id += 1;
-                let write = StoreWrite { client: self.id, key: job_key(&self.spec.role), token, request_id };
+                let write = StoreWrite { client: self.start.id, key: job_key(&self.spec.role), token, request_id };
                 step.send(Proc::Store, Wire::StoreWrite(write));
                 let job_mono_ns = now_ns + draw_ns(&mut self.rng, self.spec.interval_ns);
                 self.phase = Phase::Running { token, job_mono_ns };

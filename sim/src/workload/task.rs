@@ -20,11 +20,10 @@ use std::collections::{BTreeSet, VecDeque};
 
 use leasesim_core::client::{Completion, Session};
 use leasesim_core::service::{ClientResponse, Op, Response, ServiceError};
-use leasesim_core::{ClientId, NodeId};
 use rand_chacha::ChaCha8Rng;
 
 use super::keeper::{LeaseKeeper, LeaseNews};
-use super::{client_rng, draw_ns, session};
+use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
 use crate::observe::{Event, TaskAbandon};
 use crate::scenario::TaskWorkload;
@@ -103,11 +102,8 @@ impl Phase {
 }
 
 pub struct TaskWorker {
-    id: ClientId,
+    start: ClientStart,
     spec: TaskWorkload,
-    /// Planted bug `client-trusts-full-ttl`.
-    trust_full_ttl: bool,
-    incarnation: u64,
     rng: ChaCha8Rng,
     session: Session,
     keeper: Option<LeaseKeeper>,
@@ -121,24 +117,11 @@ pub struct TaskWorker {
 }
 
 impl TaskWorker {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(
-        id: ClientId,
-        spec: TaskWorkload,
-        trust_full_ttl: bool,
-        servers: Vec<NodeId>,
-        run_seed: u64,
-        incarnation: u64,
-        request_timeout_ns: u64,
-    ) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        let rng = client_rng(run_seed, id, incarnation);
+    pub fn new(start: ClientStart, spec: TaskWorkload) -> Self {
+        let (rng, session) = (start.rng(), start.session());
         TaskWorker {
-            id,
+            start,
             spec,
-            trust_full_ttl,
-            incarnation,
             rng,
             session,
             keeper: None,
@@ -163,7 +146,7 @@ impl TaskWorker {
     }
 
     fn new_keeper(&mut self, now_mono_ns: u64) {
-        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.trust_full_ttl);
+        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.start.trust_full_ttl);
         let (ttl_ns, keepalive_ns) = (self.spec.ttl_ns, self.spec.keepalive_ns);
         let keeper = LeaseKeeper::start(self.session(), now_mono_ns, ttl_ns, keepalive_ns, belief);
         self.keeper = Some(keeper);
@@ -209,7 +192,7 @@ impl TaskWorker {
             return self.idle(now_mono_ns);
         };
         self.claims += 1;
-        let value = format!("c{}.{}.{}", self.id, self.incarnation, self.claims);
+        let value = format!("c{}.{}.{}", self.start.id, self.start.incarnation, self.claims);
         let seq = self.submit(now_mono_ns, Op::Cas { key: claim_key(task), expected: None, value, lease: Some(lease) });
         self.phase = Phase::Claiming { task, seq };
     }
@@ -217,7 +200,7 @@ impl TaskWorker {
     fn store_write(&mut self, step: &mut Step<'_>, task: u64, token: u64, write_step: TaskStep) -> u64 {
         let request_id = self.next_request_id;
         self.next_request_id += 1;
-        let write = TaskWrite { client: self.id, task, token, step: write_step, request_id };
+        let write = TaskWrite { client: self.start.id, task, token, step: write_step, request_id };
         step.send(Proc::Store, Wire::TaskWrite(write));
         request_id
     }
@@ -336,7 +319,7 @@ impl Actor for TaskWorker {
         match wire {
             Wire::Response(response) => self.on_response(step, response),
             Wire::TaskReply(reply) => self.on_task_reply(step, reply),
-            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.id),
+            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.start.id),
         }
         self.flush(step);
     }
@@ -358,7 +341,7 @@ impl Actor for TaskWorker {
                 if resend_mono_ns <= now_ns =>
             {
                 let write_step = if matches!(self.phase, Phase::Starting { .. }) { TaskStep::Start } else { TaskStep::Complete };
-                let write = TaskWrite { client: self.id, task, token, step: write_step, request_id };
+                let write = TaskWrite { client: self.start.id, task, token, step: write_step, request_id };
                 step.send(Proc::Store, Wire::TaskWrite(write));
                 let resend_mono_ns = now_ns + STORE_RESEND_NS;
                 match &mut self.phase {

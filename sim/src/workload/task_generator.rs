@@ -10,11 +10,11 @@
 
 use leasesim_core::client::Session;
 use leasesim_core::service::{ClientResponse, Op, Response};
-use leasesim_core::{ClientId, NodeId};
+use leasesim_core::ClientId;
 use rand_chacha::ChaCha8Rng;
 
 use super::task::{task_key, COUNT_KEY};
-use super::{client_rng, draw_ns, session};
+use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
 use crate::observe::Event;
 use crate::scenario::TaskWorkload;
@@ -41,12 +41,8 @@ pub struct TaskGenerator {
 }
 
 impl TaskGenerator {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(id: ClientId, spec: TaskWorkload, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        let rng = client_rng(run_seed, id, incarnation);
-        TaskGenerator { id, spec, rng, session, phase: Phase::Finished, count: 0 }
+    pub fn new(start: ClientStart, spec: TaskWorkload) -> Self {
+        TaskGenerator { id: start.id, spec, rng: start.rng(), session: start.session(), phase: Phase::Finished, count: 0 }
     }
 
     fn session(&mut self) -> &mut Session {
