@@ -1,8 +1,8 @@
-//! The multi-instance lease design's workloads in whole simulated runs: the task
-//! invariants fire on the planted bug they exist for and stay silent on a
-//! healthy engine that is put through crashes, pauses and a worker acting
-//! on a wrong belief; the singleton overlaps only when an instance's clock
-//! breaks the stated assumption.
+//! The multi-instance lease design's workloads in whole simulated runs: the
+//! task invariants fire on the planted bug they exist for and stay silent on a
+//! healthy engine that is put through crashes, pauses and a worker acting on a
+//! wrong belief; the singleton overlaps only when an instance's clock breaks
+//! the stated assumption.
 
 use std::ops::Range;
 use std::path::Path;

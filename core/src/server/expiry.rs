@@ -84,8 +84,8 @@ impl Server {
     /// etcd's `Promote`: re-arm every lease at now + extension + TTL (or the
     /// checkpointed remaining TTL).
     fn promote(&mut self, term: Term) {
-        // Only a leader of `term` arms deadlines (the consistent-core lease design: followers track
-        // nothing), and it does so once per term.
+        // Only a leader of `term` arms deadlines (the consistent-core lease
+        // design: followers track nothing), and it does so once per term.
         assert!(self.is_leader() && self.raft.term() == term, "promote only as the leader of term {term}");
         assert!(self.tracker.leader_term.is_none(), "promote once per term: demote first");
         let now = self.now_ns();
@@ -110,8 +110,8 @@ impl Server {
         }
     }
 
-    /// Followers track nothing (the consistent-core lease design); whatever waited on leadership is
-    /// told to retry.
+    /// Followers track nothing (the consistent-core lease design); whatever
+    /// waited on leadership is told to retry.
     fn demote(&mut self) {
         assert!(self.tracker.leader_term.is_some(), "demote only what was promoted");
         self.proposed.clear();
@@ -322,7 +322,8 @@ impl Server {
 
     /// `leader-monotonic` keep-alive, once the read index confirmed this
     /// server still leads: renew the deadline and answer, or refuse a lease
-    /// that is unknown, revoked or already expiring (the Xline lease design's `renew`).
+    /// that is unknown, revoked or already expiring (the Xline lease design's
+    /// `renew`).
     pub(super) fn answer_keepalive(&mut self, req: ClientRequest) {
         let Op::LeaseKeepAlive { lease } = req.op else { return };
         if self.tracker.leader_term.is_none() {

@@ -2,13 +2,14 @@
 //! attached to them and, per expiry strategy, what the log says about their
 //! expiry.
 //!
-//! What is *not* here matters as much: under `leader-monotonic` no server
-//! keeps a deadline in replicated state, because a deadline on one process's
-//! monotonic clock means nothing on another's (the consistent-core lease design: "only the leader
-//! tracks the lease timeouts"); the leader keeps those in
+//! What is *not* here matters as much: under `leader-monotonic` no server keeps
+//! a deadline in replicated state, because a deadline on one process's
+//! monotonic clock means nothing on another's (the consistent-core lease
+//! design: "only the leader tracks the lease timeouts"); the leader keeps those
+//! in
 //! `server::deadlines`. Under `leader-stamped-wall` the leader's absolute wall
-//! expiry *is* replicated (the Raft lock-service design), and each server judges it against its
-//! own wall clock.
+//! expiry *is* replicated (the Raft lock-service design), and each server
+//! judges it against its own wall clock.
 
 use std::collections::{BTreeMap, BTreeSet};
 

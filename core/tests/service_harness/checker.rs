@@ -23,12 +23,13 @@
 //! - `stale-read`: a read sent after a write was acknowledged sees it.
 //!
 //! Under `leader-stamped-wall` servers judge expiry by their own wall clocks
-//! when they apply, so their states diverge by design (the Raft lock-service design), even
-//! without skew: a server that applies entries late (catching up after an
-//! isolation or a restart) judges them by its present clock. The checks
-//! that assume one shared state (`revoke-same-index`, `lease-early-expiry`,
-//! and `release-by-owner`, since one token can name different holders on
-//! diverged servers) are then off; `keepalive-after-revoke` and
+//! when they apply, so their states diverge by design (the Raft lock-service
+//! design), even without skew: a server that applies entries late (catching up
+//! after an isolation or a restart) judges them by its present clock. The
+//! checks that assume one shared state (`revoke-same-index`,
+//! `lease-early-expiry`, and `release-by-owner`, since one token can name
+//! different holders on diverged servers) are then off;
+//! `keepalive-after-revoke` and
 //! `holder-lease` are judged per server.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

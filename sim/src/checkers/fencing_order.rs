@@ -1,6 +1,7 @@
 //! `fencing-order`: the data store's accepted writes per key are in
-//! non-decreasing token order (the Raft lock-service design; Kleppmann, "How to do distributed
-//! locking"). Fires when an unfenced store takes a stale holder's late write.
+//! non-decreasing token order (the Raft lock-service design; Kleppmann, "How to
+//! do distributed locking"). Fires when an unfenced store takes a stale
+//! holder's late write.
 
 use std::collections::BTreeMap;
 

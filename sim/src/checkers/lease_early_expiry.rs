@@ -4,8 +4,8 @@
 //!
 //! Why that bound: the server may measure the TTL on a clock running up to
 //! `drift_bound` fast, and it cannot have started the TTL before the request
-//! left the client (Gray & Cheriton 1989; the Juju lease design's "ownership until at
-//! least the duration after the start of the call").
+//! left the client (Gray & Cheriton 1989; the Juju lease design's "ownership
+//! until at least the duration after the start of the call").
 
 use std::collections::BTreeMap;
 

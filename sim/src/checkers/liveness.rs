@@ -172,12 +172,12 @@ fn leases_of_crashed_clients_revoked(run: &RunRecord<'_>, _down: &BTreeMap<u64, 
     }
 }
 
-/// A registry client's key goes with the lease it was registered under
-/// (the consistent-core lease design: "keys attached to a lease are deleted when it expires"):
-/// when that lease ends and the client has not registered again under
-/// another, the end must delete the key. Every client whose lease ended
-/// is judged, restarted or not; and a client still down at the end must
-/// have no key left on any live server.
+/// A registry client's key goes with the lease it was registered under (the
+/// consistent-core lease design: "keys attached to a lease are deleted when it
+/// expires"): when that lease ends and the client has not registered again
+/// under another, the end must delete the key. Every client whose lease ended
+/// is judged, restarted or not; and a client still down at the end must have no
+/// key left on any live server.
 fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violations: &mut Vec<Violation>) {
     // client → revision of each registration → the lease it named. The key
     // is attached, at a log index, to the lease of the latest registration

@@ -1,7 +1,7 @@
 //! `singleton-overlap`: no two instances believe they run one singleton role
-//! at the same true instant. The multi-instance lease design's task generator uses a lease "to
-//! ensure that only one instance of the generator is actively producing
-//! tasks at any time"; an overlap is two generators at once.
+//! at the same true instant. The multi-instance lease design's task generator
+//! uses a lease "to ensure that only one instance of the generator is actively
+//! producing tasks at any time"; an overlap is two generators at once.
 //!
 //! An instance's belief runs from its winning compare-and-set's reply until
 //! its own clock reaches the belief's end (renewed by keep-alives), or until

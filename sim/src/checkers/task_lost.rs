@@ -1,7 +1,8 @@
 //! `task-lost`: every task the generator made visible is eventually
-//! completed. The multi-instance lease design: workers crash and miss heartbeats, and "automatic
-//! failure recovery via lease expiration" must still get every task done —
-//! a claim held by a dead lease may only delay a task, never lose it.
+//! completed. The multi-instance lease design: workers crash and miss
+//! heartbeats, and "automatic failure recovery via lease expiration" must still
+//! get every task done — a claim held by a dead lease may only delay a task,
+//! never lose it.
 //!
 //! Judged once the settle phase has healed every fault: a task still
 //! undone at the end fires only if its deadline passed. The deadline counts

@@ -1,10 +1,10 @@
 //! `task-once`: no task is completed twice, and the data store never takes
-//! the completion of a claim it knows was superseded. The multi-instance lease design's task
-//! service exists so that "only one worker processes a task at a time" and
-//! answers a second completion with a conflict; fencing (the Raft lock-service design,
-//! Kleppmann) is what makes that hold when a worker acts on a stale belief:
-//! once a newer claim's token reached the task's row, an older claim's
-//! completion must be rejected by its token.
+//! the completion of a claim it knows was superseded. The multi-instance lease
+//! design's task service exists so that "only one worker processes a task at a
+//! time" and answers a second completion with a conflict; fencing (the Raft
+//! lock-service design, Kleppmann) is what makes that hold when a worker acts
+//! on a stale belief: once a newer claim's token reached the task's row, an
+//! older claim's completion must be rejected by its token.
 //!
 //! Judged from what the store accepted, in the order it accepted it: a
 //! second accepted completion with another token, or an accepted completion

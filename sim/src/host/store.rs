@@ -1,10 +1,10 @@
-//! The data store of the Raft lock-service design: accepts a write only if its fencing token is
-//! at least the highest it has accepted for that key (when the key is
-//! fenced; an unfenced key accepts everything, the hazard fencing exists
+//! The data store of the Raft lock-service design: accepts a write only if its
+//! fencing token is at least the highest it has accepted for that key (when the
+//! key is fenced; an unfenced key accepts everything, the hazard fencing exists
 //! for). Its accepts and rejects are what `fencing-order` judges.
 //!
-//! It also keeps the multi-instance lease design's task rows (`task_table`): task workers' fenced
-//! starts and completions, which `task-once` judges.
+//! It also keeps the multi-instance lease design's task rows (`task_table`):
+//! task workers' fenced starts and completions, which `task-once` judges.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -1,16 +1,22 @@
-//! The data store's task rows (the multi-instance lease design's `tasks` table): a worker writes a
+//! The data store's task rows (the multi-instance lease design's `tasks`
+//! table): a worker writes a
 //! `Start` when it takes a task and a `Complete` with its result, each
 //! carrying its claim's fencing token (the claim's revision).
 //!
-//! A row accepts a write only if its token is at least the highest the row
-//! has accepted (the Raft lock-service design's fencing rule, per task), and nothing after the
-//! task is done (the multi-instance lease design's "processed check": a second completion is a
-//! conflict). The `Start` matters: it tells the store about a newer claim
-//! before its holder completes, so a superseded worker's late completion is
-//! rejected by its token. `task-once` judges what the rows accepted.
+//! A row accepts a write only if its token is at least the highest the row has
+//! accepted (the Raft lock-service design's fencing rule, per task), and
+//! nothing after the task is done (the multi-instance lease design's "processed
+//! check": a second completion is a conflict). The `Start` matters: it tells
+//! the store about a newer claim before its holder completes, so a superseded
+//! worker's late completion is rejected by its token. `task-once` judges what
+//! the rows accepted.
 //!
 //! The planted bug `completion-without-token-check` skips the token check
 //! for completions.
+//!
+//! The rows' words (`TaskStep`, `TaskVerdict`) are in `vocab`, where the
+//! observations and the checkers read them; the messages (`TaskWrite`,
+//! `TaskReply`) travel on `world::wire`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -39,8 +39,9 @@ pub enum BeliefEnd {
     Crashed,
 }
 
-/// Why a task worker gave up a task it had claimed (the multi-instance lease design: "if the lease
-/// expires, the worker stops processing and abandons the task").
+/// Why a task worker gave up a task it had claimed (the multi-instance lease
+/// design: "if the lease expires, the worker stops processing and abandons the
+/// task").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskAbandon {

@@ -24,9 +24,9 @@ pub use task::{TaskStep, TaskVerdict};
 
 use leasesim_core::ClientId;
 
-/// The key registry client `client` registers on its lease (the consistent-core lease design's
-/// service discovery): the registry workload writes it, `liveness` checks
-/// that it goes with the lease.
+/// The key registry client `client` registers on its lease (the consistent-core
+/// lease design's service discovery): the registry workload writes it,
+/// `liveness` checks that it goes with the lease.
 pub fn registry_key(client: ClientId) -> String {
     format!("/services/c{client}")
 }

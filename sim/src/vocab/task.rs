@@ -1,6 +1,6 @@
-//! The task rows' words (the multi-instance lease design's `tasks` table, `host::task_table`):
-//! which write a worker made and what the row made of it. Observations
-//! carry them and `task-once` / `task-lost` judge them.
+//! The task rows' words (the multi-instance lease design's `tasks` table,
+//! `host::task_table`): which write a worker made and what the row made of it.
+//! Observations carry them and `task-once` / `task-lost` judge them.
 
 use serde::{Deserialize, Serialize};
 

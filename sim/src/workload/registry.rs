@@ -1,7 +1,7 @@
-//! The registry workload (the consistent-core lease design's service discovery): each client
-//! registers `/services/<client>` attached to its lease and keeps the lease
-//! alive. When the client crashes, the lease expires and the key must
-//! disappear on every server (checked by `liveness`).
+//! The registry workload (the consistent-core lease design's service
+//! discovery): each client registers `/services/<client>` attached to its lease
+//! and keeps the lease alive. When the client crashes, the lease expires and
+//! the key must disappear on every server (checked by `liveness`).
 
 use leasesim_core::client::{BeliefFrom, Session};
 use leasesim_core::service::{ClientResponse, Op, Response};

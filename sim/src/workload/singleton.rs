@@ -1,6 +1,7 @@
-//! Singleton instances (`kind = "singleton"`), the multi-instance lease design's task generator
-//! that "acquires a lease, which acts as a lock, allowing only one instance
-//! to actively generate tasks. Other instances remain idle".
+//! Singleton instances (`kind = "singleton"`), the multi-instance lease
+//! design's task generator that "acquires a lease, which acts as a lock,
+//! allowing only one instance to actively generate tasks. Other instances
+//! remain idle".
 //!
 //! Each instance keeps a lease alive and, while idle, tries every `poll` to
 //! create `/singleton/<role>` attached to its lease (a compare-and-set with

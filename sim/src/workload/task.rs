@@ -1,20 +1,20 @@
-//! Task workers (`kind = "task"`), the multi-instance lease design's work queue on leases: each
-//! worker keeps a lease alive and loops: read how many tasks exist, claim
-//! the first free one by creating `/claims/<task>` attached to its lease
-//! (a compare-and-set with `expected: None`, so two workers never claim one
-//! task; the claim's revision is its fencing token), tell the data store it
-//! starts (a fenced write), work while the lease is kept alive (the
-//! heartbeat), complete with a fenced write, and mark the claim `done`.
+//! Task workers (`kind = "task"`), the multi-instance lease design's work queue
+//! on leases: each worker keeps a lease alive and loops: read how many tasks
+//! exist, claim the first free one by creating `/claims/<task>` attached to its
+//! lease (a compare-and-set with `expected: None`, so two workers never claim
+//! one task; the claim's revision is its fencing token), tell the data store it
+//! starts (a fenced write), work while the lease is kept alive (the heartbeat),
+//! complete with a fenced write, and mark the claim `done`.
 //!
-//! The multi-instance lease design: "If the lease expires, the worker stops processing and abandons
-//! the task." A worker abandons the moment a keep-alive is refused or its
-//! belief in the lease ends by its own clock; then it revokes that lease
-//! (its claims go with it) and takes a new one. A crashed or paused worker's
-//! claim ends with its lease, and the task is free again.
+//! The multi-instance lease design: "If the lease expires, the worker stops
+//! processing and abandons the task." A worker abandons the moment a keep-alive
+//! is refused or its belief in the lease ends by its own clock; then it revokes
+//! that lease (its claims go with it) and takes a new one. A crashed or paused
+//! worker's claim ends with its lease, and the task is free again.
 //!
-//! The data store, not the KV, says whether a task is done (the multi-instance lease design's
-//! "processed check"); the `done` marker in the KV only spares other workers
-//! a claim. The generator is in `task_generator`.
+//! The data store, not the KV, says whether a task is done (the multi-instance
+//! lease design's "processed check"); the `done` marker in the KV only spares
+//! other workers a claim. The generator is in `task_generator`.
 
 use std::collections::{BTreeSet, VecDeque};
 

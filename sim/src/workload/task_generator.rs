@@ -1,5 +1,6 @@
-//! The task generator of a `kind = "task"` workload (its first client):
-//! the multi-instance lease design's tool that "generates fake work" for the workers. Every
+//! The task generator of a `kind = "task"` workload (its first client): the
+//! multi-instance lease design's tool that "generates fake work" for the
+//! workers. Every
 //! `task_every` it puts `/tasks/<n>` and then moves `/tasks/count` to `n`,
 //! which is what makes task `n` visible to the workers; it stops after
 //! `tasks` tasks.

@@ -12,7 +12,8 @@ use leasesim_core::ClientId;
 pub use crate::vocab::Proc;
 use crate::vocab::{TaskStep, TaskVerdict};
 
-/// A write to the data store, carrying the writer's fencing token (the Raft lock-service design).
+/// A write to the data store, carrying the writer's fencing token (the Raft
+/// lock-service design).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoreWrite {
     pub client: ClientId,
@@ -54,7 +55,8 @@ pub enum Wire {
     Response(ClientResponse),
     StoreWrite(StoreWrite),
     StoreReply(StoreReply),
-    /// A task worker's fenced start or completion (the multi-instance lease design), and its answer.
+    /// A task worker's fenced start or completion (the multi-instance lease
+    /// design), and its answer.
     TaskWrite(TaskWrite),
     TaskReply(TaskReply),
     /// Operator → leader: propose a membership change.
