@@ -47,8 +47,7 @@ impl ServerActor {
         let server = guard.as_mut().expect("started");
         input(server, clocks);
         let output = server.take_output();
-        let raft = server.raft();
-        let probe = ServerProbe { role: raft.role(), term: raft.term(), commit_index: raft.commit_index() };
+        let probe = ServerProbe::of(server.raft());
         drop(guard);
         step.persist(output.persist);
         for (to, message) in output.messages {

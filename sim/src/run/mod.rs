@@ -222,7 +222,7 @@ fn final_state(slot: &ServerSlot, id: NodeId, up: bool) -> FinalServer {
     FinalServer {
         up,
         voter: raft.voters().contains(&id),
-        probe: Some(ServerProbe { role: raft.role(), term: raft.term(), commit_index: raft.commit_index() }),
+        probe: Some(ServerProbe::of(raft)),
         first_index: raft.first_index(),
         log_terms: raft.entries(raft.first_index(), raft.last_index()).iter().map(|e| (e.index, e.term)).collect(),
         keys: server.state_machine().kv().iter().map(|(key, _)| key.clone()).collect(),

@@ -1,7 +1,8 @@
 //! What the checkers learn about a server besides its observations: its
 //! last self-report while the run went on, and its state when it ended.
 
-use leasesim_core::raft::Role;
+use leasesim_core::raft::{RaftNode, Role};
+use leasesim_core::service::{Command, StateMachine};
 use leasesim_core::Term;
 
 /// What a server last reported about itself (for selectors and liveness).
@@ -10,6 +11,13 @@ pub struct ServerProbe {
     pub role: Role,
     pub term: Term,
     pub commit_index: u64,
+}
+
+impl ServerProbe {
+    /// What a server's Raft node says about itself now.
+    pub fn of(raft: &RaftNode<Command, StateMachine>) -> Self {
+        ServerProbe { role: raft.role(), term: raft.term(), commit_index: raft.commit_index() }
+    }
 }
 
 /// What a server looked like when the run ended (for the end-of-run checks).
