@@ -46,10 +46,10 @@ pub struct Bugs {
     pub grant_without_lease_check: bool,
     /// A follower answers reads from its local state (stale reads).
     pub stale_follower_reads: bool,
-    /// The data store accepts a task's completion without checking the
-    /// claim's fencing token (seed 003's task workers): a worker whose claim
-    /// was superseded completes the task anyway. Lives in the simulator's
-    /// data store, which is not part of the core.
+    /// The data store accepts a task's completion without checking the claim's
+    /// fencing token (the multi-instance lease design's task workers): a worker
+    /// whose claim was superseded completes the task anyway. Lives in the
+    /// simulator's data store, which is not part of the core.
     pub completion_without_token_check: bool,
 }
 

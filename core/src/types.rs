@@ -38,10 +38,10 @@ pub enum ExpiryStrategy {
     /// The leader stamps an absolute wall-clock expiry into the log; every
     /// server judges expiry against its own wall clock when applying.
     LeaderStampedWall,
-    /// Seed 002 (Juju's lease package): the holder writes its expiry in its
-    /// own wall clock, the log keeps the latest time each client has
-    /// acknowledged, and an expiry applies only once the writer's time, as
-    /// known from its own acknowledgements plus elapsed durations, is past
-    /// the expiry it wrote. No two clocks are ever compared.
+    /// The Juju lease design (Juju's lease package): the holder writes its
+    /// expiry in its own wall clock, the log keeps the latest time each client
+    /// has acknowledged, and an expiry applies only once the writer's time, as
+    /// known from its own acknowledgements plus elapsed durations, is past the
+    /// expiry it wrote. No two clocks are ever compared.
     WriterClock,
 }

@@ -1,5 +1,6 @@
-//! The KV store through the state machine: put / get / delete / cas,
-//! revisions as log indexes, and attachment of keys to leases (seed 000).
+//! The KV store through the state machine: put / get / delete / cas, revisions
+//! as log indexes, and attachment of keys to leases (the consistent-core lease
+//! design).
 
 mod service_support;
 

@@ -30,8 +30,9 @@ fn grant_with_requested_id_uses_it_and_zero_means_none() {
 
 #[test]
 fn duplicate_grant_is_caught_when_applied() {
-    // Seed 000: two grants for one id can both pass the leader's check
-    // before either is applied; the second must fail at apply time.
+    // The consistent-core lease design: two grants for one id can both pass the
+    // leader's check before either is applied; the second must fail at apply
+    // time.
     let mut f = Fixture::new();
     f.call(1, Op::LeaseGrant { ttl_ns: TTL_NS, id: Some(7) });
     let reply = f.call(2, Op::LeaseGrant { ttl_ns: 3 * TTL_NS, id: Some(7) });

@@ -1,6 +1,6 @@
-//! Lock queues through the state machine: FIFO grants, fencing tokens as
-//! grant indexes, release by the holder only, and what a lease's end does to
-//! the locks it holds and waits for (seed 001; etcd #11456).
+//! Lock queues through the state machine: FIFO grants, fencing tokens as grant
+//! indexes, release by the holder only, and what a lease's end does to the
+//! locks it holds and waits for (the Raft lock-service design; etcd #11456).
 
 mod service_support;
 

@@ -1,9 +1,9 @@
-//! The `writer-clock` expiry strategy (seed 002, Juju's lease package), one
-//! rule per test: a claim writes its expiry in the claimant's clock, an
-//! extension never shortens, an expiry applies only when the writer's time
-//! is known past the expiry it wrote (its own acknowledgement or a
-//! proposer's measured inference), a stale expiry loses to an extension, and
-//! no server's clock is ever compared with the writer's.
+//! The `writer-clock` expiry strategy (the Juju lease design, Juju's lease
+//! package), one rule per test: a claim writes its expiry in the claimant's
+//! clock, an extension never shortens, an expiry applies only when the writer's
+//! time is known past the expiry it wrote (its own acknowledgement or a
+//! proposer's measured inference), a stale expiry loses to an extension, and no
+//! server's clock is ever compared with the writer's.
 
 mod service_harness;
 mod service_support;
@@ -76,8 +76,9 @@ fn the_writers_own_acknowledgement_suffices_to_expire() {
     let mut f = fixture();
     let old = claim(&mut f, C1, 100 * NS_PER_SEC);
     let expiry_ns = expiry(&f, old);
-    // The same client acknowledges a later time by claiming another lease
-    // (seed 002: "a fresh client D will be able to expire lease L earlier").
+    // The same client acknowledges a later time by claiming another lease (the
+    // Juju lease design: "a fresh client D will be able to expire lease L
+    // earlier").
     claim(&mut f, C1, expiry_ns + NS_PER_SEC);
     assert_eq!(f.sm.writer_remaining_ns(old), Some(0));
     f.apply(Command::WriterExpire { lease: old, expiry_ns, writer_ns: 0 });

@@ -52,7 +52,7 @@ pub struct ServeArgs {
     /// Client URLs to tell others (defaults to --listen-client-urls).
     #[arg(long, value_parser = parse_url)]
     pub advertise_client_urls: Option<SocketAddr>,
-    /// Address of seed 001's WebSocket lock API (off when absent).
+    /// Address of the Raft lock-service design's WebSocket lock API (off when absent).
     #[arg(long, value_parser = parse_url)]
     pub listen_lock_urls: Option<SocketAddr>,
     /// Every member: name=http://peer-host:port,…

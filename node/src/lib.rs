@@ -7,8 +7,8 @@
 //! snapshots), `driver` (the task that drives core), `transport` (peer
 //! frames over TCP), `front` (requests with retries), `join` (joining by
 //! hopping to the leader), `view` (range reads),
-//! `etcd` (the gRPC services), `ws` (seed 001's WebSocket lock API),
-//! `store` (seed 001's data store), `serve` (starting a member), `local`
+//! `etcd` (the gRPC services), `ws` (the Raft lock-service design's WebSocket lock API),
+//! `store` (the Raft lock-service design's data store), `serve` (starting a member), `local`
 //! (a whole cluster on one machine).
 
 pub mod config;

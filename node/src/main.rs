@@ -1,5 +1,5 @@
 //! The `leasesim-node` binary: one member of a leasesim cluster serving
-//! etcd's v3 API (flags after etcd's own); `store` runs seed 001's data
+//! etcd's v3 API (flags after etcd's own); `store` runs the Raft lock-service design's data
 //! store, `local` a whole cluster on this machine.
 
 use clap::{Parser, Subcommand};
@@ -12,7 +12,7 @@ use leasesim_node::store::StoreArgs;
 #[command(
     name = "leasesim-node",
     version,
-    about = "leasesim's lease and lock service, for real (etcd v3 API, seed 001's WebSocket locks)",
+    about = "leasesim's lease and lock service, for real (etcd v3 API, the Raft lock-service design's WebSocket locks)",
     args_conflicts_with_subcommands = true
 )]
 struct Cli {
@@ -24,7 +24,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Seed 001's data store: fenced HTTP writes persisted to a text file.
+    /// The Raft lock-service design's data store: fenced HTTP writes persisted to a text file.
     Store(StoreArgs),
     /// A whole local cluster (N members and the data store); prints endpoints.
     Local(LocalArgs),

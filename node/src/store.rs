@@ -1,4 +1,4 @@
-//! Seed 001's data store as its own process (`leasesim-node store`): HTTP
+//! The Raft lock-service design's data store as its own process (`leasesim-node store`): HTTP
 //! POST of a `WriteRequest {clientID, fencingToken {key, value}, data}`,
 //! answered `{success}`. A write is accepted only if its token is at least
 //! the highest this store has accepted for that key (stale tokens are

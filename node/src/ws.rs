@@ -1,4 +1,4 @@
-//! Seed 001's WebSocket lock API (`--listen-lock-urls`): clients keep one
+//! The Raft lock-service design's WebSocket lock API (`--listen-lock-urls`): clients keep one
 //! WebSocket to the leader, send `LockRequest {commandType, key, clientId,
 //! ttl}` and are told `LockAcquireReply {success, fencingToken {key,
 //! value}}` on the same connection when the lock is theirs (waiters queue
@@ -8,7 +8,7 @@
 //!
 //! `commandType` 0 acquires, 1 releases; `ttl` is in milliseconds. Each
 //! acquire is backed by a lease of that TTL that nobody keeps alive, so the
-//! lock is released when the TTL runs out (seed 001: "automatically release
+//! lock is released when the TTL runs out (the Raft lock-service design: "automatically release
 //! the lock after the specified duration"), and the fencing token is the
 //! revision of the grant. Anything unreadable gets `{success: false,
 //! error}` and the connection goes on.

@@ -1,4 +1,4 @@
-//! Seed 001's interfaces on a real cluster: the WebSocket lock API (FIFO
+//! The Raft lock-service design's interfaces on a real cluster: the WebSocket lock API (FIFO
 //! waiters told on their own connection, release without reply, redirect
 //! to the leader, garbage answered with errors) and the data store taking
 //! fenced writes and refusing stale tokens.

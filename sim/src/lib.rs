@@ -3,7 +3,9 @@
 //! Every server, client and the data store runs as a madsim node ([`host`],
 //! [`workload`]) in a shared [`world`] of skewed clocks, disks and a faulty
 //! network; a [`scenario`] file drives the faults ([`run`]); [`checkers`]
-//! judge the run against true simulated time.
+//! judge the run against true simulated time from its [`observe`]d events.
+//! Data flows one way — scenario → run → world and host → observations →
+//! checkers — and the words those layers share live in [`vocab`].
 
 // The simulator exists only under `--cfg madsim` (see main.rs); the
 // scenario loader and the linearizability checker are plain code.
@@ -26,6 +28,8 @@ pub mod scenario;
 pub mod shrink;
 #[cfg(madsim)]
 pub mod study;
+#[cfg(madsim)]
+pub mod vocab;
 #[cfg(madsim)]
 pub mod workload;
 #[cfg(madsim)]

@@ -1,5 +1,6 @@
-//! The task and singleton workload tables (seed 003's multi-instance
-//! pattern) load with their documented defaults, are rejected with
+//! The task and singleton workload tables (the multi-instance lease design's
+//! multi-instance pattern) load with their documented defaults, are rejected
+//! with
 //! `file:line:col` and a fix when bad, and come back equal from `to_toml`.
 
 use leasesim::scenario::*;

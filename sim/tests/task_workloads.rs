@@ -1,16 +1,16 @@
-//! Seed 003's multi-instance workloads in whole simulated runs: the task
-//! invariants fire on the planted bug they exist for and stay silent on a
-//! healthy engine that is put through crashes, pauses and a worker acting
-//! on a wrong belief; the singleton overlaps only when an instance's clock
-//! breaks the stated assumption.
+//! The multi-instance lease design's workloads in whole simulated runs: the
+//! task invariants fire on the planted bug they exist for and stay silent on a
+//! healthy engine that is put through crashes, pauses and a worker acting on a
+//! wrong belief; the singleton overlaps only when an instance's clock breaks
+//! the stated assumption.
 
 use std::ops::Range;
 use std::path::Path;
 
-use leasesim::host::task_table::{TaskStep, TaskVerdict};
 use leasesim::observe::Event;
 use leasesim::run::{run_seed, RunOptions, RunOutcome};
 use leasesim::scenario::{self, Scenario};
+use leasesim::vocab::{TaskStep, TaskVerdict};
 use leasesim_core::bugs::Bugs;
 
 fn load(name: &str) -> Scenario {

@@ -63,8 +63,9 @@ impl Belief {
         };
         let trusted_ns = (ttl_ns as f64 * (1.0 - margin)) as u64;
         let until_ns = start_ns + trusted_ns;
-        // An extension never shortens a belief (seed 002's guarantee): a late
-        // reply to an old keep-alive must not cut a newer one short.
+        // An extension never shortens a belief (the Juju lease design's
+        // guarantee): a late reply to an old keep-alive must not cut a newer
+        // one short.
         let until_ns = self.until_ns.map_or(until_ns, |old| old.max(until_ns));
         self.until_ns = Some(until_ns);
         until_ns

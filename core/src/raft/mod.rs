@@ -10,13 +10,14 @@
 //! One concept per file: `node` (state, API, term rules), `election`,
 //! `replication`, `progress`, `log`, `membership`, `snapshot`, `read_index`
 //! and `invariants`; `types` holds the boundary types shared with the server
-//! layer.
+//! layer, and `persist` what a `PersistOp` does to a disk (every host's).
 
 mod election;
 mod invariants;
 mod log;
 mod membership;
 mod node;
+mod persist;
 mod progress;
 mod read_index;
 mod replication;

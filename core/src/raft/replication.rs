@@ -251,8 +251,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         if self.role != Role::Leader {
             return;
         }
-        // Fast backtracking (thesis §5.3 / seed 001): skip the follower's
-        // whole conflicting term, or to its log end if it is short.
+        // Fast backtracking (thesis §5.3 / the Raft lock-service design): skip
+        // the follower's whole conflicting term, or to its log end if it is
+        // short.
         let hint_next = match conflict_term {
             Some(term) => match self.log.last_index_of_term(term, match_index) {
                 Some(index) => index + 1,

@@ -124,9 +124,10 @@ pub enum Message<C, S> {
     /// leader's log. On failure, `match_index` echoes the rejected
     /// `prev_log_index` (so the leader can drop stale rejections) and
     /// `conflict_index`/`conflict_term` let the leader skip a whole term per
-    /// round trip (fast backtracking, seed 001 / thesis §5.3): the follower's
-    /// term at `prev_log_index` and the first index it holds of that term, or
-    /// (`conflict_term: None`) its last index + 1 when its log is shorter.
+    /// round trip (fast backtracking, the Raft lock-service design / thesis
+    /// §5.3): the follower's term at `prev_log_index` and the first index it
+    /// holds of that term, or (`conflict_term: None`) its last index + 1 when
+    /// its log is shorter.
     AppendResponse {
         term: Term,
         success: bool,

@@ -2,8 +2,9 @@
 //!
 //! The server never reads a clock (DESIGN.md "core"): the host passes this
 //! process's own monotonic and wall readings with each call. Monotonic time
-//! drives Raft timers and the leader's lease deadlines; wall time is used
-//! only by `leader-stamped-wall`, which stamps absolute expiries (seed 001).
+//! drives Raft timers and the leader's lease deadlines; wall time is used only
+//! by `leader-stamped-wall`, which stamps absolute expiries (the Raft
+//! lock-service design).
 
 use crate::bugs::Bugs;
 use crate::raft::RaftConfig;

@@ -1,10 +1,10 @@
 //! The leader's lease deadlines: a priority queue on its monotonic clock.
 //!
-//! Only the leader keeps these (seed 000: "only the leader tracks the lease
-//! timeouts ... using its own monotonic clock"); they are volatile, rebuilt
-//! by `Promote` on each election, and never replicated. Ordered by deadline
-//! like Xline's `LeaseQueue` (seed 004), with an index by lease so a
-//! keep-alive can move one deadline.
+//! Only the leader keeps these (the consistent-core lease design: "only the
+//! leader tracks the lease timeouts ... using its own monotonic clock"); they
+//! are volatile, rebuilt by `Promote` on each election, and never replicated.
+//! Ordered by deadline like Xline's `LeaseQueue` (the Xline lease design), with
+//! an index by lease so a keep-alive can move one deadline.
 
 use std::collections::{BTreeMap, BTreeSet};
 

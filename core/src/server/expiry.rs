@@ -1,6 +1,6 @@
 //! Lease expiry on the server side: who decides a lease is over, and when.
 //!
-//! `leader-monotonic` (seed 000, etcd's lessor, seed 004's Xline): only the
+//! `leader-monotonic` (the consistent-core lease design, etcd's lessor, the Xline lease design): only the
 //! leader keeps deadlines, on its monotonic clock; on a deadline it proposes
 //! `Expire` through the log. A new leader re-arms every lease at
 //! now + extension + TTL (etcd's `Promote`): the old leader may have answered
@@ -11,11 +11,11 @@
 //! lease is answered only once a reset to the full TTL has committed, or a
 //! new leader could use a stale remaining TTL and expire the lease early.
 //!
-//! `leader-stamped-wall` (seed 001): the stamps are replicated; the leader
+//! `leader-stamped-wall` (the Raft lock-service design): the stamps are replicated; the leader
 //! proposes `Expire` when its wall clock passes one, and every server also
 //! judges them itself when applying (see the state machine).
 //!
-//! `writer-clock` (seed 002): the leader keeps deadlines on its monotonic
+//! `writer-clock` (the Juju lease design): the leader keeps deadlines on its monotonic
 //! clock as `leader-monotonic` does, but arms them from the replicated
 //! expiry: the time left on the writer's clock after its latest
 //! acknowledgement, counted from when this leader applied it. On a deadline
@@ -84,8 +84,8 @@ impl Server {
     /// etcd's `Promote`: re-arm every lease at now + extension + TTL (or the
     /// checkpointed remaining TTL).
     fn promote(&mut self, term: Term) {
-        // Only a leader of `term` arms deadlines (seed 000: followers track
-        // nothing), and it does so once per term.
+        // Only a leader of `term` arms deadlines (the consistent-core lease
+        // design: followers track nothing), and it does so once per term.
         assert!(self.is_leader() && self.raft.term() == term, "promote only as the leader of term {term}");
         assert!(self.tracker.leader_term.is_none(), "promote once per term: demote first");
         let now = self.now_ns();
@@ -110,8 +110,8 @@ impl Server {
         }
     }
 
-    /// Followers track nothing (seed 000); whatever waited on leadership is
-    /// told to retry.
+    /// Followers track nothing (the consistent-core lease design); whatever
+    /// waited on leadership is told to retry.
     fn demote(&mut self) {
         assert!(self.tracker.leader_term.is_some(), "demote only what was promoted");
         self.proposed.clear();
@@ -322,7 +322,8 @@ impl Server {
 
     /// `leader-monotonic` keep-alive, once the read index confirmed this
     /// server still leads: renew the deadline and answer, or refuse a lease
-    /// that is unknown, revoked or already expiring (seed 004's `renew`).
+    /// that is unknown, revoked or already expiring (the Xline lease design's
+    /// `renew`).
     pub(super) fn answer_keepalive(&mut self, req: ClientRequest) {
         let Op::LeaseKeepAlive { lease } = req.op else { return };
         if self.tracker.leader_term.is_none() {

@@ -5,11 +5,12 @@
 //! answers them when it applies them; reads and `leader-monotonic`
 //! keep-alives go through the read index (thesis §6.4) instead of the log;
 //! `leader-stamped-wall` keep-alives are logged as `Refresh` with a new
-//! stamp (seed 001); `writer-clock` grants and keep-alives are logged as
-//! they come, carrying the client's own clock reading (seed 002), and the
-//! other strategies read `LeaseClaim` / `LeaseExtend` as plain grants and
-//! keep-alives. Checks made here before proposing are repeated when
-//! applying, because several proposals can be in flight (seed 000).
+//! stamp (the Raft lock-service design); `writer-clock` grants and keep-alives
+//! are logged as they come, carrying the client's own clock reading (the Juju
+//! lease design), and the other strategies read `LeaseClaim` / `LeaseExtend` as
+//! plain grants and keep-alives. Checks made here before proposing are repeated
+//! when applying, because several proposals can be in flight (the
+//! consistent-core lease design).
 
 use crate::server::Server;
 use crate::service::session::Lookup;

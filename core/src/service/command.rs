@@ -57,14 +57,14 @@ pub enum Op {
         lease: LeaseId,
     },
     LeaseList,
-    /// `writer-clock` grant (seed 002's ClaimLease): the lease lasts `ttl_ns`
+    /// `writer-clock` grant (the Juju lease design's ClaimLease): the lease lasts `ttl_ns`
     /// past `writer_wall_ns`, the claimant's own wall clock when it first
     /// sent this request. Other strategies treat it as a `LeaseGrant`.
     LeaseClaim {
         ttl_ns: u64,
         writer_wall_ns: u64,
     },
-    /// `writer-clock` keep-alive (seed 002's ExtendLease): expiry becomes
+    /// `writer-clock` keep-alive (the Juju lease design's ExtendLease): expiry becomes
     /// `writer_wall_ns + TTL` on the holder's clock, never earlier than
     /// before. Other strategies treat it as a `LeaseKeepAlive`.
     LeaseExtend {
@@ -163,7 +163,7 @@ pub enum Command {
     /// Remaining TTLs, so a new leader does not extend leases past what the
     /// old one promised (etcd lease checkpoints).
     Checkpoint { remaining: Vec<(LeaseId, u64)> },
-    /// `writer-clock` expiry (seed 002's ExpireLease), proposable by anyone:
+    /// `writer-clock` expiry (the Juju lease design's ExpireLease), proposable by anyone:
     /// applies only if the lease still carries `expiry_ns` (no extension
     /// raced it) and the writer's time is known to be past it: its own
     /// latest acknowledged time, or `writer_ns`, the proposer's inference

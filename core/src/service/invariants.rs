@@ -1,12 +1,12 @@
 //! Structural invariants of the state machine, checked after every apply in
 //! debug builds and available to test harnesses.
 //!
-//! They are the rules the rest of the service leans on: an attached key's
-//! lease exists (so revoking the lease finds it, seed 000), a holder's lease
-//! exists (etcd #11456: a lock held under a dead lease is held by nobody), a
-//! queue holds each lease once, and every waiter is owed an answer by its
-//! session. A planted bug that breaks one of them on purpose switches off
-//! exactly that check.
+//! They are the rules the rest of the service leans on: an attached key's lease
+//! exists (so revoking the lease finds it, the consistent-core lease design), a
+//! holder's lease exists (etcd #11456: a lock held under a dead lease is held
+//! by nobody), a queue holds each lease once, and every waiter is owed an
+//! answer by its session. A planted bug that breaks one of them on purpose
+//! switches off exactly that check.
 
 use std::collections::BTreeSet;
 

@@ -3,8 +3,9 @@
 //!
 //! It exists apart from leases so that the rules "a revision is the log index
 //! of the change" and "a key belongs to at most one lease" live in one place;
-//! the state machine keeps the lease side of the attachment in step
-//! (seed 000: keys attached to a lease go when the lease goes).
+//! the state machine keeps the lease side of the attachment in step (the
+//! consistent-core lease design: keys attached to a lease go when the lease
+//! goes).
 
 use std::collections::BTreeMap;
 

@@ -2,13 +2,14 @@
 //! attached to them and, per expiry strategy, what the log says about their
 //! expiry.
 //!
-//! What is *not* here matters as much: under `leader-monotonic` no server
-//! keeps a deadline in replicated state, because a deadline on one process's
-//! monotonic clock means nothing on another's (seed 000: "only the leader
-//! tracks the lease timeouts"); the leader keeps those in
+//! What is *not* here matters as much: under `leader-monotonic` no server keeps
+//! a deadline in replicated state, because a deadline on one process's
+//! monotonic clock means nothing on another's (the consistent-core lease
+//! design: "only the leader tracks the lease timeouts"); the leader keeps those
+//! in
 //! `server::deadlines`. Under `leader-stamped-wall` the leader's absolute wall
-//! expiry *is* replicated (seed 001), and each server judges it against its
-//! own wall clock.
+//! expiry *is* replicated (the Raft lock-service design), and each server
+//! judges it against its own wall clock.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -33,7 +34,7 @@ pub struct Lease {
     /// checkpointed or reset by a keep-alive (the full TTL applies).
     pub checkpoint_remaining_ns: Option<u64>,
     /// `writer-clock` only: the client whose clock the expiry is written in
-    /// (the holder, seed 002's "writer" of the lease document).
+    /// (the holder, the Juju lease design's "writer" of the lease document).
     pub writer: Option<ClientId>,
     /// `writer-clock` only: the expiry on the writer's own wall clock.
     pub expiry_writer_ns: Option<u64>,

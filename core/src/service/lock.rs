@@ -1,13 +1,13 @@
 //! Lock queues: per key, the holder and a FIFO queue of waiters, all
 //! replicated state so the order survives leader changes and restarts.
 //!
-//! Seed 001 kept its queues in leader memory and lost them on a leader crash
-//! ("the new leader is able to reconstruct a similar queue ... even if the
-//! request order may differ"); here the queue is applied from the log, so the
-//! order is the commit order on every server. The head of the queue holds the
-//! lock; its fencing token is the index of the entry that granted it, which
-//! is why tokens grow across leader changes and restarts (Kleppmann, "How to
-//! do distributed locking").
+//! The Raft lock-service design kept its queues in leader memory and lost them
+//! on a leader crash ("the new leader is able to reconstruct a similar queue
+//! ... even if the request order may differ"); here the queue is applied from
+//! the log, so the order is the commit order on every server. The head of the
+//! queue holds the lock; its fencing token is the index of the entry that
+//! granted it, which is why tokens grow across leader changes and restarts
+//! (Kleppmann, "How to do distributed locking").
 
 use std::collections::{BTreeMap, VecDeque};
 

@@ -6,7 +6,7 @@
 //! [`lease`], [`lock`] and [`session`] hold the replicated data,
 //! [`state_machine`] applies entries to them, [`effects`] is what an apply
 //! reports and [`invariants`] what must hold after each; [`writer_clock`] is
-//! seed 002's clock document and its expiry rules.
+//! the Juju lease design's clock document and its expiry rules.
 
 mod command;
 pub mod effects;

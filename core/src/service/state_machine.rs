@@ -5,14 +5,14 @@
 //! [`ApplyContext`]; under `leader-monotonic` the context does not matter, so
 //! every server ends in the same state (Raft's state machine safety carried up
 //! to the service). Under `leader-stamped-wall` each server first expires the
-//! leases whose stamp its own wall clock has passed (seed 001: "each node
-//! checks the expiry time before modifying its local lock state"), so servers
-//! with skewed clocks may disagree: that divergence is what the clock-skew
-//! research measures. Skew is not the only source: a server that applies an
-//! entry late (catching up after an isolation, or replaying its log after a
-//! restart) judges it by its clock at that later moment, as seed 001's
-//! design does ("a follower might apply the log entry after the lock has
-//! already expired").
+//! leases whose stamp its own wall clock has passed (the Raft lock-service
+//! design: "each node checks the expiry time before modifying its local lock
+//! state"), so servers with skewed clocks may disagree: that divergence is what
+//! the clock-skew research measures. Skew is not the only source: a server that
+//! applies an entry late (catching up after an isolation, or replaying its log
+//! after a restart) judges it by its clock at that later moment, as the Raft
+//! lock-service design's design does ("a follower might apply the log entry
+//! after the lock has already expired").
 //!
 //! Operations that end a lease or free a lock only mark keys; grants happen
 //! once per key at the end of the entry, so one entry grants a key at most
@@ -74,7 +74,7 @@ pub struct StateMachine {
     pub(crate) leases: Leases,
     pub(crate) locks: Locks,
     pub(crate) sessions: Sessions,
-    /// `writer-clock`: the latest time each client acknowledged (seed 002).
+    /// `writer-clock`: the latest time each client acknowledged (the Juju lease design).
     pub(crate) writer_clocks: WriterClocks,
     pub(crate) applied_index: LogIndex,
     pub(crate) applied_term: Term,
@@ -212,9 +212,10 @@ impl StateMachine {
         batch.effects
     }
 
-    /// Ends `lease` on this server alone, outside the log. Only the planted
-    /// bug `follower_expires_leases` calls this: the correct design never
-    /// changes replicated state except by applying an entry (seed 000).
+    /// Ends `lease` on this server alone, outside the log. Only the planted bug
+    /// `follower_expires_leases` calls this: the correct design never changes
+    /// replicated state except by applying an entry (the consistent-core lease
+    /// design).
     pub fn expire_locally(&mut self, lease: LeaseId, ctx: &mut ApplyContext) -> Vec<Effect> {
         let mut batch = Batch::new(self.applied_index);
         if self.leases.contains(lease) {
@@ -348,8 +349,9 @@ impl StateMachine {
 
     fn put(&mut self, key: &str, value: &str, lease: Option<LeaseId>, index: LogIndex) -> Response {
         if let Some(lease) = lease.filter(|l| !self.leases.contains(*l)) {
-            // Seed 000: "The lease to attach is not available with the
-            // Consistent Core" is an error, checked when applied.
+            // The consistent-core lease design: "The lease to attach is not
+            // available with the Consistent Core" is an error, checked when
+            // applied.
             return Response::Error(ServiceError::LeaseNotFound { lease });
         }
         let previous = self.kv.put(key, value, lease, index);
@@ -405,8 +407,9 @@ impl StateMachine {
             return Response::Error(ServiceError::TtlTooShort { min_ns: self.settings.min_ttl_ns });
         }
         let id = match requested {
-            // Seed 000: checking for a duplicate before proposing is not
-            // enough with several grants in flight; check again here.
+            // The consistent-core lease design: checking for a duplicate before
+            // proposing is not enough with several grants in flight; check
+            // again here.
             Some(id) if id != 0 && self.leases.contains(id) => {
                 return Response::Error(ServiceError::DuplicateLease { lease: id });
             }
@@ -434,7 +437,7 @@ impl StateMachine {
     }
 
     /// `leader-stamped-wall` keep-alive: move the stamp, never backwards
-    /// (seed 002: "extend never shortens").
+    /// (the Juju lease design: "extend never shortens").
     fn refresh(&mut self, lease: LeaseId, expiry_wall_ns: u64, batch: &mut Batch) -> Response {
         match self.leases.get_mut(lease) {
             Some(l) => {
@@ -504,9 +507,9 @@ impl StateMachine {
         Response::Released { key: key.to_string() }
     }
 
-    /// Ends a lease: deletes its keys and releases its locks in this very
-    /// entry on every server (seed 000), and drops its waiters. A lease that
-    /// is already gone is left alone.
+    /// Ends a lease: deletes its keys and releases its locks in this very entry
+    /// on every server (the consistent-core lease design), and drops its
+    /// waiters. A lease that is already gone is left alone.
     pub(crate) fn end_lease(&mut self, id: LeaseId, cause: RevokeCause, batch: &mut Batch) {
         let Some(lease) = self.leases.remove(id) else { return };
         let mut deleted_keys = Vec::new();
@@ -550,7 +553,8 @@ impl StateMachine {
 
     /// Grants every free lock marked in this entry to the first waiter whose
     /// lease is still alive (re-checked here: etcd #11456), without client
-    /// polling (seed 001's queues). Token = this entry's index.
+    /// polling (the Raft lock-service design's queues). Token = this entry's
+    /// index.
     fn grant_waiting(&mut self, batch: &mut Batch, ctx: &mut ApplyContext) {
         let bugs = self.settings.bugs;
         for key in std::mem::take(&mut batch.dirty_keys) {

@@ -1,6 +1,6 @@
-//! The `writer-clock` expiry strategy in the replicated state (seed 002,
-//! Juju's lease package): the "clock document" of acknowledged times and
-//! the rules for claiming, extending and expiring a lease by it.
+//! The `writer-clock` expiry strategy in the replicated state (the Juju lease
+//! design, Juju's lease package): the "clock document" of acknowledged times
+//! and the rules for claiming, extending and expiring a lease by it.
 //!
 //! Why it exists: it is the one strategy that never compares two clocks. A
 //! holder writes its expiry in its own wall clock; the log keeps, per client,
@@ -32,8 +32,8 @@ use crate::service::effects::{Batch, Effect, RevokeCause};
 use crate::service::{Response, ServiceError, StateMachine};
 use crate::types::{ClientId, LeaseId, LogIndex};
 
-/// Seed 002's clock document: the latest time each client acknowledged, on
-/// that client's own wall clock. Never goes back.
+/// The Juju lease design's clock document: the latest time each client
+/// acknowledged, on that client's own wall clock. Never goes back.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct WriterClocks {
     acked_ns: BTreeMap<ClientId, u64>,
@@ -83,10 +83,10 @@ impl StateMachine {
         &self.writer_clocks
     }
 
-    /// Seed 002's ClaimLease: grant, then write the expiry in the claimant's
-    /// clock. "Guarantees ownership until at least the requested duration
-    /// after the start of the call": `writer_wall_ns` is read at the first
-    /// send, so the expiry counts from then.
+    /// The Juju lease design's ClaimLease: grant, then write the expiry in the
+    /// claimant's clock. "Guarantees ownership until at least the requested
+    /// duration after the start of the call": `writer_wall_ns` is read at the
+    /// first send, so the expiry counts from then.
     pub(crate) fn claim_lease(
         &mut self,
         client: ClientId,
@@ -108,9 +108,10 @@ impl StateMachine {
         body
     }
 
-    /// Seed 002's ExtendLease: the expiry moves to the writer's time + TTL,
-    /// never back ("this cannot cause a lease to be shortened"). The holder
-    /// becomes the writer: only durations on its clock count from here.
+    /// The Juju lease design's ExtendLease: the expiry moves to the writer's
+    /// time + TTL, never back ("this cannot cause a lease to be shortened").
+    /// The holder becomes the writer: only durations on its clock count from
+    /// here.
     pub(crate) fn extend_lease(&mut self, client: ClientId, lease: LeaseId, writer_wall_ns: Option<u64>, batch: &mut Batch) -> Response {
         let Some(previous_writer) = self.leases.get(lease).map(|l| l.writer) else {
             return Response::Error(ServiceError::LeaseNotFound { lease });
@@ -140,17 +141,17 @@ impl StateMachine {
             _ => Some(extended_ns),
         };
         l.writer = Some(client);
-        // Seed 002: an extension "cannot cause a lease to be shortened" in
-        // its writer's clock.
+        // The Juju lease design: an extension "cannot cause a lease to be
+        // shortened" in its writer's clock.
         assert!(same_writer_before.is_none_or(|old| l.expiry_writer_ns >= Some(old)), "an extension shortened a lease");
         let ttl_ns = l.ttl_ns;
         batch.push(Effect::WriterWrote { client });
         Response::KeepAlive { lease, ttl_ns }
     }
 
-    /// Seed 002's ExpireLease, whoever proposed it: applies only if the
-    /// lease still carries the expiry the proposer saw and its writer's time
-    /// is known past it.
+    /// The Juju lease design's ExpireLease, whoever proposed it: applies only
+    /// if the lease still carries the expiry the proposer saw and its writer's
+    /// time is known past it.
     pub(crate) fn writer_expire(&mut self, lease: LeaseId, expiry_ns: u64, inferred_ns: u64, batch: &mut Batch) {
         let Some(l) = self.leases.get(lease) else { return };
         let (Some(writer), Some(expiry)) = (l.writer, l.expiry_writer_ns) else { return };

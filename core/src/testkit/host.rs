@@ -3,14 +3,17 @@
 //! persist to the node's disk, then send, then install and apply — and runs
 //! every safety check on the result.
 
-use crate::raft::{Payload, RaftEvent, Role};
-use crate::types::NodeId;
+use crate::raft::{Entry, Payload, PersistOp, RaftEvent, ReadReady, Role, Snapshot};
+use crate::types::{NodeId, Term};
 
 use super::checker::{check_log_matching, ViolationKind};
 use super::cluster::Cluster;
 use super::network::{Envelope, TestMessage};
+use super::toy::ToyState;
 
 impl Cluster {
+    /// Carries out node `id`'s Ready, step by step, then records every
+    /// problem the checks found.
     pub(super) fn process_ready(&mut self, id: NodeId) {
         let slot = self.slots.get_mut(&id).expect("known node");
         let Some(node) = slot.node.as_mut() else {
@@ -19,53 +22,90 @@ impl Cluster {
         let ready = node.take_ready();
         let term = node.term();
         let mut problems: Vec<(ViolationKind, String)> = Vec::new();
-        // 1. Persist, in order.
-        for op in ready.persist {
+        self.persist(id, ready.persist, !ready.messages.is_empty(), &mut problems);
+        self.send(id, ready.messages);
+        self.install_and_apply(id, term, ready.install, &ready.committed, &mut problems);
+        self.serve_reads(id, ready.reads, ready.reads_failed, &mut problems);
+        self.check_commit_kept(id, &mut problems);
+        self.check_leadership(id, &ready.events, &mut problems);
+        self.check_log_matching_with_others(id, &mut problems);
+        let slot = &self.slots[&id];
+        let node = slot.node.as_ref().expect("still running");
+        let compact_due = self.opts.compact_every > 0 && slot.state.applied_index >= node.first_index() + self.opts.compact_every;
+        for (kind, detail) in problems {
+            self.record(kind, detail);
+        }
+        self.events.extend(ready.events.into_iter().map(|e| (id, e)));
+        if compact_due {
+            self.compact(id);
+        }
+    }
+
+    /// Step 1: persist, in order; messages about to be sent promise that
+    /// term, vote and log are on disk.
+    fn persist(&mut self, id: NodeId, ops: Vec<PersistOp<u64, ToyState>>, sends: bool, problems: &mut Vec<(ViolationKind, String)>) {
+        let slot = self.slots.get_mut(&id).expect("known node");
+        for op in ops {
             if let Err(e) = slot.disk.apply(op) {
                 problems.push((ViolationKind::Durability, format!("node {id}: {e}")));
             }
         }
-        // The messages below promise that term, vote and log are on disk.
-        if self.opts.check_durability && !ready.messages.is_empty() {
-            let hs = slot.disk.persisted.hard_state;
-            if hs.term != node.term() || hs.voted_for != node.voted_for() {
-                problems.push((
-                    ViolationKind::Durability,
-                    format!(
-                        "node {id} sends messages with term {} vote {:?} while its disk holds term {} vote {:?}",
-                        node.term(),
-                        node.voted_for(),
-                        hs.term,
-                        hs.voted_for
-                    ),
-                ));
-            }
-            if slot.disk.last_index() != node.last_index() || slot.disk.last_term() != node.last_term() {
-                problems.push((
-                    ViolationKind::Durability,
-                    format!(
-                        "node {id} log ends at {}/{} but its disk log at {}/{}",
-                        node.last_index(),
-                        node.last_term(),
-                        slot.disk.last_index(),
-                        slot.disk.last_term()
-                    ),
-                ));
-            }
+        if !self.opts.check_durability || !sends {
+            return;
         }
-        // 2. Send.
-        for (to, msg) in ready.messages {
+        let node = slot.node.as_ref().expect("running");
+        let hs = slot.disk.persisted.hard_state;
+        if hs.term != node.term() || hs.voted_for != node.voted_for() {
+            problems.push((
+                ViolationKind::Durability,
+                format!(
+                    "node {id} sends messages with term {} vote {:?} while its disk holds term {} vote {:?}",
+                    node.term(),
+                    node.voted_for(),
+                    hs.term,
+                    hs.voted_for
+                ),
+            ));
+        }
+        if slot.disk.last_index() != node.last_index() || slot.disk.last_term() != node.last_term() {
+            problems.push((
+                ViolationKind::Durability,
+                format!(
+                    "node {id} log ends at {}/{} but its disk log at {}/{}",
+                    node.last_index(),
+                    node.last_term(),
+                    slot.disk.last_index(),
+                    slot.disk.last_term()
+                ),
+            ));
+        }
+    }
+
+    /// Step 2: send.
+    fn send(&mut self, id: NodeId, messages: Vec<(NodeId, TestMessage)>) {
+        for (to, msg) in messages {
             self.net.send(&mut self.rng, self.now_ns, Envelope { from: id, to, msg });
         }
-        // 3. Install, then apply.
-        if let Some(snapshot) = ready.install {
+    }
+
+    /// Step 3: install, then apply.
+    fn install_and_apply(
+        &mut self,
+        id: NodeId,
+        term: Term,
+        install: Option<Snapshot<ToyState>>,
+        committed: &[Entry<u64>],
+        problems: &mut Vec<(ViolationKind, String)>,
+    ) {
+        let slot = self.slots.get_mut(&id).expect("known node");
+        if let Some(snapshot) = install {
             if let Err(p) = self.checker.on_install(id, &snapshot) {
                 problems.push(p);
             }
             slot.state = snapshot.data;
             self.stats.snapshots_installed += 1;
         }
-        for entry in &ready.committed {
+        for entry in committed {
             if let Err(p) = self.checker.on_apply(id, term, &slot.state, entry) {
                 problems.push(p);
             }
@@ -80,9 +120,14 @@ impl Cluster {
             }
             self.stats.applied += 1;
         }
-        // 4. Reads: a read index must cover everything applied anywhere
-        // before the read was asked for.
-        for read in ready.reads {
+    }
+
+    /// Step 4, reads: a read index must cover everything applied anywhere
+    /// before the read was asked for.
+    fn serve_reads(&mut self, id: NodeId, reads: Vec<ReadReady>, failed: Vec<u64>, problems: &mut Vec<(ViolationKind, String)>) {
+        let slot = self.slots.get_mut(&id).expect("known node");
+        let node = slot.node.as_ref().expect("running");
+        for read in reads {
             let must_cover = slot.reads.remove(&read.ctx).unwrap_or(0);
             if read.index < must_cover || read.index > node.commit_index() {
                 problems.push((
@@ -99,11 +144,18 @@ impl Cluster {
             self.stats.reads_served += 1;
             self.served_reads.push((id, read));
         }
-        for ctx in ready.reads_failed {
+        for ctx in failed {
             slot.reads.remove(&ctx);
             self.stats.reads_failed += 1;
             self.failed_reads.push((id, ctx));
         }
+    }
+
+    /// A committed entry is never lost: the log never again ends below the
+    /// highest commit index the server reached.
+    fn check_commit_kept(&mut self, id: NodeId, problems: &mut Vec<(ViolationKind, String)>) {
+        let slot = self.slots.get_mut(&id).expect("known node");
+        let node = slot.node.as_ref().expect("running");
         let (commit, last) = (node.commit_index(), node.last_index());
         if last < slot.max_commit_seen {
             problems.push((
@@ -112,15 +164,17 @@ impl Cluster {
             ));
         }
         slot.max_commit_seen = slot.max_commit_seen.max(commit);
-        let applied_index = slot.state.applied_index;
-        // 5. Election Safety and Leader Completeness.
+    }
+
+    /// Step 5: Election Safety and Leader Completeness.
+    fn check_leadership(&mut self, id: NodeId, events: &[RaftEvent], problems: &mut Vec<(ViolationKind, String)>) {
         let node = self.slots[&id].node.as_ref().expect("still running");
         if node.role() == Role::Leader {
             if let Err(p) = self.checker.on_leader(id, node.term()) {
                 problems.push(p);
             }
         }
-        for event in &ready.events {
+        for event in events {
             if let RaftEvent::BecameLeader { term } = event {
                 self.stats.elections_won += 1;
                 if self.opts.trace {
@@ -131,23 +185,20 @@ impl Cluster {
                 }
             }
         }
-        // 6. Log Matching against every other running node.
-        if self.opts.check_log_matching {
-            for (other_id, other) in &self.slots {
-                if let (true, Some(other)) = (*other_id != id, other.node.as_ref()) {
-                    if let Err(p) = check_log_matching(node, other) {
-                        problems.push(p);
-                    }
+    }
+
+    /// Step 6: Log Matching against every other running node.
+    fn check_log_matching_with_others(&self, id: NodeId, problems: &mut Vec<(ViolationKind, String)>) {
+        if !self.opts.check_log_matching {
+            return;
+        }
+        let node = self.slots[&id].node.as_ref().expect("still running");
+        for (other_id, other) in &self.slots {
+            if let (true, Some(other)) = (*other_id != id, other.node.as_ref()) {
+                if let Err(p) = check_log_matching(node, other) {
+                    problems.push(p);
                 }
             }
-        }
-        let compact_due = self.opts.compact_every > 0 && applied_index >= node.first_index() + self.opts.compact_every;
-        for (kind, detail) in problems {
-            self.record(kind, detail);
-        }
-        self.events.extend(ready.events.into_iter().map(|e| (id, e)));
-        if compact_due {
-            self.compact(id);
         }
     }
 

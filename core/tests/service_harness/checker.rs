@@ -5,11 +5,11 @@
 //! SCENARIO-FORMAT.md where the simulator has the same invariant.
 //! - `state-machine-safety`: one entry per index on every server (Raft §5.4.3).
 //! - `token-monotonic`: a later grant of a key has a larger token, and every
-//!   server reports the same token for one grant (fencing, seed 001).
-//! - `release-by-owner`: only the holder releases (seed 001).
+//!   server reports the same token for one grant (fencing, the Raft lock-service design).
+//! - `release-by-owner`: only the holder releases (the Raft lock-service design).
 //! - `fifo-order`: a server grants a key's waiters in queue (commit) order.
 //! - `revoke-same-index`: a lease and its attached keys go at the same index
-//!   on every server, and no server keeps them past it (seed 000).
+//!   on every server, and no server keeps them past it (the consistent-core lease design).
 //! - `keepalive-after-revoke`: no keep-alive answered live after the revoke.
 //! - `applied-twice`: a `(client, seq)` executes at one index only (thesis §6.3).
 //! - `holder-lease`: a lock is never granted under a lease already ended
@@ -23,12 +23,13 @@
 //! - `stale-read`: a read sent after a write was acknowledged sees it.
 //!
 //! Under `leader-stamped-wall` servers judge expiry by their own wall clocks
-//! when they apply, so their states diverge by design (seed 001), even
-//! without skew: a server that applies entries late (catching up after an
-//! isolation or a restart) judges them by its present clock. The checks
-//! that assume one shared state (`revoke-same-index`, `lease-early-expiry`,
-//! and `release-by-owner`, since one token can name different holders on
-//! diverged servers) are then off; `keepalive-after-revoke` and
+//! when they apply, so their states diverge by design (the Raft lock-service
+//! design), even without skew: a server that applies entries late (catching up
+//! after an isolation or a restart) judges them by its present clock. The
+//! checks that assume one shared state (`revoke-same-index`,
+//! `lease-early-expiry`, and `release-by-owner`, since one token can name
+//! different holders on diverged servers) are then off;
+//! `keepalive-after-revoke` and
 //! `holder-lease` are judged per server.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

@@ -16,7 +16,7 @@ pub mod rpc;
 use std::collections::{BTreeMap, BTreeSet};
 
 use leasesim_core::bugs::Bugs;
-use leasesim_core::raft::{ConfChange, PersistOp, Persisted, ProposeError, RaftConfig, Role};
+use leasesim_core::raft::{ConfChange, Persisted, ProposeError, RaftConfig, Role};
 use leasesim_core::server::{Clocks, Server, ServerConfig, ServerEvent};
 use leasesim_core::service::ClientResponse;
 use leasesim_core::service::{Command, Op, StateMachine};
@@ -354,7 +354,7 @@ impl Cluster {
         let output = server.take_output();
         let disk = self.disks.get_mut(&id).expect("every server has a disk");
         for op in output.persist {
-            persist(disk, op);
+            disk.apply(op);
         }
         for (to, msg) in output.messages {
             self.send(Proc::Server(id), Proc::Server(to), Payload::Peer(msg));
@@ -484,25 +484,5 @@ impl Cluster {
     /// The state machines of running servers.
     pub fn state_machines(&self) -> Vec<(NodeId, &StateMachine)> {
         self.servers.iter().filter_map(|(id, s)| s.as_ref().map(|s| (*id, s.state_machine()))).collect()
-    }
-}
-
-/// What a disk does with one durable write (the same rules as the
-/// simulator's disk).
-fn persist(image: &mut Image, op: PersistOp<Command, StateMachine>) {
-    match op {
-        PersistOp::SetHardState(hard_state) => image.hard_state = hard_state,
-        PersistOp::TruncateFrom(index) => image.entries.retain(|e| e.index < index),
-        PersistOp::Append(entries) => {
-            if let (Some(last), Some(first)) = (image.entries.last(), entries.first()) {
-                assert_eq!(last.index + 1, first.index, "appends must be contiguous");
-            }
-            image.entries.extend(entries);
-        }
-        PersistOp::SaveSnapshot(snapshot) => {
-            let last_index = snapshot.last_index;
-            image.entries.retain(|e| e.index > last_index);
-            image.snapshot = Some(snapshot);
-        }
     }
 }

@@ -19,7 +19,7 @@
 //! leases never gone before their last renewal plus the TTL. A violation
 //! fails the run (exit 2), whichever server was driven.
 //!
-//! With `--store host:port` each lock holder writes to seed 001's data
+//! With `--store host:port` each lock holder writes to the Raft lock-service design's data
 //! store with its token (the Lock response's revision), as the simulator's
 //! lock clients do, and the run counts accepted and refused writes.
 //!
@@ -88,7 +88,7 @@ pub struct LoadArgs {
     /// How often the nemesis strikes.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub every: Duration,
-    /// `lock` workload: seed 001's data store (host:port) each holder writes
+    /// `lock` workload: the Raft lock-service design's data store (host:port) each holder writes
     /// to with its fencing token.
     #[arg(long)]
     pub store: Option<String>,

@@ -327,7 +327,7 @@ pub fn have_etcdctl() -> bool {
     found
 }
 
-/// Starts seed 001's data store on a free port, writing `file`.
+/// Starts the Raft lock-service design's data store on a free port, writing `file`.
 pub fn start_store(file: &Path, log: &Path) -> (Child, u16) {
     let port = free_port();
     let log = std::fs::File::create(log).expect("store log");

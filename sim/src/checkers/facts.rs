@@ -9,7 +9,7 @@ use leasesim_core::{LeaseId, NodeId};
 
 use super::RunRecord;
 use crate::observe::{Event, Obs, ObsLog};
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
 
 /// Server events with their true time and server (lent from memory, or
 /// owned when read back from a spilled log).

@@ -1,6 +1,7 @@
 //! `fencing-order`: the data store's accepted writes per key are in
-//! non-decreasing token order (seed 001; Kleppmann, "How to do distributed
-//! locking"). Fires when an unfenced store takes a stale holder's late write.
+//! non-decreasing token order (the Raft lock-service design; Kleppmann, "How to
+//! do distributed locking"). Fires when an unfenced store takes a stale
+//! holder's late write.
 
 use std::collections::BTreeMap;
 
@@ -31,7 +32,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 mod tests {
     use crate::checkers::testing::{Fixture, S};
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     fn accepted(run: &mut Fixture, at_ns: u64, client: u64, token: u64) {
         run.push(at_ns, Proc::Store, Event::StoreAccepted { client, key: "orders".into(), token });

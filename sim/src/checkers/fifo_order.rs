@@ -1,7 +1,7 @@
 //! `fifo-order`: waiters are granted in the order their acquire requests
-//! were committed (seed 001's per-key FIFO queue, kept as replicated state
-//! so the order survives leader changes). A waiter whose lease ended leaves
-//! the queue without the lock.
+//! were committed (the Raft lock-service design's per-key FIFO queue, kept as
+//! replicated state so the order survives leader changes). A waiter whose lease
+//! ended leaves the queue without the lock.
 
 use std::collections::{BTreeMap, VecDeque};
 

@@ -4,8 +4,8 @@
 //!
 //! Why that bound: the server may measure the TTL on a clock running up to
 //! `drift_bound` fast, and it cannot have started the TTL before the request
-//! left the client (Gray & Cheriton 1989; seed 002's "ownership until at
-//! least the duration after the start of the call").
+//! left the client (Gray & Cheriton 1989; the Juju lease design's "ownership
+//! until at least the duration after the start of the call").
 
 use std::collections::BTreeMap;
 
@@ -65,7 +65,7 @@ mod tests {
     use crate::checkers::check_all;
     use crate::checkers::testing::{Fixture, MS, S};
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     /// Lease 7 (TTL 2 s) renewed by a keep-alive sent at 10 s, expired at `end`.
     fn run_ending_at(end_ns: u64, cause: RevokeCause) -> Fixture {

@@ -19,7 +19,7 @@ use leasesim_core::service::{Op, Response, ServiceError};
 use super::{RunRecord, Violation};
 use crate::linearizability::{check_kv, CheckOptions, History, KvInput, KvOutput, Operation, Verdict};
 use crate::observe::Event;
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
 
 /// Enough for one segment of the simulator's histories (a few hundred
 /// operations on one key between two read fences) in well under a second;
@@ -208,7 +208,7 @@ mod tests {
 
     use crate::checkers::testing::{Fixture, MS, S};
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     fn call(run: &mut Fixture, at_ns: u64, client: u64, seq: u64, op: Op) {
         run.push(at_ns, Proc::Client(client), Event::KvCall { seq, op });

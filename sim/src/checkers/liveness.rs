@@ -20,8 +20,7 @@ use leasesim_core::server::ServerEvent;
 use super::facts::lease_ends;
 use super::{RunRecord, Violation};
 use crate::observe::Event;
-use crate::workload::registry::registry_key;
-use crate::world::wire::Proc;
+use crate::vocab::{registry_key, Proc};
 
 pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut violations = Vec::new();
@@ -173,12 +172,12 @@ fn leases_of_crashed_clients_revoked(run: &RunRecord<'_>, _down: &BTreeMap<u64, 
     }
 }
 
-/// A registry client's key goes with the lease it was registered under
-/// (seed 000: "keys attached to a lease are deleted when it expires"):
-/// when that lease ends and the client has not registered again under
-/// another, the end must delete the key. Every client whose lease ended
-/// is judged, restarted or not; and a client still down at the end must
-/// have no key left on any live server.
+/// A registry client's key goes with the lease it was registered under (the
+/// consistent-core lease design: "keys attached to a lease are deleted when it
+/// expires"): when that lease ends and the client has not registered again
+/// under another, the end must delete the key. Every client whose lease ended
+/// is judged, restarted or not; and a client still down at the end must have no
+/// key left on any live server.
 fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violations: &mut Vec<Violation>) {
     // client → revision of each registration → the lease it named. The key
     // is attached, at a log index, to the lease of the latest registration
@@ -259,7 +258,7 @@ mod tests {
 
     use crate::checkers::testing::{Fixture, S};
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     #[test]
     fn a_healthy_end_is_fine() {

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use super::{RunRecord, Violation};
 use crate::observe::{Event, Obs};
-use crate::world::clock::SimClock;
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
+use crate::vocab::SimClock;
 
 /// One client's belief that it holds a key, in true time.
 #[derive(Clone, Debug)]
@@ -101,7 +101,7 @@ pub fn belief_windows<O: std::ops::Deref<Target = Obs>>(
 mod tests {
     use crate::checkers::testing::{Fixture, MS, S};
     use crate::observe::{BeliefEnd, Event};
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     fn start(run: &mut Fixture, at_ns: u64, client: u64, until_true_ns: u64) {
         let until_mono_ns = run.clocks[&Proc::Client(client)].mono_at(until_true_ns);

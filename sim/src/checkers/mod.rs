@@ -38,22 +38,7 @@ use leasesim_core::{fmt_secs, ExpiryStrategy, NodeId};
 use serde::Serialize;
 
 use crate::observe::ObsLog;
-use crate::world::clock::SimClock;
-use crate::world::wire::Proc;
-use crate::world::ServerProbe;
-
-/// What a server looked like when the run ended (for the end-of-run checks).
-#[derive(Clone, Debug)]
-pub struct FinalServer {
-    pub up: bool,
-    pub voter: bool,
-    pub probe: Option<ServerProbe>,
-    pub first_index: u64,
-    /// (index, term) of every entry still in its in-memory log.
-    pub log_terms: Vec<(u64, u64)>,
-    /// Keys present in its state machine.
-    pub keys: Vec<String>,
-}
+use crate::vocab::{FinalServer, Proc, SimClock};
 
 /// Everything a checker may look at.
 pub struct RunRecord<'a> {

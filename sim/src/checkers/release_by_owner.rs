@@ -1,4 +1,4 @@
-//! `release-by-owner`: only the holder (its token) releases a lock (seed 001;
+//! `release-by-owner`: only the holder (its token) releases a lock (the Raft lock-service design;
 //! etcd's lock API checks the owner's key before deleting it).
 
 use std::collections::BTreeSet;

@@ -1,7 +1,7 @@
 //! `singleton-overlap`: no two instances believe they run one singleton role
-//! at the same true instant. Seed 003's task generator uses a lease "to
-//! ensure that only one instance of the generator is actively producing
-//! tasks at any time"; an overlap is two generators at once.
+//! at the same true instant. The multi-instance lease design's task generator
+//! uses a lease "to ensure that only one instance of the generator is actively
+//! producing tasks at any time"; an overlap is two generators at once.
 //!
 //! An instance's belief runs from its winning compare-and-set's reply until
 //! its own clock reaches the belief's end (renewed by keep-alives), or until
@@ -14,8 +14,8 @@ use leasesim_core::fmt_secs;
 
 use super::{RunRecord, Violation};
 use crate::observe::{Event, Obs};
-use crate::world::clock::SimClock;
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
+use crate::vocab::SimClock;
 
 /// One instance's belief that it runs a role, in true time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,7 +105,7 @@ pub fn role_windows<O: std::ops::Deref<Target = Obs>>(
 mod tests {
     use crate::checkers::testing::{Fixture, MS, S};
     use crate::observe::{BeliefEnd, Event};
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     fn started(run: &mut Fixture, at_ns: u64, client: u64, until_true_ns: u64) {
         let until_mono_ns = run.clocks[&Proc::Client(client)].mono_at(until_true_ns);

@@ -1,7 +1,8 @@
 //! `task-lost`: every task the generator made visible is eventually
-//! completed. Seed 003: workers crash and miss heartbeats, and "automatic
-//! failure recovery via lease expiration" must still get every task done —
-//! a claim held by a dead lease may only delay a task, never lose it.
+//! completed. The multi-instance lease design: workers crash and miss
+//! heartbeats, and "automatic failure recovery via lease expiration" must still
+//! get every task done — a claim held by a dead lease may only delay a task,
+//! never lose it.
 //!
 //! Judged once the settle phase has healed every fault: a task still
 //! undone at the end fires only if its deadline passed. The deadline counts
@@ -15,9 +16,9 @@ use std::collections::BTreeMap;
 use leasesim_core::fmt_secs;
 
 use super::{RunRecord, Violation};
-use crate::host::task_table::TaskStep;
 use crate::observe::Event;
 use crate::scenario::TaskWorkload;
+use crate::vocab::TaskStep;
 
 /// Time a worker needs per task beyond its work and its idle poll: reading
 /// the count, the claim, the fenced start and completion and the `done`
@@ -92,9 +93,9 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 mod tests {
     use super::TaskPace;
     use crate::checkers::testing::{Fixture, MS, S};
-    use crate::host::task_table::TaskStep;
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
+    use crate::vocab::TaskStep;
 
     /// Two workers, 2 s claims, 1 s per task; the fixture's run ends at
     /// 60 s and settles from 50 s, its recovery slack is 4 s.

@@ -1,10 +1,10 @@
 //! `task-once`: no task is completed twice, and the data store never takes
-//! the completion of a claim it knows was superseded. Seed 003's task
-//! service exists so that "only one worker processes a task at a time" and
-//! answers a second completion with a conflict; fencing (seed 001,
-//! Kleppmann) is what makes that hold when a worker acts on a stale belief:
-//! once a newer claim's token reached the task's row, an older claim's
-//! completion must be rejected by its token.
+//! the completion of a claim it knows was superseded. The multi-instance lease
+//! design's task service exists so that "only one worker processes a task at a
+//! time" and answers a second completion with a conflict; fencing (the Raft
+//! lock-service design, Kleppmann) is what makes that hold when a worker acts
+//! on a stale belief: once a newer claim's token reached the task's row, an
+//! older claim's completion must be rejected by its token.
 //!
 //! Judged from what the store accepted, in the order it accepted it: a
 //! second accepted completion with another token, or an accepted completion
@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use leasesim_core::fmt_secs;
 
 use super::{RunRecord, Violation};
-use crate::host::task_table::TaskStep;
 use crate::observe::Event;
+use crate::vocab::TaskStep;
 
 /// One accepted write: by whom, with which token, when.
 #[derive(Clone, Copy, Debug)]
@@ -78,9 +78,9 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use crate::checkers::testing::{Fixture, S};
-    use crate::host::task_table::TaskStep;
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
+    use crate::vocab::TaskStep;
 
     fn accepted(run: &mut Fixture, at_ns: u64, client: u64, token: u64, step: TaskStep) {
         run.push(at_ns, Proc::Store, Event::TaskWriteAccepted { client, task: 7, token, step });

@@ -9,9 +9,9 @@ use leasesim_core::{ExpiryStrategy, NodeId};
 
 use super::{FinalServer, RunRecord, TaskPace};
 use crate::observe::{Event, Obs, ObsLog};
-use crate::world::clock::SimClock;
-use crate::world::wire::Proc;
-use crate::world::ServerProbe;
+use crate::vocab::Proc;
+use crate::vocab::ServerProbe;
+use crate::vocab::SimClock;
 
 pub const S: u64 = 1_000_000_000;
 pub const MS: u64 = 1_000_000;

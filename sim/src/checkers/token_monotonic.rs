@@ -1,6 +1,6 @@
 //! `token-monotonic`: each grant of a key carries a larger fencing token
-//! than every earlier grant of it (seed 001: the token is the revision of
-//! the grant, so it grows across leader changes and restarts).
+//! than every earlier grant of it (the Raft lock-service design: the token is
+//! the revision of the grant, so it grows across leader changes and restarts).
 
 use std::collections::BTreeMap;
 

@@ -17,7 +17,7 @@ use leasesim_core::NodeId;
 
 use super::{RunRecord, Violation};
 use crate::observe::Event;
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
 
 pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     // (voter, term) → (candidate, when)
@@ -58,7 +58,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 mod tests {
     use crate::checkers::testing::{Fixture, MS, S};
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
 
     #[test]
     fn one_candidate_per_term_is_silent_even_when_asked_twice() {

@@ -22,9 +22,10 @@ use rand::Rng;
 
 use crate::observe::Event;
 use crate::scenario::{MessageKind, Point};
+use crate::vocab::Proc;
 use crate::world::disk;
 use crate::world::points::{CrashRequest, PointAction};
-use crate::world::wire::{Proc, Wire};
+use crate::world::wire::Wire;
 use crate::world::World;
 
 /// How long a disk sync takes (drawn per sync): the window in which a crash

@@ -1,8 +1,9 @@
 //! A Raft server process: restores its core from its disk, then feeds it
 //! peer messages, client requests and timer firings with its own clocks.
 //!
-//! The core lives in a slot the world also holds, so that when the run ends
-//! the judge can read every server's final log and state directly.
+//! The core lives in a slot the run also holds, so that when the run ends
+//! the judge can read every server's final log and state directly
+//! (`run::final_state`).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -11,10 +12,9 @@ use leasesim_core::server::{Clocks, Server, ServerConfig};
 use leasesim_core::NodeId;
 
 use super::{Actor, Step};
-use crate::checkers::FinalServer;
 use crate::observe::Event;
-use crate::world::wire::{Proc, Wire};
-use crate::world::ServerProbe;
+use crate::vocab::{Proc, ServerProbe};
+use crate::world::wire::Wire;
 
 /// A server's core, shared between its process and the judge.
 pub type ServerSlot = Arc<Mutex<Option<Server>>>;
@@ -47,8 +47,7 @@ impl ServerActor {
         let server = guard.as_mut().expect("started");
         input(server, clocks);
         let output = server.take_output();
-        let raft = server.raft();
-        let probe = ServerProbe { role: raft.role(), term: raft.term(), commit_index: raft.commit_index() };
+        let probe = ServerProbe::of(server.raft());
         drop(guard);
         step.persist(output.persist);
         for (to, message) in output.messages {
@@ -101,22 +100,5 @@ impl Actor for ServerActor {
 
     fn next_deadline_mono_ns(&self) -> Option<u64> {
         self.server().as_ref().map(|s| s.next_deadline_ns())
-    }
-}
-
-/// What the judge reads of a server when the run ends.
-pub fn final_state(slot: &ServerSlot, id: NodeId, up: bool) -> FinalServer {
-    let guard = slot.lock().expect("single-threaded simulation");
-    let Some(server) = guard.as_ref() else {
-        return FinalServer { up, voter: false, probe: None, first_index: 1, log_terms: Vec::new(), keys: Vec::new() };
-    };
-    let raft = server.raft();
-    FinalServer {
-        up,
-        voter: raft.voters().contains(&id),
-        probe: Some(ServerProbe { role: raft.role(), term: raft.term(), commit_index: raft.commit_index() }),
-        first_index: raft.first_index(),
-        log_terms: raft.entries(raft.first_index(), raft.last_index()).iter().map(|e| (e.index, e.term)).collect(),
-        keys: server.state_machine().kv().iter().map(|(key, _)| key.clone()).collect(),
     }
 }

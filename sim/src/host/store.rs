@@ -1,18 +1,21 @@
-//! The data store of seed 001: accepts a write only if its fencing token is
-//! at least the highest it has accepted for that key (when the key is
-//! fenced; an unfenced key accepts everything, the hazard fencing exists
+//! The data store of the Raft lock-service design: accepts a write only if its
+//! fencing token is at least the highest it has accepted for that key (when the
+//! key is fenced; an unfenced key accepts everything, the hazard fencing exists
 //! for). Its accepts and rejects are what `fencing-order` judges.
 //!
-//! It also keeps seed 003's task rows (`task_table`): task workers' fenced
-//! starts and completions, which `task-once` judges.
+//! It also keeps the multi-instance lease design's task rows (`task_table`):
+//! task workers' fenced starts and completions, which `task-once` judges.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use super::task_table::{TaskReply, TaskTable, TaskVerdict, TaskWrite};
+use super::task_table::TaskTable;
 use super::{Actor, Step};
 use crate::observe::Event;
-use crate::world::wire::{Proc, StoreReply, StoreWrite, Wire};
+use crate::vocab::Proc;
+use crate::vocab::TaskVerdict;
+use crate::world::wire::{StoreReply, StoreWrite, Wire};
+use crate::world::wire::{TaskReply, TaskWrite};
 
 pub struct StoreActor {
     /// Key → whether writes to it are checked against their token.

@@ -1,64 +1,28 @@
-//! The data store's task rows (seed 003's `tasks` table): a worker writes a
+//! The data store's task rows (the multi-instance lease design's `tasks`
+//! table): a worker writes a
 //! `Start` when it takes a task and a `Complete` with its result, each
 //! carrying its claim's fencing token (the claim's revision).
 //!
-//! A row accepts a write only if its token is at least the highest the row
-//! has accepted (seed 001's fencing rule, per task), and nothing after the
-//! task is done (seed 003's "processed check": a second completion is a
-//! conflict). The `Start` matters: it tells the store about a newer claim
-//! before its holder completes, so a superseded worker's late completion is
-//! rejected by its token. `task-once` judges what the rows accepted.
+//! A row accepts a write only if its token is at least the highest the row has
+//! accepted (the Raft lock-service design's fencing rule, per task), and
+//! nothing after the task is done (the multi-instance lease design's "processed
+//! check": a second completion is a conflict). The `Start` matters: it tells
+//! the store about a newer claim before its holder completes, so a superseded
+//! worker's late completion is rejected by its token. `task-once` judges what
+//! the rows accepted.
 //!
 //! The planted bug `completion-without-token-check` skips the token check
 //! for completions.
+//!
+//! The rows' words (`TaskStep`, `TaskVerdict`) are in `vocab`, where the
+//! observations and the checkers read them; the messages (`TaskWrite`,
+//! `TaskReply`) travel on `world::wire`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use leasesim_core::ClientId;
-use serde::{Deserialize, Serialize};
-
-/// Which of a worker's two writes to a task row this is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskStep {
-    /// The worker took the task under its claim.
-    Start,
-    /// The worker's result: the task is done.
-    Complete,
-}
-
-/// A worker's write to a task row.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaskWrite {
-    pub client: ClientId,
-    pub task: u64,
-    /// The claim's revision.
-    pub token: u64,
-    pub step: TaskStep,
-    /// Names the write for its reply; a resend keeps it.
-    pub request_id: u64,
-}
-
-/// What the row made of a write.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskVerdict {
-    Accepted,
-    /// A newer claim's token reached the row first.
-    StaleToken {
-        highest: u64,
-    },
-    /// The task is already done (by this write's earlier copy, or another).
-    AlreadyDone,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaskReply {
-    pub request_id: u64,
-    pub task: u64,
-    pub verdict: TaskVerdict,
-}
+use crate::vocab::{TaskStep, TaskVerdict};
+use crate::world::wire::TaskWrite;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Row {

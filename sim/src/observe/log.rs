@@ -239,7 +239,7 @@ impl<'a> IntoIterator for &'a ObsLog {
 mod tests {
     use super::*;
     use crate::observe::Event;
-    use crate::world::wire::Proc;
+    use crate::vocab::Proc;
     use leasesim_core::raft::RaftEvent;
     use leasesim_core::server::ServerEvent;
 

@@ -16,8 +16,8 @@ use leasesim_core::server::ServerEvent;
 use leasesim_core::{ClientId, LeaseId};
 use serde::{Deserialize, Serialize};
 
-use crate::host::task_table::{TaskStep, TaskVerdict};
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
+use crate::vocab::{TaskStep, TaskVerdict};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Obs {
@@ -39,8 +39,9 @@ pub enum BeliefEnd {
     Crashed,
 }
 
-/// Why a task worker gave up a task it had claimed (seed 003: "if the lease
-/// expires, the worker stops processing and abandons the task").
+/// Why a task worker gave up a task it had claimed (the multi-instance lease
+/// design: "if the lease expires, the worker stops processing and abandons the
+/// task").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskAbandon {
@@ -150,7 +151,7 @@ pub enum Event {
         response: leasesim_core::service::Response,
     },
 
-    // The data store (seed 001).
+    // The data store (the Raft lock-service design).
     StoreAccepted {
         client: ClientId,
         key: String,
@@ -163,7 +164,7 @@ pub enum Event {
         highest: u64,
     },
 
-    // Seed 003's multi-instance pattern: task workers and a singleton.
+    // The multi-instance lease design's pattern: task workers and a singleton.
     /// The generator made `task` visible to the workers (`/tasks/count`
     /// reached it). May repeat after the generator restarts.
     TaskCreated {

@@ -16,8 +16,9 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::observe::{BeliefEnd, Event};
 use crate::scenario::{FaultAction, Point, Scenario, Selector};
+use crate::vocab::Proc;
 use crate::world::points::{Armed, CrashRequest, PointAction};
-use crate::world::wire::{Proc, Wire};
+use crate::world::wire::Wire;
 use crate::world::World;
 
 /// Something the injector does at a true time.
@@ -119,99 +120,100 @@ impl Injector {
 
     pub fn fire(&mut self, id: usize, action: &FaultAction) {
         let text = describe(action);
-        let done = match action {
-            FaultAction::Partition(groups) => {
-                let mut resolved: Vec<Vec<Proc>> = Vec::new();
-                for group in groups {
-                    resolved.push(group.iter().filter_map(|s| self.resolve(s)).collect());
-                }
-                let mut links = Vec::new();
-                for (i, a) in resolved.iter().enumerate() {
-                    for (j, b) in resolved.iter().enumerate() {
-                        if i != j {
-                            links.extend(a.iter().flat_map(|x| b.iter().filter(move |y| *y != x).map(move |y| (*x, *y))));
-                        }
-                    }
-                }
-                let shown: Vec<String> = resolved.iter().map(|g| g.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")).collect();
-                self.note(format!("partition [{}]", shown.join("] | [")));
-                self.block_links(&links);
-                Done::Links(links)
+        match self.carry_out(action, &text) {
+            Ok(done) => {
+                self.active.insert(id, done);
             }
-            FaultAction::Isolate(selector) => match self.resolve(selector) {
-                None => return self.skip(text, "the selector matched no process".into()),
-                Some(p) => {
-                    let links: Vec<(Proc, Proc)> =
-                        self.all_procs().into_iter().filter(|q| *q != p).flat_map(|q| [(p, q), (q, p)]).collect();
-                    self.note(format!("isolate {p}"));
-                    self.block_links(&links);
-                    Done::Links(links)
-                }
-            },
-            FaultAction::Block { from, to } => match self.one_way_links(from, to) {
-                None => return self.skip(text, "`from` matched no process".into()),
-                Some((links, shown)) => {
-                    self.note(format!("block {shown}"));
-                    self.block_links(&links);
-                    Done::Links(links)
-                }
-            },
-            FaultAction::Delay { from, to, by_ns } => match self.one_way_links(from, to) {
-                None => return self.skip(text, "`from` matched no process".into()),
-                Some((links, shown)) => {
-                    self.note(format!("delay {shown} by up to {}", leasesim_core::fmt_secs(*by_ns)));
-                    self.world.network().slow(&links, *by_ns);
-                    Done::Slowed(links, *by_ns)
-                }
-            },
-            FaultAction::Crash(selector) => match self.resolve(selector) {
-                None => return self.skip(text, "the selector matched no process".into()),
-                Some(p) if self.crashed.contains(&p) => return self.skip(text, format!("{p} is already down")),
-                Some(p) => {
+            Err(why) => self.skip(text, why),
+        }
+    }
+
+    /// Carries out `action` now: what it did (for its undo), or why it was
+    /// skipped.
+    fn carry_out(&mut self, action: &FaultAction, text: &str) -> Result<Done, String> {
+        const NO_MATCH: &str = "the selector matched no process";
+        const NO_FROM: &str = "`from` matched no process";
+        match action {
+            FaultAction::Partition(groups) => Ok(self.partition(groups)),
+            FaultAction::Isolate(selector) => {
+                let p = self.resolve(selector).ok_or(NO_MATCH)?;
+                let links: Vec<(Proc, Proc)> = self.all_procs().into_iter().filter(|q| *q != p).flat_map(|q| [(p, q), (q, p)]).collect();
+                self.note(format!("isolate {p}"));
+                self.block_links(&links);
+                Ok(Done::Links(links))
+            }
+            FaultAction::Block { from, to } => {
+                let (links, shown) = self.one_way_links(from, to).ok_or(NO_FROM)?;
+                self.note(format!("block {shown}"));
+                self.block_links(&links);
+                Ok(Done::Links(links))
+            }
+            FaultAction::Delay { from, to, by_ns } => {
+                let (links, shown) = self.one_way_links(from, to).ok_or(NO_FROM)?;
+                self.note(format!("delay {shown} by up to {}", leasesim_core::fmt_secs(*by_ns)));
+                self.world.network().slow(&links, *by_ns);
+                Ok(Done::Slowed(links, *by_ns))
+            }
+            FaultAction::Crash(selector) => match self.resolve(selector).ok_or(NO_MATCH)? {
+                p if self.crashed.contains(&p) => Err(format!("{p} is already down")),
+                p => {
                     self.crash(p);
-                    Done::Crashed(p)
+                    Ok(Done::Crashed(p))
                 }
             },
-            FaultAction::Pause(selector) => match self.resolve(selector) {
-                None => return self.skip(text, "the selector matched no process".into()),
-                Some(p) if self.paused.contains(&p) || self.crashed.contains(&p) => {
-                    return self.skip(text, format!("{p} is already paused or down"))
-                }
-                Some(p) => {
+            FaultAction::Pause(selector) => match self.resolve(selector).ok_or(NO_MATCH)? {
+                p if self.paused.contains(&p) || self.crashed.contains(&p) => Err(format!("{p} is already paused or down")),
+                p => {
                     self.handle.pause(self.ids[&p]);
                     self.paused.insert(p);
                     self.world.record(p, Event::Paused);
-                    Done::Paused(p)
+                    Ok(Done::Paused(p))
                 }
             },
-            FaultAction::Clock { target, drift, jump_ns } => match self.resolve(target) {
-                None => return self.skip(text, "the selector matched no process".into()),
-                Some(p) => {
-                    let (drift, jump_ns) = (*drift, *jump_ns);
-                    self.world.set_clock(p, drift, jump_ns);
-                    self.note(format!("clock of {p}: {}", text.trim_start_matches("clock ")));
-                    Done::Nothing
-                }
-            },
+            FaultAction::Clock { target, drift, jump_ns } => {
+                let p = self.resolve(target).ok_or(NO_MATCH)?;
+                self.world.set_clock(p, *drift, *jump_ns);
+                self.note(format!("clock of {p}: {}", text.trim_start_matches("clock ")));
+                Ok(Done::Nothing)
+            }
             FaultAction::Loss(p) => {
                 let previous = self.world.network().loss();
                 self.world.network().set_loss(*p);
                 self.note(format!("loss {p}"));
-                Done::Loss(previous)
+                Ok(Done::Loss(previous))
             }
             FaultAction::Add(n) => {
-                self.membership(text, ConfChange::AddServer(*n));
-                Done::Nothing
+                self.membership(text.to_string(), ConfChange::AddServer(*n));
+                Ok(Done::Nothing)
             }
             FaultAction::Remove(selector) => match self.resolve(selector) {
                 Some(Proc::Server(n)) => {
-                    self.membership(text, ConfChange::RemoveServer(n));
-                    Done::Nothing
+                    self.membership(text.to_string(), ConfChange::RemoveServer(n));
+                    Ok(Done::Nothing)
                 }
-                _ => return self.skip(text, "the selector matched no server".into()),
+                _ => Err("the selector matched no server".into()),
             },
-        };
-        self.active.insert(id, done);
+        }
+    }
+
+    /// Cuts every link between two of `groups` as they resolve now.
+    fn partition(&mut self, groups: &[Vec<Selector>]) -> Done {
+        let mut resolved: Vec<Vec<Proc>> = Vec::new();
+        for group in groups {
+            resolved.push(group.iter().filter_map(|s| self.resolve(s)).collect());
+        }
+        let mut links = Vec::new();
+        for (i, a) in resolved.iter().enumerate() {
+            for (j, b) in resolved.iter().enumerate() {
+                if i != j {
+                    links.extend(a.iter().flat_map(|x| b.iter().filter(move |y| *y != x).map(move |y| (*x, *y))));
+                }
+            }
+        }
+        let shown: Vec<String> = resolved.iter().map(|g| g.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",")).collect();
+        self.note(format!("partition [{}]", shown.join("] | [")));
+        self.block_links(&links);
+        Done::Links(links)
     }
 
     /// The directed links from `from` to each of `to` as they resolve now

@@ -19,14 +19,16 @@ use std::time::Instant;
 
 use leasesim_core::bugs::Bugs;
 use leasesim_core::seed::{derive_seed, Stream};
+use leasesim_core::NodeId;
 use madsim::task::NodeId as SimNodeId;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::checkers::{check_all, RunRecord, TaskPace};
+use crate::host::server::ServerSlot;
 use crate::scenario::{Scenario, WorkloadKind};
+use crate::vocab::{FinalServer, Proc, ServerProbe, SimClock};
 use crate::world::network::Network;
-use crate::world::wire::Proc;
 use crate::world::{Recorder, World};
 use faults::{timeline, Injector, Step};
 pub use outcome::RunOutcome;
@@ -48,8 +50,8 @@ pub struct RunOptions {
 /// What the simulation hands back to the judge.
 struct Simulated {
     recorder: Recorder,
-    clocks: BTreeMap<Proc, crate::world::clock::SimClock>,
-    finals: BTreeMap<u64, crate::checkers::FinalServer>,
+    clocks: BTreeMap<Proc, SimClock>,
+    finals: BTreeMap<NodeId, FinalServer>,
     settle_at_ns: u64,
     end_ns: u64,
     /// The scenario as this seed ran it (chaos drawn: faults, drifts, knobs).
@@ -128,13 +130,16 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
     );
     let world = Arc::new(World::new(
         clocks,
-        servers,
+        servers.clone(),
         network,
         options.trace,
         options.trace || options.keep_observations,
         options.observations_in_memory.unwrap_or(crate::observe::IN_MEMORY_DEFAULT),
     ));
-    let ids = setup::spawn_processes(&handle, &world, &scenario, seed, bugs);
+    // Each server's core, shared by its process and, when the run ends, the
+    // judge (`final_state`).
+    let slots: BTreeMap<NodeId, ServerSlot> = servers.clone().map(|id| (id, ServerSlot::default())).collect();
+    let ids = setup::spawn_processes(&handle, &world, &slots, &scenario, seed, bugs);
     nodes.lock().expect("node list").extend(ids.values().copied());
 
     // A fault aimed at a point is armed at its `at`; its `for` counts from
@@ -195,7 +200,7 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
     let simulated = Simulated {
         recorder: world.take_recorder(),
         clocks: world.clocks_snapshot(),
-        finals: world.finals(),
+        finals: slots.iter().map(|(id, slot)| (*id, final_state(slot, *id, world.is_up(Proc::Server(*id))))).collect(),
         settle_at_ns: healed_at_ns,
         end_ns,
         explicit: scenario.clone(),
@@ -204,6 +209,24 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
     injector.kill_everything();
     madsim::task::yield_now().await;
     simulated
+}
+
+/// What the judge reads of a server when the run ends, directly from its
+/// core.
+fn final_state(slot: &ServerSlot, id: NodeId, up: bool) -> FinalServer {
+    let guard = slot.lock().expect("single-threaded simulation");
+    let Some(server) = guard.as_ref() else {
+        return FinalServer { up, voter: false, probe: None, first_index: 1, log_terms: Vec::new(), keys: Vec::new() };
+    };
+    let raft = server.raft();
+    FinalServer {
+        up,
+        voter: raft.voters().contains(&id),
+        probe: Some(ServerProbe::of(raft)),
+        first_index: raft.first_index(),
+        log_terms: raft.entries(raft.first_index(), raft.last_index()).iter().map(|e| (e.index, e.term)).collect(),
+        keys: server.state_machine().kv().iter().map(|(key, _)| key.clone()).collect(),
+    }
 }
 
 fn merge_bugs(a: Bugs, b: Bugs) -> Bugs {

@@ -10,8 +10,8 @@ use super::RunOptions;
 use crate::checkers::Violation;
 use crate::observe::Obs;
 use crate::scenario::{Scenario, Verdict};
-use crate::world::clock::SimClock;
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
+use crate::vocab::SimClock;
 use crate::world::Recorder;
 
 #[derive(Clone, Debug, Serialize)]

@@ -16,18 +16,19 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::host::run_actor;
-use crate::host::server::ServerActor;
+use crate::host::server::{ServerActor, ServerSlot};
 use crate::host::store::StoreActor;
 use crate::host::task_table::{TaskRows, TaskTable};
-use crate::scenario::{Process, Scenario, SingletonWorkload, TaskWorkload, WorkloadKind};
-use crate::workload::kv::{KvClient, KvSpec};
-use crate::workload::lock::{LockClient, LockSpec};
-use crate::workload::registry::{RegistryClient, RegistrySpec};
-use crate::workload::singleton::{SingletonInstance, SingletonSpec};
-use crate::workload::task::{TaskSpec, TaskWorker};
-use crate::workload::task_generator::{GeneratorSpec, TaskGenerator};
-use crate::world::clock::SimClock;
-use crate::world::wire::Proc;
+use crate::scenario::{Process, Scenario, WorkloadKind};
+use crate::vocab::Proc;
+use crate::vocab::SimClock;
+use crate::workload::kv::KvClient;
+use crate::workload::lock::LockClient;
+use crate::workload::registry::RegistryClient;
+use crate::workload::singleton::SingletonInstance;
+use crate::workload::task::TaskWorker;
+use crate::workload::task_generator::TaskGenerator;
+use crate::workload::ClientStart;
 use crate::world::World;
 
 /// Wall clocks read about 2026-01-01 at true time 0 (plus their offset), so
@@ -81,40 +82,39 @@ pub fn server_config(scenario: &Scenario, id: NodeId, bugs: Bugs) -> ServerConfi
     config
 }
 
-fn task_spec(w: &TaskWorkload, trust_full_ttl: bool) -> TaskSpec {
-    TaskSpec {
-        ttl_ns: w.ttl_ns,
-        keepalive_ns: w.keepalive_ns,
-        work_ns: w.work_ns,
-        poll_ns: w.poll_ns,
-        margin: w.margin,
-        belief_from: w.belief_from,
-        trust_full_ttl,
-    }
-}
-
-fn singleton_spec(w: SingletonWorkload, trust_full_ttl: bool) -> SingletonSpec {
-    SingletonSpec {
-        role: w.role,
-        ttl_ns: w.ttl_ns,
-        keepalive_ns: w.keepalive_ns,
-        interval_ns: w.interval_ns,
-        poll_ns: w.poll_ns,
-        margin: w.margin,
-        belief_from: w.belief_from,
-        trust_full_ttl,
-    }
-}
-
-/// Creates one madsim node per process; returns their madsim ids.
-pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scenario>, seed: u64, bugs: Bugs) -> BTreeMap<Proc, SimNodeId> {
+/// Creates one madsim node per process (servers, then clients, then the
+/// data store); returns their madsim ids.
+pub fn spawn_processes(
+    handle: &Handle,
+    world: &Arc<World>,
+    slots: &BTreeMap<NodeId, ServerSlot>,
+    scenario: &Arc<Scenario>,
+    seed: u64,
+    bugs: Bugs,
+) -> BTreeMap<Proc, SimNodeId> {
     let mut ids = BTreeMap::new();
-    let servers: Vec<NodeId> = (1..=scenario.cluster.servers).collect();
+    spawn_servers(handle, world, slots, scenario, seed, bugs, &mut ids);
+    spawn_clients(handle, world, scenario, seed, bugs, &mut ids);
+    spawn_store(handle, world, scenario, bugs, &mut ids);
+    ids
+}
+
+/// Voters and spares, each with its core in its slot; each incarnation
+/// draws its own PRNG seed.
+fn spawn_servers(
+    handle: &Handle,
+    world: &Arc<World>,
+    slots: &BTreeMap<NodeId, ServerSlot>,
+    scenario: &Scenario,
+    seed: u64,
+    bugs: Bugs,
+    ids: &mut BTreeMap<Proc, SimNodeId>,
+) {
     for id in 1..=scenario.cluster.servers + scenario.cluster.spares {
         let proc = Proc::Server(id);
         let config = server_config(scenario, id, bugs);
         let world = world.clone();
-        let slot = world.server_slot(id);
+        let slot = slots[&id].clone();
         let restarts = Arc::new(AtomicU64::new(0));
         let node = handle
             .create_node()
@@ -129,89 +129,79 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
             .build();
         ids.insert(proc, node.id());
     }
-    let mut fenced = BTreeMap::new();
+}
+
+/// What a client needs to start (again, after a crash).
+#[derive(Clone)]
+struct ClientPlan {
+    start: ClientStart,
+    kind: WorkloadKind,
+    /// A task workload's first client generates; the others work.
+    generates: bool,
+}
+
+impl ClientPlan {
+    /// Runs incarnation `incarnation` of the client until it is killed.
+    async fn run(self, world: Arc<World>, incarnation: u64) {
+        let start = ClientStart { incarnation, ..self.start };
+        let proc = Proc::Client(start.id);
+        match self.kind {
+            WorkloadKind::Lock(w) => run_actor(world, proc, LockClient::new(start, w)).await,
+            WorkloadKind::Registry(w) => run_actor(world, proc, RegistryClient::new(start, w)).await,
+            WorkloadKind::Kv(w) => run_actor(world, proc, KvClient::new(start, w)).await,
+            WorkloadKind::Task(w) if self.generates => run_actor(world, proc, TaskGenerator::new(start, w)).await,
+            WorkloadKind::Task(w) => run_actor(world, proc, TaskWorker::new(start, w)).await,
+            WorkloadKind::Singleton(w) => run_actor(world, proc, SingletonInstance::new(start, w)).await,
+        }
+    }
+}
+
+/// Every workload's clients, in client order.
+fn spawn_clients(handle: &Handle, world: &Arc<World>, scenario: &Scenario, seed: u64, bugs: Bugs, ids: &mut BTreeMap<Proc, SimNodeId>) {
+    let servers: Vec<NodeId> = (1..=scenario.cluster.servers).collect();
     for workload in &scenario.workloads {
         for client in workload.client_ids() {
             let proc = Proc::Client(client);
             let world = world.clone();
-            let kind = workload.kind.clone();
-            let servers = servers.clone();
+            let start = ClientStart {
+                id: client,
+                servers: servers.clone(),
+                run_seed: seed,
+                incarnation: 0,
+                request_timeout_ns: scenario.cluster.client_timeout_ns,
+                trust_full_ttl: bugs.client_trusts_full_ttl,
+            };
+            let plan = ClientPlan { start, kind: workload.kind.clone(), generates: client == workload.first_client };
             let restarts = Arc::new(AtomicU64::new(0));
-            // A task workload's first client generates; the others work.
-            let generates = client == workload.first_client;
-            if let WorkloadKind::Lock(lock) = &kind {
-                for key in &lock.keys {
-                    *fenced.entry(key.clone()).or_insert(false) |= lock.fenced;
-                }
-            }
-            let trust_full_ttl = bugs.client_trusts_full_ttl;
-            // How long a client waits for an answer before it asks the next
-            // server (a knob: `[cluster] client_timeout`).
-            let timeout_ns = scenario.cluster.client_timeout_ns;
             let node = handle
                 .create_node()
                 .name(proc.to_string())
                 .ip(proc.addr().ip())
                 .init(move || {
                     let incarnation = restarts.fetch_add(1, Ordering::Relaxed);
-                    let world = world.clone();
-                    let servers = servers.clone();
-                    let kind = kind.clone();
-                    async move {
-                        match kind {
-                            WorkloadKind::Lock(w) => {
-                                let spec = LockSpec {
-                                    keys: w.keys,
-                                    ttl_ns: w.ttl_ns,
-                                    keepalive_ns: w.keepalive_ns,
-                                    hold_ns: w.hold_ns,
-                                    think_ns: w.think_ns,
-                                    margin: w.margin,
-                                    belief_from: w.belief_from,
-                                    trust_full_ttl,
-                                };
-                                let actor = LockClient::new(client, spec, servers, seed, incarnation, timeout_ns);
-                                run_actor(world, proc, actor).await
-                            }
-                            WorkloadKind::Registry(w) => {
-                                let spec = RegistrySpec { ttl_ns: w.ttl_ns, keepalive_ns: w.keepalive_ns };
-                                run_actor(world, proc, RegistryClient::new(client, spec, servers, incarnation, timeout_ns)).await
-                            }
-                            WorkloadKind::Kv(w) => {
-                                let spec = KvSpec { keys: w.keys as usize, interval_ns: w.interval_ns };
-                                run_actor(world, proc, KvClient::new(client, spec, servers, seed, incarnation, timeout_ns)).await
-                            }
-                            WorkloadKind::Task(w) if generates => {
-                                let spec = GeneratorSpec { tasks: w.tasks, task_every_ns: w.task_every_ns };
-                                run_actor(world, proc, TaskGenerator::new(client, spec, servers, seed, incarnation, timeout_ns)).await
-                            }
-                            WorkloadKind::Task(w) => {
-                                let worker = TaskWorker::new(client, task_spec(&w, trust_full_ttl), servers, seed, incarnation, timeout_ns);
-                                run_actor(world, proc, worker).await
-                            }
-                            WorkloadKind::Singleton(w) => {
-                                let instance = SingletonInstance::new(
-                                    client,
-                                    singleton_spec(w, trust_full_ttl),
-                                    servers,
-                                    seed,
-                                    incarnation,
-                                    timeout_ns,
-                                );
-                                run_actor(world, proc, instance).await
-                            }
-                        }
-                    }
+                    plan.clone().run(world.clone(), incarnation)
                 })
                 .build();
             ids.insert(proc, node.id());
         }
     }
-    // The store's state survives its own crash: a real store is durable.
+}
+
+/// The data store; its state survives its own crash (a real store is
+/// durable). A key is fenced if any lock workload on it says so.
+fn spawn_store(handle: &Handle, world: &Arc<World>, scenario: &Scenario, bugs: Bugs, ids: &mut BTreeMap<Proc, SimNodeId>) {
+    let mut fenced = BTreeMap::new();
+    for workload in &scenario.workloads {
+        if let WorkloadKind::Lock(lock) = &workload.kind {
+            for key in &lock.keys {
+                *fenced.entry(key.clone()).or_insert(false) |= lock.fenced;
+            }
+        }
+    }
     let store_state = Arc::new(std::sync::Mutex::new(BTreeMap::new()));
     let task_rows = TaskRows::default();
     let skip_completion_token_check = bugs.completion_without_token_check;
-    let world_for_store = world.clone();
+    let world = world.clone();
     let node = handle
         .create_node()
         .name("store")
@@ -219,9 +209,8 @@ pub fn spawn_processes(handle: &Handle, world: &Arc<World>, scenario: &Arc<Scena
         .init(move || {
             let tasks = TaskTable::new(task_rows.clone(), skip_completion_token_check);
             let actor = StoreActor::new(fenced.clone(), store_state.clone(), tasks);
-            run_actor(world_for_store.clone(), Proc::Store, actor)
+            run_actor(world.clone(), Proc::Store, actor)
         })
         .build();
     ids.insert(Proc::Store, node.id());
-    ids
 }

@@ -21,10 +21,10 @@ pub const INVARIANT_IDS: [&str; 13] = [
     "liveness",
 ];
 
-/// Ids of leasesim's checkers beyond SCENARIO-FORMAT.md's table: replicas
-/// and votes across crashes, then seed 003's task workers and singleton
-/// (docs/SCENARIO-EXTENSIONS.md). The name says the task ids were reserved
-/// before their checkers existed; it stays for callers.
+/// Ids of leasesim's checkers beyond SCENARIO-FORMAT.md's table: replicas and
+/// votes across crashes, then the multi-instance lease design's task workers
+/// and singleton (docs/SCENARIO-EXTENSIONS.md). The name says the task ids were
+/// reserved before their checkers existed; it stays for callers.
 pub const RESERVED_INVARIANT_IDS: [&str; 5] = ["replica-divergence", "vote-durability", "task-once", "task-lost", "singleton-overlap"];
 
 /// Whether `id` is a documented or reserved invariant id.

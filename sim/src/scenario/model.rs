@@ -232,10 +232,10 @@ pub struct KvWorkload {
     pub interval_ns: (u64, u64),
 }
 
-/// Seed 003's work queue: the workload's first client generates tasks into
-/// the KV, the others claim one at a time on their lease, work on it while
-/// keeping the lease alive, and complete it at the data store with the
-/// claim's fencing token.
+/// The multi-instance lease design's work queue: the workload's first client
+/// generates tasks into the KV, the others claim one at a time on their lease,
+/// work on it while keeping the lease alive, and complete it at the data store
+/// with the claim's fencing token.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskWorkload {
     /// The workers' lease.
@@ -255,9 +255,9 @@ pub struct TaskWorkload {
     pub belief_from: BeliefFrom,
 }
 
-/// Seed 003's singleton: instances compete for one lease-backed role; only
-/// the holder runs the job (a heartbeat write to the data store with its
-/// token), the others wait and take over when it fails.
+/// The multi-instance lease design's singleton: instances compete for one
+/// lease-backed role; only the holder runs the job (a heartbeat write to the
+/// data store with its token), the others wait and take over when it fails.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SingletonWorkload {
     /// The role's name: its KV key is `/singleton/<role>`, its data-store key

@@ -1,4 +1,4 @@
-//! `[[workload]]` tables of the multi-instance pattern of seed 003 (leases
+//! `[[workload]]` tables of the multi-instance lease design's pattern (leases
 //! for task workers and a singleton): `kind = "task"` and
 //! `kind = "singleton"`.
 //!

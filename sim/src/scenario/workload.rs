@@ -1,5 +1,6 @@
 //! `[[workload]]` tables: lock, registry and kv clients; the task and
-//! singleton kinds of seed 003 are read in `multi_instance`.
+//! singleton kinds of the multi-instance lease design are read in
+//! `multi_instance`.
 //!
 //! The keys a workload may have depend on its `kind`, so the kind is read
 //! first; with a bad kind only `clients` is still read (it numbers the

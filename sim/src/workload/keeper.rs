@@ -3,11 +3,11 @@
 //! holds a lease (lock holders, registry clients).
 //!
 //! Keep-alives and re-grants carry the client's own wall-clock reading
-//! (`LeaseExtend` / `LeaseClaim`), which only the `writer-clock` strategy
-//! uses (seed 002: the holder writes its expiry in its own clock); the other
-//! strategies' servers read them as plain keep-alives and grants. The timer
-//! that sends a keep-alive sees only the monotonic clock, so the reading is
-//! the monotonic one plus the wall − monotonic difference seen at the last
+//! (`LeaseExtend` / `LeaseClaim`), which only the `writer-clock` strategy uses
+//! (the Juju lease design: the holder writes its expiry in its own clock); the
+//! other strategies' servers read them as plain keep-alives and grants. The
+//! timer that sends a keep-alive sees only the monotonic clock, so the reading
+//! is the monotonic one plus the wall − monotonic difference seen at the last
 //! reply: both run at the same rate, and only a wall-clock step since that
 //! reply is missed (until the next reply). The very first grant, sent before
 //! any reply, carries no reading; the servers then count its expiry from the

@@ -5,24 +5,20 @@
 
 use leasesim_core::client::Session;
 use leasesim_core::service::{ClientResponse, Op};
-use leasesim_core::{ClientId, NodeId};
+use leasesim_core::ClientId;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{client_rng, draw_ns, session};
+use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
 use crate::observe::Event;
-use crate::world::wire::{Proc, Wire};
-
-#[derive(Clone, Debug)]
-pub struct KvSpec {
-    pub keys: usize,
-    pub interval_ns: (u64, u64),
-}
+use crate::scenario::KvWorkload;
+use crate::vocab::Proc;
+use crate::world::wire::Wire;
 
 pub struct KvClient {
     id: ClientId,
-    spec: KvSpec,
+    spec: KvWorkload,
     incarnation: u64,
     rng: ChaCha8Rng,
     session: Session,
@@ -34,16 +30,13 @@ pub struct KvClient {
 }
 
 impl KvClient {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(id: ClientId, spec: KvSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        let rng = client_rng(run_seed, id, incarnation);
+    pub fn new(start: ClientStart, spec: KvWorkload) -> Self {
+        let (id, incarnation, rng, session) = (start.id, start.incarnation, start.rng(), start.session());
         KvClient { id, spec, incarnation, rng, session, in_flight: None, next_op_mono_ns: 0, writes: 0 }
     }
 
     fn draw_op(&mut self) -> Op {
-        let key = format!("k{}", self.rng.gen_range(0..self.spec.keys.max(1)));
+        let key = format!("k{}", self.rng.gen_range(0..(self.spec.keys as usize).max(1)));
         self.writes += 1;
         let value = format!("c{}.{}.{}", self.id, self.incarnation, self.writes);
         match self.rng.gen_range(0..3) {

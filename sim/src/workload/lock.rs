@@ -4,33 +4,22 @@
 //! token, release. A pause during the work makes the write late — the hazard
 //! fencing exists for (Kleppmann, "How to do distributed locking").
 
-use leasesim_core::client::{BeliefFrom, Session};
+use leasesim_core::client::Session;
 use leasesim_core::service::{ClientResponse, Op, Response, ServiceError};
-use leasesim_core::{ClientId, LeaseId, NodeId};
+use leasesim_core::LeaseId;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::keeper::{LeaseKeeper, LeaseNews};
-use super::{client_rng, draw_ns, session};
+use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
 use crate::observe::{BeliefEnd, Event};
-use crate::world::wire::{Proc, StoreWrite, Wire};
+use crate::scenario::LockWorkload;
+use crate::vocab::Proc;
+use crate::world::wire::{StoreWrite, Wire};
 
 /// How long a holder waits for the data store before resending its write.
 const STORE_RETRY_NS: u64 = 500 * leasesim_core::NS_PER_MS;
-
-#[derive(Clone, Debug)]
-pub struct LockSpec {
-    pub keys: Vec<String>,
-    pub ttl_ns: u64,
-    pub keepalive_ns: u64,
-    pub hold_ns: (u64, u64),
-    pub think_ns: (u64, u64),
-    pub margin: f64,
-    pub belief_from: BeliefFrom,
-    /// Planted bug `client-trusts-full-ttl`.
-    pub trust_full_ttl: bool,
-}
 
 #[derive(Clone, Debug, PartialEq)]
 enum Phase {
@@ -62,8 +51,8 @@ enum Phase {
 }
 
 pub struct LockClient {
-    id: ClientId,
-    spec: LockSpec,
+    start: ClientStart,
+    spec: LockWorkload,
     rng: ChaCha8Rng,
     session: Session,
     keeper: Option<LeaseKeeper>,
@@ -74,12 +63,9 @@ pub struct LockClient {
 }
 
 impl LockClient {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(id: ClientId, spec: LockSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        let rng = client_rng(run_seed, id, incarnation);
-        LockClient { id, spec, rng, session, keeper: None, phase: Phase::NoLease, believed: None, next_request_id: 1 }
+    pub fn new(start: ClientStart, spec: LockWorkload) -> Self {
+        let (rng, session) = (start.rng(), start.session());
+        LockClient { start, spec, rng, session, keeper: None, phase: Phase::NoLease, believed: None, next_request_id: 1 }
     }
 
     fn end_belief(&mut self, step: &Step<'_>, why: BeliefEnd) {
@@ -142,7 +128,7 @@ impl LockClient {
                 if keeper.belief.holds(step.mono_ns) {
                     let until_mono_ns = keeper.belief.until_ns().expect("holds");
                     let lease = self.lease().expect("a belief needs a lease");
-                    step.world.set_holder(&key, Some(self.id));
+                    step.world.set_holder(&key, Some(self.start.id));
                     step.record(Event::BeliefStarted { key: key.clone(), lease, token, until_mono_ns });
                     step.record(Event::WorkStarted { key: key.clone(), token });
                     self.believed = Some(key.clone());
@@ -193,7 +179,7 @@ impl LockClient {
 
 impl Actor for LockClient {
     fn start(&mut self, step: &mut Step<'_>) {
-        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.spec.trust_full_ttl);
+        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.start.trust_full_ttl);
         self.keeper = Some(LeaseKeeper::start(&mut self.session, step.mono_ns, self.spec.ttl_ns, self.spec.keepalive_ns, belief));
         self.flush(step);
     }
@@ -203,7 +189,7 @@ impl Actor for LockClient {
         match wire {
             Wire::Response(response) => self.on_response(step, response),
             Wire::StoreReply(reply) => self.on_store_reply(step, reply.request_id),
-            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.id),
+            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.start.id),
         }
         self.flush(step);
     }
@@ -226,12 +212,12 @@ impl Actor for LockClient {
             Phase::Working { key, token, until_mono_ns } if until_mono_ns <= now_ns => {
                 let request_id = self.next_request_id;
                 self.next_request_id += 1;
-                let write = StoreWrite { client: self.id, key: key.clone(), token, request_id };
+                let write = StoreWrite { client: self.start.id, key: key.clone(), token, request_id };
                 step.send(Proc::Store, Wire::StoreWrite(write));
                 self.phase = Phase::Writing { key, token, request_id, resend_mono_ns: now_ns + STORE_RETRY_NS };
             }
             Phase::Writing { key, token, request_id, resend_mono_ns } if resend_mono_ns <= now_ns => {
-                let write = StoreWrite { client: self.id, key: key.clone(), token, request_id };
+                let write = StoreWrite { client: self.start.id, key: key.clone(), token, request_id };
                 step.send(Proc::Store, Wire::StoreWrite(write));
                 self.phase = Phase::Writing { key, token, request_id, resend_mono_ns: now_ns + STORE_RETRY_NS };
             }

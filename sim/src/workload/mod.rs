@@ -5,9 +5,9 @@
 //! - [`lock`]: acquire, check the belief, work, write with the token, release.
 //! - [`registry`]: a key attached to a kept-alive lease.
 //! - [`kv`]: random reads, writes and compare-and-sets, for linearizability.
-//! - [`task`] and [`task_generator`]: seed 003's workers claiming tasks on
+//! - [`task`] and [`task_generator`]: the multi-instance lease design's workers claiming tasks on
 //!   their lease, and the generator feeding them.
-//! - [`singleton`]: seed 003's instances competing for one lease-backed role.
+//! - [`singleton`]: the multi-instance lease design's instances competing for one lease-backed role.
 
 pub mod keeper;
 pub mod kv;
@@ -27,23 +27,42 @@ use rand_chacha::ChaCha8Rng;
 /// restarted client never reuses a sequence number its session record holds.
 const SEQS_PER_INCARNATION: u64 = 1 << 32;
 
-/// A client session as every workload uses it: a request unanswered for
-/// `request_timeout_ns` is sent again to the next server
-/// (`[cluster] client_timeout`).
-pub fn session(client: ClientId, servers: &[NodeId], incarnation: u64, request_timeout_ns: u64) -> Session {
-    Session::new(ClientConfig {
-        id: client,
-        servers: servers.to_vec(),
-        request_timeout_ns,
-        max_redirects: 3,
-        first_seq: 1 + incarnation * SEQS_PER_INCARNATION,
-    })
+/// What every client starts from, whatever its workload (and again after
+/// each crash, with the next incarnation).
+#[derive(Clone, Debug)]
+pub struct ClientStart {
+    pub id: ClientId,
+    /// The voters, in the order the client first tries them.
+    pub servers: Vec<NodeId>,
+    pub run_seed: u64,
+    /// How many times this client started before.
+    pub incarnation: u64,
+    /// How long the client waits for an answer before it sends the request
+    /// again to the next server (`[cluster] client_timeout`).
+    pub request_timeout_ns: u64,
+    /// Planted bug `client-trusts-full-ttl` (for the clients that keep a
+    /// belief in a lease).
+    pub trust_full_ttl: bool,
 }
 
-/// A client's private PRNG: its choices depend on the seed and on which
-/// client (and incarnation) it is, never on scheduling.
-pub fn client_rng(run_seed: u64, client: ClientId, incarnation: u64) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(derive_seed(run_seed, Stream::Client(client), incarnation))
+impl ClientStart {
+    /// The client's session: a request unanswered for `request_timeout_ns`
+    /// is sent again to the next server.
+    pub fn session(&self) -> Session {
+        Session::new(ClientConfig {
+            id: self.id,
+            servers: self.servers.clone(),
+            request_timeout_ns: self.request_timeout_ns,
+            max_redirects: 3,
+            first_seq: 1 + self.incarnation * SEQS_PER_INCARNATION,
+        })
+    }
+
+    /// The client's private PRNG: its choices depend on the seed and on
+    /// which client (and incarnation) it is, never on scheduling.
+    pub fn rng(&self) -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(derive_seed(self.run_seed, Stream::Client(self.id), self.incarnation))
+    }
 }
 
 /// Draws uniformly from an inclusive range of nanoseconds.

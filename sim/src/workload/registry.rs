@@ -1,31 +1,24 @@
-//! The registry workload (seed 000's service discovery): each client
-//! registers `/services/<client>` attached to its lease and keeps the lease
-//! alive. When the client crashes, the lease expires and the key must
-//! disappear on every server (checked by `liveness`).
+//! The registry workload (the consistent-core lease design's service
+//! discovery): each client registers `/services/<client>` attached to its lease
+//! and keeps the lease alive. When the client crashes, the lease expires and
+//! the key must disappear on every server (checked by `liveness`).
 
 use leasesim_core::client::{BeliefFrom, Session};
 use leasesim_core::service::{ClientResponse, Op, Response};
-use leasesim_core::{ClientId, LeaseId, NodeId};
+use leasesim_core::{ClientId, LeaseId};
 
 use super::keeper::{LeaseKeeper, LeaseNews};
-use super::session;
+use super::ClientStart;
 use crate::host::{Actor, Step};
 use crate::observe::Event;
-use crate::world::wire::{Proc, Wire};
-
-#[derive(Clone, Debug)]
-pub struct RegistrySpec {
-    pub ttl_ns: u64,
-    pub keepalive_ns: u64,
-}
-
-pub fn registry_key(client: ClientId) -> String {
-    format!("/services/c{client}")
-}
+use crate::scenario::RegistryWorkload;
+use crate::vocab::registry_key;
+use crate::vocab::Proc;
+use crate::world::wire::Wire;
 
 pub struct RegistryClient {
     id: ClientId,
-    spec: RegistrySpec,
+    spec: RegistryWorkload,
     incarnation: u64,
     session: Session,
     keeper: Option<LeaseKeeper>,
@@ -34,11 +27,8 @@ pub struct RegistryClient {
 }
 
 impl RegistryClient {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(id: ClientId, spec: RegistrySpec, servers: Vec<NodeId>, incarnation: u64, request_timeout_ns: u64) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        RegistryClient { id, spec, incarnation, session, keeper: None, registering: None }
+    pub fn new(start: ClientStart, spec: RegistryWorkload) -> Self {
+        RegistryClient { id: start.id, spec, incarnation: start.incarnation, session: start.session(), keeper: None, registering: None }
     }
 
     fn flush(&mut self, step: &mut Step<'_>) {

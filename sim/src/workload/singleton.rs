@@ -1,6 +1,7 @@
-//! Singleton instances (`kind = "singleton"`), seed 003's task generator
-//! that "acquires a lease, which acts as a lock, allowing only one instance
-//! to actively generate tasks. Other instances remain idle".
+//! Singleton instances (`kind = "singleton"`), the multi-instance lease
+//! design's task generator that "acquires a lease, which acts as a lock,
+//! allowing only one instance to actively generate tasks. Other instances
+//! remain idle".
 //!
 //! Each instance keeps a lease alive and, while idle, tries every `poll` to
 //! create `/singleton/<role>` attached to its lease (a compare-and-set with
@@ -15,16 +16,17 @@
 //! A holder whose belief lapses by its own clock steps down, revokes that
 //! lease (freeing the role at once) and takes a new one.
 
-use leasesim_core::client::{BeliefFrom, Completion, Session};
+use leasesim_core::client::{Completion, Session};
 use leasesim_core::service::{ClientResponse, Op, Response, ServiceError};
-use leasesim_core::{ClientId, NodeId};
 use rand_chacha::ChaCha8Rng;
 
 use super::keeper::{LeaseKeeper, LeaseNews};
-use super::{client_rng, draw_ns, session};
+use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
 use crate::observe::{BeliefEnd, Event};
-use crate::world::wire::{Proc, StoreWrite, Wire};
+use crate::scenario::SingletonWorkload;
+use crate::vocab::Proc;
+use crate::world::wire::{StoreWrite, Wire};
 
 /// The role's key in the KV, attached to the holder's lease.
 pub fn role_key(role: &str) -> String {
@@ -34,19 +36,6 @@ pub fn role_key(role: &str) -> String {
 /// The data-store key the holder's job writes, fenced by its token.
 pub fn job_key(role: &str) -> String {
     format!("singleton/{role}")
-}
-
-#[derive(Clone, Debug)]
-pub struct SingletonSpec {
-    pub role: String,
-    pub ttl_ns: u64,
-    pub keepalive_ns: u64,
-    pub interval_ns: (u64, u64),
-    pub poll_ns: (u64, u64),
-    pub margin: f64,
-    pub belief_from: BeliefFrom,
-    /// Planted bug `client-trusts-full-ttl`.
-    pub trust_full_ttl: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,9 +55,8 @@ enum Phase {
 }
 
 pub struct SingletonInstance {
-    id: ClientId,
-    spec: SingletonSpec,
-    incarnation: u64,
+    start: ClientStart,
+    spec: SingletonWorkload,
     rng: ChaCha8Rng,
     session: Session,
     keeper: Option<LeaseKeeper>,
@@ -78,12 +66,9 @@ pub struct SingletonInstance {
 }
 
 impl SingletonInstance {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(id: ClientId, spec: SingletonSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        let rng = client_rng(run_seed, id, incarnation);
-        SingletonInstance { id, spec, incarnation, rng, session, keeper: None, phase: Phase::NoLease, takes: 0, next_request_id: 1 }
+    pub fn new(start: ClientStart, spec: SingletonWorkload) -> Self {
+        let (rng, session) = (start.rng(), start.session());
+        SingletonInstance { start, spec, rng, session, keeper: None, phase: Phase::NoLease, takes: 0, next_request_id: 1 }
     }
 
     fn session(&mut self) -> &mut Session {
@@ -95,7 +80,7 @@ impl SingletonInstance {
     }
 
     fn new_keeper(&mut self, now_mono_ns: u64) {
-        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.spec.trust_full_ttl);
+        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.start.trust_full_ttl);
         let (ttl_ns, keepalive_ns) = (self.spec.ttl_ns, self.spec.keepalive_ns);
         let keeper = LeaseKeeper::start(self.session(), now_mono_ns, ttl_ns, keepalive_ns, belief);
         self.keeper = Some(keeper);
@@ -111,7 +96,7 @@ impl SingletonInstance {
     fn step_down(&mut self, step: &Step<'_>, why: BeliefEnd) {
         if let Phase::Running { .. } = self.phase {
             // A stale holder waking up must not unname the current one.
-            if step.world.holder(&self.spec.role) == Some(self.id) {
+            if step.world.holder(&self.spec.role) == Some(self.start.id) {
                 step.world.set_holder(&self.spec.role, None);
             }
             step.record(Event::SingletonEnded { role: self.spec.role.clone(), why });
@@ -140,7 +125,7 @@ impl SingletonInstance {
             return;
         };
         self.takes += 1;
-        let value = format!("c{}.{}.{}", self.id, self.incarnation, self.takes);
+        let value = format!("c{}.{}.{}", self.start.id, self.start.incarnation, self.takes);
         let op = Op::Cas { key: role_key(&self.spec.role), expected: None, value, lease: Some(lease) };
         let seq = self.session().submit(now_mono_ns, op);
         self.phase = Phase::Taking { seq };
@@ -180,7 +165,7 @@ impl SingletonInstance {
                     // Won too late to trust: give the role back at once.
                     return self.step_down(step, BeliefEnd::TimerLapsed);
                 };
-                step.world.set_holder(&self.spec.role, Some(self.id));
+                step.world.set_holder(&self.spec.role, Some(self.start.id));
                 step.record(Event::SingletonStarted { role: self.spec.role.clone(), lease, token, until_mono_ns });
                 self.phase = Phase::Running { token, job_mono_ns: now_ns };
             }
@@ -212,7 +197,7 @@ impl Actor for SingletonInstance {
     fn start(&mut self, step: &mut Step<'_>) {
         // An earlier incarnation that crashed while running the role is
         // still named its holder; this one holds nothing.
-        if step.world.holder(&self.spec.role) == Some(self.id) {
+        if step.world.holder(&self.spec.role) == Some(self.start.id) {
             step.world.set_holder(&self.spec.role, None);
         }
         self.new_keeper(step.mono_ns);
@@ -226,7 +211,7 @@ impl Actor for SingletonInstance {
             // The job's writes need no answer: the store's fencing is what
             // protects it, and `fencing-order` judges what it accepted.
             Wire::StoreReply(_) => {}
-            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.id),
+            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.start.id),
         }
         self.flush(step);
     }
@@ -242,7 +227,7 @@ impl Actor for SingletonInstance {
             Phase::Running { token, job_mono_ns } if job_mono_ns <= now_ns => {
                 let request_id = self.next_request_id;
                 self.next_request_id += 1;
-                let write = StoreWrite { client: self.id, key: job_key(&self.spec.role), token, request_id };
+                let write = StoreWrite { client: self.start.id, key: job_key(&self.spec.role), token, request_id };
                 step.send(Proc::Store, Wire::StoreWrite(write));
                 let job_mono_ns = now_ns + draw_ns(&mut self.rng, self.spec.interval_ns);
                 self.phase = Phase::Running { token, job_mono_ns };

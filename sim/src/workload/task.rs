@@ -1,34 +1,36 @@
-//! Task workers (`kind = "task"`), seed 003's work queue on leases: each
-//! worker keeps a lease alive and loops: read how many tasks exist, claim
-//! the first free one by creating `/claims/<task>` attached to its lease
-//! (a compare-and-set with `expected: None`, so two workers never claim one
-//! task; the claim's revision is its fencing token), tell the data store it
-//! starts (a fenced write), work while the lease is kept alive (the
-//! heartbeat), complete with a fenced write, and mark the claim `done`.
+//! Task workers (`kind = "task"`), the multi-instance lease design's work queue
+//! on leases: each worker keeps a lease alive and loops: read how many tasks
+//! exist, claim the first free one by creating `/claims/<task>` attached to its
+//! lease (a compare-and-set with `expected: None`, so two workers never claim
+//! one task; the claim's revision is its fencing token), tell the data store it
+//! starts (a fenced write), work while the lease is kept alive (the heartbeat),
+//! complete with a fenced write, and mark the claim `done`.
 //!
-//! Seed 003: "If the lease expires, the worker stops processing and abandons
-//! the task." A worker abandons the moment a keep-alive is refused or its
-//! belief in the lease ends by its own clock; then it revokes that lease
-//! (its claims go with it) and takes a new one. A crashed or paused worker's
-//! claim ends with its lease, and the task is free again.
+//! The multi-instance lease design: "If the lease expires, the worker stops
+//! processing and abandons the task." A worker abandons the moment a keep-alive
+//! is refused or its belief in the lease ends by its own clock; then it revokes
+//! that lease (its claims go with it) and takes a new one. A crashed or paused
+//! worker's claim ends with its lease, and the task is free again.
 //!
-//! The data store, not the KV, says whether a task is done (seed 003's
-//! "processed check"); the `done` marker in the KV only spares other workers
-//! a claim. The generator is in `task_generator`.
+//! The data store, not the KV, says whether a task is done (the multi-instance
+//! lease design's "processed check"); the `done` marker in the KV only spares
+//! other workers a claim. The generator is in `task_generator`.
 
 use std::collections::{BTreeSet, VecDeque};
 
-use leasesim_core::client::{BeliefFrom, Completion, Session};
+use leasesim_core::client::{Completion, Session};
 use leasesim_core::service::{ClientResponse, Op, Response, ServiceError};
-use leasesim_core::{ClientId, NodeId};
 use rand_chacha::ChaCha8Rng;
 
 use super::keeper::{LeaseKeeper, LeaseNews};
-use super::{client_rng, draw_ns, session};
-use crate::host::task_table::{TaskReply, TaskStep, TaskVerdict, TaskWrite};
+use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
 use crate::observe::{Event, TaskAbandon};
-use crate::world::wire::{Proc, Wire};
+use crate::scenario::TaskWorkload;
+use crate::vocab::Proc;
+use crate::vocab::{TaskStep, TaskVerdict};
+use crate::world::wire::Wire;
+use crate::world::wire::{TaskReply, TaskWrite};
 
 /// How many tasks the generator has made visible (a decimal number).
 pub const COUNT_KEY: &str = "/tasks/count";
@@ -47,18 +49,6 @@ pub fn task_key(task: u64) -> String {
 /// its lease while claimed, `done` (no lease) once done.
 pub fn claim_key(task: u64) -> String {
     format!("/claims/{task}")
-}
-
-#[derive(Clone, Debug)]
-pub struct TaskSpec {
-    pub ttl_ns: u64,
-    pub keepalive_ns: u64,
-    pub work_ns: (u64, u64),
-    pub poll_ns: (u64, u64),
-    pub margin: f64,
-    pub belief_from: BeliefFrom,
-    /// Planted bug `client-trusts-full-ttl`.
-    pub trust_full_ttl: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,9 +102,8 @@ impl Phase {
 }
 
 pub struct TaskWorker {
-    id: ClientId,
-    spec: TaskSpec,
-    incarnation: u64,
+    start: ClientStart,
+    spec: TaskWorkload,
     rng: ChaCha8Rng,
     session: Session,
     keeper: Option<LeaseKeeper>,
@@ -128,15 +117,11 @@ pub struct TaskWorker {
 }
 
 impl TaskWorker {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(id: ClientId, spec: TaskSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        let rng = client_rng(run_seed, id, incarnation);
+    pub fn new(start: ClientStart, spec: TaskWorkload) -> Self {
+        let (rng, session) = (start.rng(), start.session());
         TaskWorker {
-            id,
+            start,
             spec,
-            incarnation,
             rng,
             session,
             keeper: None,
@@ -161,7 +146,7 @@ impl TaskWorker {
     }
 
     fn new_keeper(&mut self, now_mono_ns: u64) {
-        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.spec.trust_full_ttl);
+        let belief = LeaseKeeper::new_belief(self.spec.margin, self.spec.belief_from, self.start.trust_full_ttl);
         let (ttl_ns, keepalive_ns) = (self.spec.ttl_ns, self.spec.keepalive_ns);
         let keeper = LeaseKeeper::start(self.session(), now_mono_ns, ttl_ns, keepalive_ns, belief);
         self.keeper = Some(keeper);
@@ -207,7 +192,7 @@ impl TaskWorker {
             return self.idle(now_mono_ns);
         };
         self.claims += 1;
-        let value = format!("c{}.{}.{}", self.id, self.incarnation, self.claims);
+        let value = format!("c{}.{}.{}", self.start.id, self.start.incarnation, self.claims);
         let seq = self.submit(now_mono_ns, Op::Cas { key: claim_key(task), expected: None, value, lease: Some(lease) });
         self.phase = Phase::Claiming { task, seq };
     }
@@ -215,7 +200,7 @@ impl TaskWorker {
     fn store_write(&mut self, step: &mut Step<'_>, task: u64, token: u64, write_step: TaskStep) -> u64 {
         let request_id = self.next_request_id;
         self.next_request_id += 1;
-        let write = TaskWrite { client: self.id, task, token, step: write_step, request_id };
+        let write = TaskWrite { client: self.start.id, task, token, step: write_step, request_id };
         step.send(Proc::Store, Wire::TaskWrite(write));
         request_id
     }
@@ -334,7 +319,7 @@ impl Actor for TaskWorker {
         match wire {
             Wire::Response(response) => self.on_response(step, response),
             Wire::TaskReply(reply) => self.on_task_reply(step, reply),
-            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.id),
+            other => panic!("c{} got an unexpected message from {from}: {other:?}", self.start.id),
         }
         self.flush(step);
     }
@@ -356,7 +341,7 @@ impl Actor for TaskWorker {
                 if resend_mono_ns <= now_ns =>
             {
                 let write_step = if matches!(self.phase, Phase::Starting { .. }) { TaskStep::Start } else { TaskStep::Complete };
-                let write = TaskWrite { client: self.id, task, token, step: write_step, request_id };
+                let write = TaskWrite { client: self.start.id, task, token, step: write_step, request_id };
                 step.send(Proc::Store, Wire::TaskWrite(write));
                 let resend_mono_ns = now_ns + STORE_RESEND_NS;
                 match &mut self.phase {

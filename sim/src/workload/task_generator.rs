@@ -1,5 +1,6 @@
-//! The task generator of a `kind = "task"` workload (its first client):
-//! seed 003's tool that "generates fake work" for the workers. Every
+//! The task generator of a `kind = "task"` workload (its first client): the
+//! multi-instance lease design's tool that "generates fake work" for the
+//! workers. Every
 //! `task_every` it puts `/tasks/<n>` and then moves `/tasks/count` to `n`,
 //! which is what makes task `n` visible to the workers; it stops after
 //! `tasks` tasks.
@@ -10,21 +11,16 @@
 
 use leasesim_core::client::Session;
 use leasesim_core::service::{ClientResponse, Op, Response};
-use leasesim_core::{ClientId, NodeId};
+use leasesim_core::ClientId;
 use rand_chacha::ChaCha8Rng;
 
 use super::task::{task_key, COUNT_KEY};
-use super::{client_rng, draw_ns, session};
+use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
 use crate::observe::Event;
-use crate::world::wire::{Proc, Wire};
-
-#[derive(Clone, Debug)]
-pub struct GeneratorSpec {
-    /// How many tasks to create in all.
-    pub tasks: u64,
-    pub task_every_ns: (u64, u64),
-}
+use crate::scenario::TaskWorkload;
+use crate::vocab::Proc;
+use crate::world::wire::Wire;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
@@ -37,7 +33,7 @@ enum Phase {
 
 pub struct TaskGenerator {
     id: ClientId,
-    spec: GeneratorSpec,
+    spec: TaskWorkload,
     rng: ChaCha8Rng,
     session: Session,
     phase: Phase,
@@ -46,12 +42,8 @@ pub struct TaskGenerator {
 }
 
 impl TaskGenerator {
-    /// `request_timeout_ns`: how long the client waits for an answer before
-    /// it asks the next server.
-    pub fn new(id: ClientId, spec: GeneratorSpec, servers: Vec<NodeId>, run_seed: u64, incarnation: u64, request_timeout_ns: u64) -> Self {
-        let session = session(id, &servers, incarnation, request_timeout_ns);
-        let rng = client_rng(run_seed, id, incarnation);
-        TaskGenerator { id, spec, rng, session, phase: Phase::Finished, count: 0 }
+    pub fn new(start: ClientStart, spec: TaskWorkload) -> Self {
+        TaskGenerator { id: start.id, spec, rng: start.rng(), session: start.session(), phase: Phase::Finished, count: 0 }
     }
 
     fn session(&mut self) -> &mut Session {

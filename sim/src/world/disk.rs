@@ -2,7 +2,9 @@
 //!
 //! Writes land in a volatile buffer; `sync` makes them durable. A crash
 //! drops whatever was written but not synced — the reason the host must
-//! sync a `Ready`'s persist operations before sending its messages.
+//! sync a `Ready`'s persist operations before sending its messages. What a
+//! write does to the disk is core's rule (`Persisted::apply`), shared with
+//! core's test harnesses.
 
 use leasesim_core::raft::{PersistOp, Persisted};
 use leasesim_core::service::StateMachine;
@@ -32,7 +34,7 @@ impl Disk {
     pub fn sync(&mut self) {
         self.syncs += 1;
         for op in std::mem::take(&mut self.unsynced) {
-            apply(&mut self.durable, op);
+            self.durable.apply(op);
         }
     }
 
@@ -51,23 +53,5 @@ impl Disk {
 
     pub fn entries_len(&self) -> usize {
         self.durable.entries.len()
-    }
-}
-
-fn apply(image: &mut Image, op: Op) {
-    match op {
-        PersistOp::SetHardState(hard_state) => image.hard_state = hard_state,
-        PersistOp::TruncateFrom(index) => image.entries.retain(|e| e.index < index),
-        PersistOp::Append(entries) => {
-            if let (Some(last), Some(first)) = (image.entries.last(), entries.first()) {
-                assert_eq!(last.index + 1, first.index, "appends must be contiguous");
-            }
-            image.entries.extend(entries);
-        }
-        PersistOp::SaveSnapshot(snapshot) => {
-            let last_index = snapshot.last_index;
-            image.entries.retain(|e| e.index > last_index);
-            image.snapshot = Some(snapshot);
-        }
     }
 }

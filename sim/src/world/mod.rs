@@ -6,7 +6,6 @@
 //! one simulation on one thread, so plain mutexes never contend; they exist
 //! only because madsim's node closures must be `Send + Sync`.
 
-pub mod clock;
 pub mod disk;
 pub mod network;
 pub mod points;
@@ -16,23 +15,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use leasesim_core::raft::Role;
-use leasesim_core::{NodeId, Term};
+use leasesim_core::server::ServerEvent;
+use leasesim_core::NodeId;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::observe::{Event, Obs, ObsLog};
-use clock::SimClock;
+use crate::vocab::{Proc, ServerProbe, SimClock};
 use disk::Disk;
-use leasesim_core::server::ServerEvent;
 use network::Network;
-use wire::{Proc, Wire};
-
-/// What a server last reported about itself (for selectors and liveness).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ServerProbe {
-    pub role: Role,
-    pub term: Term,
-    pub commit_index: u64,
-}
+use wire::Wire;
 
 #[derive(Default)]
 pub struct Recorder {
@@ -109,7 +100,6 @@ pub struct World {
     /// Lock key → client that currently believes it holds it.
     holders: Mutex<BTreeMap<String, u64>>,
     up: Mutex<BTreeMap<Proc, bool>>,
-    slots: BTreeMap<NodeId, crate::host::server::ServerSlot>,
     /// Faults armed at points of a step (`when = …`).
     pub points: points::Points,
 }
@@ -124,7 +114,6 @@ impl World {
         observations_in_memory: usize,
     ) -> Self {
         let servers: Vec<NodeId> = servers.into_iter().collect();
-        let slots = servers.iter().map(|n| (*n, Arc::new(Mutex::new(None)))).collect();
         let up = clocks.keys().map(|p| (*p, true)).collect();
         World {
             start: madsim::time::Instant::now(),
@@ -142,7 +131,6 @@ impl World {
             probes: Mutex::new(BTreeMap::new()),
             holders: Mutex::new(BTreeMap::new()),
             up: Mutex::new(up),
-            slots,
             points: points::Points::default(),
         }
     }
@@ -324,16 +312,6 @@ impl World {
             (Selector::Holder(key), Proc::Client(m)) => self.holder(key) == Some(m),
             _ => false,
         }
-    }
-
-    /// The slot holding server `id`'s core (see `host::server`).
-    pub fn server_slot(&self, id: NodeId) -> crate::host::server::ServerSlot {
-        self.slots[&id].clone()
-    }
-
-    /// Every server's final state, read directly from its core.
-    pub fn finals(&self) -> BTreeMap<NodeId, crate::checkers::FinalServer> {
-        self.slots.iter().map(|(id, slot)| (*id, crate::host::server::final_state(slot, *id, self.is_up(Proc::Server(*id))))).collect()
     }
 
     pub fn clocks_snapshot(&self) -> BTreeMap<Proc, SimClock> {

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::scenario::{Point, Selector};
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
 
 /// What an armed fault does when it fires.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -14,7 +14,7 @@ use leasesim_reports::model::LinkFault;
 use crate::observe::{Event, Obs};
 use crate::run::chaos;
 use crate::scenario::Scenario;
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
 
 /// How far after its scheduled time a fault's note may appear (the
 /// injector wakes a few nanoseconds late).

@@ -22,8 +22,8 @@ use crate::observe::{BeliefEnd, Event, Obs};
 use crate::run::setup::WALL_EPOCH_NS;
 use crate::run::RunOutcome;
 use crate::scenario::Scenario;
-use crate::world::clock::SimClock;
-use crate::world::wire::Proc;
+use crate::vocab::Proc;
+use crate::vocab::SimClock;
 
 /// Builds the view of one run kept with `keep_observations`.
 pub fn run_view(scenario: &Scenario, outcome: &RunOutcome) -> RunView {
