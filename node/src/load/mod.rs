@@ -190,13 +190,14 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         (Some(kind), Some(dir)) => Some(tokio::spawn(crate::nemesis::run(kind, args.every, dir, started, shared.until))),
         _ => None,
     };
+    let run_prefix = format!("kv/{:08x}/", rand::random::<u32>());
     let mut workers = Vec::new();
     for worker in 0..args.concurrency {
-        let (shared, endpoints, args) = (shared.clone(), endpoints.clone(), args.clone());
+        let (shared, endpoints, args, run_prefix) = (shared.clone(), endpoints.clone(), args.clone(), run_prefix.clone());
         workers.push(tokio::spawn(async move {
             match args.workload {
                 Workload::Put => put_worker(worker, &endpoints, &shared).await,
-                Workload::Kv => kv_worker(worker, &endpoints, args.keys, &shared).await,
+                Workload::Kv => kv_worker(worker, &endpoints, &run_prefix, args.keys, &shared).await,
                 Workload::Lock => lock_worker(worker, &endpoints, args.store.as_deref(), &shared).await,
                 Workload::Registry => registry::registry_worker(worker, &endpoints, args.ttl, &shared).await,
             }
@@ -297,14 +298,16 @@ async fn put_worker(worker: u64, endpoints: &[String], shared: &Shared) {
     }
 }
 
-async fn kv_worker(worker: u64, endpoints: &[String], keys: u64, shared: &Shared) {
+/// `prefix` is this run's own (`kv/RUN/`): the history starts from keys no
+/// earlier run wrote, as the checker assumes (a fresh key is absent).
+async fn kv_worker(worker: u64, endpoints: &[String], prefix: &str, keys: u64, shared: &Shared) {
     let client = worker + 1;
     let mut kv = KvClient::new(channel(endpoints, worker as usize).await);
     let mut n = 0u64;
     let mut seen: Option<String> = None;
     while Instant::now() < shared.until {
         n += 1;
-        let key = format!("kv/{}", (n * 7 + worker) % keys);
+        let key = format!("{prefix}{}", (n * 7 + worker) % keys);
         let call = Instant::now();
         let (input, result) = match n % 5 {
             0 | 1 => {
