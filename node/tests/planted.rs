@@ -3,8 +3,11 @@
 //! own clock, TTL after it applied the grant, ignoring the keep-alives only
 //! the leader sees. Reads are served by the leader, so the damage shows
 //! once a follower takes over. One registration, driven step by step: a
-//! lease with a TTL of 3 s renewed every second for 4 s, then the leader is
-//! SIGKILLed; the new leader is asked for the key. With the bug the key is
+//! lease with a TTL of 10 s renewed every 2 s for 12 s, then the leader is
+//! SIGKILLed; the new leader is asked for the key. The followers ended the
+//! lease 10 s after the grant; its holder was promised 10 s past its last
+//! renewal, so the new leader has 10 s to be elected before a slow
+//! machine could blur the verdict. With the bug the key is
 //! gone before the last renewal plus the TTL, and `leasesim-node load`'s
 //! rule (`Episode::ended_early`) says the lease ended early; without it,
 //! the same steps find the key and the rule holds.
@@ -19,7 +22,9 @@ use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, PutRequest, RangeRequest};
 
-const TTL_S: i64 = 3;
+const TTL_S: i64 = 10;
+const RENEWALS: usize = 6;
+const RENEW_EVERY: Duration = Duration::from_secs(2);
 
 /// Runs the registration and returns it as the load tool records it.
 fn renewed_then_leader_killed(extra_args: &[&str]) -> Episode {
@@ -35,8 +40,8 @@ fn renewed_then_leader_killed(extra_args: &[&str]) -> Episode {
         let put = PutRequest { key: b"registry/0".to_vec(), value: b"up".to_vec(), lease: granted.id, ..Default::default() };
         kv.put(put).await.unwrap();
         let mut renewed = 0;
-        for _ in 0..4 {
-            tokio::time::sleep(Duration::from_secs(1)).await;
+        for _ in 0..RENEWALS {
+            tokio::time::sleep(RENEW_EVERY).await;
             let sent = Instant::now();
             let mut answers =
                 leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id: granted.id }])).await.unwrap().into_inner();
