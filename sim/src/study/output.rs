@@ -23,6 +23,8 @@ pub fn write_all(dir: &Path, results: &StudyResults) -> std::io::Result<Vec<Path
     };
     put("results.json", serde_json::to_string_pretty(results).expect("results serialize") + "\n")?;
     put("results.csv", csv(results))?;
+    put("runs.csv", runs_csv(results))?;
+    put("handovers.csv", handovers_csv(results))?;
     for (name, svg) in heatmaps(results) {
         put(&name, svg)?;
     }
@@ -32,28 +34,33 @@ pub fn write_all(dir: &Path, results: &StudyResults) -> std::io::Result<Vec<Path
     Ok(written)
 }
 
-const CSV_HEADER: &str =
-    "cell,lease_expiry,fenced,belief_from,ttl_ms,pause_ms,wall_offset_ms,leader_jump_ms,client_drift,leader_drift,margin,\
-runs,runs_with_violation,lock_belief_overlap,lease_early_expiry,fencing_order,other_invariants,lease_hours,\
-overlap_per_lease_hour,early_expiry_per_lease_hour,min_margin_ms,stale_rejected,stale_accepted,\
-unavailability_samples,unavailability_mean_ms,unavailability_max_ms,false_expiries,predicted,measured,agreement";
+const CSV_PARAMS: &str =
+    "cell,lease_expiry,fenced,belief_from,ttl_ms,pause_ms,wall_offset_ms,leader_jump_ms,client_drift,leader_drift,margin";
+const CSV_FIGURES: &str = "runs_unsafe,unsafe_rate,unsafe_lo,unsafe_hi,handovers,handovers_release,handovers_expiry,\
+handovers_overlapping,overlap_rate,overlap_lo,overlap_hi,max_overlap_ms,edge_margin,fixed_delay_ms,observed_delay_ms,\
+runs_predicted_overlap,runs_measured_overlap,runs_agree,run_agreement,lease_hours,overlap_per_lease_hour,early_expiry_per_lease_hour,min_margin_ms,stale_rejected,stale_accepted,\
+unavailability_samples,unavailability_mean_ms,unavailability_max_ms,false_expiries,predicted,measured,unsafe_invariants,agreement";
+
+/// Every invariant id a run can report, in a fixed order: one CSV column
+/// each, so an invariant that fires is never folded into "other".
+pub fn invariant_columns() -> Vec<&'static str> {
+    crate::scenario::invariant_ids().chain(["engine-panic"]).collect()
+}
 
 pub fn csv(results: &StudyResults) -> String {
-    let mut out = String::from(CSV_HEADER);
-    out.push('\n');
+    let ids = invariant_columns();
+    let mut out = format!("{CSV_PARAMS},runs,runs_with_violation");
+    for id in &ids {
+        let _ = write!(out, ",{}", id.replace('-', "_"));
+    }
+    let _ = writeln!(out, ",{CSV_FIGURES}");
     let opt = |v: Option<String>| v.unwrap_or_default();
     let ms = |ns: i128| format!("{:.3}", ns as f64 / 1e6);
     for c in &results.cells {
         let p = &c.params;
         let m = &c.metrics;
         let count = |id: &str| m.invariants.get(id).copied().unwrap_or(0);
-        let others: u64 = m
-            .invariants
-            .iter()
-            .filter(|(id, _)| !["lock-belief-overlap", "lease-early-expiry", "fencing-order"].contains(&id.as_str()))
-            .map(|(_, n)| *n)
-            .sum();
-        let fields = [
+        let mut fields = vec![
             c.index.to_string(),
             opt(p.lease_expiry.map(str::to_string)),
             opt(p.fenced.map(|v| v.to_string())),
@@ -67,10 +74,29 @@ pub fn csv(results: &StudyResults) -> String {
             opt(p.margin.map(|v| v.to_string())),
             m.runs.to_string(),
             m.runs_with_violation.to_string(),
-            count("lock-belief-overlap").to_string(),
-            count("lease-early-expiry").to_string(),
-            count("fencing-order").to_string(),
-            others.to_string(),
+        ];
+        fields.extend(ids.iter().map(|id| count(id).to_string()));
+        let (u, o, a) = (&c.rates.unsafe_runs, &c.rates.overlapping_handovers, &c.per_run);
+        fields.extend([
+            m.runs_unsafe.to_string(),
+            format!("{:.4}", u.p),
+            format!("{:.4}", u.lo),
+            format!("{:.4}", u.hi),
+            m.handovers.to_string(),
+            m.handovers_by_release.to_string(),
+            m.handovers_by_expiry.to_string(),
+            m.handovers_overlapping.to_string(),
+            format!("{:.4}", o.p),
+            format!("{:.4}", o.lo),
+            format!("{:.4}", o.hi),
+            ms(m.max_overlap_ns.into()),
+            opt(a.edge_margin.map(|v| format!("{v:.4}"))),
+            opt(a.fixed_delay_ns.map(|v| ms(v.into()))),
+            opt(a.observed_delay_ns.map(|v| ms(v.into()))),
+            a.predicted_overlap_runs.to_string(),
+            a.measured_overlap_runs.to_string(),
+            a.agree_runs.to_string(),
+            a.verdict.to_string(),
             format!("{:.4}", m.lease_hours),
             format!("{:.2}", m.belief_overlap_per_lease_hour),
             format!("{:.2}", m.early_expiry_per_lease_hour),
@@ -83,9 +109,83 @@ pub fn csv(results: &StudyResults) -> String {
             m.false_expiries.to_string(),
             opt(c.prediction.as_ref().map(|p| p.verdict.to_string())),
             c.measured.to_string(),
+            c.unsafe_invariants.join(" "),
             c.agreement.to_string(),
-        ];
+        ]);
         let _ = writeln!(out, "{}", fields.join(","));
+    }
+    out
+}
+
+/// One row per run: its cell, seed, fault times, every invariant's count
+/// and every figure, and the refined prediction beside what it measured.
+pub fn runs_csv(results: &StudyResults) -> String {
+    let ids = invariant_columns();
+    let mut out = String::from("cell,seed,pause_at_ms,jump_at_ms,base_shift_ms");
+    for id in &ids {
+        let _ = write!(out, ",{}", id.replace('-', "_"));
+    }
+    out.push_str(
+        ",unsafe,lease_hours,min_margin_ms,handovers,handovers_release,handovers_expiry,handovers_overlapping,max_overlap_ms,\
+stale_rejected,stale_accepted,unavailability_samples,unavailability_mean_ms,false_expiries,\
+predicted_gap_ms,predicted_overlap,measured_overlap,observed_delay_ms\n",
+    );
+    let ms = |ns: i128| format!("{:.3}", ns as f64 / 1e6);
+    for r in &results.runs {
+        let m = &r.metrics;
+        let mut f = vec![
+            r.cell.to_string(),
+            r.seed.to_string(),
+            ms(r.phase.pause_at_ns.into()),
+            ms(r.phase.jump_at_ns.into()),
+            ms(r.phase.base_shift_ns.into()),
+        ];
+        f.extend(ids.iter().map(|id| m.invariants.get(*id).copied().unwrap_or(0).to_string()));
+        let unav = &m.unavailability_ns;
+        let p = r.predicted.as_ref();
+        f.extend([
+            u8::from(m.invariants.keys().any(|id| crate::scenario::is_safety(id))).to_string(),
+            format!("{:.6}", m.lease_hours),
+            m.min_margin_ns.map(|v| ms(v.into())).unwrap_or_default(),
+            m.handovers.len().to_string(),
+            m.handovers.iter().filter(|h| h.cause == "release").count().to_string(),
+            m.handovers.iter().filter(|h| h.cause == "expiry").count().to_string(),
+            m.handovers.iter().filter(|h| h.overlap_ns > 0).count().to_string(),
+            ms(m.handovers.iter().map(|h| h.overlap_ns).max().unwrap_or(0).into()),
+            m.stale_rejected.to_string(),
+            m.stale_accepted.to_string(),
+            unav.len().to_string(),
+            if unav.is_empty() { String::new() } else { ms((unav.iter().map(|v| *v as u128).sum::<u128>() / unav.len() as u128) as i128) },
+            m.false_expiries.to_string(),
+            p.map(|p| ms(p.predicted_gap_ns.into())).unwrap_or_default(),
+            p.map(|p| u8::from(p.predicted_overlap).to_string()).unwrap_or_default(),
+            p.map(|p| u8::from(p.measured_overlap).to_string()).unwrap_or_default(),
+            p.and_then(|p| p.observed_delay_ns).map(|v| ms(v.into())).unwrap_or_default(),
+        ]);
+        let _ = writeln!(out, "{}", f.join(","));
+    }
+    out
+}
+
+/// One row per hand-over episode (a key passing between two clients),
+/// counted once, with its gap, overlap and cause.
+pub fn handovers_csv(results: &StudyResults) -> String {
+    let mut out = String::from("cell,seed,key,from_client,to_client,cause,gap_ms,overlap_ms\n");
+    for r in &results.runs {
+        for h in &r.metrics.handovers {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{:.3},{:.3}",
+                r.cell,
+                r.seed,
+                h.key,
+                h.from_client,
+                h.to_client,
+                h.cause,
+                h.gap_ns as f64 / 1e6,
+                h.overlap_ns as f64 / 1e6
+            );
+        }
     }
     out
 }
