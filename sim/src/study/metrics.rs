@@ -254,6 +254,7 @@ pub struct CellMetrics {
     pub stale_accepted: u64,
     pub unavailability_samples: u64,
     pub unavailability_mean_ns: Option<u64>,
+    pub unavailability_min_ns: Option<u64>,
     pub unavailability_max_ns: Option<u64>,
     pub false_expiries: u64,
     pub panics: u64,
@@ -295,6 +296,9 @@ impl CellMetrics {
         self.unavailability_samples += run.unavailability_ns.len() as u64;
         if self.unavailability_samples > 0 {
             self.unavailability_mean_ns = Some(((total + added) / self.unavailability_samples as u128) as u64);
+        }
+        if let Some(min) = run.unavailability_ns.iter().min() {
+            self.unavailability_min_ns = Some(self.unavailability_min_ns.map_or(*min, |m| m.min(*min)));
         }
         if let Some(max) = run.unavailability_ns.iter().max() {
             self.unavailability_max_ns = Some(self.unavailability_max_ns.map_or(*max, |m| m.max(*max)));

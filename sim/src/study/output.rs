@@ -7,7 +7,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use leasesim_reports::study_plots::{heatmap_svg, line_chart_svg, Heatmap, Series};
+use leasesim_reports::study_plots::{heatmap_svg, line_chart_svg, Edge, Heatmap, Series};
+
+use super::metrics::Rate;
 
 use super::{CellResult, StudyResults};
 
@@ -198,8 +200,9 @@ fn sorted_unique(values: impl Iterator<Item = f64>) -> Vec<f64> {
 }
 
 /// One heatmap per strategy (and fencing / belief start, if varied) over
-/// leader drift × margin: clock-skew violations per lease-hour, summed
-/// over the cells' other axes.
+/// leader drift × margin: the fraction of runs with any safety violation,
+/// k/n and its Wilson 95 % interval in each cell, with the refined edge
+/// and the classic symmetric bound drawn per column at their exact values.
 fn heatmaps(results: &StudyResults) -> Vec<(String, String)> {
     let cells: Vec<&CellResult> = results.cells.iter().filter(|c| c.params.leader_drift.is_some() && c.params.margin.is_some()).collect();
     if cells.is_empty() {
@@ -213,46 +216,69 @@ fn heatmaps(results: &StudyResults) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for group in groups {
         let mine: Vec<&&CellResult> = cells.iter().filter(|c| group_of(c) == group).collect();
-        let values: Vec<Vec<Option<f64>>> = ys
+        let at = |x: f64, y: f64| -> Vec<&&&CellResult> {
+            mine.iter().filter(|c| c.params.leader_drift == Some(x) && c.params.margin == Some(y)).collect()
+        };
+        let rate_at = |x: f64, y: f64| -> Option<Rate> {
+            let here = at(x, y);
+            if here.is_empty() {
+                return None;
+            }
+            Some(Rate::of(here.iter().map(|c| c.metrics.runs_unsafe).sum(), here.iter().map(|c| c.metrics.runs).sum()))
+        };
+        let values = ys.iter().map(|y| xs.iter().map(|x| rate_at(*x, *y).map(|r| r.p)).collect()).collect();
+        let text = ys
             .iter()
             .map(|y| {
                 xs.iter()
-                    .map(|x| {
-                        let here: Vec<_> =
-                            mine.iter().filter(|c| c.params.leader_drift == Some(*x) && c.params.margin == Some(*y)).collect();
-                        if here.is_empty() {
-                            return None;
-                        }
-                        let violations: u64 =
-                            here.iter().map(|c| c.metrics.invariants.get("lock-belief-overlap").copied().unwrap_or(0)).sum();
-                        let hours: f64 = here.iter().map(|c| c.metrics.lease_hours).sum();
-                        Some(if hours > 0.0 { violations as f64 / hours } else { 0.0 })
+                    .map(|x| match rate_at(*x, *y) {
+                        Some(r) => vec![format!("{}/{}", r.k, r.n), format!("[{:.2}, {:.2}]", r.lo, r.hi)],
+                        None => Vec::new(),
                     })
                     .collect()
             })
             .collect();
-        // The theoretical boundary m*(ρ) from the bound with a = P = 0,
-        // sampled along the drift axis (ρ = that drift; other clocks exact).
         let from_receipt = mine.iter().any(|c| c.params.belief_from == Some("receipt"));
+        // The refined edge per column, from the theory's per-run figures.
+        let refined: Vec<Option<f64>> =
+            xs.iter().map(|x| mine.iter().find(|c| c.params.leader_drift == Some(*x)).and_then(|c| c.per_run.edge_margin)).collect();
+        let delay_ms = mine.iter().find_map(|c| c.per_run.fixed_delay_ns).map_or(0.0, |d| d as f64 / 1e6);
         let delay_over_ttl =
             mine.iter().find_map(|c| c.prediction.as_ref().map(|p| p.delay_ns as f64 / p.ttl_ns.max(1) as f64)).unwrap_or(0.0);
-        let (lo, hi) = (xs[0], xs[xs.len() - 1]);
-        let boundary: Vec<(f64, f64)> = (0..=40)
-            .map(|k| lo + (hi - lo) * k as f64 / 40.0)
-            .map(|rho| {
-                let m = if from_receipt { 1.0 - (1.0 - rho) * (1.0 / (1.0 + rho) - delay_over_ttl) } else { 2.0 * rho / (1.0 + rho) };
-                (rho, m)
-            })
+        let classic: Vec<Option<f64>> = xs
+            .iter()
+            .map(|rho| Some(if from_receipt { 1.0 - (1.0 - rho) * (1.0 / (1.0 + rho) - delay_over_ttl) } else { 2.0 * rho / (1.0 + rho) }))
             .collect();
+        let classic_label = if from_receipt {
+            "- - Chubby-style (timer from receipt, one ρ for all): safe above"
+        } else {
+            "- - Gray & Cheriton 1989 (one ρ for all clocks): m ≥ 2ρ/(1+ρ), safe above"
+        };
         let heatmap = Heatmap {
-            title: format!("{}: lock-belief-overlap per lease-hour", group),
-            x_label: "leader clock drift ρ (rate error)".into(),
-            y_label: "client margin".into(),
+            title: format!("{group}: runs with any safety violation"),
+            x_label: "leader (server) clock drift ρ — categories, not to scale".into(),
+            y_label: "client margin m — categories".into(),
             xs: xs.clone(),
             ys: ys.clone(),
             values,
-            boundary,
-            boundary_label: "- - theory: safe above the line (T_c ≤ T(1−ρ)/(1+ρ), ρ = that drift)".into(),
+            text,
+            value_label: "fraction of runs with a safety violation (0–1); cell: k/n [95% Wilson]".into(),
+            edges: vec![
+                Edge {
+                    label: format!("— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms: safe above"),
+                    short: "refined edge".into(),
+                    ys: refined,
+                    dashed: false,
+                    colour: "#111111",
+                },
+                Edge {
+                    label: classic_label.into(),
+                    short: if from_receipt { "Chubby".into() } else { "Gray–Cheriton".into() },
+                    ys: classic,
+                    dashed: true,
+                    colour: "#1f4e9c",
+                },
+            ],
         };
         let file = format!("heatmap-{}.svg", group.replace([' ', '='], "-"));
         out.push((file, heatmap_svg(&heatmap)));
@@ -271,7 +297,8 @@ fn group_of(c: &CellResult) -> String {
     parts.join(" ")
 }
 
-/// Mean unavailability after a holder crash over TTL, one line per strategy.
+/// Mean unavailability after a holder crash over TTL, one line per
+/// strategy, whiskers from the shortest to the longest wait, and y = TTL.
 fn unavailability_chart(results: &StudyResults) -> Option<String> {
     let cells: Vec<&CellResult> =
         results.cells.iter().filter(|c| c.params.ttl_ns.is_some() && c.metrics.unavailability_mean_ns.is_some()).collect();
@@ -281,29 +308,41 @@ fn unavailability_chart(results: &StudyResults) -> Option<String> {
     let mut names: Vec<&str> = cells.iter().map(|c| c.params.lease_expiry.unwrap_or("base")).collect();
     names.sort();
     names.dedup();
+    let mut samples_total = 0;
     let series: Vec<Series> = names
         .iter()
         .map(|name| {
             let mut points: Vec<(f64, f64)> = Vec::new();
-            let ttls = sorted_unique(
-                cells.iter().filter(|c| c.params.lease_expiry.unwrap_or("base") == *name).filter_map(|c| c.params.ttl_ns.map(|t| t as f64)),
-            );
+            let mut spread = Vec::new();
+            let mine = |c: &&&CellResult| c.params.lease_expiry.unwrap_or("base") == *name;
+            let ttls = sorted_unique(cells.iter().filter(mine).filter_map(|c| c.params.ttl_ns.map(|t| t as f64)));
             for ttl in ttls {
-                let here: Vec<_> = cells
-                    .iter()
-                    .filter(|c| c.params.lease_expiry.unwrap_or("base") == *name && c.params.ttl_ns.map(|t| t as f64) == Some(ttl))
-                    .collect();
+                let here: Vec<_> = cells.iter().filter(mine).filter(|c| c.params.ttl_ns.map(|t| t as f64) == Some(ttl)).collect();
                 let samples: u64 = here.iter().map(|c| c.metrics.unavailability_samples).sum();
+                samples_total += samples;
                 let total: f64 = here
                     .iter()
                     .map(|c| c.metrics.unavailability_mean_ns.unwrap_or(0) as f64 * c.metrics.unavailability_samples as f64)
                     .sum();
                 if samples > 0 {
                     points.push((ttl / 1e9, total / samples as f64 / 1e9));
+                    let lo = here.iter().filter_map(|c| c.metrics.unavailability_min_ns).min().unwrap_or(0) as f64 / 1e9;
+                    let hi = here.iter().filter_map(|c| c.metrics.unavailability_max_ns).max().unwrap_or(0) as f64 / 1e9;
+                    spread.push((lo, hi));
                 }
             }
-            Series { name: name.to_string(), points }
+            Series { name: name.to_string(), points, spread }
         })
         .collect();
-    Some(line_chart_svg("Unavailability after a holder crash (mean, crash → next grant)", "TTL (s)", "seconds", &series))
+    let note = format!(
+        "dots: mean; whiskers: shortest to longest\nwait over {samples_total} crashes of a holder\n(all cells; series offset sideways)"
+    );
+    Some(line_chart_svg(
+        "Unavailability after a holder crash (crash → next grant to another client)",
+        "lease TTL T (s)",
+        "wait (s, true time)",
+        &series,
+        Some("y = T (the TTL)"),
+        &note,
+    ))
 }
