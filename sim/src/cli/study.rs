@@ -62,7 +62,11 @@ pub fn study_command(args: &StudyArgs) -> i32 {
         let fired = if fired.is_empty() { "none".to_string() } else { fired.join(" ") };
         let u = &c.rates.unsafe_runs;
         let unsafe_runs = format!("{}/{} [{:.2},{:.2}]", u.k, u.n, u.lo, u.hi);
-        let per_run = format!("{}/{}", c.per_run.agree_runs, c.per_run.runs);
+        let per_run = if c.per_run.runs == 0 && c.per_run.not_modelled_runs > 0 {
+            "n/m".to_string()
+        } else {
+            format!("{}/{}", c.per_run.agree_runs, c.per_run.runs)
+        };
         println!(
             "{:<70} {:>5} {:>17} {:>10}  {:<8} {:<8} {:<9} {fired}{flag}",
             c.label, m.runs, unsafe_runs, gap, theory, c.measured, per_run

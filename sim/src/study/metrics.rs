@@ -54,6 +54,10 @@ pub struct RunMetrics {
     /// Every hand-over between different clients, in order of the next
     /// belief's start.
     pub handovers: Vec<Handover>,
+    /// Every belief window (start, end) in true ns, for the theory's
+    /// per-run prediction (was anyone holding when a clock stepped?).
+    #[serde(skip)]
+    pub belief_windows: Vec<(u64, u64)>,
     /// Crash of a holder → next grant of its key to another client, in ns.
     pub unavailability_ns: Vec<u64>,
     /// Keep-alives refused to a client that had renewed within its TTL
@@ -69,6 +73,7 @@ pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
     }
     let end_ns = (outcome.sim_seconds * 1e9) as u64;
     let windows = belief_windows(&outcome.obs, &outcome.clocks, end_ns);
+    m.belief_windows = windows.values().flatten().map(|w| (w.start_ns, w.end_ns)).collect();
     m.lease_hours = windows.values().flatten().map(|w| w.end_ns.saturating_sub(w.start_ns) as f64).sum::<f64>() / 3.6e12;
 
     // The first time any server applied each grant: the hand-over instant.

@@ -40,7 +40,7 @@ const CSV_PARAMS: &str =
     "cell,lease_expiry,fenced,belief_from,ttl_ms,pause_ms,wall_offset_ms,leader_jump_ms,client_drift,leader_drift,margin";
 const CSV_FIGURES: &str = "runs_unsafe,unsafe_rate,unsafe_lo,unsafe_hi,handovers,handovers_release,handovers_expiry,\
 handovers_overlapping,overlap_rate,overlap_lo,overlap_hi,max_overlap_ms,edge_margin,fixed_delay_ms,observed_delay_ms,\
-runs_predicted_overlap,runs_measured_overlap,runs_agree,run_agreement,lease_hours,overlap_per_lease_hour,early_expiry_per_lease_hour,min_margin_ms,stale_rejected,stale_accepted,\
+runs_modelled,runs_not_modelled,runs_predicted_overlap,runs_measured_overlap,runs_agree,run_agreement,lease_hours,overlap_per_lease_hour,early_expiry_per_lease_hour,min_margin_ms,stale_rejected,stale_accepted,\
 unavailability_samples,unavailability_mean_ms,unavailability_max_ms,false_expiries,predicted,measured,unsafe_invariants,agreement";
 
 /// Every invariant id a run can report, in a fixed order: one CSV column
@@ -95,6 +95,8 @@ pub fn csv(results: &StudyResults) -> String {
             opt(a.edge_margin.map(|v| format!("{v:.4}"))),
             opt(a.fixed_delay_ns.map(|v| ms(v.into()))),
             opt(a.observed_delay_ns.map(|v| ms(v.into()))),
+            a.runs.to_string(),
+            a.not_modelled_runs.to_string(),
             a.predicted_overlap_runs.to_string(),
             a.measured_overlap_runs.to_string(),
             a.agree_runs.to_string(),
@@ -130,7 +132,7 @@ pub fn runs_csv(results: &StudyResults) -> String {
     out.push_str(
         ",unsafe,lease_hours,min_margin_ms,handovers,handovers_release,handovers_expiry,handovers_overlapping,max_overlap_ms,\
 stale_rejected,stale_accepted,unavailability_samples,unavailability_mean_ms,false_expiries,\
-predicted_gap_ms,predicted_overlap,measured_overlap,observed_delay_ms\n",
+predicted_gap_ms,modelled,predicted_overlap,measured_overlap,observed_delay_ms\n",
     );
     let ms = |ns: i128| format!("{:.3}", ns as f64 / 1e6);
     for r in &results.runs {
@@ -160,6 +162,7 @@ predicted_gap_ms,predicted_overlap,measured_overlap,observed_delay_ms\n",
             if unav.is_empty() { String::new() } else { ms((unav.iter().map(|v| *v as u128).sum::<u128>() / unav.len() as u128) as i128) },
             m.false_expiries.to_string(),
             p.map(|p| ms(p.predicted_gap_ns.into())).unwrap_or_default(),
+            p.map(|p| u8::from(p.modelled).to_string()).unwrap_or_default(),
             p.map(|p| u8::from(p.predicted_overlap).to_string()).unwrap_or_default(),
             p.map(|p| u8::from(p.measured_overlap).to_string()).unwrap_or_default(),
             p.and_then(|p| p.observed_delay_ns).map(|v| ms(v.into())).unwrap_or_default(),
