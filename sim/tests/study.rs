@@ -242,3 +242,21 @@ fn the_refined_theory_predicts_the_edge_from_each_clock_and_the_fixed_delay() {
     // No hand-over by expiry, no predicted overlap, whatever the gap.
     assert!(!mono.predicted_overlap && mono.expiry_handovers == 0);
 }
+
+#[test]
+fn the_keepalive_axis_sets_the_interval_and_must_stay_below_the_ttl() {
+    let text = "name = \"t\"\nbase = \"b\"\n[axes]\nttl = [\"2s\"]\nkeepalive = [\"100ms\", \"2s\"]\n";
+    let s = spec::parse(text, "s.toml").unwrap();
+    let base = leasesim::scenario::load(&base_path()).unwrap();
+    let cells = grid::cells(&s);
+    assert_eq!(cells.len(), 2);
+    let applied = grid::apply(&base, &s, &cells[0]);
+    let leasesim::scenario::WorkloadKind::Lock(lock) = &applied.workloads[0].kind else { panic!("a lock workload") };
+    assert_eq!((lock.ttl_ns, lock.keepalive_ns), (2_000_000_000, 100_000_000));
+    assert_eq!(grid::label(&cells[0]), "ttl=2000ms keepalive=100ms");
+    let e = spec::check_cells(&s, &base, text, "s.toml").unwrap_err().to_string();
+    assert!(e.contains("s.toml:5:1: cell `ttl=2000ms keepalive=2000ms` renews every 2000 ms, not below its TTL of 2000 ms"), "{e}");
+    assert!(e.contains("fix:"), "{e}");
+    let ok = spec::parse("name = \"t\"\nbase = \"b\"\n[axes]\nkeepalive = [\"300ms\"]\n", "s.toml").unwrap();
+    assert!(spec::check_cells(&ok, &base, "", "s.toml").is_ok());
+}

@@ -41,6 +41,11 @@ pub fn study_command(args: &StudyArgs) -> i32 {
             return 2;
         }
     };
+    let text = std::fs::read_to_string(&args.spec).unwrap_or_default();
+    if let Err(e) = spec::check_cells(&spec, &base, &text, &args.spec.display().to_string()) {
+        eprintln!("{e}");
+        return 2;
+    }
     // --seeds fixes the count; otherwise the spec's (fixed or adaptive).
     let plan = args.seeds.clone().map_or_else(|| SeedPlan::of(&spec), SeedPlan::Fixed);
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);

@@ -20,6 +20,7 @@ pub struct CellParams {
     pub margin: Option<f64>,
     pub belief_from: Option<&'static str>,
     pub ttl_ns: Option<u64>,
+    pub keepalive_ns: Option<u64>,
     pub pause_ns: Option<u64>,
     pub fenced: Option<bool>,
 }
@@ -58,6 +59,7 @@ pub fn cells(spec: &StudySpec) -> Vec<CellParams> {
     cells = expand(cells, &a.fenced, |c, v| c.fenced = Some(v));
     cells = expand(cells, &a.belief_from, |c, v| c.belief_from = Some(v.name()));
     cells = expand(cells, &a.ttl_ns, |c, v| c.ttl_ns = Some(v));
+    cells = expand(cells, &a.keepalive_ns, |c, v| c.keepalive_ns = Some(v));
     cells = expand(cells, &a.pause_ns, |c, v| c.pause_ns = Some(v));
     cells = expand(cells, &a.wall_offset_ns, |c, v| c.wall_offset_ns = Some(v));
     cells = expand(cells, &a.leader_jump_ns, |c, v| c.leader_jump_ns = Some(v));
@@ -152,6 +154,9 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
                 lock.ttl_ns = ttl;
                 lock.keepalive_ns = (ttl / 3).max(1);
             }
+            if let Some(k) = cell.keepalive_ns {
+                lock.keepalive_ns = k;
+            }
             if let Some(f) = cell.fenced {
                 lock.fenced = f;
             }
@@ -186,10 +191,11 @@ pub fn label(cell: &CellParams) -> String {
         parts.push(v.to_string());
     }
     let ms = |ns: i128| format!("{}ms", ns / 1_000_000);
-    let fields: [(&str, Option<String>); 9] = [
+    let fields: [(&str, Option<String>); 10] = [
         ("fenced", cell.fenced.map(|v| v.to_string())),
         ("from", cell.belief_from.map(str::to_string)),
         ("ttl", cell.ttl_ns.map(|v| ms(v.into()))),
+        ("keepalive", cell.keepalive_ns.map(|v| ms(v.into()))),
         ("pause", cell.pause_ns.map(|v| ms(v.into()))),
         ("offset", cell.wall_offset_ns.map(|v| ms(v.into()))),
         ("jump", cell.leader_jump_ns.map(|v| ms(v.into()))),

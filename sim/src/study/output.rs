@@ -68,6 +68,7 @@ pub fn csv(results: &StudyResults) -> String {
             opt(p.fenced.map(|v| v.to_string())),
             opt(p.belief_from.map(str::to_string)),
             opt(p.ttl_ns.map(|v| ms(v.into()))),
+            opt(p.keepalive_ns.map(|v| ms(v.into()))),
             opt(p.pause_ns.map(|v| ms(v.into()))),
             opt(p.wall_offset_ns.map(|v| ms(v.into()))),
             opt(p.leader_jump_ns.map(|v| ms(v.into()))),

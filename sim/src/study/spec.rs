@@ -29,8 +29,10 @@ pub struct Axes {
     pub leader_jump_ns: Vec<i64>,
     pub margin: Vec<f64>,
     pub belief_from: Vec<BeliefFrom>,
-    /// Lock TTL (keep-alive every TTL / 3).
+    /// Lock TTL (keep-alive every TTL / 3 unless `keepalive` is an axis).
     pub ttl_ns: Vec<u64>,
+    /// Lock keep-alive interval (below every cell's TTL).
+    pub keepalive_ns: Vec<u64>,
     /// Length of each lock-holder pause (0: none), from `pause_at` every
     /// `pause_every`.
     pub pause_ns: Vec<u64>,
@@ -75,8 +77,19 @@ const TOP_KEYS: [&str; 13] = [
     "min_seeds",
     "max_seeds",
 ];
-const AXIS_KEYS: [&str; 10] =
-    ["lease_expiry", "leader_drift", "client_drift", "wall_offset", "leader_jump", "margin", "belief_from", "ttl", "pause", "fenced"];
+const AXIS_KEYS: [&str; 11] = [
+    "lease_expiry",
+    "leader_drift",
+    "client_drift",
+    "wall_offset",
+    "leader_jump",
+    "margin",
+    "belief_from",
+    "ttl",
+    "keepalive",
+    "pause",
+    "fenced",
+];
 
 /// Reads and validates a spec file.
 pub fn load(path: &Path) -> Result<StudySpec, ScenarioError> {
@@ -305,12 +318,13 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
                     (None, _) => bad(d, "a signed duration string such as \"+10s\""),
                 }
             }
-            "ttl" | "pause" => {
+            "ttl" | "pause" | "keepalive" => {
                 let parsed: Option<Vec<u64>> = values.iter().map(|v| parse_duration(v.as_str()?).ok()).collect();
                 match (parsed, key.as_str()) {
                     (Some(v), "ttl") if v.iter().all(|t| *t > 0) => axes.ttl_ns = v,
+                    (Some(v), "keepalive") if v.iter().all(|t| *t > 0) => axes.keepalive_ns = v,
                     (Some(v), "pause") => axes.pause_ns = v,
-                    _ => bad(d, "a duration string such as \"2s\" (a TTL above zero)"),
+                    _ => bad(d, "a duration string such as \"2s\" (a TTL or keep-alive above zero)"),
                 }
             }
             "belief_from" => {
@@ -335,6 +349,35 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
         }
     }
     axes
+}
+
+/// Checks what only the base scenario can tell: every cell's keep-alive
+/// interval is shorter than its TTL. The error points at the `keepalive`
+/// axis of the spec file.
+pub fn check_cells(spec: &StudySpec, base: &crate::scenario::Scenario, text: &str, file: &str) -> Result<(), ScenarioError> {
+    let mut d = Diags { text, file, list: Vec::new() };
+    for cell in super::grid::cells(spec) {
+        let s = super::grid::apply(base, spec, &cell);
+        for w in &s.workloads {
+            if let crate::scenario::WorkloadKind::Lock(l) = &w.kind {
+                if l.keepalive_ns >= l.ttl_ns {
+                    d.key(
+                        Some("axes"),
+                        "keepalive",
+                        format!(
+                            "cell `{}` renews every {} ms, not below its TTL of {} ms",
+                            super::grid::label(&cell),
+                            l.keepalive_ns / 1_000_000,
+                            l.ttl_ns / 1_000_000
+                        ),
+                        "give keep-alive intervals below every TTL of the grid (etcd's clients renew at TTL / 3)",
+                    );
+                    return Err(d.finish());
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn strategy(name: &str) -> Option<ExpiryStrategy> {
