@@ -41,7 +41,10 @@ pub struct Edge {
 }
 
 const CELL_W: f64 = 96.0;
-const CELL_H: f64 = 44.0;
+/// Rows are at least this tall, and the grid at least `MIN_GRID_H`, so
+/// the rotated y-axis label fits beside it.
+const CELL_H_MIN: f64 = 44.0;
+const MIN_GRID_H: f64 = 200.0;
 const LEFT_PX: f64 = 84.0;
 /// Above the grid: the title and a band for edges above the top row.
 const TOP_PX: f64 = 74.0;
@@ -78,6 +81,9 @@ fn colour(v: Option<f64>) -> String {
 fn short(v: f64) -> String {
     if v == 0.0 {
         "0".into()
+    } else if v.abs() < 0.01 {
+        // ppm-scale values (0.0005): shortest exact decimal, never "0.00".
+        format!("{v}")
     } else if v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 1.0 {
@@ -94,11 +100,12 @@ fn edge_text(v: f64) -> String {
 pub fn heatmap_svg(h: &Heatmap) -> String {
     let (cols, rows) = (h.xs.len(), h.ys.len());
     let grid_w = CELL_W * cols as f64;
-    let grid_h = CELL_H * rows as f64;
+    let cell_h = CELL_H_MIN.max(MIN_GRID_H / rows.max(1) as f64);
+    let grid_h = cell_h * rows as f64;
     let legend_top = TOP_PX + grid_h + 62.0 + 14.0 * h.edges.len() as f64;
     let width = (LEFT_PX + grid_w + 30.0).max(780.0);
     let height = legend_top + 26.0 + 18.0 * h.edges.len() as f64 + 40.0;
-    let row_y = |pos: f64| TOP_PX + grid_h - CELL_H * (pos + 0.5);
+    let row_y = |pos: f64| TOP_PX + grid_h - cell_h * (pos + 0.5);
     let mut s = String::new();
     let _ =
         write!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">"#);
@@ -106,7 +113,7 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
     let _ = write!(s, r#"<text x="10" y="18" font-size="13" font-weight="bold">{}</text>"#, xml(&h.title));
     let _ = write!(
         s,
-        r##"<text x="{LEFT_PX}" y="{}" fill="#666666">(band above the top row: edges beyond the grid, placed by extrapolation)</text>"##,
+        r##"<text x="{LEFT_PX}" y="{}" fill="#666666">(band above the top row: edges beyond the grid, placed by extrapolation up to this band; exact values in the table under the axis)</text>"##,
         TOP_PX - 34.0
     );
     let _ = write!(
@@ -118,12 +125,12 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
     // the edges, on a white halo, so a line never runs through a number.
     let mut texts = String::new();
     for (r, y) in h.ys.iter().enumerate() {
-        let top = TOP_PX + CELL_H * (rows - 1 - r) as f64;
-        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT_PX - 6.0, top + CELL_H / 2.0 + 4.0, short(*y));
+        let top = TOP_PX + cell_h * (rows - 1 - r) as f64;
+        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT_PX - 6.0, top + cell_h / 2.0 + 4.0, short(*y));
         for c in 0..cols {
             let v = h.values.get(r).and_then(|row| row.get(c)).copied().flatten();
             let left = LEFT_PX + CELL_W * c as f64;
-            let _ = write!(s, r##"<rect x="{left}" y="{top}" width="{CELL_W}" height="{CELL_H}" fill="{}" stroke="#ffffff"/>"##, colour(v));
+            let _ = write!(s, r##"<rect x="{left}" y="{top}" width="{CELL_W}" height="{cell_h}" fill="{}" stroke="#ffffff"/>"##, colour(v));
             let lines: Vec<String> = match h.text.get(r).and_then(|row| row.get(c)) {
                 Some(lines) if v.is_some() => lines.clone(),
                 _ => vec!["not run".to_string()],
@@ -388,6 +395,13 @@ mod tests {
         assert!(svg.contains("t &lt;1&gt;") && svg.contains("fraction of runs (0–1)"));
         assert!(svg.contains("#dddddd") && svg.contains("not run"), "a cell not run is grey and says so");
         assert!(svg.contains(">0.500<"), "an edge off the grid is drawn with its exact value");
+    }
+
+    #[test]
+    fn small_values_are_written_exactly() {
+        assert_eq!(short(0.0005), "0.0005");
+        assert_eq!(short(0.001), "0.001");
+        assert_eq!(short(0.05), "0.05");
     }
 
     #[test]

@@ -269,7 +269,11 @@ fn heatmaps(results: &StudyResults) -> Vec<(String, String)> {
             value_label: "fraction of runs with a safety violation (0–1); cell: k/n [95% Wilson]".into(),
             edges: vec![
                 Edge {
-                    label: format!("— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms: safe above"),
+                    label: if from_receipt {
+                        format!("— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms net of a reply round trip: safe above")
+                    } else {
+                        format!("— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms: safe above")
+                    },
                     short: "refined edge".into(),
                     ys: refined,
                     dashed: false,

@@ -141,8 +141,10 @@ pub struct RunPrediction {
     pub server_drift: f64,
     /// Drift of the slowest client.
     pub client_drift: f64,
-    /// δ: the strategy's fixed delay at the latency floor, in ns.
-    pub fixed_delay_ns: u64,
+    /// δ: the strategy's fixed delay at the latency floor, in ns; for a
+    /// belief from receipt, net of a round trip at the latency ceiling (so
+    /// it may be negative).
+    pub fixed_delay_ns: i64,
     /// The least margin with which beliefs cannot overlap.
     pub edge_margin: f64,
     /// The predicted gap of a hand-over by expiry, in ns (negative: overlap).
@@ -198,7 +200,7 @@ pub fn predict_run(s: &Scenario, m: &RunMetrics) -> Option<RunPrediction> {
     Some(RunPrediction {
         server_drift,
         client_drift,
-        fixed_delay_ns: delay.max(0.0) as u64,
+        fixed_delay_ns: delay as i64,
         edge_margin,
         predicted_gap_ns: gap as i64,
         expiry_handovers: by_expiry.len() as u64,
@@ -221,7 +223,7 @@ pub struct RunAgreement {
     /// Runs where prediction and measurement agree.
     pub agree_runs: u64,
     pub edge_margin: Option<f64>,
-    pub fixed_delay_ns: Option<u64>,
+    pub fixed_delay_ns: Option<i64>,
     /// The least fixed delay the cell's hand-overs by expiry showed.
     pub observed_delay_ns: Option<i64>,
     /// `agree` when every modelled run agrees, `disagree` when one does
