@@ -93,6 +93,14 @@ fn outputs_are_written_and_the_csv_has_a_row_per_cell() {
     assert!(names.iter().any(|n| n.starts_with("heatmap-writer-clock") && n.ends_with(".svg")), "{names:?}");
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 4);
+    // Every row has as many fields as the header, in every CSV written.
+    for name in ["results.csv", "runs.csv", "handovers.csv"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let width = text.lines().next().unwrap().split(',').count();
+        for line in text.lines().skip(1) {
+            assert_eq!(line.split(',').count(), width, "{name}: {line}");
+        }
+    }
     let runs = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
     assert_eq!(runs.lines().count(), 1 + 4, "one row per run (4 cells × 1 seed)");
     assert!(runs.lines().next().unwrap().contains("replica_divergence"), "every invariant has a column");

@@ -37,7 +37,7 @@ pub fn write_all(dir: &Path, results: &StudyResults) -> std::io::Result<Vec<Path
 }
 
 const CSV_PARAMS: &str =
-    "cell,lease_expiry,fenced,belief_from,ttl_ms,pause_ms,wall_offset_ms,leader_jump_ms,client_drift,leader_drift,margin";
+    "cell,lease_expiry,fenced,belief_from,ttl_ms,keepalive_ms,pause_ms,wall_offset_ms,leader_jump_ms,client_drift,leader_drift,margin";
 const CSV_FIGURES: &str = "runs_unsafe,unsafe_rate,unsafe_lo,unsafe_hi,handovers,handovers_release,handovers_expiry,\
 handovers_overlapping,overlap_rate,overlap_lo,overlap_hi,max_overlap_ms,edge_margin,fixed_delay_ms,observed_delay_ms,\
 runs_modelled,runs_not_modelled,runs_predicted_overlap,runs_measured_overlap,runs_agree,run_agreement,lease_hours,overlap_per_lease_hour,early_expiry_per_lease_hour,min_margin_ms,stale_rejected,stale_accepted,\
