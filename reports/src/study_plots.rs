@@ -8,8 +8,10 @@ use std::fmt::Write;
 
 use crate::escape::xml;
 
-/// A rate per grid cell: `values[row][col]` for `ys[row]`, `xs[col]`
-/// (`None`: the cell was not run).
+/// A proportion per grid cell over two categorical axes: `values[row][col]`
+/// in [0, 1] for `ys[row]`, `xs[col]` (`None`: the cell was not run), with
+/// two lines of text per cell (e.g. `k/n` and the 95 % interval) and edges
+/// drawn per column at their exact value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Heatmap {
     pub title: String,
@@ -18,46 +20,59 @@ pub struct Heatmap {
     pub xs: Vec<f64>,
     pub ys: Vec<f64>,
     pub values: Vec<Vec<Option<f64>>>,
-    /// The theoretical boundary in data coordinates (x, y), drawn as a line
-    /// over the cells; cells are placed evenly, so the line is interpolated
-    /// between cell centres.
-    pub boundary: Vec<(f64, f64)>,
-    pub boundary_label: String,
+    /// Per cell: the text lines written in it.
+    pub text: Vec<Vec<Vec<String>>>,
+    /// What the colour means, with its unit (the legend's label).
+    pub value_label: String,
+    pub edges: Vec<Edge>,
 }
 
-const CELL_PX: f64 = 56.0;
-const LEFT_PX: f64 = 70.0;
-const TOP_PX: f64 = 40.0;
+/// A boundary in y per column (x category), drawn as a short horizontal
+/// mark across that column with its value written beside it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Edge {
+    pub label: String,
+    /// A few words naming it in the table of values under the axis.
+    pub short: String,
+    /// One y per column (`None`: no mark).
+    pub ys: Vec<Option<f64>>,
+    pub dashed: bool,
+    pub colour: &'static str,
+}
 
-/// Where a data value falls on evenly spaced category centres (clamped).
-fn position(axis: &[f64], v: f64) -> f64 {
+const CELL_W: f64 = 96.0;
+/// Rows are at least this tall, and the grid at least `MIN_GRID_H`, so
+/// the rotated y-axis label fits beside it.
+const CELL_H_MIN: f64 = 44.0;
+const MIN_GRID_H: f64 = 200.0;
+const LEFT_PX: f64 = 84.0;
+/// Above the grid: the title and a band for edges above the top row.
+const TOP_PX: f64 = 74.0;
+
+/// Where a y value falls in row units (0 = centre of the first row):
+/// linear between neighbouring row values, and beyond the ends at the
+/// slope of the outermost pair, so a value outside the grid is drawn
+/// outside it, not clamped onto its edge.
+pub fn position(axis: &[f64], v: f64) -> f64 {
     match axis {
-        [] => 0.0,
-        [_] => 0.0,
+        [] | [_] => 0.0,
         _ => {
-            if v <= axis[0] {
-                return 0.0;
-            }
-            for (i, pair) in axis.windows(2).enumerate() {
-                if v <= pair[1] {
-                    let span = pair[1] - pair[0];
-                    let f = if span > 0.0 { (v - pair[0]) / span } else { 0.0 };
-                    return i as f64 + f;
-                }
-            }
-            (axis.len() - 1) as f64
+            let n = axis.len();
+            let seg = if v <= axis[1] { 0 } else { axis.windows(2).position(|p| v <= p[1]).unwrap_or(n - 2) };
+            let (a, b) = (axis[seg], axis[seg + 1]);
+            let span = b - a;
+            seg as f64 + if span > 0.0 { (v - a) / span } else { 0.0 }
         }
     }
 }
 
-/// White (0) to red (the largest value); grey for "not run".
-fn colour(v: Option<f64>, max: f64) -> String {
+/// White (0) to red (1); grey for "not run".
+fn colour(v: Option<f64>) -> String {
     match v {
         None => "#dddddd".to_string(),
-        Some(v) if v <= 0.0 || max <= 0.0 => "#f7fbf7".to_string(),
         Some(v) => {
-            let f = (v / max).clamp(0.0, 1.0).sqrt();
-            let g = (235.0 - 200.0 * f) as u8;
+            let f = v.clamp(0.0, 1.0);
+            let g = (250.0 - 190.0 * f) as u8;
             format!("#{:02x}{:02x}{:02x}", 250, g, g)
         }
     }
@@ -66,6 +81,9 @@ fn colour(v: Option<f64>, max: f64) -> String {
 fn short(v: f64) -> String {
     if v == 0.0 {
         "0".into()
+    } else if v.abs() < 0.01 {
+        // ppm-scale values (0.0005): shortest exact decimal, never "0.00".
+        format!("{v}")
     } else if v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 1.0 {
@@ -75,72 +93,147 @@ fn short(v: f64) -> String {
     }
 }
 
+fn edge_text(v: f64) -> String {
+    format!("{v:.3}")
+}
+
 pub fn heatmap_svg(h: &Heatmap) -> String {
     let (cols, rows) = (h.xs.len(), h.ys.len());
-    let width = LEFT_PX + CELL_PX * cols as f64 + 20.0;
-    let height = TOP_PX + CELL_PX * rows as f64 + 60.0;
-    let max = h.values.iter().flatten().flatten().copied().fold(0.0_f64, f64::max);
+    let grid_w = CELL_W * cols as f64;
+    let cell_h = CELL_H_MIN.max(MIN_GRID_H / rows.max(1) as f64);
+    let grid_h = cell_h * rows as f64;
+    let legend_top = TOP_PX + grid_h + 62.0 + 14.0 * h.edges.len() as f64;
+    let width = (LEFT_PX + grid_w + 30.0).max(780.0);
+    let height = legend_top + 26.0 + 18.0 * h.edges.len() as f64 + 40.0;
+    let row_y = |pos: f64| TOP_PX + grid_h - cell_h * (pos + 0.5);
     let mut s = String::new();
     let _ =
         write!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">"#);
-    let _ = write!(s, r#"<text x="{}" y="18" font-size="13" font-weight="bold">{}</text>"#, LEFT_PX, xml(&h.title));
-    // Rows are drawn with the largest y at the top.
+    let _ = write!(s, r##"<rect width="{width}" height="{height}" fill="#ffffff"/>"##);
+    let _ = write!(s, r#"<text x="10" y="18" font-size="13" font-weight="bold">{}</text>"#, xml(&h.title));
+    let _ = write!(
+        s,
+        r##"<text x="{LEFT_PX}" y="{}" fill="#666666">(band above the top row: edges beyond the grid, placed by extrapolation up to this band; exact values in the table under the axis)</text>"##,
+        TOP_PX - 34.0
+    );
+    let _ = write!(
+        s,
+        r##"<line x1="{LEFT_PX}" y1="{TOP_PX}" x2="{}" y2="{TOP_PX}" stroke="#bbbbbb" stroke-dasharray="2 2"/>"##,
+        LEFT_PX + grid_w
+    );
+    // Rows with the largest y at the top; the cells' text is written after
+    // the edges, on a white halo, so a line never runs through a number.
+    let mut texts = String::new();
     for (r, y) in h.ys.iter().enumerate() {
-        let top = TOP_PX + CELL_PX * (rows - 1 - r) as f64;
-        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT_PX - 6.0, top + CELL_PX / 2.0 + 4.0, short(*y));
+        let top = TOP_PX + cell_h * (rows - 1 - r) as f64;
+        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT_PX - 6.0, top + cell_h / 2.0 + 4.0, short(*y));
         for c in 0..cols {
             let v = h.values.get(r).and_then(|row| row.get(c)).copied().flatten();
-            let left = LEFT_PX + CELL_PX * c as f64;
-            let _ = write!(
-                s,
-                r##"<rect x="{left}" y="{top}" width="{CELL_PX}" height="{CELL_PX}" fill="{}" stroke="#ffffff"/>"##,
-                colour(v, max)
-            );
-            let text = v.map_or("–".to_string(), short);
-            let _ =
-                write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, left + CELL_PX / 2.0, top + CELL_PX / 2.0 + 4.0, text);
+            let left = LEFT_PX + CELL_W * c as f64;
+            let _ = write!(s, r##"<rect x="{left}" y="{top}" width="{CELL_W}" height="{cell_h}" fill="{}" stroke="#ffffff"/>"##, colour(v));
+            let lines: Vec<String> = match h.text.get(r).and_then(|row| row.get(c)) {
+                Some(lines) if v.is_some() => lines.clone(),
+                _ => vec!["not run".to_string()],
+            };
+            for (k, line) in lines.iter().enumerate() {
+                let ty = top + 16.0 + 13.0 * k as f64;
+                let size = if k == 0 { 11 } else { 9 };
+                let _ = write!(
+                    texts,
+                    r##"<text x="{}" y="{ty}" text-anchor="middle" font-size="{size}" stroke="#ffffff" stroke-width="3" stroke-opacity="0.85" paint-order="stroke">{}</text>"##,
+                    left + CELL_W / 2.0,
+                    xml(line)
+                );
+            }
         }
     }
     for (c, x) in h.xs.iter().enumerate() {
-        let left = LEFT_PX + CELL_PX * c as f64 + CELL_PX / 2.0;
-        let _ = write!(s, r#"<text x="{left}" y="{}" text-anchor="middle">{}</text>"#, TOP_PX + CELL_PX * rows as f64 + 14.0, short(*x));
+        let centre = LEFT_PX + CELL_W * c as f64 + CELL_W / 2.0;
+        let _ = write!(s, r#"<text x="{centre}" y="{}" text-anchor="middle">{}</text>"#, TOP_PX + grid_h + 14.0, short(*x));
     }
+    let _ =
+        write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, LEFT_PX + grid_w / 2.0, TOP_PX + grid_h + 32.0, xml(&h.x_label));
     let _ = write!(
         s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        LEFT_PX + CELL_PX * cols as f64 / 2.0,
-        TOP_PX + CELL_PX * rows as f64 + 32.0,
-        xml(&h.x_label)
-    );
-    let _ = write!(
-        s,
-        r#"<text x="14" y="{}" transform="rotate(-90 14 {})" text-anchor="middle">{}</text>"#,
-        TOP_PX + CELL_PX * rows as f64 / 2.0,
-        TOP_PX + CELL_PX * rows as f64 / 2.0,
+        r#"<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle">{1}</text>"#,
+        TOP_PX + grid_h / 2.0,
         xml(&h.y_label)
     );
-    if h.boundary.len() >= 2 && cols > 0 && rows > 0 {
-        let points: Vec<String> = h
-            .boundary
-            .iter()
-            .map(|(x, y)| {
-                let px = LEFT_PX + CELL_PX * (position(&h.xs, *x) + 0.5);
-                let py = TOP_PX + CELL_PX * ((rows - 1) as f64 - position(&h.ys, *y) + 0.5);
-                format!("{px:.1},{py:.1}")
-            })
-            .collect();
+    // Edges: in each column a thin line at the exact value with thick
+    // stubs at both sides (clear of the centred cell text); the values are
+    // written in a table under the axis, one row per edge, so no number
+    // sits on a cell or on another.
+    for edge in &h.edges {
+        let dash = if edge.dashed { r#" stroke-dasharray="5 3""# } else { "" };
+        for (c, y) in edge.ys.iter().enumerate().take(cols) {
+            let Some(y) = y else { continue };
+            let py = row_y(position(&h.ys, *y)).max(TOP_PX - 26.0);
+            let left = LEFT_PX + CELL_W * c as f64;
+            let _ = write!(
+                s,
+                r#"<line x1="{:.1}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="{}" stroke-width="1"{dash}/>"#,
+                left + 2.0,
+                left + CELL_W - 2.0,
+                edge.colour
+            );
+            for (x1, x2) in [(left + 2.0, left + 14.0), (left + CELL_W - 14.0, left + CELL_W - 2.0)] {
+                let _ =
+                    write!(s, r#"<line x1="{x1:.1}" y1="{py:.1}" x2="{x2:.1}" y2="{py:.1}" stroke="{}" stroke-width="3.5"/>"#, edge.colour);
+            }
+        }
+    }
+    s.push_str(&texts);
+    for (e, edge) in h.edges.iter().enumerate() {
+        let y = TOP_PX + grid_h + 50.0 + 14.0 * e as f64;
         let _ = write!(
             s,
-            r##"<polyline points="{}" fill="none" stroke="#1f4e9c" stroke-width="2.5" stroke-dasharray="6 3"/>"##,
-            points.join(" ")
+            r#"<text x="{}" y="{y}" text-anchor="end" font-size="9" fill="{}">{}</text>"#,
+            LEFT_PX - 6.0,
+            edge.colour,
+            xml(&edge.short)
         );
+        for (c, v) in edge.ys.iter().enumerate().take(cols) {
+            if let Some(v) = v {
+                let centre = LEFT_PX + CELL_W * c as f64 + CELL_W / 2.0;
+                let _ = write!(
+                    s,
+                    r#"<text x="{centre}" y="{y}" text-anchor="middle" font-size="10" fill="{}">{}</text>"#,
+                    edge.colour,
+                    edge_text(*v)
+                );
+            }
+        }
+    }
+    // Legend: the colour scale with its unit, then one line per edge.
+    let bar_w = 160.0;
+    for k in 0..=20 {
+        let f = k as f64 / 20.0;
         let _ = write!(
             s,
-            r##"<text x="{}" y="{}" fill="#1f4e9c">{}</text>"##,
-            LEFT_PX,
-            TOP_PX + CELL_PX * rows as f64 + 50.0,
-            xml(&h.boundary_label)
+            r#"<rect x="{:.1}" y="{legend_top}" width="{:.1}" height="10" fill="{}"/>"#,
+            LEFT_PX + bar_w * f,
+            bar_w / 20.0 + 0.5,
+            colour(Some(f))
         );
+    }
+    let _ = write!(s, r##"<rect x="{LEFT_PX}" y="{legend_top}" width="{bar_w}" height="10" fill="none" stroke="#999999"/>"##);
+    for (f, t) in [(0.0, "0"), (0.5, "0.5"), (1.0, "1")] {
+        let _ =
+            write!(s, r#"<text x="{:.1}" y="{}" text-anchor="middle" font-size="9">{t}</text>"#, LEFT_PX + bar_w * f, legend_top + 21.0);
+    }
+    let _ = write!(s, r#"<text x="{}" y="{}">{}</text>"#, LEFT_PX + bar_w + 10.0, legend_top + 9.0, xml(&h.value_label));
+    for (e, edge) in h.edges.iter().enumerate() {
+        let y = legend_top + 40.0 + 18.0 * e as f64;
+        let dash = if edge.dashed { r#" stroke-dasharray="6 3""# } else { "" };
+        let _ = write!(
+            s,
+            r#"<line x1="{LEFT_PX}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2.5"{dash}/>"#,
+            y - 4.0,
+            LEFT_PX + 30.0,
+            y - 4.0,
+            edge.colour
+        );
+        let _ = write!(s, r#"<text x="{}" y="{y}">{}</text>"#, LEFT_PX + 38.0, xml(&edge.label));
     }
     s.push_str("</svg>\n");
     s
@@ -150,75 +243,187 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+    /// Per point, a (low, high) range drawn as a whisker (empty: none).
+    pub spread: Vec<(f64, f64)>,
 }
 
 const PALETTE: [&str; 6] = ["#1f4e9c", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#2c3e50"];
 
-/// A line chart of several series on shared linear axes from 0.
-pub fn line_chart_svg(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
-    let (w, h, left, top) = (520.0, 300.0, 70.0, 40.0);
-    let all = series.iter().flat_map(|s| s.points.iter());
-    let x_max = all.clone().map(|p| p.0).fold(0.0_f64, f64::max).max(1e-9);
-    let y_max = all.map(|p| p.1).fold(0.0_f64, f64::max).max(1e-9);
-    let px = |x: f64| left + (w - left - 130.0) * x / x_max;
-    let py = |y: f64| top + (h - top - 50.0) * (1.0 - y / y_max);
+/// A line chart of several series on shared linear axes from 0, with
+/// whiskers where a series has a spread, an optional y = x reference line,
+/// and the legend in its own column right of the plot (never over a line).
+pub fn line_chart_svg(title: &str, x_label: &str, y_label: &str, series: &[Series], reference: Option<&str>, note: &str) -> String {
+    let (plot_w, plot_h, left, top) = (380.0, 240.0, 70.0, 40.0);
+    let legend_x = left + plot_w + 24.0;
+    let w = legend_x + 230.0;
+    let h = top + plot_h + 70.0;
+    let all = series.iter().flat_map(|s| s.points.iter().copied().chain(s.spread.iter().map(|(lo, hi)| (lo.min(*hi), lo.max(*hi)))));
+    let mut x_max = all.clone().map(|p| p.0).fold(0.0_f64, f64::max).max(1e-9);
+    let mut y_max = all.map(|p| p.1).fold(0.0_f64, f64::max).max(1e-9);
+    if reference.is_some() {
+        y_max = y_max.max(x_max);
+    }
+    // Round each axis up to four ticks of a 1, 2 or 5 step.
+    let (x_step, y_step) = (nice_step(x_max / 4.0), nice_step(y_max / 4.0));
+    x_max = (x_max / x_step).ceil().max(1.0) * x_step;
+    y_max = (y_max / y_step).ceil().max(1.0) * y_step;
+    let px = |x: f64| left + plot_w * x / x_max;
+    let py = |y: f64| top + plot_h * (1.0 - y / y_max);
     let mut s = String::new();
     let _ = write!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#);
-    let _ = write!(s, r#"<text x="{left}" y="18" font-size="13" font-weight="bold">{}</text>"#, xml(title));
+    let _ = write!(s, r##"<rect width="{w}" height="{h}" fill="#ffffff"/>"##);
+    let _ = write!(s, r#"<text x="10" y="18" font-size="13" font-weight="bold">{}</text>"#, xml(title));
     let _ = write!(s, r##"<line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="#333"/>"##, py(0.0), px(x_max), py(0.0));
     let _ = write!(s, r##"<line x1="{left}" y1="{}" x2="{left}" y2="{}" stroke="#333"/>"##, py(0.0), py(y_max));
-    for k in 0..=4 {
-        let (xv, yv) = (x_max * k as f64 / 4.0, y_max * k as f64 / 4.0);
-        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, px(xv), py(0.0) + 14.0, short(xv));
-        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, left - 6.0, py(yv) + 4.0, short(yv));
+    for k in 0..=((x_max / x_step).round() as usize) {
+        let xv = x_step * k as f64;
+        let _ = write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, px(xv), py(0.0) + 14.0, short(xv));
     }
-    let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, px(x_max / 2.0), py(0.0) + 32.0, xml(x_label));
-    let _ =
-        write!(s, r#"<text x="14" y="{0}" transform="rotate(-90 14 {0})" text-anchor="middle">{1}</text>"#, py(y_max / 2.0), xml(y_label));
+    for k in 0..=((y_max / y_step).round() as usize) {
+        let yv = y_step * k as f64;
+        let _ = write!(s, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, left - 6.0, py(yv) + 4.0, short(yv));
+        let _ = write!(s, r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#eeeeee"/>"##, py(yv), px(x_max));
+    }
+    let _ = write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, px(x_max / 2.0), py(0.0) + 32.0, xml(x_label));
+    let _ = write!(
+        s,
+        r#"<text x="16" y="{0:.1}" transform="rotate(-90 16 {0:.1})" text-anchor="middle">{1}</text>"#,
+        py(y_max / 2.0),
+        xml(y_label)
+    );
+    let mut legend_y = top + 6.0;
+    if let Some(label) = reference {
+        let end = x_max.min(y_max);
+        let _ = write!(
+            s,
+            r##"<line x1="{}" y1="{}" x2="{:.1}" y2="{:.1}" stroke="#888888" stroke-dasharray="5 4"/>"##,
+            px(0.0),
+            py(0.0),
+            px(end),
+            py(end)
+        );
+        let _ = write!(
+            s,
+            r##"<line x1="{legend_x}" y1="{0}" x2="{1}" y2="{0}" stroke="#888888" stroke-dasharray="5 4"/>"##,
+            legend_y - 4.0,
+            legend_x + 24.0
+        );
+        let _ = write!(s, r#"<text x="{}" y="{legend_y}">{}</text>"#, legend_x + 30.0, xml(label));
+        legend_y += 18.0;
+    }
+    // Series side by side: a small x offset each, so whiskers do not overlap.
+    let n = series.len().max(1) as f64;
     for (i, series) in series.iter().enumerate() {
         let colour = PALETTE[i % PALETTE.len()];
-        let points: Vec<String> = series.points.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
+        let dx = (i as f64 - (n - 1.0) / 2.0) * 5.0;
+        let points: Vec<String> = series.points.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x) + dx, py(*y))).collect();
         let _ = write!(s, r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#, points.join(" "));
-        for (x, y) in &series.points {
-            let _ = write!(s, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"/>"#, px(*x), py(*y));
+        for (k, (x, y)) in series.points.iter().enumerate() {
+            if let Some((lo, hi)) = series.spread.get(k) {
+                let _ = write!(
+                    s,
+                    r#"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="{colour}" stroke-width="1.2"/>"#,
+                    px(*x) + dx,
+                    py(*lo),
+                    py(*hi)
+                );
+                for yy in [lo, hi] {
+                    let _ = write!(
+                        s,
+                        r#"<line x1="{0:.1}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="{colour}" stroke-width="1.2"/>"#,
+                        px(*x) + dx - 3.0,
+                        py(*yy),
+                        px(*x) + dx + 3.0
+                    );
+                }
+            }
+            let _ = write!(s, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"/>"#, px(*x) + dx, py(*y));
         }
-        let _ = write!(s, r#"<text x="{}" y="{}" fill="{colour}">{}</text>"#, w - 125.0, top + 16.0 * i as f64, xml(&series.name));
+        let _ = write!(
+            s,
+            r#"<line x1="{legend_x}" y1="{0}" x2="{1}" y2="{0}" stroke="{colour}" stroke-width="2"/>"#,
+            legend_y - 4.0,
+            legend_x + 24.0
+        );
+        let _ = write!(s, r#"<text x="{}" y="{legend_y}" fill="{colour}">{}</text>"#, legend_x + 30.0, xml(&series.name));
+        legend_y += 18.0;
+    }
+    for (k, line) in note.lines().enumerate() {
+        let _ = write!(
+            s,
+            r##"<text x="{legend_x}" y="{}" font-size="10" fill="#555555">{}</text>"##,
+            legend_y + 8.0 + 14.0 * k as f64,
+            xml(line)
+        );
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// The smallest step of 1, 2 or 5 × 10^k at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    if raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * p).find(|s| *s >= raw * (1.0 - 1e-9)).unwrap_or(10.0 * p)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn heatmap_has_a_cell_per_value_and_the_boundary() {
-        let h = Heatmap {
+    fn sample() -> Heatmap {
+        Heatmap {
             title: "t <1>".into(),
             x_label: "drift".into(),
             y_label: "margin".into(),
             xs: vec![0.0, 0.1],
             ys: vec![0.0, 0.2],
-            values: vec![vec![Some(0.0), Some(3.0)], vec![None, Some(0.0)]],
-            boundary: vec![(0.0, 0.0), (0.1, 0.2)],
-            boundary_label: "bound".into(),
-        };
-        let svg = heatmap_svg(&h);
-        assert_eq!(svg.matches("<rect").count(), 4);
-        assert!(svg.contains("<polyline") && svg.contains("t &lt;1&gt;"));
-        assert!(svg.contains("#dddddd"), "a cell not run is grey");
+            values: vec![vec![Some(0.0), Some(1.0)], vec![None, Some(0.0)]],
+            text: vec![vec![vec!["0/10".into()], vec!["10/10".into()]], vec![vec![], vec!["0/10".into()]]],
+            value_label: "fraction of runs (0–1)".into(),
+            edges: vec![Edge { label: "edge".into(), short: "e".into(), ys: vec![Some(0.0), Some(0.5)], dashed: false, colour: "#000000" }],
+        }
     }
 
     #[test]
-    fn boundary_positions_interpolate_between_cells() {
+    fn heatmap_has_a_cell_per_value_a_legend_and_the_edges() {
+        let svg = heatmap_svg(&sample());
+        // 4 cells + background + 21 legend swatches + the legend frame.
+        assert_eq!(svg.matches("<rect").count(), 4 + 1 + 21 + 1);
+        assert!(svg.contains("t &lt;1&gt;") && svg.contains("fraction of runs (0–1)"));
+        assert!(svg.contains("#dddddd") && svg.contains("not run"), "a cell not run is grey and says so");
+        assert!(svg.contains(">0.500<"), "an edge off the grid is drawn with its exact value");
+    }
+
+    #[test]
+    fn small_values_are_written_exactly() {
+        assert_eq!(short(0.0005), "0.0005");
+        assert_eq!(short(0.001), "0.001");
+        assert_eq!(short(0.05), "0.05");
+    }
+
+    #[test]
+    fn axis_steps_are_round() {
+        assert_eq!(nice_step(1.1), 2.0);
+        assert_eq!(nice_step(0.3), 0.5);
+        assert_eq!(nice_step(5.0), 5.0);
+    }
+
+    #[test]
+    fn positions_extrapolate_beyond_the_grid_instead_of_clamping() {
         assert_eq!(position(&[0.0, 0.1, 0.3], 0.2), 1.5);
-        assert_eq!(position(&[0.0, 0.1], 5.0), 1.0);
+        assert_eq!(position(&[0.0, 0.1], 0.2), 2.0);
+        assert_eq!(position(&[0.0, 0.1], -0.05), -0.5);
     }
 
     #[test]
-    fn line_chart_draws_each_series() {
-        let svg = line_chart_svg("u", "ttl", "s", &[Series { name: "a".into(), points: vec![(1.0, 2.0), (2.0, 3.0)] }]);
+    fn line_chart_draws_each_series_with_whiskers_and_a_legend_beside_the_plot() {
+        let series = [Series { name: "a".into(), points: vec![(1.0, 2.0), (2.0, 3.0)], spread: vec![(1.5, 2.5), (2.0, 4.0)] }];
+        let svg = line_chart_svg("u", "ttl", "s", &series, Some("y = TTL"), "note");
         assert_eq!(svg.matches("<circle").count(), 2);
+        assert_eq!(svg.matches(r#"stroke-width="1.2""#).count(), 6, "a whisker and two caps per point");
+        assert!(svg.contains("y = TTL") && svg.contains(">note<"));
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::scenario;
-use crate::study::{output, run_study, spec};
+use crate::study::{output, run_study, spec, SeedPlan};
 
 #[derive(Args, Debug)]
 pub struct StudyArgs {
@@ -41,27 +41,40 @@ pub fn study_command(args: &StudyArgs) -> i32 {
             return 2;
         }
     };
-    let seeds = args.seeds.clone().unwrap_or_else(|| spec.seeds.clone());
+    let text = std::fs::read_to_string(&args.spec).unwrap_or_default();
+    if let Err(e) = spec::check_cells(&spec, &base, &text, &args.spec.display().to_string()) {
+        eprintln!("{e}");
+        return 2;
+    }
+    // --seeds fixes the count; otherwise the spec's (fixed or adaptive).
+    let plan = args.seeds.clone().map_or_else(|| SeedPlan::of(&spec), SeedPlan::Fixed);
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let cells = crate::study::grid::cells(&spec).len();
-    eprintln!("study {}: {cells} cells × {} seeds on {jobs} threads", spec.name, seeds.end - seeds.start);
-    let results = run_study(&spec, &base, seeds, jobs);
-    println!("{:<70} {:>5} {:>8} {:>9} {:>10}  {:<8} {:<8}", "cell", "runs", "overlap", "early-exp", "min-gap-ms", "theory", "measured");
+    eprintln!("study {}: {cells} cells, seeds {plan:?}, on {jobs} threads", spec.name);
+    let results = run_study(&spec, &base, plan, jobs);
+    println!("build {}", results.build);
+    println!(
+        "{:<70} {:>5} {:>17} {:>10}  {:<8} {:<8} {:<9} invariants fired (count)",
+        "cell", "runs", "unsafe-runs (95%)", "min-gap-ms", "theory", "measured", "per-run"
+    );
     for c in &results.cells {
         let m = &c.metrics;
-        let count = |id: &str| m.invariants.get(id).copied().unwrap_or(0);
         let gap = m.min_margin_ns.map_or("-".to_string(), |g| format!("{:.1}", g as f64 / 1e6));
         let theory = c.prediction.as_ref().map_or("-", |p| p.verdict);
         let flag = if c.agreement == "agree" { "" } else { "  <- disagrees" };
+        // Every invariant that fired, safety or not: none is left out.
+        let fired: Vec<String> = m.invariants.iter().map(|(id, n)| format!("{id}={n}")).collect();
+        let fired = if fired.is_empty() { "none".to_string() } else { fired.join(" ") };
+        let u = &c.rates.unsafe_runs;
+        let unsafe_runs = format!("{}/{} [{:.2},{:.2}]", u.k, u.n, u.lo, u.hi);
+        let per_run = if c.per_run.runs == 0 && c.per_run.not_modelled_runs > 0 {
+            "n/m".to_string()
+        } else {
+            format!("{}/{}", c.per_run.agree_runs, c.per_run.runs)
+        };
         println!(
-            "{:<70} {:>5} {:>8} {:>9} {:>10}  {:<8} {:<8}{flag}",
-            c.label,
-            m.runs,
-            count("lock-belief-overlap"),
-            count("lease-early-expiry"),
-            gap,
-            theory,
-            c.measured
+            "{:<70} {:>5} {:>17} {:>10}  {:<8} {:<8} {:<9} {fired}{flag}",
+            c.label, m.runs, unsafe_runs, gap, theory, c.measured, per_run
         );
     }
     match output::write_all(&args.out, &results) {

@@ -27,6 +27,15 @@ pub const INVARIANT_IDS: [&str; 13] = [
 /// reserved before their checkers existed; it stays for callers.
 pub const RESERVED_INVARIANT_IDS: [&str; 5] = ["replica-divergence", "vote-durability", "task-once", "task-lost", "singleton-overlap"];
 
+/// Whether a violation of `id` is a safety violation (something bad
+/// happened: two leaders, two holders, a stale write, a diverged replica,
+/// an early expiry) rather than a liveness one (something good did not
+/// happen in time). Every id but `liveness` is safety; `engine-panic`, which
+/// is no checker, counts as unsafe too. Studies judge a cell by this.
+pub fn is_safety(id: &str) -> bool {
+    id != "liveness"
+}
+
 /// Whether `id` is a documented or reserved invariant id.
 pub fn is_known_invariant(id: &str) -> bool {
     all_ids().any(|known| known == id)

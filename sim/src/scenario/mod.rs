@@ -34,7 +34,7 @@ mod write;
 
 pub use check::check_command;
 pub use error::{Diagnostic, Location, ScenarioError, Snippet};
-pub use invariants::{all_ids as invariant_ids, is_known_invariant, INVARIANT_IDS, RESERVED_INVARIANT_IDS};
+pub use invariants::{all_ids as invariant_ids, is_known_invariant, is_safety, INVARIANT_IDS, RESERVED_INVARIANT_IDS};
 pub use load::{load, load_all, load_each};
 pub use model::*;
 pub use point::{MessageKind, Point};

@@ -20,6 +20,7 @@ pub struct CellParams {
     pub margin: Option<f64>,
     pub belief_from: Option<&'static str>,
     pub ttl_ns: Option<u64>,
+    pub keepalive_ns: Option<u64>,
     pub pause_ns: Option<u64>,
     pub fenced: Option<bool>,
 }
@@ -58,6 +59,7 @@ pub fn cells(spec: &StudySpec) -> Vec<CellParams> {
     cells = expand(cells, &a.fenced, |c, v| c.fenced = Some(v));
     cells = expand(cells, &a.belief_from, |c, v| c.belief_from = Some(v.name()));
     cells = expand(cells, &a.ttl_ns, |c, v| c.ttl_ns = Some(v));
+    cells = expand(cells, &a.keepalive_ns, |c, v| c.keepalive_ns = Some(v));
     cells = expand(cells, &a.pause_ns, |c, v| c.pause_ns = Some(v));
     cells = expand(cells, &a.wall_offset_ns, |c, v| c.wall_offset_ns = Some(v));
     cells = expand(cells, &a.leader_jump_ns, |c, v| c.leader_jump_ns = Some(v));
@@ -67,10 +69,52 @@ pub fn cells(spec: &StudySpec) -> Vec<CellParams> {
     cells
 }
 
-/// The scenario one cell runs: the base with the cell's values applied.
-/// Faults the cell adds carry line 0 (they were written by no file).
+/// Where one run's faults fall: the first holder pause, the leader's wall
+/// step, and how far every fault of the base scenario moves. Fixed phases
+/// put them at the spec's times; random phases add offsets drawn from the
+/// run's seed, uniform in [0, `phase_window`), so no zero count rests on
+/// one fault timing.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Phase {
+    pub pause_at_ns: u64,
+    pub jump_at_ns: u64,
+    pub base_shift_ns: u64,
+}
+
+/// splitmix64: a small, well-mixed hash of the seed (Steele et al. 2014).
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The run's phase: the spec's times, shifted by draws from `seed` when
+/// the spec asks for random phases.
+pub fn phase(spec: &StudySpec, seed: u64) -> Phase {
+    let fixed = Phase { pause_at_ns: spec.pause_at_ns, jump_at_ns: spec.jump_at_ns, base_shift_ns: 0 };
+    if !spec.random_phase || spec.phase_window_ns == 0 {
+        return fixed;
+    }
+    let draw = |k: u64| mix(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ k) % spec.phase_window_ns;
+    Phase { pause_at_ns: spec.pause_at_ns + draw(1), jump_at_ns: spec.jump_at_ns + draw(2), base_shift_ns: draw(3) }
+}
+
+/// The scenario one cell runs at the spec's fixed fault times.
 pub fn apply(base: &Scenario, spec: &StudySpec, cell: &CellParams) -> Scenario {
+    apply_phased(base, spec, cell, &Phase { pause_at_ns: spec.pause_at_ns, jump_at_ns: spec.jump_at_ns, base_shift_ns: 0 })
+}
+
+/// The scenario one run of a cell runs: the base with the cell's values
+/// applied and its faults at `phase`. Faults the cell adds carry line 0
+/// (they were written by no file).
+pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase: &Phase) -> Scenario {
     let mut s = base.clone();
+    if phase.base_shift_ns > 0 {
+        for f in &mut s.faults {
+            f.at_ns = (f.at_ns + phase.base_shift_ns).min(s.duration_ns);
+        }
+    }
     if let Some(name) = cell.lease_expiry {
         s.cluster.lease_expiry = match name {
             "leader-stamped-wall" => ExpiryStrategy::LeaderStampedWall,
@@ -96,7 +140,7 @@ pub fn apply(base: &Scenario, spec: &StudySpec, cell: &CellParams) -> Scenario {
     }
     if let Some(jump_ns) = cell.leader_jump_ns.filter(|j| *j != 0) {
         let action = FaultAction::Clock { target: Selector::Leader, drift: None, jump_ns: Some(jump_ns) };
-        s.faults.push(Fault { at_ns: spec.jump_at_ns.min(s.duration_ns), action, for_ns: None, line: 0, when: None });
+        s.faults.push(Fault { at_ns: phase.jump_at_ns.min(s.duration_ns), action, for_ns: None, line: 0, when: None });
     }
     for w in &mut s.workloads {
         if let WorkloadKind::Lock(lock) = &mut w.kind {
@@ -110,6 +154,9 @@ pub fn apply(base: &Scenario, spec: &StudySpec, cell: &CellParams) -> Scenario {
                 lock.ttl_ns = ttl;
                 lock.keepalive_ns = (ttl / 3).max(1);
             }
+            if let Some(k) = cell.keepalive_ns {
+                lock.keepalive_ns = k;
+            }
             if let Some(f) = cell.fenced {
                 lock.fenced = f;
             }
@@ -117,7 +164,7 @@ pub fn apply(base: &Scenario, spec: &StudySpec, cell: &CellParams) -> Scenario {
     }
     if let Some(pause_ns) = cell.pause_ns.filter(|p| *p > 0) {
         let keys: Vec<String> = s.lock_keys().into_iter().map(str::to_string).collect();
-        let mut at_ns = spec.pause_at_ns;
+        let mut at_ns = phase.pause_at_ns;
         while at_ns < s.duration_ns {
             for key in &keys {
                 let action = FaultAction::Pause(Selector::Holder(key.clone()));
@@ -127,6 +174,13 @@ pub fn apply(base: &Scenario, spec: &StudySpec, cell: &CellParams) -> Scenario {
         }
     }
     s.faults.sort_by_key(|f| f.at_ns);
+    // `lease-early-expiry` judges the cluster against `drift_bound`; a
+    // cluster told the drift it lives with must still never end a lease
+    // sooner than TTL / (1 + that drift), so the bound is raised to the
+    // cell's largest clock drift and the invariant keeps its meaning (with
+    // the base's 1 % it fired in every drifting cell, whatever the margin).
+    let largest = s.clocks.values().map(|c| c.drift.abs()).fold(0.0_f64, f64::max);
+    s.cluster.drift_bound = s.cluster.drift_bound.max(largest);
     s
 }
 
@@ -137,10 +191,11 @@ pub fn label(cell: &CellParams) -> String {
         parts.push(v.to_string());
     }
     let ms = |ns: i128| format!("{}ms", ns / 1_000_000);
-    let fields: [(&str, Option<String>); 9] = [
+    let fields: [(&str, Option<String>); 10] = [
         ("fenced", cell.fenced.map(|v| v.to_string())),
         ("from", cell.belief_from.map(str::to_string)),
         ("ttl", cell.ttl_ns.map(|v| ms(v.into()))),
+        ("keepalive", cell.keepalive_ns.map(|v| ms(v.into()))),
         ("pause", cell.pause_ns.map(|v| ms(v.into()))),
         ("offset", cell.wall_offset_ns.map(|v| ms(v.into()))),
         ("jump", cell.leader_jump_ns.map(|v| ms(v.into()))),

@@ -29,8 +29,10 @@ pub struct Axes {
     pub leader_jump_ns: Vec<i64>,
     pub margin: Vec<f64>,
     pub belief_from: Vec<BeliefFrom>,
-    /// Lock TTL (keep-alive every TTL / 3).
+    /// Lock TTL (keep-alive every TTL / 3 unless `keepalive` is an axis).
     pub ttl_ns: Vec<u64>,
+    /// Lock keep-alive interval (below every cell's TTL).
+    pub keepalive_ns: Vec<u64>,
     /// Length of each lock-holder pause (0: none), from `pause_at` every
     /// `pause_every`.
     pub pause_ns: Vec<u64>,
@@ -48,11 +50,46 @@ pub struct StudySpec {
     pub jump_at_ns: u64,
     pub pause_at_ns: u64,
     pub pause_every_ns: u64,
+    /// `fault_phase = "random"`: each run's faults shift by offsets drawn
+    /// from its seed in [0, `phase_window`).
+    pub random_phase: bool,
+    pub phase_window_ns: u64,
+    /// Adaptive seeds: run each cell until the Wilson 95 % interval of its
+    /// unsafe-run rate is at most this wide (between `min_seeds` and
+    /// `max_seeds` runs). `None`: every cell runs `seeds`.
+    pub target_ci_width: Option<f64>,
+    pub min_seeds: u64,
+    pub max_seeds: u64,
 }
 
-const TOP_KEYS: [&str; 8] = ["name", "description", "base", "seeds", "axes", "jump_at", "pause_at", "pause_every"];
-const AXIS_KEYS: [&str; 10] =
-    ["lease_expiry", "leader_drift", "client_drift", "wall_offset", "leader_jump", "margin", "belief_from", "ttl", "pause", "fenced"];
+const TOP_KEYS: [&str; 13] = [
+    "name",
+    "description",
+    "base",
+    "seeds",
+    "axes",
+    "jump_at",
+    "pause_at",
+    "pause_every",
+    "fault_phase",
+    "phase_window",
+    "target_ci_width",
+    "min_seeds",
+    "max_seeds",
+];
+const AXIS_KEYS: [&str; 11] = [
+    "lease_expiry",
+    "leader_drift",
+    "client_drift",
+    "wall_offset",
+    "leader_jump",
+    "margin",
+    "belief_from",
+    "ttl",
+    "keepalive",
+    "pause",
+    "fenced",
+];
 
 /// Reads and validates a spec file.
 pub fn load(path: &Path) -> Result<StudySpec, ScenarioError> {
@@ -123,6 +160,80 @@ pub fn parse(text: &str, file: &str) -> Result<StudySpec, ScenarioError> {
     if pause_every_ns == 0 {
         d.key(None, "pause_every", "`pause_every` must be above zero", "write e.g. pause_every = \"6s\"");
     }
+    let random_phase = match table.get("fault_phase") {
+        None => false,
+        Some(Value::String(v)) if v == "fixed" => false,
+        Some(Value::String(v)) if v == "random" => true,
+        Some(_) => {
+            d.key(
+                None,
+                "fault_phase",
+                "`fault_phase` must be \"fixed\" or \"random\"",
+                "write fault_phase = \"random\" (offsets drawn per seed) or \"fixed\"",
+            );
+            false
+        }
+    };
+    let phase_window_ns = d.duration_key(None, table.get("phase_window"), "phase_window", pause_every_ns);
+    if table.contains_key("phase_window") && !random_phase {
+        d.key(
+            None,
+            "phase_window",
+            "`phase_window` has no effect without fault_phase = \"random\"",
+            "add fault_phase = \"random\" or remove phase_window",
+        );
+    }
+    let target_ci_width = match table.get("target_ci_width") {
+        None => None,
+        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+            Some(w) if w > 0.0 && w <= 1.0 => Some(w),
+            _ => {
+                d.key(
+                    None,
+                    "target_ci_width",
+                    "`target_ci_width` must be a number in (0, 1]",
+                    "write e.g. target_ci_width = 0.25 (the widest 95 % interval of a cell's unsafe-run rate)",
+                );
+                None
+            }
+        },
+    };
+    let mut count_key = |key: &str, default: u64| match table.get(key) {
+        None => default,
+        Some(Value::Integer(n)) if *n >= 1 && *n <= 100_000 => *n as u64,
+        Some(_) => {
+            d.key(None, key, format!("`{key}` must be a whole number from 1 to 100000"), format!("write e.g. {key} = {default}"));
+            default
+        }
+    };
+    let min_seeds = count_key("min_seeds", 8);
+    let max_seeds = count_key("max_seeds", 64);
+    for key in ["min_seeds", "max_seeds"] {
+        if table.contains_key(key) && target_ci_width.is_none() {
+            d.key(
+                None,
+                key,
+                format!("`{key}` needs target_ci_width"),
+                "add target_ci_width = 0.25, or use seeds = \"A..B\" for a fixed count",
+            );
+        }
+    }
+    if min_seeds > max_seeds {
+        d.key(
+            None,
+            "max_seeds",
+            format!("`max_seeds` ({max_seeds}) is below `min_seeds` ({min_seeds})"),
+            "make max_seeds at least min_seeds",
+        );
+    }
+    if target_ci_width.is_some() && table.contains_key("seeds") {
+        d.key(
+            None,
+            "seeds",
+            "`seeds` and target_ci_width both set how many seeds a cell runs",
+            "remove `seeds` (adaptive cells run seeds 0, 1, … up to max_seeds) or remove target_ci_width",
+        );
+    }
     let axes = match table.get("axes") {
         Some(Value::Table(t)) => parse_axes(t, &mut d),
         Some(_) => {
@@ -137,7 +248,21 @@ pub fn parse(text: &str, file: &str) -> Result<StudySpec, ScenarioError> {
     if !d.list.is_empty() {
         return Err(d.finish());
     }
-    Ok(StudySpec { name, description, base, seeds, axes, jump_at_ns, pause_at_ns, pause_every_ns })
+    Ok(StudySpec {
+        name,
+        description,
+        base,
+        seeds,
+        axes,
+        jump_at_ns,
+        pause_at_ns,
+        pause_every_ns,
+        random_phase,
+        phase_window_ns,
+        target_ci_width,
+        min_seeds,
+        max_seeds,
+    })
 }
 
 fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
@@ -193,12 +318,13 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
                     (None, _) => bad(d, "a signed duration string such as \"+10s\""),
                 }
             }
-            "ttl" | "pause" => {
+            "ttl" | "pause" | "keepalive" => {
                 let parsed: Option<Vec<u64>> = values.iter().map(|v| parse_duration(v.as_str()?).ok()).collect();
                 match (parsed, key.as_str()) {
                     (Some(v), "ttl") if v.iter().all(|t| *t > 0) => axes.ttl_ns = v,
+                    (Some(v), "keepalive") if v.iter().all(|t| *t > 0) => axes.keepalive_ns = v,
                     (Some(v), "pause") => axes.pause_ns = v,
-                    _ => bad(d, "a duration string such as \"2s\" (a TTL above zero)"),
+                    _ => bad(d, "a duration string such as \"2s\" (a TTL or keep-alive above zero)"),
                 }
             }
             "belief_from" => {
@@ -223,6 +349,35 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
         }
     }
     axes
+}
+
+/// Checks what only the base scenario can tell: every cell's keep-alive
+/// interval is shorter than its TTL. The error points at the `keepalive`
+/// axis of the spec file.
+pub fn check_cells(spec: &StudySpec, base: &crate::scenario::Scenario, text: &str, file: &str) -> Result<(), ScenarioError> {
+    let mut d = Diags { text, file, list: Vec::new() };
+    for cell in super::grid::cells(spec) {
+        let s = super::grid::apply(base, spec, &cell);
+        for w in &s.workloads {
+            if let crate::scenario::WorkloadKind::Lock(l) = &w.kind {
+                if l.keepalive_ns >= l.ttl_ns {
+                    d.key(
+                        Some("axes"),
+                        "keepalive",
+                        format!(
+                            "cell `{}` renews every {} ms, not below its TTL of {} ms",
+                            super::grid::label(&cell),
+                            l.keepalive_ns / 1_000_000,
+                            l.ttl_ns / 1_000_000
+                        ),
+                        "give keep-alive intervals below every TTL of the grid (etcd's clients renew at TTL / 3)",
+                    );
+                    return Err(d.finish());
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn strategy(name: &str) -> Option<ExpiryStrategy> {
