@@ -208,3 +208,78 @@ fn servers_expire_by_the_writers_clock_not_their_own() {
     assert!(revoked[0] >= last_extension + TTL_NS, "not before TTL after the last extension");
     assert_eq!(c.violations(), &[]);
 }
+
+/// Promote's extension, as `leader-monotonic` has it (see `service_server.rs`).
+const EXTENSION_NS: u64 = 300 * NS_PER_MS;
+
+fn writer_cluster(seed: u64) -> Cluster {
+    let mut cfg = ClusterConfig::new(3, seed);
+    cfg.expiry = ExpiryStrategy::WriterClock;
+    let mut c = Cluster::new(cfg);
+    c.record_events = true;
+    c.add_manual_client(9);
+    c
+}
+
+fn leader_with_commit(c: &mut Cluster) -> leasesim_core::NodeId {
+    for _ in 0..300 {
+        if let Some(leader) = c.leader() {
+            if c.server(leader).is_some_and(|s| s.raft().has_committed_in_term()) {
+                return leader;
+            }
+        }
+        c.run_until(c.now_ns + 10 * NS_PER_MS);
+    }
+    panic!("no leader");
+}
+
+fn first_revocation(c: &Cluster, lease: LeaseId) -> Option<u64> {
+    c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t)).into_iter().min()
+}
+
+/// A claim written in the leader's own term was answered by this leader,
+/// which renewed nothing on another clock: its deadline is the writer's
+/// remaining time, with no Promote extension (the lease must not outlive
+/// its TTL by an extension on a stable leader).
+#[test]
+fn a_current_term_claim_expires_one_ttl_after_it_applies_with_no_extension() {
+    let mut c = writer_cluster(22);
+    leader_with_commit(&mut c);
+    let lease = match cluster_call(&mut c, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns: 7 * NS_PER_SEC }) {
+        Response::LeaseGranted { lease, .. } => lease,
+        other => panic!("claim: {other:?}"),
+    };
+    let answered_at = c.now_ns;
+    c.run_until(c.now_ns + TTL_NS + 2 * EXTENSION_NS);
+    let first = first_revocation(&c, lease).expect("expired");
+    assert!(first >= answered_at + TTL_NS - 50 * NS_PER_MS, "expired at {first}, answered at {answered_at}");
+    assert!(first < answered_at + TTL_NS + EXTENSION_NS / 2, "expired at {first}, answered at {answered_at}: extended");
+    assert_eq!(c.violations(), &[]);
+}
+
+/// etcd's Promote under `writer-clock`: a new leader arms every inherited
+/// lease at now + extension + the writer's remaining time, so a lease whose
+/// holder is gone still ends, neither earlier nor much later.
+#[test]
+fn a_new_writer_clock_leader_expires_inherited_leases_after_extension_plus_remaining() {
+    let mut c = writer_cluster(23);
+    let leader = leader_with_commit(&mut c);
+    let lease = match cluster_call(&mut c, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns: 7 * NS_PER_SEC }) {
+        Response::LeaseGranted { lease, .. } => lease,
+        other => panic!("claim: {other:?}"),
+    };
+    c.crash(leader);
+    let new_leader = leader_with_commit(&mut c);
+    let elected_at = c
+        .events_where(|t, id, e| matches!(e, ServerEvent::Raft(_)).then_some((t, id)))
+        .into_iter()
+        .filter(|(_, id)| *id == new_leader)
+        .map(|(t, _)| t)
+        .max()
+        .expect("became leader");
+    c.run_until(c.now_ns + 3 * NS_PER_SEC);
+    let first = first_revocation(&c, lease).expect("expired: the new leader armed the inherited lease");
+    assert!(first >= elected_at + EXTENSION_NS + TTL_NS - 50 * NS_PER_MS, "expired at {first}, elected at {elected_at}");
+    assert!(first < elected_at + EXTENSION_NS + TTL_NS + 100 * NS_PER_MS, "expired at {first}, elected at {elected_at}");
+    assert_eq!(c.violations(), &[]);
+}
