@@ -257,19 +257,18 @@ fn a_current_term_claim_expires_one_ttl_after_it_applies_with_no_extension() {
     assert_eq!(c.violations(), &[]);
 }
 
-/// etcd's Promote under `writer-clock`: a new leader arms every inherited
-/// lease at now + extension + the writer's remaining time, so a lease whose
-/// holder is gone still ends, neither earlier nor much later.
-#[test]
-fn a_new_writer_clock_leader_expires_inherited_leases_after_extension_plus_remaining() {
-    let mut c = writer_cluster(23);
-    let leader = leader_with_commit(&mut c);
-    let lease = match cluster_call(&mut c, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns: 7 * NS_PER_SEC }) {
+fn claim_on(c: &mut Cluster) -> LeaseId {
+    match cluster_call(c, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns: 7 * NS_PER_SEC }) {
         Response::LeaseGranted { lease, .. } => lease,
         other => panic!("claim: {other:?}"),
-    };
+    }
+}
+
+/// Crashes the leader, waits for the next, and returns it with the time it
+/// was elected and when the lease was first revoked in the 3 s that follow.
+fn fail_over(c: &mut Cluster, leader: leasesim_core::NodeId, lease: LeaseId) -> (u64, Option<u64>) {
     c.crash(leader);
-    let new_leader = leader_with_commit(&mut c);
+    let new_leader = leader_with_commit(c);
     let elected_at = c
         .events_where(|t, id, e| matches!(e, ServerEvent::Raft(_)).then_some((t, id)))
         .into_iter()
@@ -278,8 +277,43 @@ fn a_new_writer_clock_leader_expires_inherited_leases_after_extension_plus_remai
         .max()
         .expect("became leader");
     c.run_until(c.now_ns + 3 * NS_PER_SEC);
-    let first = first_revocation(&c, lease).expect("expired: the new leader armed the inherited lease");
+    (elected_at, first_revocation(c, lease))
+}
+
+fn expires_after_extension_plus_ttl(elected_at: u64, first: Option<u64>) {
+    let first = first.expect("expired: the new leader armed the lease");
     assert!(first >= elected_at + EXTENSION_NS + TTL_NS - 50 * NS_PER_MS, "expired at {first}, elected at {elected_at}");
     assert!(first < elected_at + EXTENSION_NS + TTL_NS + 100 * NS_PER_MS, "expired at {first}, elected at {elected_at}");
+}
+
+/// etcd's Promote under `writer-clock`: a new leader arms every lease it
+/// inherits (already applied when it wins) at now + extension + the writer's
+/// remaining time, so a lease whose holder is gone still ends, neither
+/// earlier nor much later.
+#[test]
+fn a_new_writer_clock_leader_expires_inherited_leases_after_extension_plus_remaining() {
+    let mut c = writer_cluster(23);
+    let leader = leader_with_commit(&mut c);
+    let lease = claim_on(&mut c);
+    while !c.state_machines().iter().all(|(_, sm)| sm.leases().contains(lease)) {
+        c.run_until(c.now_ns + 10 * NS_PER_MS);
+    }
+    let (elected_at, first) = fail_over(&mut c, leader, lease);
+    expires_after_extension_plus_ttl(elected_at, first);
+    assert_eq!(c.violations(), &[]);
+}
+
+/// A claim of the old leader's term that the new leader applies only after
+/// winning may have been answered, and extended, on the old leader's clock:
+/// it gets the Promote extension as inherited leases do.
+#[test]
+fn an_earlier_term_claim_applied_after_the_election_gets_the_promote_extension() {
+    let mut c = writer_cluster(23);
+    let leader = leader_with_commit(&mut c);
+    let lease = claim_on(&mut c);
+    let applied = c.state_machines().iter().filter(|(id, sm)| *id != leader && sm.leases().contains(lease)).count();
+    assert_eq!(applied, 0, "the followers must not have applied the claim yet: the test needs it applied after the election");
+    let (elected_at, first) = fail_over(&mut c, leader, lease);
+    expires_after_extension_plus_ttl(elected_at, first);
     assert_eq!(c.violations(), &[]);
 }
