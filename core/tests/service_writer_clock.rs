@@ -317,3 +317,15 @@ fn an_earlier_term_claim_applied_after_the_election_gets_the_promote_extension()
     expires_after_extension_plus_ttl(elected_at, first);
     assert_eq!(c.violations(), &[]);
 }
+
+/// As a grant: a `writer-clock` claim below the minimum TTL is certain to be
+/// refused, so the leader answers it at once and logs nothing.
+#[test]
+fn a_short_claim_is_refused_without_proposing() {
+    let mut c = writer_cluster(24);
+    let leader = leader_with_commit(&mut c);
+    let before = c.server(leader).unwrap().raft().last_index();
+    let short = cluster_call(&mut c, Op::LeaseClaim { ttl_ns: 100 * NS_PER_MS, writer_wall_ns: 7 * NS_PER_SEC });
+    assert_eq!(short, Response::Error(ServiceError::TtlTooShort { min_ns: 450 * NS_PER_MS }));
+    assert_eq!(c.server(leader).unwrap().raft().last_index(), before, "nothing was proposed");
+}
