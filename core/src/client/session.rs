@@ -69,10 +69,6 @@ impl Session {
         Session { config, leader_guess: None, cursor: 0, next_seq, pending: BTreeMap::new(), outbox: Vec::new() }
     }
 
-    pub fn id(&self) -> ClientId {
-        self.config.id
-    }
-
     pub fn leader_guess(&self) -> Option<NodeId> {
         self.leader_guess
     }
