@@ -282,3 +282,15 @@ fn a_stale_vote_request_or_snapshot_is_answered_with_the_current_term() {
     node.step(3, 3, Message::InstallSnapshot { term: 2, snapshot });
     assert_eq!(node.take_ready().messages, vec![(3, Message::InstallSnapshotResponse { term: 3, last_index: 0 })]);
 }
+
+/// Thesis §9.6: a pre-vote needs the log check only for a *later* term; for
+/// the term we are in, a node that has voted (or knows a leader) refuses it
+/// like a real vote, or a pre-vote would be granted where the vote cannot be.
+#[test]
+fn a_pre_vote_for_the_current_term_is_refused_after_voting() {
+    let mut node: Node = Node::new(RaftConfig::new(2, BTreeSet::from([1, 2, 3])), 1, 0);
+    node.step(1, 1, Message::RequestVote { term: 2, pre_vote: false, last_log_index: 0, last_log_term: 0 });
+    node.take_ready();
+    node.step(2, 3, Message::RequestVote { term: 2, pre_vote: true, last_log_index: 0, last_log_term: 0 });
+    assert_eq!(node.take_ready().messages, vec![(3, Message::VoteResponse { term: 2, pre_vote: true, granted: false })]);
+}
