@@ -264,3 +264,33 @@ fn a_node_restored_from_its_disk_is_the_node_that_crashed() {
     assert_eq!(n.role(), Role::Follower);
     c.check().unwrap();
 }
+
+/// Raft §5.1: a message of an older term is answered with our term, so a
+/// stale candidate or leader learns it at once instead of waiting for some
+/// later message (liveness: it stops campaigning or leading sooner).
+#[test]
+fn a_stale_vote_request_or_snapshot_is_answered_with_the_current_term() {
+    let mut node: Node = Node::new(RaftConfig::new(2, BTreeSet::from([1, 2, 3])), 1, 0);
+    node.step(1, 1, Message::RequestVote { term: 3, pre_vote: false, last_log_index: 0, last_log_term: 0 });
+    node.take_ready();
+
+    node.step(2, 3, Message::RequestVote { term: 2, pre_vote: false, last_log_index: 9, last_log_term: 2 });
+    assert_eq!(node.take_ready().messages, vec![(3, Message::VoteResponse { term: 3, pre_vote: false, granted: false })]);
+
+    let snapshot =
+        leasesim_core::raft::Snapshot { last_index: 5, last_term: 2, voters: BTreeSet::from([1, 2, 3]), data: ToyState::default() };
+    node.step(3, 3, Message::InstallSnapshot { term: 2, snapshot });
+    assert_eq!(node.take_ready().messages, vec![(3, Message::InstallSnapshotResponse { term: 3, last_index: 0 })]);
+}
+
+/// Thesis §9.6: a pre-vote needs the log check only for a *later* term; for
+/// the term we are in, a node that has voted (or knows a leader) refuses it
+/// like a real vote, or a pre-vote would be granted where the vote cannot be.
+#[test]
+fn a_pre_vote_for_the_current_term_is_refused_after_voting() {
+    let mut node: Node = Node::new(RaftConfig::new(2, BTreeSet::from([1, 2, 3])), 1, 0);
+    node.step(1, 1, Message::RequestVote { term: 2, pre_vote: false, last_log_index: 0, last_log_term: 0 });
+    node.take_ready();
+    node.step(2, 3, Message::RequestVote { term: 2, pre_vote: true, last_log_index: 0, last_log_term: 0 });
+    assert_eq!(node.take_ready().messages, vec![(3, Message::VoteResponse { term: 2, pre_vote: true, granted: false })]);
+}

@@ -445,3 +445,18 @@ fn a_resend_of_a_request_already_in_the_leaders_log_is_not_logged_again() {
     let answered = c.raw_replies(9).iter().any(|r| r.seq == 1_000 && matches!(r.body, Response::Done { .. }));
     assert!(answered, "the logged copy answers the resends: {:?}", c.raw_replies(9));
 }
+
+/// `leader-stamped-wall`: a keep-alive of a lease the leader (having
+/// committed in its term) does not know is refused at once, not logged as
+/// a Refresh whose apply refuses it later: a certain refusal costs no entry.
+#[test]
+fn stamped_wall_a_keepalive_of_an_unknown_lease_is_refused_without_proposing() {
+    let mut cfg = ClusterConfig::new(3, 16);
+    cfg.expiry = ExpiryStrategy::LeaderStampedWall;
+    let mut c = Cluster::new(cfg);
+    c.add_manual_client(9);
+    let leader = wait_for_leader(&mut c);
+    let before = c.server(leader).unwrap().raft().last_index();
+    assert_eq!(call(&mut c, Op::LeaseKeepAlive { lease: 4242 }), Response::Error(ServiceError::LeaseNotFound { lease: 4242 }));
+    assert_eq!(c.server(leader).unwrap().raft().last_index(), before, "nothing was proposed");
+}

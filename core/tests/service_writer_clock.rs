@@ -208,3 +208,124 @@ fn servers_expire_by_the_writers_clock_not_their_own() {
     assert!(revoked[0] >= last_extension + TTL_NS, "not before TTL after the last extension");
     assert_eq!(c.violations(), &[]);
 }
+
+/// Promote's extension, as `leader-monotonic` has it (see `service_server.rs`).
+const EXTENSION_NS: u64 = 300 * NS_PER_MS;
+
+fn writer_cluster(seed: u64) -> Cluster {
+    let mut cfg = ClusterConfig::new(3, seed);
+    cfg.expiry = ExpiryStrategy::WriterClock;
+    let mut c = Cluster::new(cfg);
+    c.record_events = true;
+    c.add_manual_client(9);
+    c
+}
+
+fn leader_with_commit(c: &mut Cluster) -> leasesim_core::NodeId {
+    for _ in 0..300 {
+        if let Some(leader) = c.leader() {
+            if c.server(leader).is_some_and(|s| s.raft().has_committed_in_term()) {
+                return leader;
+            }
+        }
+        c.run_until(c.now_ns + 10 * NS_PER_MS);
+    }
+    panic!("no leader");
+}
+
+fn first_revocation(c: &Cluster, lease: LeaseId) -> Option<u64> {
+    c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t)).into_iter().min()
+}
+
+/// A claim written in the leader's own term was answered by this leader,
+/// which renewed nothing on another clock: its deadline is the writer's
+/// remaining time, with no Promote extension (the lease must not outlive
+/// its TTL by an extension on a stable leader).
+#[test]
+fn a_current_term_claim_expires_one_ttl_after_it_applies_with_no_extension() {
+    let mut c = writer_cluster(22);
+    leader_with_commit(&mut c);
+    let lease = match cluster_call(&mut c, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns: 7 * NS_PER_SEC }) {
+        Response::LeaseGranted { lease, .. } => lease,
+        other => panic!("claim: {other:?}"),
+    };
+    let answered_at = c.now_ns;
+    c.run_until(c.now_ns + TTL_NS + 2 * EXTENSION_NS);
+    let first = first_revocation(&c, lease).expect("expired");
+    assert!(first >= answered_at + TTL_NS - 50 * NS_PER_MS, "expired at {first}, answered at {answered_at}");
+    assert!(first < answered_at + TTL_NS + EXTENSION_NS / 2, "expired at {first}, answered at {answered_at}: extended");
+    assert_eq!(c.violations(), &[]);
+}
+
+fn claim_on(c: &mut Cluster) -> LeaseId {
+    match cluster_call(c, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns: 7 * NS_PER_SEC }) {
+        Response::LeaseGranted { lease, .. } => lease,
+        other => panic!("claim: {other:?}"),
+    }
+}
+
+/// Crashes the leader, waits for the next, and returns it with the time it
+/// was elected and when the lease was first revoked in the 3 s that follow.
+fn fail_over(c: &mut Cluster, leader: leasesim_core::NodeId, lease: LeaseId) -> (u64, Option<u64>) {
+    c.crash(leader);
+    let new_leader = leader_with_commit(c);
+    let elected_at = c
+        .events_where(|t, id, e| matches!(e, ServerEvent::Raft(_)).then_some((t, id)))
+        .into_iter()
+        .filter(|(_, id)| *id == new_leader)
+        .map(|(t, _)| t)
+        .max()
+        .expect("became leader");
+    c.run_until(c.now_ns + 3 * NS_PER_SEC);
+    (elected_at, first_revocation(c, lease))
+}
+
+fn expires_after_extension_plus_ttl(elected_at: u64, first: Option<u64>) {
+    let first = first.expect("expired: the new leader armed the lease");
+    assert!(first >= elected_at + EXTENSION_NS + TTL_NS - 50 * NS_PER_MS, "expired at {first}, elected at {elected_at}");
+    assert!(first < elected_at + EXTENSION_NS + TTL_NS + 100 * NS_PER_MS, "expired at {first}, elected at {elected_at}");
+}
+
+/// etcd's Promote under `writer-clock`: a new leader arms every lease it
+/// inherits (already applied when it wins) at now + extension + the writer's
+/// remaining time, so a lease whose holder is gone still ends, neither
+/// earlier nor much later.
+#[test]
+fn a_new_writer_clock_leader_expires_inherited_leases_after_extension_plus_remaining() {
+    let mut c = writer_cluster(23);
+    let leader = leader_with_commit(&mut c);
+    let lease = claim_on(&mut c);
+    while !c.state_machines().iter().all(|(_, sm)| sm.leases().contains(lease)) {
+        c.run_until(c.now_ns + 10 * NS_PER_MS);
+    }
+    let (elected_at, first) = fail_over(&mut c, leader, lease);
+    expires_after_extension_plus_ttl(elected_at, first);
+    assert_eq!(c.violations(), &[]);
+}
+
+/// A claim of the old leader's term that the new leader applies only after
+/// winning may have been answered, and extended, on the old leader's clock:
+/// it gets the Promote extension as inherited leases do.
+#[test]
+fn an_earlier_term_claim_applied_after_the_election_gets_the_promote_extension() {
+    let mut c = writer_cluster(23);
+    let leader = leader_with_commit(&mut c);
+    let lease = claim_on(&mut c);
+    let applied = c.state_machines().iter().filter(|(id, sm)| *id != leader && sm.leases().contains(lease)).count();
+    assert_eq!(applied, 0, "the followers must not have applied the claim yet: the test needs it applied after the election");
+    let (elected_at, first) = fail_over(&mut c, leader, lease);
+    expires_after_extension_plus_ttl(elected_at, first);
+    assert_eq!(c.violations(), &[]);
+}
+
+/// As a grant: a `writer-clock` claim below the minimum TTL is certain to be
+/// refused, so the leader answers it at once and logs nothing.
+#[test]
+fn a_short_claim_is_refused_without_proposing() {
+    let mut c = writer_cluster(24);
+    let leader = leader_with_commit(&mut c);
+    let before = c.server(leader).unwrap().raft().last_index();
+    let short = cluster_call(&mut c, Op::LeaseClaim { ttl_ns: 100 * NS_PER_MS, writer_wall_ns: 7 * NS_PER_SEC });
+    assert_eq!(short, Response::Error(ServiceError::TtlTooShort { min_ns: 450 * NS_PER_MS }));
+    assert_eq!(c.server(leader).unwrap().raft().last_index(), before, "nothing was proposed");
+}

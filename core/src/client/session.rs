@@ -69,10 +69,6 @@ impl Session {
         Session { config, leader_guess: None, cursor: 0, next_seq, pending: BTreeMap::new(), outbox: Vec::new() }
     }
 
-    pub fn id(&self) -> ClientId {
-        self.config.id
-    }
-
     pub fn leader_guess(&self) -> Option<NodeId> {
         self.leader_guess
     }
@@ -266,5 +262,50 @@ mod tests {
         assert!(s.on_response(1, reply(1, 1, Response::Leases { ids: vec![] })).is_some());
         assert!(s.on_response(2, reply(1, 1, Response::Leases { ids: vec![] })).is_none());
         assert!(s.on_response(2, reply(42, 1, Response::Leases { ids: vec![] })).is_none());
+    }
+
+    fn session_of_four() -> Session {
+        Session::new(ClientConfig { id: 7, servers: vec![1, 2, 3, 4], request_timeout_ns: 100, max_redirects: 2, first_seq: 1 })
+    }
+
+    /// A timeout on the leader guess means that server may be gone: the
+    /// retry goes to the server after it in the list, not back to it nor to
+    /// an arbitrary one.
+    #[test]
+    fn a_timeout_on_the_leader_guess_retries_the_server_after_it() {
+        let mut s = session_of_four();
+        s.submit(0, Op::LeaseList);
+        let hint = Response::Error(ServiceError::NotLeader { leader_hint: Some(3) });
+        s.on_response(1, reply(1, 1, hint));
+        assert_eq!(s.take_sends().last().map(|(to, _)| *to), Some(3), "follows the hint");
+        s.tick(101);
+        assert_eq!(s.take_sends().iter().map(|(to, _)| *to).collect::<Vec<_>>(), vec![4]);
+    }
+
+    /// A leader guess outside the client's list (a spare that joined and
+    /// leads) gives no position to step past: the cursor steps by one.
+    #[test]
+    fn a_timeout_on_a_leader_outside_the_list_steps_the_cursor_by_one() {
+        let mut s = session_of_four();
+        s.submit(0, Op::LeaseList);
+        let hint = Response::Error(ServiceError::NotLeader { leader_hint: Some(9) });
+        s.on_response(1, reply(1, 1, hint));
+        assert_eq!(s.take_sends().last().map(|(to, _)| *to), Some(9), "follows the hint");
+        s.tick(101);
+        assert_eq!(s.take_sends().iter().map(|(to, _)| *to).collect::<Vec<_>>(), vec![2]);
+    }
+
+    /// A request the workload gave up on is forgotten: never re-sent on a
+    /// timeout, and a late reply to it completes nothing.
+    #[test]
+    fn a_cancelled_request_is_neither_resent_nor_completed() {
+        let mut s = session();
+        let seq = s.submit(0, Op::LeaseList);
+        s.take_sends();
+        s.cancel(seq);
+        assert!(!s.is_pending(seq));
+        s.tick(1_000);
+        assert!(s.take_sends().is_empty(), "nothing to resend");
+        assert!(s.on_response(1_001, reply(seq, 1, Response::Leases { ids: vec![] })).is_none());
     }
 }

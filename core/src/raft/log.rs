@@ -180,3 +180,24 @@ impl<C: Clone> RaftLog<C> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raft::Payload;
+
+    fn log_of(indexes: &[LogIndex], commit_index: LogIndex) -> RaftLog<()> {
+        let entries = indexes.iter().map(|&index| Entry { term: 1, index, payload: Payload::Noop }).collect();
+        RaftLog { snapshot_index: 0, snapshot_term: 0, entries, commit_index }
+    }
+
+    /// The engine's self-check runs this after every step but only ever sees
+    /// a healthy log; pin that each end and the commit index are checked.
+    #[test]
+    fn ends_consistent_rejects_a_wrong_front_a_wrong_back_or_a_commit_past_the_end() {
+        assert!(log_of(&[1, 2], 2).ends_consistent());
+        assert!(!log_of(&[5, 2], 0).ends_consistent(), "front");
+        assert!(!log_of(&[1, 7], 0).ends_consistent(), "back");
+        assert!(!log_of(&[1, 2], 3).ends_consistent(), "commit");
+    }
+}

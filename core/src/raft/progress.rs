@@ -92,3 +92,21 @@ impl Progress {
         self.next_index.saturating_sub(self.match_index + 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A follower being sent a snapshot leaves Snapshot state once an ack
+    /// reaches the snapshot (the snapshot response may be lost), and only
+    /// then: below it, the leader would probe entries it has compacted.
+    #[test]
+    fn an_ack_at_the_snapshot_ends_snapshot_state_and_one_below_it_does_not() {
+        let mut p = Progress::new(1, 0);
+        p.state = ProgressState::Snapshot { index: 10 };
+        p.on_ack(9);
+        assert_eq!(p.state, ProgressState::Snapshot { index: 10 }, "an ack below the snapshot");
+        p.on_ack(10);
+        assert_eq!((p.state, p.next_index, p.probe_sent), (ProgressState::Probe, 11, false));
+    }
+}

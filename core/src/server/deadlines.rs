@@ -60,10 +60,6 @@ impl LeaseDeadlines {
         self.by_lease.clear();
     }
 
-    pub fn len(&self) -> usize {
-        self.by_lease.len()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.by_lease.is_empty()
     }

@@ -154,3 +154,35 @@ fn deserialize_raft_event<'de, D: Deserializer<'de>>(deserializer: D) -> Result<
         RaftEventRepr::ConfigChanged { voters } => RaftEvent::ConfigChanged { voters },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::raft::Payload;
+
+    /// The simulator's log-matching, state-machine-safety and durability
+    /// checkers compare servers by this value; a constant would make them
+    /// blind to two servers applying different entries at one index.
+    #[test]
+    fn entries_that_differ_in_term_index_or_payload_get_different_fingerprints() {
+        let put = |v: &str| Command::Request {
+            req: crate::service::ClientRequest {
+                client: 1,
+                seq: 1,
+                op: crate::service::Op::Put { key: "k".into(), value: v.into(), lease: None },
+            },
+            stamp_wall_ns: 0,
+        };
+        let entry = |term, index, payload| Entry { term, index, payload };
+        let base = fingerprint(&entry(2, 5, Payload::Command(put("a"))));
+        assert_eq!(base, fingerprint(&entry(2, 5, Payload::Command(put("a")))), "stable");
+        for other in [
+            entry(2, 5, Payload::Command(put("b"))),
+            entry(3, 5, Payload::Command(put("a"))),
+            entry(2, 6, Payload::Command(put("a"))),
+            entry(2, 5, Payload::Noop),
+        ] {
+            assert_ne!(fingerprint(&other), base, "{other:?}");
+        }
+    }
+}

@@ -21,14 +21,3 @@ pub struct ServerOutput {
     /// Observations for the checkers (not needed for correctness).
     pub events: Vec<ServerEvent>,
 }
-
-impl ServerOutput {
-    pub fn is_empty(&self) -> bool {
-        self.persist.is_empty() && self.messages.is_empty() && self.replies.is_empty() && self.events.is_empty()
-    }
-
-    /// Replies to `client`, in order (a convenience for tests and hosts).
-    pub fn replies_to(&self, client: crate::types::ClientId) -> Vec<&ClientResponse> {
-        self.replies.iter().filter(|r| r.client == client).collect()
-    }
-}

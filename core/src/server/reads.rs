@@ -69,3 +69,30 @@ impl PendingReads {
         self.unconfirmed.len() + self.confirmed.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::Op;
+
+    fn req(seq: u64, op: Op) -> ClientRequest {
+        ClientRequest { client: 1, seq, op }
+    }
+
+    /// On step-down the server answers `NotLeader` to exactly the confirmed
+    /// reads this returns; an empty answer would leave a `LeaseTimeToLive`
+    /// to be served later from the deposed leader's cleared deadlines.
+    #[test]
+    fn take_confirmed_where_removes_and_returns_only_the_matching_confirmed_reads() {
+        let mut reads = PendingReads::default();
+        let ttl = reads.start(req(1, Op::LeaseTimeToLive { lease: 7 }));
+        let get = reads.start(req(2, Op::Get { key: "k".into() }));
+        let unconfirmed = reads.start(req(3, Op::LeaseTimeToLive { lease: 8 }));
+        reads.confirm(ttl, 5);
+        reads.confirm(get, 5);
+        let taken = reads.take_confirmed_where(|r| matches!(r.op, Op::LeaseTimeToLive { .. }));
+        assert_eq!(taken, vec![req(1, Op::LeaseTimeToLive { lease: 7 })]);
+        assert_eq!(reads.take_servable(5), vec![req(2, Op::Get { key: "k".into() })], "the Get stays");
+        assert_eq!(reads.abandon(unconfirmed), Some(req(3, Op::LeaseTimeToLive { lease: 8 })), "unconfirmed untouched");
+    }
+}

@@ -143,13 +143,6 @@ impl KeyCompare {
     }
 }
 
-impl Op {
-    /// Whether the op changes replicated state (goes through the log).
-    pub fn is_logged(&self) -> bool {
-        !matches!(self, Op::Get { .. } | Op::LeaseTimeToLive { .. } | Op::LeaseList | Op::LeaseKeepAlive { .. })
-    }
-}
-
 /// What the Raft log carries for the service.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Command {

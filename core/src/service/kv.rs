@@ -42,14 +42,6 @@ impl Kv {
         self.revision
     }
 
-    pub fn len(&self) -> usize {
-        self.values.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-
     /// Keys and values in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &KvValue)> {
         self.values.iter()

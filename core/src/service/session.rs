@@ -45,10 +45,6 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn highest_seq(&self) -> u64 {
-        self.highest_seq
-    }
-
     pub fn records(&self) -> impl Iterator<Item = (&u64, &Record)> {
         self.records.iter()
     }
@@ -74,17 +70,9 @@ impl Sessions {
         self.sessions.get(&client)
     }
 
-    pub fn len(&self) -> usize {
-        self.sessions.len()
-    }
-
     /// Clients with a session, in id order.
     pub fn clients(&self) -> Vec<ClientId> {
         self.sessions.keys().copied().collect()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.sessions.is_empty()
     }
 
     /// Every `(client, seq)` whose record is pending, in order.
