@@ -549,3 +549,22 @@ fn a_delay_needs_its_bound_and_knows_its_keys() {
     assert_has(&error, "5:37", "unknown key `bye` in `delay`; did you mean `by`?");
     assert_has(&error, "5:9", "missing key `by` in `delay`");
 }
+
+#[test]
+fn a_ttl_the_cluster_would_refuse_is_an_error_not_an_engine_panic() {
+    // 1.5 × the longest election timeout (1 s … 2 s) is 3 s: a 2 s lease is
+    // refused by every leader, so the file is refused instead.
+    let fix = assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[cluster]\nelection_timeout = [\"1s\", \"2s\"]\n[[workload]]\nkind = \"lock\"\nclients = 2\nkeys = [\"k\"]\nttl = \"2s\"\n",
+        "9:7",
+        "`ttl` = 2s is shorter than the cluster's minimum lease TTL, 3s (1.5 × the longest election timeout, 2s)",
+    );
+    assert_eq!(fix, "use a ttl of at least 3s, or shorten [cluster] election_timeout");
+    // The default election timeout (150–300 ms) allows down to 450 ms.
+    assert_one(
+        "name = \"x\"\nduration = \"10s\"\n[[workload]]\nkind = \"registry\"\nclients = 1\nttl = \"400ms\"\n",
+        "6:7",
+        "minimum lease TTL, 450ms",
+    );
+    assert!(parse("name = \"x\"\nduration = \"10s\"\n[[workload]]\nkind = \"registry\"\nclients = 1\nttl = \"450ms\"\n", "t.toml").is_ok());
+}

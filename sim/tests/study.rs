@@ -268,3 +268,17 @@ fn the_keepalive_axis_sets_the_interval_and_must_stay_below_the_ttl() {
     let ok = spec::parse("name = \"t\"\nbase = \"b\"\n[axes]\nkeepalive = [\"300ms\"]\n", "s.toml").unwrap();
     assert!(spec::check_cells(&ok, &base, "", "s.toml").is_ok());
 }
+
+#[test]
+fn a_ttl_axis_below_the_clusters_minimum_is_refused_before_any_run() {
+    // The base cluster's election timeout is the default 150–300 ms, so the
+    // shortest TTL a leader grants is 450 ms.
+    let text = "name = \"t\"\nbase = \"b\"\n[axes]\nttl = [\"300ms\", \"2s\"]\n";
+    let s = spec::parse(text, "s.toml").unwrap();
+    let base = leasesim::scenario::load(&base_path()).unwrap();
+    let e = spec::check_cells(&s, &base, text, "s.toml").unwrap_err().to_string();
+    assert!(e.contains("s.toml:4:1: cell `ttl=300ms` has a TTL of 300 ms, below the cluster's minimum of 450 ms"), "{e}");
+    assert!(e.contains("fix:"), "{e}");
+    let ok = spec::parse("name = \"t\"\nbase = \"b\"\n[axes]\nttl = [\"450ms\"]\n", "s.toml").unwrap();
+    assert!(spec::check_cells(&ok, &base, "", "s.toml").is_ok());
+}

@@ -136,6 +136,9 @@ pub(crate) struct World {
     pub(crate) spares: Option<u64>,
     pub(crate) clients: Option<u64>,
     pub(crate) lock_keys: Option<BTreeSet<String>>,
+    /// The longest election timeout: a lease's TTL must be at least 1.5
+    /// times it (core's `min_ttl_ns`), or every grant is refused.
+    pub(crate) election_timeout_max_ns: Option<u64>,
 }
 
 /// A problem and its fix.

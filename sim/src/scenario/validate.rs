@@ -286,7 +286,7 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
     let keepalive_read_index = t.get("keepalive_read_index", d, |v, d| v.boolean(d)).or(true);
     let client_timeout_ns = t.get("client_timeout", d, |v, d| v.positive_duration(d)).or(DEFAULT_CLIENT_TIMEOUT_NS);
     t.finish(d, &CLUSTER_KEYS);
-    let world = World { servers, spares, ..World::default() };
+    let world = World { servers, spares, election_timeout_max_ns: election_timeout_ns.map(|(_, max)| max), ..World::default() };
     let cluster = (|| {
         Some(Cluster {
             servers: servers?,
@@ -340,7 +340,7 @@ fn workloads(top: &mut TableReader<'_>, d: &mut Diags, world: &mut World) -> Opt
     let mut lock_keys = Some(BTreeSet::new());
     let mut shared = SharedNames::default();
     for t in tables {
-        let parsed = workload::workload(t, d);
+        let parsed = workload::workload(t, d, world);
         shared.note(&parsed, d);
         match (&mut lock_keys, parsed.lock_keys) {
             (Some(all), Some(keys)) => all.extend(keys),

@@ -12,6 +12,7 @@ use std::ops::Range;
 use super::error::Diags;
 use super::fields::{TableReader, Val};
 use super::model::{BeliefFrom, KvWorkload, LockWorkload, RegistryWorkload, WorkloadKind};
+use super::selector::World;
 use super::{multi_instance, suggest};
 
 pub(crate) const KINDS: [&str; 5] = ["lock", "registry", "kv", "task", "singleton"];
@@ -39,7 +40,7 @@ pub(crate) struct ParsedWorkload {
     pub(crate) kind_span: Option<Range<usize>>,
 }
 
-pub(crate) fn workload(mut t: TableReader<'_>, d: &mut Diags) -> ParsedWorkload {
+pub(crate) fn workload(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> ParsedWorkload {
     let mut kind_span = None;
     let kind_name = t.require("kind", "\"lock\"", d, |v, d| {
         kind_span = v.span.clone();
@@ -56,19 +57,19 @@ pub(crate) fn workload(mut t: TableReader<'_>, d: &mut Diags) -> ParsedWorkload 
     let mut role = None;
     let (kind, lock_keys, valid_keys): (_, _, &[&str]) = match kind_name {
         "lock" => {
-            let lock = lock(&mut t, d);
+            let lock = lock(&mut t, d, world);
             let keys = lock.as_ref().map(|l| l.keys.clone());
             (lock.map(WorkloadKind::Lock), keys, &LOCK_KEYS)
         }
-        "registry" => (registry(&mut t, d).map(WorkloadKind::Registry), Some(Vec::new()), &REGISTRY_KEYS),
+        "registry" => (registry(&mut t, d, world).map(WorkloadKind::Registry), Some(Vec::new()), &REGISTRY_KEYS),
         "kv" => (kv(&mut t, d).map(WorkloadKind::Kv), Some(Vec::new()), &KV_KEYS),
         "task" => {
-            let task = multi_instance::task(&mut t, d);
+            let task = multi_instance::task(&mut t, d, world);
             let enough = multi_instance::check_task_clients(clients, clients_val.as_ref(), d);
             (task.filter(|_| enough).map(WorkloadKind::Task), Some(Vec::new()), &multi_instance::TASK_KEYS)
         }
         _ => {
-            let singleton = multi_instance::singleton(&mut t, d);
+            let singleton = multi_instance::singleton(&mut t, d, world);
             role = singleton.as_ref().map(|(s, span)| (s.role.clone(), span.clone()));
             let keys = singleton.as_ref().map(|(s, _)| vec![s.role.clone()]);
             (singleton.map(|(s, _)| WorkloadKind::Singleton(s)), keys, &multi_instance::SINGLETON_KEYS)
@@ -91,19 +92,39 @@ fn kind<'a>(v: &Val<'a>, d: &mut Diags) -> Option<&'a str> {
 }
 
 /// Reads `ttl` and `keepalive` (default ttl / 3, shorter than the ttl).
-pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags) -> Option<(u64, u64)> {
-    let ttl_ns = t.require("ttl", "\"2s\"", d, |v, d| v.positive_duration(d));
+pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<(u64, u64)> {
+    let mut ttl_span = None;
+    let ttl_ns = t.require("ttl", "\"2s\"", d, |v, d| {
+        ttl_span = v.span.clone();
+        v.positive_duration(d)
+    });
     let keepalive = t.take("keepalive");
     let keepalive_ns = match &keepalive {
         Some(v) => Some(v.positive_duration(d)?),
         None => None,
     };
     let ttl_ns = ttl_ns?;
+    let shown = super::duration::format_duration;
+    // The cluster refuses shorter grants (core's `min_ttl_ns`): every
+    // client would be refused for the whole run.
+    if let Some(election_max_ns) = world.election_timeout_max_ns {
+        let min_ttl_ns = election_max_ns.saturating_mul(3) / 2;
+        if ttl_ns < min_ttl_ns {
+            let message = format!(
+                "`ttl` = {} is shorter than the cluster's minimum lease TTL, {} (1.5 × the longest election timeout, {})",
+                shown(ttl_ns),
+                shown(min_ttl_ns),
+                shown(election_max_ns)
+            );
+            let fix = format!("use a ttl of at least {}, or shorten [cluster] election_timeout", shown(min_ttl_ns));
+            d.error(ttl_span, message, fix);
+            return None;
+        }
+    }
     let keepalive_ns = keepalive_ns.unwrap_or(ttl_ns / 3);
     if keepalive_ns > 0 && keepalive_ns < ttl_ns {
         return Some((ttl_ns, keepalive_ns));
     }
-    let shown = super::duration::format_duration;
     let (message, fix) = if keepalive.is_some() {
         (
             format!("`keepalive` = {} is not shorter than `ttl` = {}", shown(keepalive_ns), shown(ttl_ns)),
@@ -122,9 +143,9 @@ pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags) -> Option<(u64, u64)
     None
 }
 
-fn lock(t: &mut TableReader<'_>, d: &mut Diags) -> Option<LockWorkload> {
+fn lock(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<LockWorkload> {
     let keys = t.require("keys", "[\"orders\"]", d, |v, d| lock_keys(v, d));
-    let lease = lease(t, d);
+    let lease = lease(t, d, world);
     let hold_ns = t.get("hold", d, |v, d| v.duration_range(d)).or((100 * NS_PER_MS, 1000 * NS_PER_MS));
     let think_ns = t.get("think", d, |v, d| v.duration_range(d)).or((0, 200 * NS_PER_MS));
     let margin = t.get("margin", d, |v, d| v.fraction(d, "0.1")).or(0.1);
@@ -175,8 +196,8 @@ pub(crate) fn belief_from(v: &Val<'_>, d: &mut Diags) -> Option<BeliefFrom> {
     }
 }
 
-fn registry(t: &mut TableReader<'_>, d: &mut Diags) -> Option<RegistryWorkload> {
-    let (ttl_ns, keepalive_ns) = lease(t, d)?;
+fn registry(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<RegistryWorkload> {
+    let (ttl_ns, keepalive_ns) = lease(t, d, world)?;
     Some(RegistryWorkload { ttl_ns, keepalive_ns })
 }
 

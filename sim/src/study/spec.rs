@@ -352,8 +352,10 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
 }
 
 /// Checks what only the base scenario can tell: every cell's keep-alive
-/// interval is shorter than its TTL. The error points at the `keepalive`
-/// axis of the spec file.
+/// interval is shorter than its TTL (the error points at the `keepalive`
+/// axis of the spec file), and every TTL is one the cluster grants, at
+/// least 1.5 × its longest election timeout (the error points at `ttl`;
+/// otherwise every grant is refused and the runs end in engine-panic).
 pub fn check_cells(spec: &StudySpec, base: &crate::scenario::Scenario, text: &str, file: &str) -> Result<(), ScenarioError> {
     let mut d = Diags { text, file, list: Vec::new() };
     for cell in super::grid::cells(spec) {
@@ -371,6 +373,21 @@ pub fn check_cells(spec: &StudySpec, base: &crate::scenario::Scenario, text: &st
                             l.ttl_ns / 1_000_000
                         ),
                         "give keep-alive intervals below every TTL of the grid (etcd's clients renew at TTL / 3)",
+                    );
+                    return Err(d.finish());
+                }
+                let min_ttl_ns = s.cluster.election_timeout_ns.1.saturating_mul(3) / 2;
+                if l.ttl_ns < min_ttl_ns {
+                    d.key(
+                        Some("axes"),
+                        "ttl",
+                        format!(
+                            "cell `{}` has a TTL of {} ms, below the cluster's minimum of {} ms (1.5 × the longest election timeout)",
+                            super::grid::label(&cell),
+                            l.ttl_ns / 1_000_000,
+                            min_ttl_ns / 1_000_000
+                        ),
+                        "give TTLs of at least 1.5 × the longest election timeout, or shorten the base scenario's election_timeout",
                     );
                     return Err(d.finish());
                 }
