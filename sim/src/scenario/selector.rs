@@ -246,7 +246,13 @@ mod tests {
 
     #[test]
     fn world_checks_bounds() {
-        let world = World { servers: Some(3), spares: Some(2), clients: Some(4), lock_keys: Some(["orders".to_string()].into()) };
+        let world = World {
+            servers: Some(3),
+            spares: Some(2),
+            clients: Some(4),
+            lock_keys: Some(["orders".to_string()].into()),
+            election_timeout_max_ns: None,
+        };
         assert!(world.check_process(Process::Server(5)).is_ok());
         let (message, _) = world.check_process(Process::Server(6)).unwrap_err();
         assert_eq!(message, "`s6` names no server: the cluster has s1…s3 and spares s4…s5");
