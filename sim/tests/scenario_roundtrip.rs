@@ -531,7 +531,23 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             ("[a-z0-9]{1,6}(-[a-z0-9]{1,6}){0,3}", proptest::option::of(any::<String>()), ns(), (0u64..u64::MAX - 1, any::<u64>()), bugs());
         (top, cluster, network, clocks, Just(workloads), proptest::collection::vec(world.fault(duration_ns), 0..6), chaos(&world), expect())
             .prop_map(
-                move |((name, description, settle_ns, (seed, span), bugs), cluster, network, clocks, workloads, faults, chaos, expect)| {
+                move |(
+                    (name, description, settle_ns, (seed, span), bugs),
+                    mut cluster,
+                    network,
+                    clocks,
+                    workloads,
+                    faults,
+                    chaos,
+                    expect,
+                )| {
+                    // The loader refuses a TTL below 1.5 × the longest
+                    // election timeout: shorten the timeouts to fit.
+                    if let Some(ttl_ns) = workloads.iter().filter_map(|w| lease_ttl_ns(&w.kind)).min() {
+                        let fits_ns = (ttl_ns * 2 / 3).max(1);
+                        let (min_ns, max_ns) = cluster.election_timeout_ns;
+                        cluster.election_timeout_ns = (min_ns.min(fits_ns), max_ns.min(fits_ns));
+                    }
                     Scenario {
                         name,
                         description,
@@ -551,6 +567,17 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 },
             )
     })
+}
+
+/// The TTL of a workload's leases, if it holds any.
+fn lease_ttl_ns(kind: &WorkloadKind) -> Option<u64> {
+    match kind {
+        WorkloadKind::Lock(w) => Some(w.ttl_ns),
+        WorkloadKind::Registry(w) => Some(w.ttl_ns),
+        WorkloadKind::Task(w) => Some(w.ttl_ns),
+        WorkloadKind::Singleton(w) => Some(w.ttl_ns),
+        WorkloadKind::Kv(_) => None,
+    }
 }
 
 proptest! {
