@@ -543,7 +543,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 )| {
                     // The loader refuses a TTL below 1.5 × the longest
                     // election timeout: shorten the timeouts to fit.
-                    if let Some(ttl_ns) = workloads.iter().filter_map(|w| lease_ttl_ns(&w.kind)).min() {
+                    if let Some(ttl_ns) = workloads.iter().filter_map(|w| w.kind.lease_ttl_ns()).min() {
                         let fits_ns = (ttl_ns * 2 / 3).max(1);
                         let (min_ns, max_ns) = cluster.election_timeout_ns;
                         cluster.election_timeout_ns = (min_ns.min(fits_ns), max_ns.min(fits_ns));
@@ -567,17 +567,6 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 },
             )
     })
-}
-
-/// The TTL of a workload's leases, if it holds any.
-fn lease_ttl_ns(kind: &WorkloadKind) -> Option<u64> {
-    match kind {
-        WorkloadKind::Lock(w) => Some(w.ttl_ns),
-        WorkloadKind::Registry(w) => Some(w.ttl_ns),
-        WorkloadKind::Task(w) => Some(w.ttl_ns),
-        WorkloadKind::Singleton(w) => Some(w.ttl_ns),
-        WorkloadKind::Kv(_) => None,
-    }
 }
 
 proptest! {

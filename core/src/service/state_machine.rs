@@ -48,10 +48,17 @@ pub struct MachineSettings {
     pub bugs: Bugs,
 }
 
+/// The shortest lease a cluster grants: 1.5 × its longest election timeout
+/// (etcd's `minLeaseTTL` rule). Scenario and study files are checked
+/// against the same rule before any run.
+pub fn min_ttl_ns(election_timeout_max_ns: u64) -> u64 {
+    election_timeout_max_ns.saturating_mul(3) / 2
+}
+
 impl MachineSettings {
     /// Settings with the etcd-style minimum TTL for `election_timeout_max_ns`.
     pub fn new(expiry: ExpiryStrategy, election_timeout_max_ns: u64, bugs: Bugs) -> Self {
-        MachineSettings { expiry, min_ttl_ns: election_timeout_max_ns.saturating_mul(3) / 2, session_window: DEFAULT_SESSION_WINDOW, bugs }
+        MachineSettings { expiry, min_ttl_ns: min_ttl_ns(election_timeout_max_ns), session_window: DEFAULT_SESSION_WINDOW, bugs }
     }
 }
 

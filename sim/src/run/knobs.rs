@@ -52,7 +52,7 @@ pub fn draw(scenario: &Scenario, seed: u64) -> Option<Knobs> {
     let snapshot_every = *[8, 32, 128, 1000].choose(&mut rng).expect("choices");
     // A grant's TTL must stay at least 1.5 election timeouts (the service's
     // minimum, as etcd's): the draw stays under what the workloads allow.
-    let ttl_min_ns = scenario.workloads.iter().filter_map(|w| ttl_ns(&w.kind)).min().unwrap_or(u64::MAX);
+    let ttl_min_ns = scenario.workloads.iter().filter_map(|w| w.kind.lease_ttl_ns()).min().unwrap_or(u64::MAX);
     let election_cap_ns = (ttl_min_ns / 3 * 2).max(20 * MS);
     let election_min_ns =
         [50, 100, 150, 300, 600].map(|ms| ms * MS).into_iter().filter(|ns| ns * 3 / 2 <= election_cap_ns).collect::<Vec<_>>();
@@ -97,16 +97,6 @@ pub fn draw(scenario: &Scenario, seed: u64) -> Option<Knobs> {
             .copied()
             .unwrap_or(500),
     })
-}
-
-fn ttl_ns(kind: &WorkloadKind) -> Option<u64> {
-    match kind {
-        WorkloadKind::Lock(w) => Some(w.ttl_ns),
-        WorkloadKind::Registry(w) => Some(w.ttl_ns),
-        WorkloadKind::Task(w) => Some(w.ttl_ns),
-        WorkloadKind::Singleton(w) => Some(w.ttl_ns),
-        WorkloadKind::Kv(_) => None,
-    }
 }
 
 /// Writes the drawn knobs into the scenario.

@@ -193,6 +193,17 @@ impl WorkloadKind {
             WorkloadKind::Singleton(_) => "singleton",
         }
     }
+
+    /// The TTL of the leases this workload's clients hold (`None` for kv).
+    pub fn lease_ttl_ns(&self) -> Option<u64> {
+        match self {
+            WorkloadKind::Lock(w) => Some(w.ttl_ns),
+            WorkloadKind::Registry(w) => Some(w.ttl_ns),
+            WorkloadKind::Task(w) => Some(w.ttl_ns),
+            WorkloadKind::Singleton(w) => Some(w.ttl_ns),
+            WorkloadKind::Kv(_) => None,
+        }
+    }
 }
 
 /// Clients acquire, hold, write to the data store with their token, release.

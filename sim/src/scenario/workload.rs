@@ -108,7 +108,7 @@ pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Op
     // The cluster refuses shorter grants (core's `min_ttl_ns`): every
     // client would be refused for the whole run.
     if let Some(election_max_ns) = world.election_timeout_max_ns {
-        let min_ttl_ns = election_max_ns.saturating_mul(3) / 2;
+        let min_ttl_ns = leasesim_core::service::state_machine::min_ttl_ns(election_max_ns);
         if ttl_ns < min_ttl_ns {
             let message = format!(
                 "`ttl` = {} is shorter than the cluster's minimum lease TTL, {} (1.5 × the longest election timeout, {})",

@@ -376,7 +376,7 @@ pub fn check_cells(spec: &StudySpec, base: &crate::scenario::Scenario, text: &st
                     );
                     return Err(d.finish());
                 }
-                let min_ttl_ns = s.cluster.election_timeout_ns.1.saturating_mul(3) / 2;
+                let min_ttl_ns = leasesim_core::service::state_machine::min_ttl_ns(s.cluster.election_timeout_ns.1);
                 if l.ttl_ns < min_ttl_ns {
                     d.key(
                         Some("axes"),
