@@ -329,3 +329,45 @@ fn a_short_claim_is_refused_without_proposing() {
     assert_eq!(short, Response::Error(ServiceError::TtlTooShort { min_ns: 450 * NS_PER_MS }));
     assert_eq!(c.server(leader).unwrap().raft().last_index(), before, "nothing was proposed");
 }
+
+/// An etcd client under `writer-clock` sends no clock reading: its plain
+/// grant and plain keep-alives make a lease without a writer, measured on
+/// the leader's own clock as `leader-monotonic` measures it. Left alone
+/// after its last keep-alive, it ends one TTL after that keep-alive was
+/// sent, neither earlier (the holder believes it until then) nor an
+/// extension later (a stable leader renewed it in its own term). No
+/// simulator workload sends these under writer-clock; `leasesim-node`
+/// serves them to etcdctl.
+#[test]
+fn a_lease_without_a_writer_is_measured_on_the_leaders_clock() {
+    let mut c = writer_cluster(25);
+    leader_with_commit(&mut c);
+    let grant = |c: &mut Cluster| match cluster_call(c, Op::LeaseGrant { ttl_ns: TTL_NS, id: None }) {
+        Response::LeaseGranted { lease, .. } => lease,
+        other => panic!("grant: {other:?}"),
+    };
+    // One lease never renewed (it ends on its grant's deadline alone), one
+    // renewed by keep-alives.
+    let sent_unrenewed = c.now_ns;
+    let unrenewed = grant(&mut c);
+    let unrenewed_answered = c.now_ns;
+    let lease = grant(&mut c);
+    assert!(c.state_machines().iter().all(|(_, sm)| sm.writer_remaining_ns(lease).is_none()), "a plain grant has no writer");
+    let granted_at = c.now_ns;
+    let mut last_sent = granted_at;
+    while c.now_ns < granted_at + 3 * NS_PER_SEC {
+        c.run_until(c.now_ns + 400 * NS_PER_MS);
+        last_sent = c.now_ns;
+        assert_eq!(cluster_call(&mut c, Op::LeaseKeepAlive { lease }), Response::KeepAlive { lease, ttl_ns: TTL_NS });
+    }
+    let answered_at = c.now_ns;
+    let first_unrenewed = first_revocation(&c, unrenewed).expect("a plain grant never renewed ends on its own deadline");
+    assert!(first_unrenewed >= sent_unrenewed + TTL_NS, "ended at {first_unrenewed}, before TTL after the grant's send");
+    assert!(first_unrenewed < unrenewed_answered + TTL_NS + EXTENSION_NS / 2, "ended at {first_unrenewed}: extended");
+    assert_eq!(first_revocation(&c, lease), None, "renewed every 400 ms, the lease lives");
+    c.run_until(c.now_ns + TTL_NS + 2 * EXTENSION_NS);
+    let first = first_revocation(&c, lease).expect("left alone, a lease without a writer still ends");
+    assert!(first >= last_sent + TTL_NS, "ended at {first}, before TTL after the last keep-alive's send at {last_sent}");
+    assert!(first < answered_at + TTL_NS + EXTENSION_NS / 2, "ended at {first}, answered at {answered_at}: extended");
+    assert_eq!(c.violations(), &[]);
+}
