@@ -460,3 +460,21 @@ fn stamped_wall_a_keepalive_of_an_unknown_lease_is_refused_without_proposing() {
     assert_eq!(call(&mut c, Op::LeaseKeepAlive { lease: 4242 }), Response::Error(ServiceError::LeaseNotFound { lease: 4242 }));
     assert_eq!(c.server(leader).unwrap().raft().last_index(), before, "nothing was proposed");
 }
+
+/// A lease ended before its deadline (here revoked by its client) leaves
+/// nothing armed behind: the leader never proposes an `Expire` for it when
+/// the old deadline passes, so an ended lease costs no further log entry.
+#[test]
+fn a_revoked_lease_leaves_no_deadline_behind() {
+    let mut c = cluster(31);
+    let leader = wait_for_leader(&mut c);
+    let lease = grant(&mut c);
+    assert!(matches!(call(&mut c, Op::LeaseRevoke { lease }), Response::Done { .. } | Response::LeaseRevoked { .. }));
+    // Let the revoke apply everywhere, then wait past every deadline the
+    // lease could have had (TTL plus Promote's extension).
+    c.run_until(c.now_ns + 100 * NS_PER_MS);
+    let before = c.server(leader).unwrap().raft().last_index();
+    c.run_until(c.now_ns + 2 * TTL_NS);
+    assert_eq!(c.leader(), Some(leader), "the test needs a stable leader");
+    assert_eq!(c.server(leader).unwrap().raft().last_index(), before, "the leader proposed an entry for a revoked lease");
+}
