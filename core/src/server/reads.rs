@@ -79,6 +79,31 @@ mod tests {
         ClientRequest { client: 1, seq, op }
     }
 
+    /// A confirmed read is served only once its read index is applied
+    /// (thesis §6.4 step 4): served earlier it could miss a write committed
+    /// before the read arrived. Reads come out in index order, and one whose
+    /// index is not yet applied holds back none below it.
+    #[test]
+    fn take_servable_serves_exactly_the_reads_whose_index_is_applied_in_index_order() {
+        let mut reads = PendingReads::default();
+        let late = reads.start(req(1, Op::Get { key: "late".into() }));
+        let early = reads.start(req(2, Op::Get { key: "early".into() }));
+        let exact = reads.start(req(3, Op::Get { key: "exact".into() }));
+        reads.confirm(late, 9);
+        reads.confirm(early, 4);
+        reads.confirm(exact, 6);
+        assert_eq!(reads.take_servable(3), vec![], "nothing is applied far enough");
+        assert_eq!(
+            reads.take_servable(6),
+            vec![req(2, Op::Get { key: "early".into() }), req(3, Op::Get { key: "exact".into() })],
+            "index 4 and index 6 (= applied) are servable, index 9 is not"
+        );
+        assert_eq!(reads.len(), 1);
+        assert_eq!(reads.take_servable(8), vec![]);
+        assert_eq!(reads.take_servable(9), vec![req(1, Op::Get { key: "late".into() })]);
+        assert_eq!(reads.len(), 0);
+    }
+
     /// On step-down the server answers `NotLeader` to exactly the confirmed
     /// reads this returns; an empty answer would leave a `LeaseTimeToLive`
     /// to be served later from the deposed leader's cleared deadlines.
