@@ -478,3 +478,48 @@ fn a_revoked_lease_leaves_no_deadline_behind() {
     assert_eq!(c.leader(), Some(leader), "the test needs a stable leader");
     assert_eq!(c.server(leader).unwrap().raft().last_index(), before, "the leader proposed an entry for a revoked lease");
 }
+
+/// The refusal of a short TTL is `ttl < minimum`: a TTL of exactly the
+/// minimum (1.5 × the longest election timeout) is granted, at the leader's
+/// pre-check as in the state machine.
+#[test]
+fn a_ttl_of_exactly_the_minimum_is_granted() {
+    let mut c = cluster(32);
+    wait_for_leader(&mut c);
+    let min_ns = 450 * NS_PER_MS;
+    assert!(matches!(call(&mut c, Op::LeaseGrant { ttl_ns: min_ns, id: None }), Response::LeaseGranted { ttl_ns, .. } if ttl_ns == min_ns));
+    assert_eq!(call(&mut c, Op::LeaseGrant { ttl_ns: min_ns - 1, id: None }), Response::Error(ServiceError::TtlTooShort { min_ns }));
+}
+
+/// `leader-stamped-wall`: a new leader that has not yet committed an entry
+/// of its term may not have applied leases its predecessor granted, so a
+/// keep-alive of a lease it does not know is answered `Retry`, never
+/// `LeaseNotFound` (the holder would give up a lease that lives).
+#[test]
+fn stamped_wall_a_new_leader_does_not_call_a_lease_unknown_before_it_commits_in_its_term() {
+    let mut cfg = ClusterConfig::new(3, 33);
+    cfg.expiry = ExpiryStrategy::LeaderStampedWall;
+    let mut c = Cluster::new(cfg);
+    c.add_manual_client(9);
+    let old = wait_for_leader(&mut c);
+    let lease = grant(&mut c);
+    // The grant is answered once the old leader applied it; the followers
+    // hold the entry but learn its commit only from the next heartbeat.
+    c.crash(old);
+    let new_leader = loop {
+        c.run_until(c.now_ns + NS_PER_MS / 2);
+        if let Some(l) = c.leader().filter(|l| *l != old) {
+            break l;
+        }
+        assert!(c.now_ns < 10 * NS_PER_SEC, "no new leader");
+    };
+    // Keep it from committing in its term: cut it off from its peer.
+    c.isolate(new_leader, false);
+    let server = c.server(new_leader).unwrap();
+    assert!(!server.raft().has_committed_in_term(), "the test needs a leader that has not committed in its term");
+    assert!(!server.state_machine().leases().contains(lease), "the test needs a leader that has not applied the grant");
+    c.send_request(new_leader, ClientRequest { client: 9, seq: 5_000, op: Op::LeaseKeepAlive { lease } });
+    c.run_until(c.now_ns + 20 * NS_PER_MS);
+    let answer = c.raw_replies(9).into_iter().find(|r| r.seq == 5_000).expect("answered");
+    assert_eq!(answer.body, Response::Error(ServiceError::Retry), "a live lease called unknown by a leader that lags");
+}
