@@ -18,6 +18,7 @@ fn grant_uses_the_entry_index_as_id() {
     assert!(effects.contains(&Effect::LeaseGranted { lease: index, ttl_ns: TTL_NS }));
     let lease = f.sm.leases().get(index).unwrap();
     assert_eq!((lease.ttl_ns, lease.granted_index, lease.expiry_wall_ns), (TTL_NS, index, None));
+    assert_eq!((f.sm.leases().len(), f.sm.leases().is_empty()), (1, false));
 }
 
 #[test]
