@@ -371,3 +371,19 @@ fn a_lease_without_a_writer_is_measured_on_the_leaders_clock() {
     assert!(first < answered_at + TTL_NS + EXTENSION_NS / 2, "ended at {first}, answered at {answered_at}: extended");
     assert_eq!(c.violations(), &[]);
 }
+
+/// Outside `writer-clock` a claim is a plain grant: the servers rewrite it
+/// before logging (`without_writer_clock`), and the state machine applies
+/// one that reaches the log anyway (a log written under another strategy)
+/// the same way, with no writer and no expiry in a client's clock.
+#[test]
+fn outside_writer_clock_an_applied_claim_is_a_plain_grant() {
+    let mut f = Fixture::new();
+    let lease = match f.call(C1, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns: 1_000 * NS_PER_SEC }) {
+        Some(Response::LeaseGranted { lease, .. }) => lease,
+        other => panic!("claim: {other:?}"),
+    };
+    let l = f.sm.leases().get(lease).unwrap();
+    assert_eq!((l.writer, l.expiry_writer_ns), (None, None));
+    assert_eq!(f.sm.writer_remaining_ns(lease), None);
+}
