@@ -387,3 +387,17 @@ fn outside_writer_clock_an_applied_claim_is_a_plain_grant() {
     assert_eq!((l.writer, l.expiry_writer_ns), (None, None));
     assert_eq!(f.sm.writer_remaining_ns(lease), None);
 }
+
+/// Another client's extension writes its expiry in its own clock, which may
+/// read behind the first writer's: the new expiry replaces the old one
+/// without comparing the two clocks (the Juju lease design), even when it is
+/// the smaller number; only the same writer's extension never shortens.
+#[test]
+fn another_writers_extension_replaces_the_expiry_without_comparing_clocks() {
+    let mut f = fixture();
+    let lease = claim(&mut f, C1, 100 * NS_PER_SEC);
+    let reply = f.call(C2, Op::LeaseExtend { lease, writer_wall_ns: 50 * NS_PER_SEC });
+    assert_eq!(reply, Some(Response::KeepAlive { lease, ttl_ns: TTL_NS }));
+    let l = f.sm.leases().get(lease).unwrap();
+    assert_eq!((l.writer, l.expiry_writer_ns), (Some(C2), Some(50 * NS_PER_SEC + TTL_NS)));
+}
