@@ -219,7 +219,12 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
     // sooner than TTL / (1 + that drift), so the bound is raised to the
     // cell's largest clock drift and the invariant keeps its meaning (with
     // the base's 1 % it fired in every drifting cell, whatever the margin).
-    let largest = s.clocks.values().map(|c| c.drift.abs()).fold(0.0_f64, f64::max);
+    // A rate a clock fault sets (a slew) counts as the clock's drift too.
+    let set_by_faults = s.faults.iter().filter_map(|f| match f.action {
+        FaultAction::Clock { drift: Some(d), .. } => Some(d.abs()),
+        _ => None,
+    });
+    let largest = s.clocks.values().map(|c| c.drift.abs()).chain(set_by_faults).fold(0.0_f64, f64::max);
     s.cluster.drift_bound = s.cluster.drift_bound.max(largest);
     s
 }
