@@ -136,32 +136,45 @@ def cell_table(study, params, title):
     print()
 
 
-def heavy_pauses():
-    cell_table("heavy-pauses", ["fenced", "pause_ns", "hold_ns", "margin"], "Pareto pauses (α = 1.5), every second")
-    r = results("heavy-pauses")
-    runs = rows("heavy-pauses", "runs")
-    spec = r["cells"][0]["setup"]
-    ttl, keep = spec["ttl_ns"] / 1e6, spec["keepalive_ns"] / 1e6
+def pause_tail(dist, scale_ms, shape, x_ms):
+    """P(one pause lasts at least x), as sim/src/study/pauses.rs defines it (predicted)."""
+    if dist == "pareto":
+        return 1.0 if x_ms <= scale_ms else (scale_ms / x_ms) ** shape
+    return 0.5 * math.erfc(math.log(x_ms / scale_ms) / (shape * math.sqrt(2)))
+
+
+def pause_threshold_table(study):
+    r = results(study)
+    runs = rows(study, "runs")
+    setup = r["cells"][0]["setup"]
+    ttl, keep = setup["ttl_ns"] / 1e6, setup["keepalive_ns"] / 1e6
     threshold = ttl - keep
-    alpha = r["pause_shape"]
-    # Pauses from 3 s every 1 s until the 20 s end: 17 per run.
-    n_pauses = len(range(3000, int(spec["duration_ns"] / 1e6), 1000))
-    print(f"Pause threshold (predicted): a live holder renews every {keep:.0f} ms, so its lease ends only after a pause of at least T − T/3 = {threshold:.0f} ms.\n")
-    print("| pause minimum | runs | unsafe runs (measured) | shortest longest-pause among unsafe runs (measured) | runs with a pause ≥ threshold (measured) | P(a run has one) = 1 − (1 − (x_m/x)^α)^n, n = 17 (predicted) |")
-    print("|---|---|---|---|---|---|")
+    dist, shape = r["pause_distribution"], r["pause_shape"]
+    # Pauses from pause_at every pause_every until the end: n per run.
+    n_pauses = len(range(r["pause_at_ns"], setup["duration_ns"], r["pause_every_ns"]))
+    print(f"{study}: a live holder renews every {keep:.0f} ms, so its lease can end only after a pause of at least T − T/3 = {threshold:.0f} ms (predicted threshold).\n")
+    print(f"| fenced | pause scale | runs | unsafe runs (measured) | shortest longest-pause among unsafe runs (measured) | runs with a pause ≥ threshold (measured) | 1 − (1 − P(pause ≥ threshold))^{n_pauses} ({dist}, predicted) |")
+    print("|---|---|---|---|---|---|---|")
     cells = {c["index"]: c for c in r["cells"]}
-    for xm in sorted({c["params"]["pause_ns"] for c in r["cells"]}):
-        mine = [x for x in runs if cells[int(x["cell"])]["params"]["pause_ns"] == xm]
+    groups = sorted({(cells[int(x["cell"])]["params"]["fenced"], cells[int(x["cell"])]["params"]["pause_ns"]) for x in runs}, key=str)
+    for fenced, scale in groups:
+        mine = [x for x in runs if (cells[int(x["cell"])]["params"]["fenced"], cells[int(x["cell"])]["params"]["pause_ns"]) == (fenced, scale)]
         bad = [x for x in mine if x["unsafe"] == "1"]
         long = [x for x in mine if float(x["longest_pause_ms"]) >= threshold]
-        pred = 1 - (1 - (xm / 1e6 / threshold) ** alpha) ** n_pauses
+        pred = 1 - (1 - pause_tail(dist, scale / 1e6, shape, threshold)) ** n_pauses
         shortest = min((float(x["longest_pause_ms"]) for x in bad), default=None)
-        print(f"| {xm / 1e6:g} ms | {len(mine)} | {kn(len(bad), len(mine))} | {shortest if shortest is None else f'{shortest:.0f} ms'} | {kn(len(long), len(mine))} | {pred:.3f} |")
-    print()
-    unfenced_bad = [x for x in runs if x["unsafe"] == "1" and cells[int(x["cell"])]["params"]["fenced"] is False]
-    below = [x for x in unfenced_bad if float(x["longest_pause_ms"]) < threshold]
-    print(f"Unfenced unsafe runs: {len(unfenced_bad)}; with no pause at or above the threshold: {len(below)} (measured).\n")
+        shortest = "—" if shortest is None else f"{shortest:.0f} ms"
+        print(f"| {fenced} | {scale / 1e6:g} ms | {len(mine)} | {kn(len(bad), len(mine))} | {shortest} | {kn(len(long), len(mine))} | {pred:.3f} |")
+    bad = [x for x in runs if x["unsafe"] == "1"]
+    below = [x for x in bad if float(x["longest_pause_ms"]) < threshold]
+    print(f"\nUnsafe runs: {len(bad)}; of them with no pause at or above the threshold: {len(below)} (measured).\n")
+
+
+def heavy_pauses():
+    cell_table("heavy-pauses", ["fenced", "pause_ns", "hold_ns", "margin"], "Pareto pauses (α = 1.5), every second")
+    pause_threshold_table("heavy-pauses")
     cell_table("heavy-pauses-lognormal", ["fenced", "pause_ns", "hold_ns", "margin"], "lognormal pauses (σ = 1.5), unfenced")
+    pause_threshold_table("heavy-pauses-lognormal")
 
 
 def mixed_drift(study):
