@@ -46,6 +46,10 @@ pub struct Handover {
     /// When the previous holder's belief ended (true ns).
     #[serde(skip)]
     pub prev_end_ns: u64,
+    /// Since when `leader` had led at the grant (true ns): a leader that
+    /// took over while the lease lived re-armed it (etcd's Promote).
+    #[serde(skip)]
+    pub leader_since_ns: Option<u64>,
 }
 
 /// One run's figures.
@@ -143,6 +147,7 @@ pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
         m.longest_pause_ns = m.longest_pause_ns.max(end_ns.saturating_sub(*at));
     }
     let leader_at = |t: u64| leadership.iter().take_while(|(at, _)| *at <= t).last().and_then(|(_, l)| *l);
+    let leader_since = |t: u64| leadership.iter().take_while(|(at, _)| *at <= t).last().filter(|(_, l)| l.is_some()).map(|(at, _)| *at);
     // The renewal lag of a belief of `client` in `lease` that ended at
     // `end_ns`, the next grant coming at `grant_ns`: the last answer to a
     // keep-alive of that lease before the grant, against the answer the
@@ -191,6 +196,7 @@ pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
                 leader: leader_at(grant_ns),
                 renewal_lag_ns,
                 prev_end_ns: prev.end_ns,
+                leader_since_ns: leader_since(grant_ns),
             });
         }
     }

@@ -223,7 +223,11 @@ pub fn true_span(s: &Scenario, p: Process, from_ns: f64, span_ns: f64) -> f64 {
 ///
 /// with spans in true time (constant rates: T/(1+ρ_L), T_c/(1+ρ_c); a
 /// slewed clock is integrated over its rate changes). Only the leader's
-/// clock times a lease, so a fast follower changes nothing.
+/// clock times a lease, so a fast follower changes nothing. When L took
+/// over while the lease lived, it re-armed the lease at its promotion +
+/// extension (the top of the election range) + the TTL left, as etcd's
+/// Promote does; the lease then ends there (leader-monotonic and
+/// writer-clock; leader-stamped-wall keeps its stamps).
 pub fn predict_run(s: &Scenario, m: &RunMetrics) -> Option<RunPrediction> {
     let lock = s.workloads.iter().find_map(|w| match &w.kind {
         WorkloadKind::Lock(l) => Some(l),
@@ -262,7 +266,25 @@ pub fn predict_run(s: &Scenario, m: &RunMetrics) -> Option<RunPrediction> {
                 None => servers.iter().map(|p| true_span(s, *p, anchor + lag, t)).fold(f64::INFINITY, f64::min),
             };
             let belief_span = true_span(s, client, anchor, tc);
-            (delay + lag + lease_span - belief_span, lag + lease_span - belief_span)
+            let regular = (delay + lag + lease_span - belief_span, lag + lease_span - belief_span);
+            // A leader that took over while the lease lived re-armed it at
+            // its promotion + extension + the TTL left (etcd's Promote:
+            // the full TTL under leader-monotonic, the writer's remaining
+            // time under writer-clock), and the grant then waits only for
+            // the `Expire` round (one hop less than δ).
+            let renewed = anchor + lag;
+            match (h.leader, h.leader_since_ns.map(|t| t as f64), s.cluster.lease_expiry) {
+                (Some(n), Some(since), strategy)
+                    if strategy != ExpiryStrategy::LeaderStampedWall && since > renewed && since < renewed + lease_span =>
+                {
+                    let left = if strategy == ExpiryStrategy::WriterClock { (t - (since - renewed)).max(0.0) } else { t };
+                    let extension = s.cluster.election_timeout_ns.1 as f64;
+                    let end = since + true_span(s, Process::Server(n), since, extension + left);
+                    let spans = end - anchor - belief_span;
+                    (delay - hop_min + spans, spans)
+                }
+                _ => regular,
+            }
         })
         .collect();
     // leader-stamped-wall with a forward step J of the leader's wall clock
