@@ -23,6 +23,18 @@ fn study(axes: &str, seeds: std::ops::Range<u64>) -> StudyResults {
     run_study(&s, &base, seeds, 2)
 }
 
+/// A file's text, gunzipped when its name ends in `.gz`.
+fn read_text(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text).expect("gzip");
+        text
+    } else {
+        String::from_utf8(bytes).expect("utf-8")
+    }
+}
+
 fn overlaps(c: &CellResult) -> u64 {
     c.metrics.invariants.get("lock-belief-overlap").copied().unwrap_or(0)
 }
@@ -94,17 +106,17 @@ fn outputs_are_written_and_the_csv_has_a_row_per_cell() {
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 4);
     // Every row has as many fields as the header, in every CSV written.
-    for name in ["results.csv", "runs.csv", "handovers.csv"] {
-        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    for name in ["results.csv", "runs.csv.gz", "handovers.csv.gz"] {
+        let text = read_text(&dir.join(name));
         let width = text.lines().next().unwrap().split(',').count();
         for line in text.lines().skip(1) {
             assert_eq!(line.split(',').count(), width, "{name}: {line}");
         }
     }
-    let runs = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    let runs = read_text(&dir.join("runs.csv.gz"));
     assert_eq!(runs.lines().count(), 1 + 4, "one row per run (4 cells × 1 seed)");
     assert!(runs.lines().next().unwrap().contains("replica_divergence"), "every invariant has a column");
-    let handovers = std::fs::read_to_string(dir.join("handovers.csv")).unwrap();
+    let handovers = read_text(&dir.join("handovers.csv.gz"));
     assert!(handovers.lines().skip(1).any(|l| l.contains(",expiry,")), "paused holders' leases expire");
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     assert_eq!(json["cells"].as_array().unwrap().len(), 4);
@@ -221,8 +233,8 @@ fn new_spec_keys_are_checked_with_line_and_fix() {
             .unwrap_err()
             .to_string();
     assert!(e.contains("s.toml:5:1: `max_seeds` (3) is below `min_seeds` (9)"), "{e}");
-    let e = spec::parse("name = \"t\"\nbase = \"b\"\nseeds_per_cell = 3\n[axes]\nmargin = [0.1]\n", "s.toml").unwrap_err().to_string();
-    assert!(e.contains("s.toml:3:1: unknown key `seeds_per_cell`"), "{e}");
+    let e = spec::parse("name = \"t\"\nbase = \"b\"\nseed_stride = 3\n[axes]\nmargin = [0.1]\n", "s.toml").unwrap_err().to_string();
+    assert!(e.contains("s.toml:3:1: unknown key `seed_stride`"), "{e}");
 }
 
 #[test]

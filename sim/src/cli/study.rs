@@ -15,8 +15,13 @@ pub struct StudyArgs {
     /// The study spec (TOML).
     pub spec: PathBuf,
     /// Folder for results.json, results.csv and the SVG figures.
-    #[arg(long)]
-    pub out: PathBuf,
+    #[arg(long, required_unless_present = "scenario_of")]
+    pub out: Option<PathBuf>,
+    /// Print, instead of running the study, the scenario that the run of
+    /// cell CELL (its index in results.json) with seed SEED ran, as TOML:
+    /// `leasesim run FILE --seed SEED` replays that run (same digest).
+    #[arg(long, value_name = "CELL:SEED")]
+    pub scenario_of: Option<String>,
     /// Seed range `A..B` per cell, instead of the spec's `seeds`.
     #[arg(long, value_parser = super::parse_seed_range)]
     pub seeds: Option<std::ops::Range<u64>>,
@@ -46,6 +51,31 @@ pub fn study_command(args: &StudyArgs) -> i32 {
         eprintln!("{e}");
         return 2;
     }
+    if let Some(which) = &args.scenario_of {
+        let cells = crate::study::grid::cells(&spec);
+        let parsed = which.split_once(':').and_then(|(c, s)| Some((c.parse::<usize>().ok()?, s.parse::<u64>().ok()?)));
+        let Some((cell, seed)) = parsed.filter(|(c, _)| *c < cells.len()) else {
+            eprintln!(
+                "--scenario-of {which}: expected CELL:SEED with CELL a cell index below {} (results.json `cells[].index`) and SEED a run's seed (runs.csv.gz)",
+                cells.len()
+            );
+            return 2;
+        };
+        let mut s = crate::study::grid::apply_run(&base, &spec, &cells[cell], seed);
+        s.name = format!("{}-cell{cell}-seed{seed}", spec.name);
+        s.description = Some(format!(
+            "Study {} cell {cell} ({}), the run with seed {seed}: replay with `leasesim run FILE --seed {seed}`.",
+            spec.name,
+            crate::study::grid::label(&cells[cell])
+        ));
+        s.seeds = seed..seed + 1;
+        print!("{}", scenario::to_toml(&s));
+        return 0;
+    }
+    let Some(out) = &args.out else {
+        eprintln!("--out DIR is required (except with --scenario-of)");
+        return 2;
+    };
     // --seeds fixes the count; otherwise the spec's (fixed or adaptive).
     let plan = args.seeds.clone().map_or_else(|| SeedPlan::of(&spec), SeedPlan::Fixed);
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
@@ -77,13 +107,13 @@ pub fn study_command(args: &StudyArgs) -> i32 {
             c.label, m.runs, unsafe_runs, gap, theory, c.measured, per_run
         );
     }
-    match output::write_all(&args.out, &results) {
+    match output::write_all(out, &results) {
         Ok(files) => {
-            eprintln!("wrote {} files to {} in {:.1}s", files.len(), args.out.display(), results.wall_seconds);
+            eprintln!("wrote {} files to {} in {:.1}s", files.len(), out.display(), results.wall_seconds);
             0
         }
         Err(e) => {
-            eprintln!("{}: cannot write the results: {e}", args.out.display());
+            eprintln!("{}: cannot write the results: {e}", out.display());
             2
         }
     }

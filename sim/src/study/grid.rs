@@ -23,6 +23,9 @@ pub struct CellParams {
     pub keepalive_ns: Option<u64>,
     pub pause_ns: Option<u64>,
     pub fenced: Option<bool>,
+    pub hold_ns: Option<u64>,
+    pub s1_drift: Option<f64>,
+    pub server_slew: Option<f64>,
 }
 
 pub fn strategy_name(s: ExpiryStrategy) -> &'static str {
@@ -61,10 +64,13 @@ pub fn cells(spec: &StudySpec) -> Vec<CellParams> {
     cells = expand(cells, &a.ttl_ns, |c, v| c.ttl_ns = Some(v));
     cells = expand(cells, &a.keepalive_ns, |c, v| c.keepalive_ns = Some(v));
     cells = expand(cells, &a.pause_ns, |c, v| c.pause_ns = Some(v));
+    cells = expand(cells, &a.hold_ns, |c, v| c.hold_ns = Some(v));
     cells = expand(cells, &a.wall_offset_ns, |c, v| c.wall_offset_ns = Some(v));
     cells = expand(cells, &a.leader_jump_ns, |c, v| c.leader_jump_ns = Some(v));
     cells = expand(cells, &a.client_drift, |c, v| c.client_drift = Some(v));
     cells = expand(cells, &a.leader_drift, |c, v| c.leader_drift = Some(v));
+    cells = expand(cells, &a.s1_drift, |c, v| c.s1_drift = Some(v));
+    cells = expand(cells, &a.server_slew, |c, v| c.server_slew = Some(v));
     cells = expand(cells, &a.margin, |c, v| c.margin = Some(v));
     cells
 }
@@ -79,6 +85,10 @@ pub struct Phase {
     pub pause_at_ns: u64,
     pub jump_at_ns: u64,
     pub base_shift_ns: u64,
+    /// The run's seed: each pause's length is drawn from it
+    /// (`pause_distribution`).
+    #[serde(skip)]
+    pub seed: u64,
 }
 
 /// splitmix64: a small, well-mixed hash of the seed (Steele et al. 2014).
@@ -92,17 +102,24 @@ fn mix(mut z: u64) -> u64 {
 /// The run's phase: the spec's times, shifted by draws from `seed` when
 /// the spec asks for random phases.
 pub fn phase(spec: &StudySpec, seed: u64) -> Phase {
-    let fixed = Phase { pause_at_ns: spec.pause_at_ns, jump_at_ns: spec.jump_at_ns, base_shift_ns: 0 };
+    let fixed = Phase { pause_at_ns: spec.pause_at_ns, jump_at_ns: spec.jump_at_ns, base_shift_ns: 0, seed };
     if !spec.random_phase || spec.phase_window_ns == 0 {
         return fixed;
     }
     let draw = |k: u64| mix(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ k) % spec.phase_window_ns;
-    Phase { pause_at_ns: spec.pause_at_ns + draw(1), jump_at_ns: spec.jump_at_ns + draw(2), base_shift_ns: draw(3) }
+    Phase { pause_at_ns: spec.pause_at_ns + draw(1), jump_at_ns: spec.jump_at_ns + draw(2), base_shift_ns: draw(3), seed }
 }
 
 /// The scenario one cell runs at the spec's fixed fault times.
 pub fn apply(base: &Scenario, spec: &StudySpec, cell: &CellParams) -> Scenario {
-    apply_phased(base, spec, cell, &Phase { pause_at_ns: spec.pause_at_ns, jump_at_ns: spec.jump_at_ns, base_shift_ns: 0 })
+    apply_phased(base, spec, cell, &Phase { pause_at_ns: spec.pause_at_ns, jump_at_ns: spec.jump_at_ns, base_shift_ns: 0, seed: 0 })
+}
+
+/// The scenario the run of `cell` with `seed` ran: its faults at the
+/// seed's phase and its pauses of the seed's lengths (what
+/// `leasesim study --scenario-of` prints).
+pub fn apply_run(base: &Scenario, spec: &StudySpec, cell: &CellParams, seed: u64) -> Scenario {
+    apply_phased(base, spec, cell, &phase(spec, seed))
 }
 
 /// The scenario one run of a cell runs: the base with the cell's values
@@ -135,6 +152,23 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
             s.clocks.entry(*p).or_insert(zero).drift = drift;
         }
     }
+    if let Some(drift) = cell.s1_drift {
+        s.clocks.entry(Process::Server(1)).or_insert(zero).drift = drift;
+    }
+    if let Some(slew) = cell.server_slew.filter(|v| *v != 0.0) {
+        // NTP slews a clock by running it at another rate for a while, then
+        // back at its own: two clock faults per server.
+        let on_ns = spec.slew_at_ns.min(s.duration_ns);
+        let off_ns = (spec.slew_at_ns + spec.slew_for_ns).min(s.duration_ns);
+        for p in &servers {
+            let Process::Server(n) = p else { continue };
+            let own = s.clocks.get(p).map_or(0.0, |c| c.drift);
+            for (at_ns, drift) in [(on_ns, own + slew), (off_ns, own)] {
+                let action = FaultAction::Clock { target: Selector::Server(*n), drift: Some(drift), jump_ns: None };
+                s.faults.push(Fault { at_ns, action, for_ns: None, line: 0, when: None });
+            }
+        }
+    }
     if let Some(offset_ns) = cell.wall_offset_ns {
         s.clocks.entry(Process::Server(1)).or_insert(zero).offset_ns = offset_ns;
     }
@@ -160,15 +194,21 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
             if let Some(f) = cell.fenced {
                 lock.fenced = f;
             }
+            if let Some(h) = cell.hold_ns {
+                lock.hold_ns = (h, h);
+            }
         }
     }
     if let Some(pause_ns) = cell.pause_ns.filter(|p| *p > 0) {
         let keys: Vec<String> = s.lock_keys().into_iter().map(str::to_string).collect();
         let mut at_ns = phase.pause_at_ns;
+        let mut k = 0;
         while at_ns < s.duration_ns {
             for key in &keys {
                 let action = FaultAction::Pause(Selector::Holder(key.clone()));
-                s.faults.push(Fault { at_ns, action, for_ns: Some(pause_ns), line: 0, when: None });
+                let for_ns = super::pauses::draw(spec.pause_distribution, pause_ns, spec.pause_shape, phase.seed, k, s.duration_ns).max(1);
+                s.faults.push(Fault { at_ns, action, for_ns: Some(for_ns), line: 0, when: None });
+                k += 1;
             }
             at_ns += spec.pause_every_ns;
         }
@@ -179,7 +219,12 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
     // sooner than TTL / (1 + that drift), so the bound is raised to the
     // cell's largest clock drift and the invariant keeps its meaning (with
     // the base's 1 % it fired in every drifting cell, whatever the margin).
-    let largest = s.clocks.values().map(|c| c.drift.abs()).fold(0.0_f64, f64::max);
+    // A rate a clock fault sets (a slew) counts as the clock's drift too.
+    let set_by_faults = s.faults.iter().filter_map(|f| match f.action {
+        FaultAction::Clock { drift: Some(d), .. } => Some(d.abs()),
+        _ => None,
+    });
+    let largest = s.clocks.values().map(|c| c.drift.abs()).chain(set_by_faults).fold(0.0_f64, f64::max);
     s.cluster.drift_bound = s.cluster.drift_bound.max(largest);
     s
 }
@@ -191,16 +236,19 @@ pub fn label(cell: &CellParams) -> String {
         parts.push(v.to_string());
     }
     let ms = |ns: i128| format!("{}ms", ns / 1_000_000);
-    let fields: [(&str, Option<String>); 10] = [
+    let fields: [(&str, Option<String>); 13] = [
         ("fenced", cell.fenced.map(|v| v.to_string())),
         ("from", cell.belief_from.map(str::to_string)),
         ("ttl", cell.ttl_ns.map(|v| ms(v.into()))),
         ("keepalive", cell.keepalive_ns.map(|v| ms(v.into()))),
         ("pause", cell.pause_ns.map(|v| ms(v.into()))),
+        ("hold", cell.hold_ns.map(|v| ms(v.into()))),
         ("offset", cell.wall_offset_ns.map(|v| ms(v.into()))),
         ("jump", cell.leader_jump_ns.map(|v| ms(v.into()))),
         ("client_drift", cell.client_drift.map(|v| v.to_string())),
         ("leader_drift", cell.leader_drift.map(|v| v.to_string())),
+        ("s1_drift", cell.s1_drift.map(|v| v.to_string())),
+        ("slew", cell.server_slew.map(|v| v.to_string())),
         ("margin", cell.margin.map(|v| v.to_string())),
     ];
     for (name, value) in fields {

@@ -35,6 +35,21 @@ pub struct Handover {
     /// own release), `expiry` (its lease ended: expiry or revoke) or
     /// `unknown` (no release entry observed).
     pub cause: &'static str,
+    /// The server that led when the next grant was first applied (the one
+    /// whose clock timed the previous lease out); `None`: no leader then.
+    pub leader: Option<u64>,
+    /// How much later the cluster last renewed the previous holder's lease
+    /// than the renewal its belief counts from, in true ns: a holder paused
+    /// after sending a keep-alive never reads the reply, so the leader
+    /// renews from that send while the belief keeps the older anchor.
+    pub renewal_lag_ns: u64,
+    /// When the previous holder's belief ended (true ns).
+    #[serde(skip)]
+    pub prev_end_ns: u64,
+    /// Since when `leader` had led at the grant (true ns): a leader that
+    /// took over while the lease lived re-armed it (etcd's Promote).
+    #[serde(skip)]
+    pub leader_since_ns: Option<u64>,
 }
 
 /// One run's figures.
@@ -64,6 +79,10 @@ pub struct RunMetrics {
     /// (true time since the send of its last acknowledged renewal) and was
     /// neither paused nor crashed meanwhile.
     pub false_expiries: u64,
+    /// Every server that led during the run, in the order they first led.
+    pub leaders: Vec<u64>,
+    /// The longest pause of any client (Paused → Resumed, true ns).
+    pub longest_pause_ns: u64,
 }
 
 pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
@@ -78,11 +97,71 @@ pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
 
     // The first time any server applied each grant: the hand-over instant.
     let mut granted_at: BTreeMap<(String, u64), (u64, u64)> = BTreeMap::new();
+    let mut lease_of: BTreeMap<(String, u64), u64> = BTreeMap::new();
+    // Who led when: (from, server or none), in order.
+    let mut leadership: Vec<(u64, Option<u64>)> = Vec::new();
+    let mut leader: Option<u64> = None;
+    // Per lease: when the leader answered a keep-alive for it (true ns).
+    let mut answered: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    // Per client: (received at, lease, sent at, keep-alive?) of every ack.
+    let mut acks: BTreeMap<u64, Vec<(u64, u64, u64, bool)>> = BTreeMap::new();
+    let mut paused_at: BTreeMap<Proc, u64> = BTreeMap::new();
     for o in &outcome.obs {
-        if let Event::Server { event: ServerEvent::LockGranted { key, token, client, .. } } = &o.event {
-            granted_at.entry((key.clone(), *token)).or_insert((o.at_ns, *client));
+        match (&o.event, o.proc) {
+            (Event::Server { event: ServerEvent::LockGranted { key, token, client, lease, .. } }, _) => {
+                granted_at.entry((key.clone(), *token)).or_insert((o.at_ns, *client));
+                lease_of.entry((key.clone(), *token)).or_insert(*lease);
+            }
+            (Event::Server { event: ServerEvent::Raft(leasesim_core::raft::RaftEvent::BecameLeader { .. }) }, Proc::Server(n)) => {
+                leader = Some(n);
+                leadership.push((o.at_ns, leader));
+                if !m.leaders.contains(&n) {
+                    m.leaders.push(n);
+                }
+            }
+            (Event::Server { event: ServerEvent::Raft(leasesim_core::raft::RaftEvent::SteppedDown { .. }) }, Proc::Server(n))
+            | (Event::Crashed, Proc::Server(n))
+                if leader == Some(n) =>
+            {
+                leader = None;
+                leadership.push((o.at_ns, None));
+            }
+            (Event::Server { event: ServerEvent::KeepAliveAnswered { lease, .. } }, _) => {
+                answered.entry(*lease).or_default().push(o.at_ns);
+            }
+            (Event::LeaseAcked { lease, sent_at_ns, keepalive, .. }, Proc::Client(c)) => {
+                acks.entry(c).or_default().push((o.at_ns, *lease, *sent_at_ns, *keepalive));
+            }
+            (Event::Paused, p @ Proc::Client(_)) => {
+                paused_at.insert(p, o.at_ns);
+            }
+            (Event::Resumed, p @ Proc::Client(_)) => {
+                if let Some(at) = paused_at.remove(&p) {
+                    m.longest_pause_ns = m.longest_pause_ns.max(o.at_ns - at);
+                }
+            }
+            _ => {}
         }
     }
+    for at in paused_at.values() {
+        m.longest_pause_ns = m.longest_pause_ns.max(end_ns.saturating_sub(*at));
+    }
+    let leader_at = |t: u64| leadership.iter().take_while(|(at, _)| *at <= t).last().and_then(|(_, l)| *l);
+    let leader_since = |t: u64| leadership.iter().take_while(|(at, _)| *at <= t).last().filter(|(_, l)| l.is_some()).map(|(at, _)| *at);
+    // The renewal lag of a belief of `client` in `lease` that ended at
+    // `end_ns`, the next grant coming at `grant_ns`: the last answer to a
+    // keep-alive of that lease before the grant, against the answer the
+    // belief counted from (for a belief anchored at the grant itself, its
+    // send).
+    let renewal_lag = |client: u64, lease: u64, end_ns: u64, grant_ns: u64| -> u64 {
+        let Some(anchor) = acks.get(&client).and_then(|list| list.iter().rfind(|a| a.1 == lease && a.0 <= end_ns)) else {
+            return 0;
+        };
+        let times = answered.get(&lease).map(Vec::as_slice).unwrap_or(&[]);
+        let anchor_answer = if anchor.3 { times.iter().copied().find(|t| *t >= anchor.2).unwrap_or(anchor.2) } else { anchor.2 };
+        let last = times.iter().copied().filter(|t| *t < grant_ns).max().unwrap_or(0);
+        last.saturating_sub(anchor_answer)
+    };
     // Why each token's lock went: the first server to apply its release.
     let mut released: BTreeMap<(String, u64), &'static str> = BTreeMap::new();
     for o in &outcome.obs {
@@ -103,6 +182,8 @@ pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
                 continue;
             }
             let grant_ns = granted_at.get(&(key.clone(), next.token)).map_or(next.start_ns, |g| g.0);
+            let renewal_lag_ns =
+                lease_of.get(&(key.clone(), prev.token)).map_or(0, |l| renewal_lag(prev.client, *l, prev.end_ns, grant_ns));
             let margin = grant_ns as i64 - prev.end_ns as i64;
             m.min_margin_ns = Some(m.min_margin_ns.map_or(margin, |old| old.min(margin)));
             m.handovers.push(Handover {
@@ -112,6 +193,10 @@ pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
                 gap_ns: margin,
                 overlap_ns: prev.end_ns.saturating_sub(next.start_ns),
                 cause: released.get(&(key.clone(), prev.token)).copied().unwrap_or("unknown"),
+                leader: leader_at(grant_ns),
+                renewal_lag_ns,
+                prev_end_ns: prev.end_ns,
+                leader_since_ns: leader_since(grant_ns),
             });
         }
     }

@@ -9,6 +9,7 @@
 pub mod grid;
 pub mod metrics;
 pub mod output;
+pub mod pauses;
 pub mod spec;
 pub mod theory;
 
@@ -121,6 +122,13 @@ pub struct StudyResults {
     /// First seed and the end of the largest range a cell could run.
     pub seeds: [u64; 2],
     pub seed_plan: String,
+    /// `shared`: every cell runs the same seeds; `distinct`: cell i runs
+    /// first + i × stride + k.
+    pub seeds_per_cell: &'static str,
+    pub pause_distribution: &'static str,
+    pub pause_shape: f64,
+    pub slew_at_ns: u64,
+    pub slew_for_ns: u64,
     /// `fixed`: faults at the spec's times; `random`: shifted per run by
     /// offsets drawn from its seed within `phase_window_ns`.
     pub fault_phase: &'static str,
@@ -163,10 +171,18 @@ impl SeedPlan {
         }
     }
 
-    fn first(&self) -> u64 {
+    pub fn first(&self) -> u64 {
         match self {
             SeedPlan::Fixed(r) => r.start,
             SeedPlan::Adaptive { first, .. } => *first,
+        }
+    }
+
+    /// The most seeds a cell can run under this plan.
+    pub fn most(&self) -> u64 {
+        match self {
+            SeedPlan::Fixed(r) => r.end.saturating_sub(r.start),
+            SeedPlan::Adaptive { max, .. } => *max,
         }
     }
 
@@ -196,6 +212,18 @@ pub struct RunRecord {
     pub phase: grid::Phase,
     pub metrics: metrics::RunMetrics,
     pub predicted: Option<theory::RunPrediction>,
+    /// The run's trace digest and verdict (what a replay of the scenario
+    /// `--scenario-of` prints must reproduce).
+    pub digest: String,
+    pub verdict: &'static str,
+}
+
+/// The `k`-th seed of cell `cell`: `first + k`, or with
+/// `seeds_per_cell = "distinct"` `first + cell × stride + k`, the stride
+/// being the most seeds a cell can run (so no two cells share a seed).
+pub fn cell_seed(spec: &StudySpec, plan: &SeedPlan, cell: usize, k: u64) -> u64 {
+    let stride = if spec.distinct_seeds { plan.most() } else { 0 };
+    plan.first() + cell as u64 * stride + k
 }
 
 /// Runs every cell of `spec` by `plan` with `jobs` threads.
@@ -209,8 +237,10 @@ pub fn run_study(spec: &StudySpec, base: &Scenario, plan: impl Into<SeedPlan>, j
     let mut wanted = vec![plan.initial(); cells.len()];
     let mut records: Vec<RunRecord> = Vec::new();
     loop {
-        let work: Vec<(usize, u64)> =
-            (0..cells.len()).flat_map(|i| (done[i]..wanted[i]).map(move |k| (i, k))).map(|(i, k)| (i, plan.first() + k)).collect();
+        let work: Vec<(usize, u64)> = (0..cells.len())
+            .flat_map(|i| (done[i]..wanted[i]).map(move |k| (i, k)))
+            .map(|(i, k)| (i, cell_seed(spec, &plan, i, k)))
+            .collect();
         if work.is_empty() {
             break;
         }
@@ -227,7 +257,9 @@ pub fn run_study(spec: &StudySpec, base: &Scenario, plan: impl Into<SeedPlan>, j
                     // Observations are large: keep only the figures.
                     let figures = measure(&outcome, lock_ttl_ns(&scenario));
                     let predicted = theory::predict_run(&scenario, &figures);
-                    results.lock().expect("results lock").push(RunRecord { cell: i, seed, phase, metrics: figures, predicted });
+                    let digest = outcome.trace_digest.clone();
+                    let record = RunRecord { cell: i, seed, phase, metrics: figures, predicted, digest, verdict: outcome.verdict };
+                    results.lock().expect("results lock").push(record);
                 });
             }
         });
@@ -246,7 +278,7 @@ pub fn run_study(spec: &StudySpec, base: &Scenario, plan: impl Into<SeedPlan>, j
     for r in &records {
         metrics[r.cell].add(&r.metrics, r.metrics.invariants.contains_key("engine-panic"));
     }
-    let cells = cells
+    let cells: Vec<CellResult> = cells
         .into_iter()
         .zip(metrics)
         .enumerate()
@@ -283,17 +315,18 @@ pub fn run_study(spec: &StudySpec, base: &Scenario, plan: impl Into<SeedPlan>, j
             }
         })
         .collect();
-    let seeds_end = plan.first()
-        + match &plan {
-            SeedPlan::Fixed(r) => r.end.saturating_sub(r.start),
-            SeedPlan::Adaptive { max, .. } => *max,
-        };
+    let seeds_end = plan.first() + plan.most() * if spec.distinct_seeds { cells.len().max(1) as u64 } else { 1 };
     StudyResults {
         name: spec.name.clone(),
         description: spec.description.clone(),
         base: spec.base.display().to_string(),
         build: BUILD_COMMIT,
         seeds: [plan.first(), seeds_end],
+        seeds_per_cell: if spec.distinct_seeds { "distinct" } else { "shared" },
+        pause_distribution: spec.pause_distribution.name(),
+        pause_shape: spec.pause_shape,
+        slew_at_ns: spec.slew_at_ns,
+        slew_for_ns: spec.slew_for_ns,
         seed_plan: match &plan {
             SeedPlan::Fixed(_) => "fixed".to_string(),
             SeedPlan::Adaptive { min, max, width, .. } => {

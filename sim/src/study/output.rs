@@ -25,8 +25,25 @@ pub fn write_all(dir: &Path, results: &StudyResults) -> std::io::Result<Vec<Path
     };
     put("results.json", serde_json::to_string_pretty(results).expect("results serialize") + "\n")?;
     put("results.csv", csv(results))?;
-    put("runs.csv", runs_csv(results))?;
-    put("handovers.csv", handovers_csv(results))?;
+    // Per-run and per-hand-over rows are many (a study has thousands of
+    // runs and tens of thousands of hand-overs): gzip keeps them a tenth
+    // the size (`zcat`, or Python's gzip module, reads them).
+    let mut put_gz = |name: &str, text: String| -> std::io::Result<()> {
+        let path = dir.join(name);
+        let mut z = flate2::write::GzEncoder::new(std::fs::File::create(&path)?, flate2::Compression::best());
+        std::io::Write::write_all(&mut z, text.as_bytes())?;
+        z.finish()?;
+        written.push(path);
+        Ok(())
+    };
+    put_gz("runs.csv.gz", runs_csv(results))?;
+    put_gz("handovers.csv.gz", handovers_csv(results))?;
+    let mut put = |name: &str, text: String| -> std::io::Result<()> {
+        let path = dir.join(name);
+        std::fs::write(&path, text)?;
+        written.push(path);
+        Ok(())
+    };
     for (name, svg) in heatmaps(results) {
         put(&name, svg)?;
     }
@@ -36,8 +53,8 @@ pub fn write_all(dir: &Path, results: &StudyResults) -> std::io::Result<Vec<Path
     Ok(written)
 }
 
-const CSV_PARAMS: &str =
-    "cell,lease_expiry,fenced,belief_from,ttl_ms,keepalive_ms,pause_ms,wall_offset_ms,leader_jump_ms,client_drift,leader_drift,margin";
+const CSV_PARAMS: &str = "cell,lease_expiry,fenced,belief_from,ttl_ms,keepalive_ms,pause_ms,hold_ms,wall_offset_ms,leader_jump_ms,\
+client_drift,leader_drift,s1_drift,server_slew,margin";
 const CSV_FIGURES: &str = "runs_unsafe,unsafe_rate,unsafe_lo,unsafe_hi,handovers,handovers_release,handovers_expiry,\
 handovers_overlapping,overlap_rate,overlap_lo,overlap_hi,max_overlap_ms,edge_margin,fixed_delay_ms,observed_delay_ms,\
 runs_modelled,runs_not_modelled,runs_predicted_overlap,runs_measured_overlap,runs_agree,run_agreement,lease_hours,overlap_per_lease_hour,early_expiry_per_lease_hour,min_margin_ms,stale_rejected,stale_accepted,\
@@ -70,10 +87,13 @@ pub fn csv(results: &StudyResults) -> String {
             opt(p.ttl_ns.map(|v| ms(v.into()))),
             opt(p.keepalive_ns.map(|v| ms(v.into()))),
             opt(p.pause_ns.map(|v| ms(v.into()))),
+            opt(p.hold_ns.map(|v| ms(v.into()))),
             opt(p.wall_offset_ns.map(|v| ms(v.into()))),
             opt(p.leader_jump_ns.map(|v| ms(v.into()))),
             opt(p.client_drift.map(|v| v.to_string())),
             opt(p.leader_drift.map(|v| v.to_string())),
+            opt(p.s1_drift.map(|v| v.to_string())),
+            opt(p.server_slew.map(|v| v.to_string())),
             opt(p.margin.map(|v| v.to_string())),
             m.runs.to_string(),
             m.runs_with_violation.to_string(),
@@ -133,7 +153,7 @@ pub fn runs_csv(results: &StudyResults) -> String {
     out.push_str(
         ",unsafe,lease_hours,min_margin_ms,handovers,handovers_release,handovers_expiry,handovers_overlapping,max_overlap_ms,\
 stale_rejected,stale_accepted,unavailability_samples,unavailability_mean_ms,false_expiries,\
-predicted_gap_ms,modelled,predicted_overlap,measured_overlap,observed_delay_ms\n",
+predicted_gap_ms,modelled,predicted_overlap,measured_overlap,observed_delay_ms,max_renewal_lag_ms,longest_pause_ms,leaders,digest\n",
     );
     let ms = |ns: i128| format!("{:.3}", ns as f64 / 1e6);
     for r in &results.runs {
@@ -167,6 +187,10 @@ predicted_gap_ms,modelled,predicted_overlap,measured_overlap,observed_delay_ms\n
             p.map(|p| u8::from(p.predicted_overlap).to_string()).unwrap_or_default(),
             p.map(|p| u8::from(p.measured_overlap).to_string()).unwrap_or_default(),
             p.and_then(|p| p.observed_delay_ns).map(|v| ms(v.into())).unwrap_or_default(),
+            p.map(|p| ms(p.max_renewal_lag_ns.into())).unwrap_or_default(),
+            ms(m.longest_pause_ns.into()),
+            m.leaders.iter().map(|n| format!("s{n}")).collect::<Vec<_>>().join(" "),
+            r.digest.clone(),
         ]);
         let _ = writeln!(out, "{}", f.join(","));
     }
@@ -176,12 +200,12 @@ predicted_gap_ms,modelled,predicted_overlap,measured_overlap,observed_delay_ms\n
 /// One row per hand-over episode (a key passing between two clients),
 /// counted once, with its gap, overlap and cause.
 pub fn handovers_csv(results: &StudyResults) -> String {
-    let mut out = String::from("cell,seed,key,from_client,to_client,cause,gap_ms,overlap_ms\n");
+    let mut out = String::from("cell,seed,key,from_client,to_client,cause,gap_ms,overlap_ms,leader,renewal_lag_ms\n");
     for r in &results.runs {
         for h in &r.metrics.handovers {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{:.3},{:.3}",
+                "{},{},{},{},{},{},{:.3},{:.3},{},{:.3}",
                 r.cell,
                 r.seed,
                 h.key,
@@ -189,7 +213,9 @@ pub fn handovers_csv(results: &StudyResults) -> String {
                 h.to_client,
                 h.cause,
                 h.gap_ns as f64 / 1e6,
-                h.overlap_ns as f64 / 1e6
+                h.overlap_ns as f64 / 1e6,
+                h.leader.map(|n| format!("s{n}")).unwrap_or_default(),
+                h.renewal_lag_ns as f64 / 1e6
             );
         }
     }

@@ -37,6 +37,14 @@ pub struct Axes {
     /// `pause_every`.
     pub pause_ns: Vec<u64>,
     pub fenced: Vec<bool>,
+    /// Check-to-act latency of lock holders (the workload's `hold`, both
+    /// ends of its range).
+    pub hold_ns: Vec<u64>,
+    /// s1's own clock-rate error (applied after `leader_drift`).
+    pub s1_drift: Vec<f64>,
+    /// A rate error every server takes at `slew_at` and drops again
+    /// `slew_for` later (NTP slewing a clock back): two clock faults per server.
+    pub server_slew: Vec<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -60,9 +68,43 @@ pub struct StudySpec {
     pub target_ci_width: Option<f64>,
     pub min_seeds: u64,
     pub max_seeds: u64,
+    /// `seeds_per_cell = "distinct"`: cell i runs seeds first + i×stride + k
+    /// (stride: the most seeds a cell can run), so no two cells share a run.
+    pub distinct_seeds: bool,
+    /// How each holder pause's length is drawn (`pause` is then its scale).
+    pub pause_distribution: PauseDistribution,
+    /// Pareto: the tail index α; lognormal: σ of the logarithm.
+    pub pause_shape: f64,
+    /// When the `server_slew` axis starts and how long it lasts.
+    pub slew_at_ns: u64,
+    pub slew_for_ns: u64,
 }
 
-const TOP_KEYS: [&str; 13] = [
+/// How the length of each holder pause is chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PauseDistribution {
+    /// Every pause lasts the cell's `pause`.
+    #[default]
+    Fixed,
+    /// Pareto with minimum `pause` and tail index `pause_shape`:
+    /// P(X > x) = (pause / x)^α for x ≥ pause.
+    Pareto,
+    /// Lognormal with median `pause` and σ = `pause_shape`.
+    Lognormal,
+}
+
+impl PauseDistribution {
+    pub fn name(self) -> &'static str {
+        match self {
+            PauseDistribution::Fixed => "fixed",
+            PauseDistribution::Pareto => "pareto",
+            PauseDistribution::Lognormal => "lognormal",
+        }
+    }
+}
+
+const TOP_KEYS: [&str; 18] = [
     "name",
     "description",
     "base",
@@ -76,8 +118,13 @@ const TOP_KEYS: [&str; 13] = [
     "target_ci_width",
     "min_seeds",
     "max_seeds",
+    "seeds_per_cell",
+    "pause_distribution",
+    "pause_shape",
+    "slew_at",
+    "slew_for",
 ];
-const AXIS_KEYS: [&str; 11] = [
+const AXIS_KEYS: [&str; 14] = [
     "lease_expiry",
     "leader_drift",
     "client_drift",
@@ -89,6 +136,9 @@ const AXIS_KEYS: [&str; 11] = [
     "keepalive",
     "pause",
     "fenced",
+    "hold",
+    "s1_drift",
+    "server_slew",
 ];
 
 /// Reads and validates a spec file.
@@ -234,6 +284,64 @@ pub fn parse(text: &str, file: &str) -> Result<StudySpec, ScenarioError> {
             "remove `seeds` (adaptive cells run seeds 0, 1, … up to max_seeds) or remove target_ci_width",
         );
     }
+    let distinct_seeds = match table.get("seeds_per_cell") {
+        None => false,
+        Some(Value::String(v)) if v == "shared" => false,
+        Some(Value::String(v)) if v == "distinct" => true,
+        Some(_) => {
+            d.key(
+                None,
+                "seeds_per_cell",
+                "`seeds_per_cell` must be \"shared\" or \"distinct\"",
+                "write seeds_per_cell = \"distinct\" (cell i runs first + i × stride + k) or \"shared\" (every cell the same seeds)",
+            );
+            false
+        }
+    };
+    let pause_distribution = match table.get("pause_distribution") {
+        None => PauseDistribution::Fixed,
+        Some(Value::String(v)) if v == "fixed" => PauseDistribution::Fixed,
+        Some(Value::String(v)) if v == "pareto" => PauseDistribution::Pareto,
+        Some(Value::String(v)) if v == "lognormal" => PauseDistribution::Lognormal,
+        Some(_) => {
+            d.key(
+                None,
+                "pause_distribution",
+                "`pause_distribution` must be \"fixed\", \"pareto\" or \"lognormal\"",
+                "write pause_distribution = \"pareto\" (with pause_shape = 1.5, the tail index)",
+            );
+            PauseDistribution::Fixed
+        }
+    };
+    let pause_shape = match table.get("pause_shape") {
+        None => match pause_distribution {
+            PauseDistribution::Lognormal => 1.0,
+            _ => 1.5,
+        },
+        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+            Some(x) if x.is_finite() && x > 0.0 && x <= 10.0 && pause_distribution != PauseDistribution::Fixed => x,
+            Some(_) if pause_distribution == PauseDistribution::Fixed => {
+                d.key(
+                    None,
+                    "pause_shape",
+                    "`pause_shape` has no effect without pause_distribution = \"pareto\" or \"lognormal\"",
+                    "add pause_distribution = \"pareto\" or remove pause_shape",
+                );
+                1.5
+            }
+            _ => {
+                d.key(
+                    None,
+                    "pause_shape",
+                    "`pause_shape` must be a number in (0, 10]",
+                    "write e.g. pause_shape = 1.5 (Pareto's tail index α, or lognormal's σ)",
+                );
+                1.5
+            }
+        },
+    };
+    let slew_at_ns = d.duration_key(None, table.get("slew_at"), "slew_at", 5_000_000_000);
+    let slew_for_ns = d.duration_key(None, table.get("slew_for"), "slew_for", 5_000_000_000);
     let axes = match table.get("axes") {
         Some(Value::Table(t)) => parse_axes(t, &mut d),
         Some(_) => {
@@ -245,6 +353,24 @@ pub fn parse(text: &str, file: &str) -> Result<StudySpec, ScenarioError> {
             Axes::default()
         }
     };
+    for key in ["slew_at", "slew_for"] {
+        if table.contains_key(key) && axes.server_slew.is_empty() {
+            d.key(
+                None,
+                key,
+                format!("`{key}` has no effect without a `server_slew` axis"),
+                "add server_slew = [ … ] under [axes], or remove it",
+            );
+        }
+    }
+    if pause_distribution != PauseDistribution::Fixed && axes.pause_ns.is_empty() {
+        d.key(
+            None,
+            "pause_distribution",
+            "`pause_distribution` needs a `pause` axis (its scale: Pareto's minimum, lognormal's median)",
+            "add pause = [\"100ms\"] under [axes]",
+        );
+    }
     if !d.list.is_empty() {
         return Err(d.finish());
     }
@@ -262,6 +388,11 @@ pub fn parse(text: &str, file: &str) -> Result<StudySpec, ScenarioError> {
         target_ci_width,
         min_seeds,
         max_seeds,
+        distinct_seeds,
+        pause_distribution,
+        pause_shape,
+        slew_at_ns,
+        slew_for_ns,
     })
 }
 
@@ -296,7 +427,7 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
                     None => bad(d, "leader-monotonic, leader-stamped-wall or writer-clock"),
                 }
             }
-            "leader_drift" | "client_drift" | "margin" => {
+            "leader_drift" | "client_drift" | "margin" | "s1_drift" | "server_slew" => {
                 let (lo, hi, what) = if key == "margin" { (0.0, 1.0, "a number in [0, 1)") } else { (-1.0, 1.0, "a number in (-1, 1)") };
                 let parsed: Option<Vec<f64>> = values
                     .iter()
@@ -306,6 +437,8 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
                 match (parsed, key.as_str()) {
                     (Some(v), "leader_drift") => axes.leader_drift = v,
                     (Some(v), "client_drift") => axes.client_drift = v,
+                    (Some(v), "s1_drift") => axes.s1_drift = v,
+                    (Some(v), "server_slew") => axes.server_slew = v,
                     (Some(v), _) => axes.margin = v,
                     (None, _) => bad(d, what),
                 }
@@ -318,12 +451,13 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
                     (None, _) => bad(d, "a signed duration string such as \"+10s\""),
                 }
             }
-            "ttl" | "pause" | "keepalive" => {
+            "ttl" | "pause" | "keepalive" | "hold" => {
                 let parsed: Option<Vec<u64>> = values.iter().map(|v| parse_duration(v.as_str()?).ok()).collect();
                 match (parsed, key.as_str()) {
                     (Some(v), "ttl") if v.iter().all(|t| *t > 0) => axes.ttl_ns = v,
                     (Some(v), "keepalive") if v.iter().all(|t| *t > 0) => axes.keepalive_ns = v,
                     (Some(v), "pause") => axes.pause_ns = v,
+                    (Some(v), "hold") => axes.hold_ns = v,
                     _ => bad(d, "a duration string such as \"2s\" (a TTL or keep-alive above zero)"),
                 }
             }

@@ -137,42 +137,108 @@ pub fn fixed_hops(strategy: ExpiryStrategy) -> u64 {
 /// The refined prediction for one run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunPrediction {
-    /// Drift of the fastest server (the leader's, whichever leads).
+    /// Drift of the fastest server at the start, signed (for the cell's
+    /// edge; each hand-over uses the drift of the server that led at its
+    /// grant).
     pub server_drift: f64,
-    /// Drift of the slowest client.
+    /// Drift of the slowest client, signed.
     pub client_drift: f64,
     /// δ: the strategy's fixed delay at the latency floor, in ns; for a
     /// belief from receipt, net of a round trip at the latency ceiling (so
     /// it may be negative).
     pub fixed_delay_ns: i64,
-    /// The least margin with which beliefs cannot overlap.
+    /// The least margin with which beliefs cannot overlap (fastest server,
+    /// slowest client, no renewal lag).
     pub edge_margin: f64,
-    /// The predicted gap of a hand-over by expiry, in ns (negative: overlap).
+    /// The smallest predicted gap over the run's hand-overs by expiry (or,
+    /// with none, of one with the cell's edge clocks), in ns; negative:
+    /// overlap.
     pub predicted_gap_ns: i64,
     /// Hand-overs by expiry this run had (the chances for an overlap).
     pub expiry_handovers: u64,
+    /// The largest renewal lag among them, in ns.
+    pub max_renewal_lag_ns: u64,
     /// Whether the model covers this run (not: leader-stamped-wall with a
     /// forward wall step beyond the margin; see `predict_run`).
     pub modelled: bool,
     pub predicted_overlap: bool,
     pub measured_overlap: bool,
     /// The fixed delay this run showed: over its hand-overs by expiry, the
-    /// least (gap − T/(1+ρ_s) + T_c/(1+ρ_c)), in ns (a belief that ended
-    /// early, by a refused keep-alive, shows a larger one).
+    /// least (gap − lag − lease span + belief span), in ns (a belief that
+    /// ended early, by a refused keep-alive, shows a larger one).
     pub observed_delay_ns: Option<i64>,
+}
+
+/// A process's rate error at `at_ns`: its clock's drift, changed by every
+/// clock fault aimed at it by name (`s2`, `c1`) up to then.
+pub fn drift_at(s: &Scenario, p: Process, at_ns: u64) -> f64 {
+    let mut drift = s.clocks.get(&p).map_or(0.0, |c| c.drift);
+    for f in s.faults.iter().filter(|f| f.at_ns <= at_ns) {
+        if let FaultAction::Clock { target, drift: Some(d), .. } = &f.action {
+            let aimed = match (target, p) {
+                (crate::scenario::Selector::Server(n), Process::Server(m)) => *n == m,
+                (crate::scenario::Selector::Client(n), Process::Client(m)) => *n == m,
+                _ => false,
+            };
+            if aimed {
+                drift = *d;
+            }
+        }
+    }
+    drift
+}
+
+/// True time for `p`'s clock to advance `span_ns` from `from_ns`, its rate
+/// changing at each clock fault aimed at it.
+pub fn true_span(s: &Scenario, p: Process, from_ns: f64, span_ns: f64) -> f64 {
+    let mut changes: Vec<f64> = s
+        .faults
+        .iter()
+        .filter(|f| matches!(f.action, FaultAction::Clock { drift: Some(_), .. }) && f.at_ns as f64 > from_ns)
+        .map(|f| f.at_ns as f64)
+        .collect();
+    changes.sort_by(f64::total_cmp);
+    let (mut t, mut left) = (from_ns, span_ns);
+    for c in changes {
+        let rate = 1.0 + drift_at(s, p, t.max(0.0) as u64);
+        if (c - t) * rate >= left {
+            break;
+        }
+        left -= (c - t) * rate;
+        t = c;
+    }
+    t + left / (1.0 + drift_at(s, p, t.max(0.0) as u64)) - from_ns
 }
 
 /// The refined prediction for `scenario`'s run whose figures are `m`;
 /// `None` without a lock workload.
+///
+/// Per hand-over by expiry from client c, granted while server L led:
+/// the belief ends T_c on c's clock after its anchor a (the send, or the
+/// receipt); the lease, renewed `lag` later than a (a keep-alive sent
+/// before a pause and answered while the holder was paused), ends T on L's
+/// clock after that, and the next grant comes δ later:
+///
+///   gap = δ + lag + span_L(T from a + lag) − span_c(T_c from a)
+///
+/// with spans in true time (constant rates: T/(1+ρ_L), T_c/(1+ρ_c); a
+/// slewed clock is integrated over its rate changes). Only the leader's
+/// clock times a lease, so a fast follower changes nothing. When L took
+/// over while the lease lived, it re-armed the lease at its promotion +
+/// extension (the top of the election range) + the TTL left, as etcd's
+/// Promote does; the lease then ends there (leader-monotonic and
+/// writer-clock; leader-stamped-wall keeps its stamps).
 pub fn predict_run(s: &Scenario, m: &RunMetrics) -> Option<RunPrediction> {
     let lock = s.workloads.iter().find_map(|w| match &w.kind {
         WorkloadKind::Lock(l) => Some(l),
         _ => None,
     })?;
-    let drift_of =
-        |server: bool| s.clocks.iter().filter(|(p, _)| matches!(p, Process::Server(_)) == server).map(|(_, c)| c.drift).collect::<Vec<_>>();
-    let server_drift = drift_of(true).into_iter().fold(0.0_f64, f64::max);
-    let client_drift = drift_of(false).into_iter().fold(0.0_f64, f64::min);
+    let servers: Vec<Process> = (1..=s.cluster.servers + s.cluster.spares).map(Process::Server).collect();
+    let clients: Vec<Process> = (1..=s.client_count()).map(Process::Client).collect();
+    let fastest = servers.iter().map(|p| drift_at(s, *p, 0)).fold(f64::NEG_INFINITY, f64::max);
+    let server_drift = if fastest.is_finite() { fastest } else { 0.0 };
+    let slowest = clients.iter().map(|p| drift_at(s, *p, 0)).fold(f64::INFINITY, f64::min);
+    let client_drift = if slowest.is_finite() { slowest } else { 0.0 };
     let hop_min = (s.network.latency_ns.0 + 2_000_000) as f64;
     let hop_max = (s.network.latency_ns.1 + 2_000_000) as f64;
     // A follower whose wall clock runs ahead expires stamps early in its
@@ -185,9 +251,42 @@ pub fn predict_run(s: &Scenario, m: &RunMetrics) -> Option<RunPrediction> {
     }
     let t = lock.ttl_ns as f64;
     let tc = t * (1.0 - lock.margin);
-    let gap = delay + t / (1.0 + server_drift) - tc / (1.0 + client_drift);
+    let edge_gap = delay + t / (1.0 + server_drift) - tc / (1.0 + client_drift);
     let edge_margin = 1.0 - (1.0 + client_drift) * (1.0 / (1.0 + server_drift) + delay / t);
     let by_expiry: Vec<_> = m.handovers.iter().filter(|h| h.cause == "expiry").collect();
+    // Per hand-over: (predicted gap, the spans' difference).
+    let per_handover: Vec<(f64, f64)> = by_expiry
+        .iter()
+        .map(|h| {
+            let client = Process::Client(h.from_client);
+            let anchor = h.prev_end_ns as f64 - tc / (1.0 + drift_at(s, client, h.prev_end_ns));
+            let lag = h.renewal_lag_ns as f64;
+            let lease_span = match h.leader {
+                Some(n) => true_span(s, Process::Server(n), anchor + lag, t),
+                None => servers.iter().map(|p| true_span(s, *p, anchor + lag, t)).fold(f64::INFINITY, f64::min),
+            };
+            let belief_span = true_span(s, client, anchor, tc);
+            let regular = (delay + lag + lease_span - belief_span, lag + lease_span - belief_span);
+            // A leader that took over while the lease lived re-armed it at
+            // its promotion + extension + the TTL left (etcd's Promote:
+            // the full TTL under leader-monotonic, the writer's remaining
+            // time under writer-clock), and the grant then waits only for
+            // the `Expire` round (one hop less than δ).
+            let renewed = anchor + lag;
+            match (h.leader, h.leader_since_ns.map(|t| t as f64), s.cluster.lease_expiry) {
+                (Some(n), Some(since), strategy)
+                    if strategy != ExpiryStrategy::LeaderStampedWall && since > renewed && since < renewed + lease_span =>
+                {
+                    let left = if strategy == ExpiryStrategy::WriterClock { (t - (since - renewed)).max(0.0) } else { t };
+                    let extension = s.cluster.election_timeout_ns.1 as f64;
+                    let end = since + true_span(s, Process::Server(n), since, extension + left);
+                    let spans = end - anchor - belief_span;
+                    (delay - hop_min + spans, spans)
+                }
+                _ => regular,
+            }
+        })
+        .collect();
     // leader-stamped-wall with a forward step J of the leader's wall clock
     // beyond m·T + δ: every lease stamped within J ahead ends at once,
     // the waiter's included, and whether two beliefs then overlap depends
@@ -196,16 +295,18 @@ pub fn predict_run(s: &Scenario, m: &RunMetrics) -> Option<RunPrediction> {
     // are marked not modelled rather than guessed.
     let modelled = !(s.cluster.lease_expiry == ExpiryStrategy::LeaderStampedWall
         && s.faults.iter().any(|f| matches!(f.action, FaultAction::Clock { jump_ns: Some(j), .. } if j > 0 && j as f64 > t - tc + delay)));
-    let observed_delay_ns = by_expiry.iter().map(|h| h.gap_ns - (t / (1.0 + server_drift) - tc / (1.0 + client_drift)) as i64).min();
+    let observed_delay_ns = by_expiry.iter().zip(&per_handover).map(|(h, (_, spans))| h.gap_ns - *spans as i64).min();
+    let predicted_gap = per_handover.iter().map(|(g, _)| *g).fold(f64::INFINITY, f64::min);
     Some(RunPrediction {
         server_drift,
         client_drift,
         fixed_delay_ns: delay as i64,
         edge_margin,
-        predicted_gap_ns: gap as i64,
+        predicted_gap_ns: if predicted_gap.is_finite() { predicted_gap as i64 } else { edge_gap as i64 },
         expiry_handovers: by_expiry.len() as u64,
+        max_renewal_lag_ns: by_expiry.iter().map(|h| h.renewal_lag_ns).max().unwrap_or(0),
         modelled,
-        predicted_overlap: !by_expiry.is_empty() && gap < 0.0,
+        predicted_overlap: predicted_gap < 0.0,
         measured_overlap: m.handovers.iter().any(|h| h.overlap_ns > 0),
         observed_delay_ns,
     })

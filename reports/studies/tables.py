@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Prints the tables of reports/clock-skew-study/*.md from the study data.
+
+Every figure comes from a study's results.json, runs.csv[.gz] and
+handovers.csv[.gz] (new studies write the per-run files gzipped; older ones
+have plain CSV: both are read). Run from anywhere:
+
+    python3 reports/studies/tables.py            # every table
+    python3 reports/studies/tables.py heavy-pauses   # one study's
+
+Measured values are labelled `measured`, model values `predicted`.
+"""
+
+import csv
+import gzip
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def results(study, folder=None):
+    path = os.path.join(folder or os.path.join(HERE, study), "results.json") if folder != "reruns" else os.path.join(HERE, "reruns", study + ".json")
+    with open(path) as f:
+        return json.load(f)
+
+
+def rows(study, name):
+    """runs or handovers rows of a study, gzipped or not."""
+    base = os.path.join(HERE, study, name + ".csv")
+    if os.path.exists(base + ".gz"):
+        with gzip.open(base + ".gz", "rt") as f:
+            return list(csv.DictReader(f))
+    with open(base) as f:
+        return list(csv.DictReader(f))
+
+
+def wilson(k, n, z=1.959963984540054):
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, c - h), min(1.0, c + h))
+
+
+def kn(k, n):
+    lo, hi = wilson(k, n)
+    return f"{k}/{n} [{lo:.2f}, {hi:.2f}]"
+
+
+def fired(cell):
+    """Every invariant that fired: violations (runs)."""
+    m = cell["metrics"]
+    if not m["invariants"]:
+        return "none"
+    return ", ".join(f"`{i}` {n} ({m['invariant_runs'][i]})" for i, n in m["invariants"].items())
+
+
+def unsafe(cell):
+    r = cell["rates"]["unsafe_runs"]
+    return kn(r["k"], r["n"])
+
+
+def per_run(cell):
+    a = cell["per_run"]
+    if a["runs"] == 0 and a["not_modelled_runs"]:
+        return "not modelled"
+    return f"{a['agree_runs']}/{a['runs']}"
+
+
+def agreement_summary():
+    print("### Per-run model: agreement (predicted vs measured belief overlap, per run)\n")
+    print("| study | data | build | cells | runs modelled | runs agree | not modelled |")
+    print("|---|---|---|---|---|---|---|")
+    olds = ["drift-margin", "wall-jump", "ttl-crash", "realistic-drift", "ntp-step", "k8s-leader-election", "leader-change"]
+    news = ["drift-margin-edge", "heavy-pauses", "heavy-pauses-lognormal", "mixed-drift", "mixed-drift-leader-change", "ntp-slew", "client-drift-large"]
+    for study, folder in [(s, None) for s in olds] + [(s, "reruns") for s in olds] + [(s, None) for s in news]:
+        path = os.path.join(HERE, "reruns", study + ".json") if folder else os.path.join(HERE, study, "results.json")
+        if not os.path.exists(path):
+            continue
+        r = results(study, folder)
+        cells = r["cells"]
+        runs = sum(c["per_run"]["runs"] for c in cells)
+        agree = sum(c["per_run"]["agree_runs"] for c in cells)
+        nm = sum(c["per_run"]["not_modelled_runs"] for c in cells)
+        data = "rerun (reruns/)" if folder else "committed"
+        print(f"| {study} | {data} | `{r['build']}` | {len(cells)} | {runs} | {agree} | {nm} |")
+    print()
+
+
+def edge_table():
+    r = results("drift-margin-edge")
+    print("### drift-margin-edge: where overlaps stop (measured) against the refined edge (predicted)\n")
+    print("| strategy | drift ρ | runs with `lock-belief-overlap`, by margin (measured) | measured edge: last margin with an overlap – first margin with none above it | refined edge ρ/(1+ρ) − δ/T (predicted) | per-run model agrees |")
+    print("|---|---|---|---|---|---|")
+    by = {}
+    for c in r["cells"]:
+        p = c["params"]
+        by.setdefault((p["lease_expiry"], p["leader_drift"]), []).append(c)
+    for (strategy, drift), cells in by.items():
+        edge = cells[0]["per_run"]["edge_margin"]
+        near = [c for c in cells if abs(c["params"]["margin"] - edge) <= 0.03]
+        parts = []
+        last_overlap = None
+        for c in sorted(near, key=lambda c: c["params"]["margin"]):
+            k = c["metrics"]["invariant_runs"].get("lock-belief-overlap", 0)
+            parts.append(f"{c['params']['margin']}: {k}/{c['metrics']['runs']}")
+            if k:
+                last_overlap = c["params"]["margin"]
+        above = [c["params"]["margin"] for c in sorted(cells, key=lambda c: c["params"]["margin"]) if last_overlap is not None and c["params"]["margin"] > last_overlap]
+        first_clean = above[0] if above else None
+        agree = sum(c["per_run"]["agree_runs"] for c in cells)
+        runs = sum(c["per_run"]["runs"] for c in cells)
+        print(f"| {strategy} | {drift} | {'; '.join(parts)} | {last_overlap}–{first_clean} | {edge:.3f} | {agree}/{runs} |")
+    print()
+
+
+def cell_table(study, params, title):
+    r = results(study)
+    print(f"### {study}: {title} (build `{r['build']}`)\n")
+    print("| " + " | ".join(params) + " | runs unsafe k/n [95 % Wilson] (measured) | invariants: violations (runs) | per-run model agrees |")
+    print("|" + "---|" * (len(params) + 3))
+    for c in r["cells"]:
+        p = c["params"]
+        vals = []
+        for name in params:
+            v = p[name]
+            if name.endswith("_ns") and v is not None:
+                v = f"{v / 1e6:g} ms"
+            vals.append(str(v))
+        print("| " + " | ".join(vals) + f" | {unsafe(c)} | {fired(c)} | {per_run(c)} |")
+    print()
+
+
+def pause_tail(dist, scale_ms, shape, x_ms):
+    """P(one pause lasts at least x), as sim/src/study/pauses.rs defines it (predicted)."""
+    if dist == "pareto":
+        return 1.0 if x_ms <= scale_ms else (scale_ms / x_ms) ** shape
+    return 0.5 * math.erfc(math.log(x_ms / scale_ms) / (shape * math.sqrt(2)))
+
+
+def pause_threshold_table(study):
+    r = results(study)
+    runs = rows(study, "runs")
+    setup = r["cells"][0]["setup"]
+    ttl, keep = setup["ttl_ns"] / 1e6, setup["keepalive_ns"] / 1e6
+    threshold = ttl - keep
+    dist, shape = r["pause_distribution"], r["pause_shape"]
+    # Pauses from pause_at every pause_every until the end: n per run.
+    n_pauses = len(range(r["pause_at_ns"], setup["duration_ns"], r["pause_every_ns"]))
+    print(f"{study}: a live holder renews every {keep:.0f} ms, so its lease can end only after a pause of at least T − T/3 = {threshold:.0f} ms (predicted threshold).\n")
+    print(f"| fenced | pause scale | runs | unsafe runs (measured) | shortest longest-pause among unsafe runs (measured) | runs with a pause ≥ threshold (measured) | 1 − (1 − P(pause ≥ threshold))^{n_pauses} ({dist}, predicted) |")
+    print("|---|---|---|---|---|---|---|")
+    cells = {c["index"]: c for c in r["cells"]}
+    groups = sorted({(cells[int(x["cell"])]["params"]["fenced"], cells[int(x["cell"])]["params"]["pause_ns"]) for x in runs}, key=str)
+    for fenced, scale in groups:
+        mine = [x for x in runs if (cells[int(x["cell"])]["params"]["fenced"], cells[int(x["cell"])]["params"]["pause_ns"]) == (fenced, scale)]
+        bad = [x for x in mine if x["unsafe"] == "1"]
+        long = [x for x in mine if float(x["longest_pause_ms"]) >= threshold]
+        pred = 1 - (1 - pause_tail(dist, scale / 1e6, shape, threshold)) ** n_pauses
+        shortest = min((float(x["longest_pause_ms"]) for x in bad), default=None)
+        shortest = "—" if shortest is None else f"{shortest:.0f} ms"
+        print(f"| {fenced} | {scale / 1e6:g} ms | {len(mine)} | {kn(len(bad), len(mine))} | {shortest} | {kn(len(long), len(mine))} | {pred:.3f} |")
+    bad = [x for x in runs if x["unsafe"] == "1"]
+    below = [x for x in bad if float(x["longest_pause_ms"]) < threshold]
+    print(f"\nUnsafe runs: {len(bad)}; of them with no pause at or above the threshold: {len(below)} (measured).\n")
+
+
+def heavy_pauses():
+    cell_table("heavy-pauses", ["fenced", "pause_ns", "hold_ns", "margin"], "Pareto pauses (α = 1.5), every second")
+    pause_threshold_table("heavy-pauses")
+    cell_table("heavy-pauses-lognormal", ["fenced", "pause_ns", "hold_ns", "margin"], "lognormal pauses (σ = 1.5), unfenced")
+    pause_threshold_table("heavy-pauses-lognormal")
+
+
+def mixed_drift(study):
+    cell_table(study, ["lease_expiry", "s1_drift", "margin"], "s1 at its own rate, the other servers exact")
+    r = results(study)
+    cells = {c["index"]: c for c in r["cells"]}
+    hand = rows(study, "handovers")
+    print(f"{study}: hand-overs by expiry without renewal lag, by the server that led at the grant (measured overlap):\n")
+    print("| strategy | s1 drift | margin | led by s1: overlapping / all | led by s2 or s3: overlapping / all |")
+    print("|---|---|---|---|---|")
+    agg = {}
+    for h in hand:
+        if h["cause"] != "expiry" or float(h["renewal_lag_ms"]) > 0:
+            continue
+        p = cells[int(h["cell"])]["params"]
+        key = (p["lease_expiry"], p["s1_drift"], p["margin"])
+        a = agg.setdefault(key, [0, 0, 0, 0])
+        i = 0 if h["leader"] == "s1" else 2
+        a[i] += float(h["overlap_ms"]) > 0
+        a[i + 1] += 1
+    for (s, d, m), a in agg.items():
+        print(f"| {s} | {d} | {m} | {a[0]}/{a[1]} | {a[2]}/{a[3]} |")
+    print()
+
+
+def client_drift_large():
+    r = results("client-drift-large")
+    print(f"### client-drift-large: measured edge against the refined edge (build `{r['build']}`)\n")
+    print("| belief from | client drift | server drift | `lock-belief-overlap` runs by margin (measured) | refined edge (predicted) | per-run agrees |")
+    print("|---|---|---|---|---|---|")
+    by = {}
+    for c in r["cells"]:
+        p = c["params"]
+        by.setdefault((p["belief_from"], p["client_drift"], p["leader_drift"]), []).append(c)
+    for (b, cd, sd), cells in by.items():
+        parts = [f"{c['params']['margin']}: {c['metrics']['invariant_runs'].get('lock-belief-overlap', 0)}/{c['metrics']['runs']}" for c in cells]
+        agree = sum(c["per_run"]["agree_runs"] for c in cells)
+        n = sum(c["per_run"]["runs"] for c in cells)
+        print(f"| {b} | {cd} | {sd} | {'; '.join(parts)} | {cells[0]['per_run']['edge_margin']:.3f} | {agree}/{n} |")
+    print()
+
+
+def main():
+    only = sys.argv[1:]
+    tables = {
+        "agreement": agreement_summary,
+        "drift-margin-edge": edge_table,
+        "heavy-pauses": heavy_pauses,
+        "mixed-drift": lambda: mixed_drift("mixed-drift"),
+        "mixed-drift-leader-change": lambda: mixed_drift("mixed-drift-leader-change"),
+        "ntp-slew": lambda: cell_table("ntp-slew", ["lease_expiry", "server_slew", "margin"], "every server slewed from 5 s to 10 s"),
+        "client-drift-large": client_drift_large,
+    }
+    for name, fn in tables.items():
+        if not only or name in only:
+            fn()
+
+
+if __name__ == "__main__":
+    main()
