@@ -25,7 +25,10 @@
 # Environment: HAND_SCRATCH (/tmp/hand-scratch), CARGO_TARGET_DIR
 # (/tmp/hand-target), HAND_OUT (/tmp/hand-out), HAND_SEEDS (0..16),
 # HAND_CHAOS_SEEDS (16..48; empty: none), HAND_JOBS (2), HAND_CORE_TESTS (1;
-# 0 skips core's tests).
+# 0 skips core's tests), HAND_SCENARIOS (the sweep's files or folders,
+# space-separated; default scenarios/), HAND_CHAOS_FILES (the files swept for
+# HAND_CHAOS_SEEDS; default the four chaos scenarios), HAND_CSV (the results
+# file; default hand/results.csv or hand/results-relaxed.csv).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,7 +41,8 @@ seeds=${HAND_SEEDS:-0..16}
 chaos_seeds=${HAND_CHAOS_SEEDS-16..48}
 jobs=${HAND_JOBS:-2}
 core_tests=${HAND_CORE_TESTS:-1}
-chaos_files=(scenarios/chaos-nemesis.toml scenarios/chaos-swarm.toml scenarios/chaos-tasks.toml scenarios/task-singleton-nemesis.toml)
+read -r -a scenario_paths <<<"${HAND_SCENARIOS:-scenarios/}"
+read -r -a chaos_files <<<"${HAND_CHAOS_FILES:-scenarios/chaos-nemesis.toml scenarios/chaos-swarm.toml scenarios/chaos-tasks.toml scenarios/task-singleton-nemesis.toml}"
 
 relax=0
 if [[ ${1:-} == --relax ]]; then
@@ -51,7 +55,7 @@ if [[ ${#patches[@]} -eq 0 ]]; then
     patches=("$here"/hand/[0-9]*.patch)
 fi
 suffix=$([[ $relax == 1 ]] && echo -relaxed || true)
-csv="$here/hand/results$suffix.csv"
+csv=${HAND_CSV:-$here/hand/results$suffix.csv}
 mkdir -p "$out"
 
 if [[ ! -e $scratch/.git ]]; then
@@ -70,7 +74,7 @@ build() {
 # sweep NAME: the bundled sweep, then the chaos files for more seeds.
 sweep() {
     local bin=$CARGO_TARGET_DIR/mutants/leasesim
-    (cd "$scratch" && nice -n 10 timeout 1800 "$bin" sweep scenarios/ --seeds "$seeds" --jobs "$jobs" --json) \
+    (cd "$scratch" && nice -n 10 timeout 1800 "$bin" sweep "${scenario_paths[@]}" --seeds "$seeds" --jobs "$jobs" --json) \
         >"$out/$1.jsonl" 2>"$out/$1.sweep.err" || true
     if [[ -n $chaos_seeds ]]; then
         (cd "$scratch" && nice -n 10 timeout 1800 "$bin" sweep "${chaos_files[@]}" --seeds "$chaos_seeds" --jobs "$jobs" --json) \
@@ -116,6 +120,14 @@ log "baseline: $base"
 if [[ $(cut -d, -f3 <<<"$base") != no ]]; then
     log "the unmutated sweep is not clean: stop"
     exit 2
+fi
+if [[ $core_tests == 1 ]]; then
+    log "baseline: core tests"
+    t=$(tests baseline)
+    if [[ $t != missed ]]; then
+        log "core's tests do not pass unmutated ($t): $out/baseline.tests.log"
+        exit 2
+    fi
 fi
 for p in "${patches[@]}"; do
     name=$(basename "$p" .patch)

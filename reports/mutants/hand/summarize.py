@@ -114,9 +114,10 @@ def table(path, commit, seeds, chaos_seeds, relaxed=False):
     by_checker = sum(bool(r["first_checker_catch"]) for r in rows)
     viable = sum(r["caught_by_sim"] != "unviable" for r in rows)
     core = sum(r["core_tests"] == "caught" for r in rows)
+    core_run = sum(r["core_tests"] not in ("skipped", "") for r in rows)
     print()
     print(f"Caught by the simulator: {caught}/{viable} viable; by an invariant checker (not only engine-panic): "
-          f"{by_checker}/{viable}; by core's tests: {core}/{viable}.")
+          f"{by_checker}/{viable}; by core's tests: " + (f"{core}/{core_run}." if core_run else "not run."))
 
 
 def main(argv):
