@@ -1,11 +1,19 @@
 //! Scenarios aimed at the windows two hand-written mutations of the engine
-//! escaped the bundled and chaos sweeps through (reports/hand-mutants.md):
-//! a vote lost by a crash right after the vote reply (mutation 03) and reads
-//! served by a deposed leader (mutation 10). The healthy engine must stay
-//! silent on them; with the mutation applied, `leasesim sweep
-//! sim/tests/data/hand-mutants/FILE --seeds 0..16` fires the invariant each
-//! file names (measured in the report, not here: the mutation is a source
-//! patch, `reports/mutants/hand/*.patch`).
+//! escaped the bundled and chaos sweeps through (reports/hand-mutants.md).
+//! The healthy engine must stay silent on them. With a mutation applied
+//! (`reports/mutants/hand/*.patch`, a source patch, so measured by
+//! `reports/mutants/hand.sh`, not here):
+//! - `vote-crash-window.toml` (a follower crashed for 2–4 ms right after a
+//!   vote reply, narrow election timeouts so two candidates share a term)
+//!   catches mutation 03, a vote not written before its reply, with
+//!   `vote-durability` and `election-safety` (seed 9 of 0..16 at 213a767);
+//! - `deposed-leader-reads.toml` (the leader cut off from the servers while
+//!   clients still reach it, election timeouts spread over 100–400 ms,
+//!   50 ms client timeouts) does **not** catch mutation 10, reads served
+//!   without a read-index round: every client leaves the deposed leader at
+//!   its first write, long before a new leader has written anything (one
+//!   request in flight per client). It stays as the healthy-engine check of
+//!   that window; the report says what would catch it.
 
 use std::path::Path;
 
