@@ -3,10 +3,12 @@
 //! The healthy engine must stay silent on them. With a mutation applied
 //! (`reports/mutants/hand/*.patch`, a source patch, so measured by
 //! `reports/mutants/hand.sh`, not here):
-//! - `vote-crash-window.toml` (a follower crashed for 2–4 ms right after a
-//!   vote reply, narrow election timeouts so two candidates share a term)
-//!   catches mutation 03, a vote not written before its reply, with
-//!   `vote-durability` and `election-safety` (seed 9 of 0..16 at 213a767);
+//! - `vote-crash-window.toml` (a server crashed for 2–4 ms right after a
+//!   vote reply; narrow election timeouts and wide latency, so two
+//!   candidates share a term and their requests arrive far apart) catches
+//!   mutation 03, a vote not written before its reply, with
+//!   `vote-durability` and `election-safety` (reports/mutants/hand/
+//!   results-targeted.md);
 //! - `deposed-leader-reads.toml` (the leader cut off from the servers while
 //!   clients still reach it, election timeouts spread over 100–400 ms,
 //!   50 ms client timeouts) does **not** catch mutation 10, reads served
