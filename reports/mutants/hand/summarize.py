@@ -99,7 +99,8 @@ def row(name, path, build, core_tests, patch=None):
 def table(path, commit, seeds, chaos_seeds, relaxed=False):
     with open(path) as f:
         rows = list(csv.DictReader(f))
-    print(f"Commit `{commit[:12]}`; bundled sweep seeds {seeds}, chaos files seeds {chaos_seeds or 'none'}"
+    print(f"Commit `{commit[:12]}`; sweep seeds {seeds} (hand.sh's HAND_SCENARIOS, default scenarios/), "
+          f"chaos files seeds {chaos_seeds or 'none'}"
           + ("; engine `invariant!` assertions compiled out (--relax)" if relaxed else ""))
     print()
     print("| mutation | kind | caught by sim | first catch (scenario, seed: invariants) | runs to first catch | unexpected runs / runs | invariants seen | engine-panic only | first checker catch (runs) | core tests |")
