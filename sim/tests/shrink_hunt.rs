@@ -133,7 +133,7 @@ fn shrinking_a_seed_that_fires_nothing_is_refused_with_the_reason() {
 
 #[test]
 fn chaos_runs_replay_bit_for_bit_and_equal_their_explicit_form() {
-    for file in ["scenarios/chaos-swarm.toml", "scenarios/chaos-nemesis.toml"] {
+    for file in ["scenarios/chaos-swarm.toml", "scenarios/chaos-nemesis.toml", "scenarios/chaos-failover.toml"] {
         let s = load(file);
         let seed = 3;
         let first = run_seed(&s, seed, &RunOptions::default());
