@@ -19,8 +19,8 @@ pub(crate) enum ProgressState {
     Replicate,
     /// The follower needs entries already compacted: a snapshot up to this
     /// index is in flight, sent at the leader's clock `sent_ns`. Heartbeats
-    /// go on meanwhile; the snapshot itself is sent again only after an
-    /// election timeout without an answer (it may be large: resending it at
+    /// go on meanwhile; the snapshot itself is sent again only after half
+    /// the shortest election timeout without an answer (it may be large: resending it at
     /// every heartbeat or read round floods the link and the follower).
     Snapshot { index: LogIndex, sent_ns: u64 },
 }

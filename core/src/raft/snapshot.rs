@@ -82,15 +82,18 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     }
 
     /// The heartbeat of a follower with a snapshot in flight: the snapshot
-    /// again if an election timeout passed without an answer (it or its
-    /// answer may be lost), otherwise an empty append whose `prev` is the
+    /// again if half the shortest election timeout passed without an answer
+    /// (it or its answer may be lost; waiting a whole election timeout
+    /// delayed recovery enough to miss chaos-nemesis seed 25's liveness
+    /// deadline, with one entry per append, a snapshot every 8 entries and
+    /// 75 ms links), otherwise an empty append whose `prev` is the
     /// leader's snapshot point. That keeps the follower from starting an
     /// election and confirms read rounds: a follower without the point
     /// rejects it (the leader ignores that while the snapshot is in flight),
     /// one that already holds it (the answer was lost) accepts, which ends
     /// Snapshot state.
     pub(super) fn heartbeat_during_snapshot(&mut self, to: NodeId, sent_ns: u64) {
-        let resend_due = self.now_ns >= sent_ns.saturating_add(self.config.election_timeout_max_ns);
+        let resend_due = self.now_ns >= sent_ns.saturating_add(self.config.election_timeout_min_ns / 2);
         let prev_log_index = self.log.snapshot_index();
         match self.log.term_at(prev_log_index) {
             Some(prev_log_term) if !resend_due => {

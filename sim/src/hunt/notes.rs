@@ -34,8 +34,8 @@ const RARE: &[(&str, &str)] = &[(
     "Rare, not unobservable: a new leader that re-arms leases at now + TTL without etcd's Promote \
      extension ends a lease early only if all of these line up in one seed. Keep-alives are answered \
      without a read-index round and leases are leader-monotonic (a quarter of the knob draws). The \
-     leader is cut off together with a lease holder (chaos-failover's leader isolations are zone cuts \
-     that take the clients along; chaos-nemesis's partitions with clients do it when the leader is on \
+     leader is cut off together with a lease holder (half of chaos-failover's leader isolations are zone \
+     cuts that take the clients along; chaos-nemesis's partitions with clients do it when the leader is on \
      the minority side). The holder's keep-alive reaches the old leader more than TTL × drift_bound \
      after the new leader promoted and before check-quorum deposes the old one (a window of at most \
      the election timeout's spread). The new leader then survives a TTL with no crash, pause or \
