@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use leasesim_core::raft::{Entry, HardState, Message, Payload, PersistOp, Persisted, RaftConfig, RaftNode, Snapshot};
-use leasesim_core::testkit::{Cluster, ClusterOptions, ToyState};
+use leasesim_core::testkit::{Cluster, ClusterOptions, Envelope, ToyState};
 
 type Node = RaftNode<u64, ToyState>;
 
@@ -80,6 +80,79 @@ fn a_follower_behind_the_snapshot_receives_it() {
     assert_eq!(n3.first_index(), 22, "its log starts after the snapshot");
     assert_eq!(n3.entries(22, 22), c.node(1).entries(22, 22));
     assert_eq!(c.state(3), c.state(1));
+    c.check().unwrap();
+}
+
+/// Delivers everything in flight, first losing every message `lost`
+/// matches (before each delivery, so none gets through); returns how many
+/// were lost.
+fn deliver_all_losing(c: &mut Cluster, lost: impl Fn(&Envelope) -> bool) -> usize {
+    let mut count = 0;
+    loop {
+        count += c.drop_where(&lost);
+        if !c.deliver_next() {
+            return count;
+        }
+    }
+}
+
+/// A leader sends a follower that needs a snapshot one copy, then only
+/// heartbeats (which keep the follower from campaigning and confirm read
+/// rounds) until half the shortest election timeout passes without an
+/// answer; then one copy again. Before, every heartbeat and every read-index round carried
+/// the whole snapshot again until the follower answered: with slow links
+/// the copies piled up (chaos-nemesis seed 1004 peaked at 79 MB).
+#[test]
+fn a_snapshot_in_flight_is_resent_only_after_half_an_election_timeout() {
+    // Heartbeats every 10 ms: many rounds fit in the 75 ms wait.
+    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.heartbeat_ns = 10_000_000));
+    assert!(c.elect(1));
+    heartbeat(&mut c, 1);
+    c.isolate(3);
+    for cmd in 0..20 {
+        c.propose(1, cmd).unwrap();
+    }
+    c.deliver_all();
+    c.compact(1);
+    c.heal();
+    let snapshot_to_3 = |e: &Envelope| e.to == 3 && matches!(e.msg, Message::InstallSnapshot { .. });
+    let timeout_ns = c.node(1).config().election_timeout_min_ns / 2;
+
+    // Every copy is lost; the leader heartbeats and runs read rounds.
+    let mut copies = 0;
+    let mut rounds = 0;
+    let mut first_sent_ns = None;
+    while first_sent_ns.is_none_or(|at: u64| c.local_ns(1) + c.node(1).config().heartbeat_ns < at + timeout_ns) {
+        c.fire_timeout(1);
+        c.read_index(1).expect("the leader serves reads");
+        rounds += 2;
+        let lost = deliver_all_losing(&mut c, snapshot_to_3);
+        if lost > 0 && first_sent_ns.is_none() {
+            first_sent_ns = Some(c.local_ns(1));
+        }
+        copies += lost;
+        assert!(rounds < 100, "no snapshot was ever sent");
+    }
+    assert!(rounds >= 6, "only {rounds} rounds within the election timeout");
+    assert_eq!(copies, 1, "{copies} copies in {rounds} heartbeats and read rounds within the wait");
+
+    // The wait passed without an answer: one more copy (lost too).
+    while copies == 1 {
+        c.fire_timeout(1);
+        copies += deliver_all_losing(&mut c, snapshot_to_3);
+        assert!(c.local_ns(1) <= first_sent_ns.unwrap() + 2 * timeout_ns, "never sent again");
+    }
+    assert_eq!(copies, 2);
+    // The next copy gets through.
+    let second_sent_ns = c.local_ns(1);
+    while c.stats.snapshots_installed == 0 {
+        heartbeat(&mut c, 1);
+        assert!(c.local_ns(1) <= second_sent_ns + 2 * timeout_ns, "never sent a third time");
+    }
+    heartbeat(&mut c, 1);
+    assert_eq!(c.stats.snapshots_installed, 1);
+    assert_eq!(c.state(3), c.state(1));
+    assert_eq!((c.node(3).term(), c.leader()), (c.node(1).term(), Some(1)), "node 3 kept following");
     c.check().unwrap();
 }
 

@@ -270,3 +270,42 @@ fn a_follower_never_commits_beyond_what_it_shares_with_the_leader() {
         matches!(&ready.persist[..], [leasesim_core::raft::PersistOp::SetHardState(_), leasesim_core::raft::PersistOp::Append(e)] if e.len() == 3)
     );
 }
+
+/// Appends carrying entries from the leader to `to`, in flight now.
+fn appends_in_flight(c: &Cluster, to: u64) -> usize {
+    c.messages_in_flight()
+        .filter(|e| e.from == 1 && e.to == to && matches!(&e.msg, Message::AppendEntries { entries, .. } if !entries.is_empty()))
+        .count()
+}
+
+/// `max_in_flight_appends` is the pipelining depth: with one entry per
+/// append, a leader with a backlog has exactly that many appends out to
+/// each follower at once (the window is used), never more, however the
+/// answers interleave — and the backlog still drains to every follower.
+#[test]
+fn the_pipelining_window_is_used_and_never_exceeded() {
+    for depth in [1usize, 2, 5] {
+        let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| {
+            r.max_entries_per_append = 1;
+            r.max_in_flight_appends = depth;
+        }));
+        assert!(c.elect(1));
+        heartbeat(&mut c, 1);
+        for cmd in 0..20 {
+            c.propose(1, cmd).unwrap();
+        }
+        for peer in [2, 3] {
+            assert_eq!(appends_in_flight(&c, peer), depth, "depth {depth}: the window to node {peer} is filled");
+        }
+        let mut most = 0;
+        while c.deliver_next() {
+            for peer in [2, 3] {
+                most = most.max(appends_in_flight(&c, peer));
+            }
+        }
+        assert_eq!(most, depth, "depth {depth}: at most {depth} appends in flight to one follower");
+        heartbeat(&mut c, 1);
+        assert!(c.applied_everywhere(c.node(1).last_index()), "depth {depth}: the backlog reached every follower");
+        c.check().unwrap();
+    }
+}

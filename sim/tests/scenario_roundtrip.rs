@@ -87,6 +87,7 @@ fn defaults_are_the_documented_ones() {
             spares: 0,
             drift_bound: 0.001,
             max_append_entries: 64,
+            max_in_flight_appends: 4,
             snapshot_every: 1000,
             keepalive_read_index: true,
             client_timeout_ns: 500 * MS
@@ -117,7 +118,7 @@ fn every_key_lands_in_the_model() {
     assert_eq!(s.client_count(), 5);
     assert_eq!(s.workload_of(4).map(|w| w.kind.name()), Some("registry"));
     assert_eq!(s.lock_keys().into_iter().collect::<Vec<_>>(), vec!["invoices", "orders"]);
-    assert_eq!(s.workloads[2].kind, WorkloadKind::Kv(KvWorkload { keys: 7, interval_ns: (MS, 2 * MS) }));
+    assert_eq!(s.workloads[2].kind, WorkloadKind::Kv(KvWorkload { keys: 7, interval_ns: (MS, 2 * MS), in_flight: 1 }));
     let WorkloadKind::Lock(lock) = &s.workloads[0].kind else { panic!("not a lock workload") };
     assert_eq!((lock.hold_ns, lock.margin, lock.belief_from, lock.fenced), ((200 * MS, 200 * MS), 0.0, BeliefFrom::Receipt, false));
     let actions: Vec<&str> = s.faults.iter().map(|f| f.action.name()).collect();
@@ -226,7 +227,8 @@ fn workload_kind() -> BoxedStrategy<WorkloadKind> {
             })
         });
     let registry = lease().prop_map(|(ttl_ns, keepalive_ns)| WorkloadKind::Registry(RegistryWorkload { ttl_ns, keepalive_ns }));
-    let kv = (1u64..=1000, range_ns()).prop_map(|(keys, interval_ns)| WorkloadKind::Kv(KvWorkload { keys, interval_ns }));
+    let kv = (1u64..=1000, range_ns(), 1u64..=16)
+        .prop_map(|(keys, interval_ns, in_flight)| WorkloadKind::Kv(KvWorkload { keys, interval_ns, in_flight }));
     let belief = |receipt: bool| if receipt { BeliefFrom::Receipt } else { BeliefFrom::Send };
     let task = (lease(), 1u64..=100_000, range_ns(), range_ns(), positive_range_ns(), fraction(), any::<bool>()).prop_map(
         move |((ttl_ns, keepalive_ns), tasks, task_every_ns, work_ns, poll_ns, margin, receipt)| {
@@ -442,6 +444,7 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
             // Replacements ride on partitions: without them the loader rejects them.
             partition_replacements: if partitions.is_some() { replacements } else { 0.0 },
             partition_clients: 0.0,
+            leader_isolation_clients: if leader_isolations.is_some() { 0.5 } else { 0.0 },
             partitions,
             crashes,
             pauses,
@@ -456,6 +459,7 @@ fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
             membership_ns,
             drift,
             swarm,
+            swarm_off: if swarm { 0.5 } else { 0.0 },
             knobs: false,
         },
     ))
@@ -497,7 +501,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             .flatten()
             .collect();
         let world = World { servers, spares, clients, keys };
-        let knobs = (1u64..=100_000, 1u64..=10_000_000, any::<bool>());
+        let knobs = (1u64..=100_000, 1u64..=1_000, 1u64..=10_000_000, any::<bool>());
         let cluster = (range_ns().prop_filter("election timeout above zero", |r| r.0 > 0), positive_ns(), any::<bool>(), fraction(), knobs)
             .prop_map(
                 move |(
@@ -505,7 +509,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     heartbeat_ns,
                     wall,
                     drift_bound,
-                    (max_append_entries, snapshot_every, keepalive_read_index),
+                    (max_append_entries, max_in_flight_appends, snapshot_every, keepalive_read_index),
                 )| Cluster {
                     servers,
                     election_timeout_ns,
@@ -514,6 +518,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                     spares,
                     drift_bound,
                     max_append_entries,
+                    max_in_flight_appends,
                     snapshot_every,
                     keepalive_read_index,
                     client_timeout_ns: 250 * MS,

@@ -18,8 +18,11 @@ pub(crate) enum ProgressState {
     /// `next_index` (pipelining), bounded by an in-flight window.
     Replicate,
     /// The follower needs entries already compacted: a snapshot up to this
-    /// index is in flight (resent at each heartbeat until acknowledged).
-    Snapshot { index: LogIndex },
+    /// index is in flight, sent at the leader's clock `sent_ns`. Heartbeats
+    /// go on meanwhile; the snapshot itself is sent again only after half
+    /// the shortest election timeout without an answer (it may be large: resending it at
+    /// every heartbeat or read round floods the link and the follower).
+    Snapshot { index: LogIndex, sent_ns: u64 },
 }
 
 #[derive(Clone, Debug)]
@@ -55,7 +58,7 @@ impl Progress {
             }
             ProgressState::Probe => self.probe_sent = false,
             ProgressState::Replicate => {}
-            ProgressState::Snapshot { index: snap } if self.match_index >= snap => {
+            ProgressState::Snapshot { index: snap, .. } if self.match_index >= snap => {
                 self.state = ProgressState::Probe;
                 self.probe_sent = false;
                 self.next_index = self.match_index + 1;
@@ -103,9 +106,9 @@ mod tests {
     #[test]
     fn an_ack_at_the_snapshot_ends_snapshot_state_and_one_below_it_does_not() {
         let mut p = Progress::new(1, 0);
-        p.state = ProgressState::Snapshot { index: 10 };
+        p.state = ProgressState::Snapshot { index: 10, sent_ns: 0 };
         p.on_ack(9);
-        assert_eq!(p.state, ProgressState::Snapshot { index: 10 }, "an ack below the snapshot");
+        assert_eq!(p.state, ProgressState::Snapshot { index: 10, sent_ns: 0 }, "an ack below the snapshot");
         p.on_ack(10);
         assert_eq!((p.state, p.next_index, p.probe_sent), (ProgressState::Probe, 11, false));
     }

@@ -10,10 +10,6 @@ use super::progress::ProgressState;
 use super::types::*;
 use crate::types::{LogIndex, NodeId, Term};
 
-/// Appends a leader may have in flight to one follower, in messages of up to
-/// `max_entries_per_append` entries (flow control for pipelining).
-const MAX_IN_FLIGHT_APPENDS: u64 = 4;
-
 impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// Sends what each follower is owed: a probe to followers whose position
     /// is unknown, and new entries to followers being streamed to. Runs when
@@ -23,7 +19,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             return;
         }
         let last_index = self.log.last_index();
-        let window = self.config.max_entries_per_append.max(1) as u64 * MAX_IN_FLIGHT_APPENDS;
+        // Flow control for pipelining: at most `max_in_flight_appends`
+        // batches of up to `max_entries_per_append` entries unacknowledged.
+        let window = self.config.max_entries_per_append.max(1) as u64 * self.config.max_in_flight_appends.max(1) as u64;
         let peers: Vec<NodeId> = self.progress.keys().copied().collect();
         for peer in peers {
             loop {
@@ -106,7 +104,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                 }
                 self.send_append(to);
             }
-            ProgressState::Snapshot { .. } => self.send_snapshot(to),
+            ProgressState::Snapshot { sent_ns, .. } => self.heartbeat_during_snapshot(to, sent_ns),
         }
     }
 

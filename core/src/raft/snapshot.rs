@@ -36,8 +36,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             invariant!(false, "log compacted without a snapshot");
             return;
         };
+        let sent_ns = self.now_ns;
         if let Some(pr) = self.progress.get_mut(&to) {
-            pr.state = ProgressState::Snapshot { index: snapshot.last_index };
+            pr.state = ProgressState::Snapshot { index: snapshot.last_index, sent_ns };
         }
         self.send(to, Message::InstallSnapshot { term: self.term, snapshot });
     }
@@ -78,6 +79,36 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         self.ready.persist.push(PersistOp::SaveSnapshot(snapshot));
         self.recompute_voters();
         self.send(from, Message::InstallSnapshotResponse { term, last_index });
+    }
+
+    /// The heartbeat of a follower with a snapshot in flight: the snapshot
+    /// again if half the shortest election timeout passed without an answer
+    /// (it or its answer may be lost; waiting a whole election timeout
+    /// delayed recovery enough to miss chaos-nemesis seed 25's liveness
+    /// deadline, with one entry per append, a snapshot every 8 entries and
+    /// 75 ms links), otherwise an empty append whose `prev` is the
+    /// leader's snapshot point. That keeps the follower from starting an
+    /// election and confirms read rounds: a follower without the point
+    /// rejects it (the leader ignores that while the snapshot is in flight),
+    /// one that already holds it (the answer was lost) accepts, which ends
+    /// Snapshot state.
+    pub(super) fn heartbeat_during_snapshot(&mut self, to: NodeId, sent_ns: u64) {
+        let resend_due = self.now_ns >= sent_ns.saturating_add(self.config.election_timeout_min_ns / 2);
+        let prev_log_index = self.log.snapshot_index();
+        match self.log.term_at(prev_log_index) {
+            Some(prev_log_term) if !resend_due => {
+                let msg = Message::AppendEntries {
+                    term: self.term,
+                    prev_log_index,
+                    prev_log_term,
+                    entries: Vec::new(),
+                    leader_commit: self.log.commit_index,
+                    read_ctx: self.reads.round,
+                };
+                self.send(to, msg);
+            }
+            _ => self.send_snapshot(to),
+        }
     }
 
     pub(super) fn handle_install_snapshot_response(&mut self, from: NodeId, last_index: LogIndex) {

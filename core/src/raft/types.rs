@@ -256,6 +256,9 @@ pub struct RaftConfig {
     pub heartbeat_ns: u64,
     /// Most entries in one AppendEntries.
     pub max_entries_per_append: usize,
+    /// Pipelining depth: at most this many AppendEntries batches sent to one
+    /// follower and not yet acknowledged (at least 1).
+    pub max_in_flight_appends: usize,
     pub pre_vote: bool,
     pub check_quorum: bool,
     /// Planted bugs (all off by default). Only the Raft ones matter here:
@@ -267,7 +270,7 @@ pub struct RaftConfig {
 
 impl RaftConfig {
     /// Settings with the usual defaults: election timeout 150..300 ms,
-    /// heartbeat 50 ms, 64 entries per append, pre-vote and check-quorum on,
+    /// heartbeat 50 ms, 64 entries per append, 4 appends in flight per follower, pre-vote and check-quorum on,
     /// no bugs. `voters` is the cluster's initial (genesis) configuration and
     /// must be the same on every node, spares included (see the field doc).
     pub fn new(id: NodeId, voters: BTreeSet<NodeId>) -> Self {
@@ -278,6 +281,7 @@ impl RaftConfig {
             election_timeout_max_ns: 300_000_000,
             heartbeat_ns: 50_000_000,
             max_entries_per_append: 64,
+            max_in_flight_appends: 4,
             pre_vote: true,
             check_quorum: true,
             bugs: crate::bugs::Bugs::default(),

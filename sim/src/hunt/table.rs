@@ -68,8 +68,7 @@ pub fn markdown(hunts: &[BugHunt], scenarios: &[Scenario], options: &HuntOptions
     if !missing.is_empty() {
         let _ = writeln!(out, "\n## Not found\n");
         for h in missing {
-            let why = notes::why_not_observable(&h.bug).unwrap_or("No note: the scenarios may lack the faults or the workload it needs.");
-            let _ = writeln!(out, "- **{}**: {why}", h.bug);
+            let _ = writeln!(out, "- **{}**: {}", h.bug, notes::not_found(&h.bug));
         }
     }
     let healthy_failures: Vec<String> = hunts

@@ -39,6 +39,7 @@ pub struct Rates {
     pub membership_ns: Option<u64>,
     pub partition_replacements: f64,
     pub partition_clients: f64,
+    pub leader_isolation_clients: f64,
     pub drift: f64,
 }
 
@@ -110,10 +111,13 @@ pub fn explicit(scenario: &Scenario, seed: u64) -> Scenario {
 
 pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
     let swarm = chaos.swarm;
-    // A factor near zero means "none of this kind in this seed".
+    // A factor near zero means "none of this kind in this seed"; with
+    // `swarm_off`, a coin leaves the kind out as well (drawn only then, so
+    // scenarios without it keep their streams).
     let mut factor = || -> Option<f64> {
         let f = if swarm { rng.gen_range(0.0..=1.0) } else { 1.0 };
-        (f > 0.05).then_some(f)
+        let left_out = swarm && chaos.swarm_off > 0.0 && rng.gen_bool(chaos.swarm_off);
+        (f > 0.05 && !left_out).then_some(f)
     };
     let mut scaled = |rate: Option<ChaosRate>| -> Option<ChaosRate> {
         let rate = rate?;
@@ -155,6 +159,7 @@ pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
         membership_ns,
         partition_replacements,
         partition_clients: chaos.partition_clients,
+        leader_isolation_clients: chaos.leader_isolation_clients,
         drift,
     }
 }
@@ -268,6 +273,23 @@ pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fau
         // server, and every server to the leader; clients reach everyone.
         for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
             let for_ns = Some(draw_for(rate.for_ns, rng));
+            if rates.leader_isolation_clients > 0.0 && rng.gen_bool(rates.leader_isolation_clients) {
+                // A zone cut off with the leader: the clients are drawn to
+                // its side or the others'. The other side names every
+                // server, spares included (they may have joined); the
+                // leader, named by role, stays on its own side.
+                let mut zone = vec![Selector::Leader];
+                let mut rest: Vec<Selector> = (1..=scenario.cluster.servers + scenario.cluster.spares).map(Selector::Server).collect();
+                for c in &clients {
+                    if rng.gen_bool(0.5) {
+                        zone.push(c.clone())
+                    } else {
+                        rest.push(c.clone())
+                    }
+                }
+                drawn.push(fault(at_ns, FaultAction::Partition(vec![zone, rest]), for_ns));
+                continue;
+            }
             drawn.push(fault(at_ns, FaultAction::Block { from: Selector::Leader, to: servers.clone() }, for_ns));
             for s in &servers {
                 drawn.push(fault(at_ns, FaultAction::Block { from: s.clone(), to: vec![Selector::Leader] }, for_ns));

@@ -196,12 +196,21 @@ impl Injector {
         }
     }
 
-    /// Cuts every link between two of `groups` as they resolve now.
+    /// Cuts every link between two of `groups` as they resolve now. A
+    /// process a role names (`leader`, `holder:KEY`, …) is on that side
+    /// only, even where another group names it by name: `[["leader", "c1"],
+    /// ["s1", "s2", "s3"]]` cuts whoever leads, with c1, from the other
+    /// servers.
     fn partition(&mut self, groups: &[Vec<Selector>]) -> Done {
-        let mut resolved: Vec<Vec<Proc>> = Vec::new();
+        let mut named: Vec<Vec<(Proc, bool)>> = Vec::new();
         for group in groups {
-            resolved.push(group.iter().filter_map(|s| self.resolve(s)).collect());
+            named.push(group.iter().filter_map(|s| self.resolve(s).map(|p| (p, s.is_fixed()))).collect());
         }
+        let by_role: BTreeSet<Proc> = named.iter().flatten().filter(|(_, fixed)| !fixed).map(|(p, _)| *p).collect();
+        let resolved: Vec<Vec<Proc>> = named
+            .into_iter()
+            .map(|g| g.into_iter().filter(|(p, fixed)| !fixed || !by_role.contains(p)).map(|(p, _)| p).collect())
+            .collect();
         let mut links = Vec::new();
         for (i, a) in resolved.iter().enumerate() {
             for (j, b) in resolved.iter().enumerate() {

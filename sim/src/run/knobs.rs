@@ -4,7 +4,8 @@
 //! message latency up to half an election timeout, the clients' keep-alive
 //! interval, the expiry strategy, whether keep-alives wait for a read-index
 //! round (or are answered at once, as etcd's lessor does), how soon clients
-//! give up on a server — because a testbed that always runs one
+//! give up on a server, the pipelining depth, how many requests each KV
+//! client keeps open — because a testbed that always runs one
 //! configuration never meets the bugs that need another (a follower more
 //! than one batch behind needs small batches; a deposed leader is only
 //! asked by clients that switch servers slowly).
@@ -40,6 +41,10 @@ pub struct Knobs {
     pub keepalive_read_index: bool,
     /// How long clients wait before asking the next server.
     pub client_timeout_ms: u64,
+    /// Pipelining depth: unacknowledged AppendEntries per follower.
+    pub max_in_flight_appends: u64,
+    /// Operations each KV client keeps open at once.
+    pub kv_in_flight: u64,
 }
 
 /// The knobs `seed` draws, if the scenario asks for them.
@@ -76,6 +81,19 @@ pub fn draw(scenario: &Scenario, seed: u64) -> Option<Knobs> {
         ExpiryStrategy::LeaderStampedWall => ExpiryStrategy::LeaderStampedWall,
         _ => *[ExpiryStrategy::LeaderMonotonic, ExpiryStrategy::WriterClock].choose(&mut rng).expect("choices"),
     };
+    let keepalive_read_index = rng.gen_bool(0.5);
+    // Short timeouts make clients switch servers quickly: a deposed
+    // leader is then read from while a new one writes.
+    // At least four of the slowest one-way trips, or no answer could
+    // ever arrive before the client gives up on it.
+    let client_timeout_ms =
+        [50, 150, 500].into_iter().filter(|ms| ms * MS >= 4 * latency_ns.1).collect::<Vec<_>>().choose(&mut rng).copied().unwrap_or(500);
+    // Drawn last, so the knobs above draw what they drew before these two
+    // existed. A deep pipeline lets a deposed leader send far ahead of what
+    // a follower acknowledged; clients with several requests open pile up
+    // uncommitted entries behind a leader that is about to fall.
+    let max_in_flight_appends = *[1, 2, 4, 16].choose(&mut rng).expect("choices");
+    let kv_in_flight = *[1, 2, 4, 8].choose(&mut rng).expect("choices");
     Some(Knobs {
         max_append_entries,
         snapshot_every,
@@ -84,18 +102,10 @@ pub fn draw(scenario: &Scenario, seed: u64) -> Option<Knobs> {
         latency_us: (latency_ns.0 / 1_000, latency_ns.1 / 1_000),
         keepalives_per_ttl,
         lease_expiry: crate::scenario::expiry_name(lease_expiry),
-        keepalive_read_index: rng.gen_bool(0.5),
-        // Short timeouts make clients switch servers quickly: a deposed
-        // leader is then read from while a new one writes.
-        // At least four of the slowest one-way trips, or no answer could
-        // ever arrive before the client gives up on it.
-        client_timeout_ms: [50, 150, 500]
-            .into_iter()
-            .filter(|ms| ms * MS >= 4 * latency_ns.1)
-            .collect::<Vec<_>>()
-            .choose(&mut rng)
-            .copied()
-            .unwrap_or(500),
+        keepalive_read_index,
+        client_timeout_ms,
+        max_in_flight_appends,
+        kv_in_flight,
     })
 }
 
@@ -108,6 +118,7 @@ pub fn apply(scenario: &mut Scenario, k: &Knobs) {
     c.heartbeat_ns = k.heartbeat_ms * MS;
     c.keepalive_read_index = k.keepalive_read_index;
     c.client_timeout_ns = k.client_timeout_ms * MS;
+    c.max_in_flight_appends = k.max_in_flight_appends;
     c.lease_expiry = crate::scenario::expiry_from_name(k.lease_expiry).expect("a drawn strategy has a name");
     scenario.network.latency_ns = (k.latency_us.0 * 1_000, k.latency_us.1 * 1_000);
     for w in &mut scenario.workloads {
@@ -116,7 +127,10 @@ pub fn apply(scenario: &mut Scenario, k: &Knobs) {
             WorkloadKind::Registry(w) => (w.ttl_ns, &mut w.keepalive_ns),
             WorkloadKind::Task(w) => (w.ttl_ns, &mut w.keepalive_ns),
             WorkloadKind::Singleton(w) => (w.ttl_ns, &mut w.keepalive_ns),
-            WorkloadKind::Kv(_) => continue,
+            WorkloadKind::Kv(kv) => {
+                kv.in_flight = k.kv_in_flight;
+                continue;
+            }
         };
         *keepalive = ttl / k.keepalives_per_ttl;
     }

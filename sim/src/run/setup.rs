@@ -72,6 +72,7 @@ pub fn server_config(scenario: &Scenario, id: NodeId, bugs: Bugs) -> ServerConfi
         election_timeout_max_ns: cluster.election_timeout_ns.1,
         heartbeat_ns: cluster.heartbeat_ns,
         max_entries_per_append: cluster.max_append_entries as usize,
+        max_in_flight_appends: cluster.max_in_flight_appends as usize,
         pre_vote: true,
         check_quorum: true,
         bugs,

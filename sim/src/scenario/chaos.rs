@@ -11,13 +11,14 @@ use super::fields::{Field, TableReader, Val};
 use super::model::{Chaos, ChaosJumps, ChaosRate};
 use super::selector::World;
 
-const KEYS: [&str; 29] = [
+const KEYS: [&str; 31] = [
     "slow_links",
     "slow_link_for",
     "slow_link_by",
     "leader_isolations",
     "leader_isolation_for",
     "partition_clients",
+    "leader_isolation_clients",
     "knobs",
     "crash_points",
     "crash_point_for",
@@ -41,6 +42,7 @@ const KEYS: [&str; 29] = [
     "partition_replacements",
     "drift",
     "swarm",
+    "swarm_off",
 ];
 const NS_PER_MS: u64 = 1_000_000;
 const NS_PER_SEC: u64 = 1_000_000_000;
@@ -83,10 +85,14 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
         });
     let clients_span = t.key_span("partition_clients");
     let partition_clients = t.get("partition_clients", d, |v, d| v.probability(d)).or(0.0);
+    let isolation_clients_span = t.key_span("leader_isolation_clients");
+    let leader_isolation_clients = t.get("leader_isolation_clients", d, |v, d| v.probability(d)).or(0.0);
     let replacements_span = t.key_span("partition_replacements");
     let partition_replacements = t.get("partition_replacements", d, |v, d| v.probability(d)).or(0.0);
     let drift = t.get("drift", d, |v, d| v.fraction(d, "0.01")).or(0.0);
     let swarm = t.get("swarm", d, |v, d| v.boolean(d)).or(false);
+    let swarm_off_span = t.key_span("swarm_off");
+    let swarm_off = t.get("swarm_off", d, |v, d| v.probability(d)).or(0.0);
     let knobs = t.get("knobs", d, |v, d| v.boolean(d)).or(false);
     t.finish(d, &KEYS);
     if let Some(p) = partition_replacements.filter(|p| *p > 0.0) {
@@ -108,6 +114,22 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
             clients_span,
             format!("`partition_clients` = {p} has no effect without `partitions`"),
             "add `partitions = \"10s\"`, or remove `partition_clients`",
+        );
+        return None;
+    }
+    if let (Some(p), Some(None)) = (leader_isolation_clients.filter(|p| *p > 0.0), &leader_isolations) {
+        d.error(
+            isolation_clients_span,
+            format!("`leader_isolation_clients` = {p} has no effect without `leader_isolations`"),
+            "add `leader_isolations = \"10s\"`, or remove `leader_isolation_clients`",
+        );
+        return None;
+    }
+    if let (Some(p), Some(false)) = (swarm_off.filter(|p| *p > 0.0), swarm) {
+        d.error(
+            swarm_off_span,
+            format!("`swarm_off` = {p} has no effect without `swarm = true`"),
+            "add `swarm = true`, or remove `swarm_off`",
         );
         return None;
     }
@@ -138,8 +160,10 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
         membership_ns: membership?,
         partition_replacements: partition_replacements?,
         partition_clients: partition_clients?,
+        leader_isolation_clients: leader_isolation_clients?,
         drift: drift?,
         swarm: swarm?,
+        swarm_off: swarm_off?,
         knobs: knobs?,
     })
 }

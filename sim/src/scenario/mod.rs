@@ -38,7 +38,10 @@ pub use invariants::{all_ids as invariant_ids, is_known_invariant, is_safety, IN
 pub use load::{load, load_all, load_each};
 pub use model::*;
 pub use point::{MessageKind, Point};
-pub use validate::{expiry_from_name, expiry_name, DEFAULT_CLIENT_TIMEOUT_NS, DEFAULT_MAX_APPEND_ENTRIES, DEFAULT_SNAPSHOT_EVERY};
+pub use validate::{
+    expiry_from_name, expiry_name, DEFAULT_CLIENT_TIMEOUT_NS, DEFAULT_MAX_APPEND_ENTRIES, DEFAULT_MAX_IN_FLIGHT_APPENDS,
+    DEFAULT_SNAPSHOT_EVERY,
+};
 pub use write::to_toml;
 
 /// Parses and validates scenario text; `file_name` is used in errors and

@@ -119,6 +119,9 @@ pub struct Cluster {
     pub drift_bound: f64,
     /// Most entries in one AppendEntries (Raft's batch size).
     pub max_append_entries: u64,
+    /// Pipelining depth: AppendEntries batches a leader keeps unacknowledged
+    /// per follower.
+    pub max_in_flight_appends: u64,
     /// Applied entries between two snapshots (log compaction).
     pub snapshot_every: u64,
     /// `leader-monotonic`: confirm leadership by a read-index round before
@@ -241,6 +244,10 @@ pub struct KvWorkload {
     pub keys: u64,
     /// Pause between a client's operations.
     pub interval_ns: (u64, u64),
+    /// Operations each client keeps open at once (1 to 16): with more than
+    /// one, a client calls the next one `interval` after the last call
+    /// while fewer than this many are unanswered.
+    pub in_flight: u64,
 }
 
 /// The multi-instance lease design's work queue: the workload's first client
@@ -407,11 +414,23 @@ pub struct Chaos {
     /// side or the other (drawn per client), so that a client can reach
     /// only a deposed leader; in [0, 1]. Needs `partitions`.
     pub partition_clients: f64,
+    /// Probability that a leader isolation takes the clients along: each
+    /// client is drawn to the leader's side or the others' (an availability
+    /// zone cut off with the leader and the clients running in it), so a
+    /// client on the leader's side reaches only a leader about to be
+    /// deposed, and nobody once it steps down; in [0, 1]. Needs
+    /// `leader_isolations`.
+    pub leader_isolation_clients: f64,
     /// Each process draws its rate error uniformly in [-drift, drift];
     /// in [0, 1).
     pub drift: f64,
     /// Each seed first draws every rate between none and the given value.
     pub swarm: bool,
+    /// With `swarm`: the probability that a seed leaves each kind out
+    /// altogether (Groce et al.'s swarm testing leaves each feature out
+    /// half the time), on top of the rate draw; in [0, 1]. 0: a kind is
+    /// left out only when its draw is near zero.
+    pub swarm_off: f64,
     /// Each seed also draws the engine's knobs (`run::knobs`).
     pub knobs: bool,
 }

@@ -43,6 +43,14 @@ pub enum Selector {
 /// The bare words a selector may be, for suggestions.
 const WORDS: [&str; 5] = ["store", "leader", "follower", "random-server", "random-client"];
 
+impl Selector {
+    /// Whether it names one process whatever happens (`sN`, `cN`, `store`),
+    /// not a role resolved when a fault fires.
+    pub fn is_fixed(&self) -> bool {
+        matches!(self, Selector::Server(_) | Selector::Client(_) | Selector::Store)
+    }
+}
+
 impl Process {
     /// Parses `s3`, `c12` or `store`.
     pub fn parse(text: &str) -> Result<Process, String> {

@@ -22,7 +22,7 @@ use super::{chaos, expect, fault, suggest, workload};
 
 const TOP_KEYS: [&str; 13] =
     ["name", "description", "duration", "settle", "seeds", "bugs", "cluster", "network", "clocks", "workload", "fault", "chaos", "expect"];
-const CLUSTER_KEYS: [&str; 10] = [
+const CLUSTER_KEYS: [&str; 11] = [
     "servers",
     "election_timeout",
     "heartbeat",
@@ -30,6 +30,7 @@ const CLUSTER_KEYS: [&str; 10] = [
     "spares",
     "drift_bound",
     "max_append_entries",
+    "max_in_flight_appends",
     "snapshot_every",
     "keepalive_read_index",
     "client_timeout",
@@ -49,6 +50,8 @@ pub(crate) const EXPIRY_STRATEGIES: [ExpiryStrategy; 3] =
 /// strategy in core cannot be forgotten here.
 /// Raft's batch limit and the compaction interval unless a file says.
 pub const DEFAULT_MAX_APPEND_ENTRIES: u64 = 64;
+/// Unacknowledged AppendEntries batches per follower (the core's default).
+pub const DEFAULT_MAX_IN_FLIGHT_APPENDS: u64 = 4;
 pub const DEFAULT_SNAPSHOT_EVERY: u64 = 1000;
 /// How long a client waits for an answer before trying the next server.
 pub const DEFAULT_CLIENT_TIMEOUT_NS: u64 = 500 * NS_PER_MS;
@@ -280,6 +283,11 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
     let max_append_entries = t
         .get("max_append_entries", d, |v, d| v.integer(d, 1, 100_000, "entries per AppendEntries: 1 to 100000"))
         .or(DEFAULT_MAX_APPEND_ENTRIES);
+    let max_in_flight_appends = t
+        .get("max_in_flight_appends", d, |v, d| {
+            v.integer(d, 1, 1_000, "unacknowledged AppendEntries per follower (pipelining depth): 1 to 1000")
+        })
+        .or(DEFAULT_MAX_IN_FLIGHT_APPENDS);
     let snapshot_every = t
         .get("snapshot_every", d, |v, d| v.integer(d, 1, 10_000_000, "applied entries between snapshots: 1 to 10000000"))
         .or(DEFAULT_SNAPSHOT_EVERY);
@@ -296,6 +304,7 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
             spares: spares?,
             drift_bound: drift_bound?,
             max_append_entries: max_append_entries?,
+            max_in_flight_appends: max_in_flight_appends?,
             snapshot_every: snapshot_every?,
             keepalive_read_index: keepalive_read_index?,
             client_timeout_ns: client_timeout_ns?,

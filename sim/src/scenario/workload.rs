@@ -18,12 +18,14 @@ use super::{multi_instance, suggest};
 pub(crate) const KINDS: [&str; 5] = ["lock", "registry", "kv", "task", "singleton"];
 const LOCK_KEYS: [&str; 10] = ["kind", "clients", "keys", "ttl", "keepalive", "hold", "think", "margin", "belief_from", "fenced"];
 const REGISTRY_KEYS: [&str; 4] = ["kind", "clients", "ttl", "keepalive"];
-const KV_KEYS: [&str; 4] = ["kind", "clients", "keys", "interval"];
+const KV_KEYS: [&str; 5] = ["kind", "clients", "keys", "interval", "in_flight"];
 
 /// Largest client count per workload: far beyond useful, small enough that a
 /// typo (`clients = 30000`) is caught before it builds a huge simulation.
 pub(crate) const MAX_CLIENTS: u64 = 1000;
 const MAX_KV_KEYS: u64 = 1000;
+/// Most operations a KV client keeps open at once.
+pub(crate) const MAX_KV_IN_FLIGHT: u64 = 16;
 
 const NS_PER_MS: u64 = 1_000_000;
 
@@ -205,5 +207,15 @@ fn kv(t: &mut TableReader<'_>, d: &mut Diags) -> Option<KvWorkload> {
     let fix = format!("for kind = \"kv\", `keys` is how many keys the clients use, 1 to {MAX_KV_KEYS}");
     let keys = t.get("keys", d, |v, d| v.integer(d, 1, MAX_KV_KEYS, &fix)).or(3);
     let interval_ns = t.get("interval", d, |v, d| v.duration_range(d)).or((10 * NS_PER_MS, 100 * NS_PER_MS));
-    Some(KvWorkload { keys: keys?, interval_ns: interval_ns? })
+    let in_flight = t
+        .get("in_flight", d, |v, d| {
+            v.integer(
+                d,
+                1,
+                MAX_KV_IN_FLIGHT,
+                &format!("`in_flight` is how many operations a client keeps open at once, 1 to {MAX_KV_IN_FLIGHT}"),
+            )
+        })
+        .or(1);
+    Some(KvWorkload { keys: keys?, interval_ns: interval_ns?, in_flight: in_flight? })
 }

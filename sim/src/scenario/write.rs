@@ -36,6 +36,7 @@ pub fn to_toml(s: &Scenario) -> String {
     let _ = writeln!(out, "spares = {}", c.spares);
     let _ = writeln!(out, "drift_bound = {}", float(c.drift_bound));
     let _ = writeln!(out, "max_append_entries = {}", c.max_append_entries);
+    let _ = writeln!(out, "max_in_flight_appends = {}", c.max_in_flight_appends);
     let _ = writeln!(out, "snapshot_every = {}", c.snapshot_every);
     let _ = writeln!(out, "keepalive_read_index = {}", c.keepalive_read_index);
     let _ = writeln!(out, "client_timeout = {}", dur(c.client_timeout_ns));
@@ -105,6 +106,7 @@ fn workloads(out: &mut String, s: &Scenario) {
             WorkloadKind::Kv(k) => {
                 let _ = writeln!(out, "keys = {}", k.keys);
                 let _ = writeln!(out, "interval = {}", range(k.interval_ns));
+                let _ = writeln!(out, "in_flight = {}", k.in_flight);
             }
             WorkloadKind::Task(t) => {
                 let _ = writeln!(out, "ttl = {}", dur(t.ttl_ns));
@@ -211,11 +213,17 @@ fn write_chaos(out: &mut String, c: &Chaos) {
     if c.partition_clients > 0.0 {
         let _ = writeln!(out, "partition_clients = {}", float(c.partition_clients));
     }
+    if c.leader_isolation_clients > 0.0 {
+        let _ = writeln!(out, "leader_isolation_clients = {}", float(c.leader_isolation_clients));
+    }
     if c.partition_replacements > 0.0 {
         let _ = writeln!(out, "partition_replacements = {}", float(c.partition_replacements));
     }
     let _ = writeln!(out, "drift = {}", float(c.drift));
     let _ = writeln!(out, "swarm = {}", c.swarm);
+    if c.swarm_off > 0.0 {
+        let _ = writeln!(out, "swarm_off = {}", float(c.swarm_off));
+    }
     let _ = writeln!(out, "knobs = {}", c.knobs);
 }
 

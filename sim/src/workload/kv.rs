@@ -1,7 +1,14 @@
-//! The KV workload: each client issues one operation at a time — get, put or
-//! compare-and-set on a small key space — and records its call and return
-//! (true time) for the linearizability checker. An operation still pending
-//! at the end of the run has an unknown outcome.
+//! The KV workload: each client issues gets, puts and compare-and-sets on a
+//! small key space — one at a time, or up to `in_flight` open at once — and
+//! records each call and return (true time) for the linearizability checker.
+//! An operation still pending at the end of the run has an unknown outcome.
+//!
+//! With several open, a client calls the next operation `interval` after its
+//! last call while fewer than `in_flight` are unanswered, and `interval`
+//! after an answer frees a slot of a full client; with `in_flight = 1` that
+//! is exactly one operation at a time, `interval` after each answer.
+
+use std::collections::BTreeSet;
 
 use leasesim_core::client::Session;
 use leasesim_core::service::{ClientResponse, Op};
@@ -22,7 +29,8 @@ pub struct KvClient {
     incarnation: u64,
     rng: ChaCha8Rng,
     session: Session,
-    in_flight: Option<u64>,
+    /// Sequence numbers of the operations called and not yet answered.
+    open: BTreeSet<u64>,
     next_op_mono_ns: u64,
     /// Values written are unique per client and incarnation, so a read
     /// names the write it saw.
@@ -32,7 +40,7 @@ pub struct KvClient {
 impl KvClient {
     pub fn new(start: ClientStart, spec: KvWorkload) -> Self {
         let (id, incarnation, rng, session) = (start.id, start.incarnation, start.rng(), start.session());
-        KvClient { id, spec, incarnation, rng, session, in_flight: None, next_op_mono_ns: 0, writes: 0 }
+        KvClient { id, spec, incarnation, rng, session, open: BTreeSet::new(), next_op_mono_ns: 0, writes: 0 }
     }
 
     fn draw_op(&mut self) -> Op {
@@ -54,6 +62,10 @@ impl KvClient {
         }
     }
 
+    fn is_full(&self) -> bool {
+        self.open.len() as u64 >= self.spec.in_flight.max(1)
+    }
+
     fn flush(&mut self, step: &mut Step<'_>) {
         for (server, request) in self.session.take_sends() {
             step.send(Proc::Server(server), Wire::Request(request));
@@ -72,10 +84,12 @@ impl Actor for KvClient {
         };
         let response: ClientResponse = response;
         if let Some(done) = self.session.on_response(step.mono_ns, response) {
-            if self.in_flight == Some(done.seq) {
-                self.in_flight = None;
+            let was_full = self.is_full();
+            if self.open.remove(&done.seq) {
                 step.record(Event::KvReturn { seq: done.seq, response: done.response });
-                self.next_op_mono_ns = step.mono_ns + draw_ns(&mut self.rng, self.spec.interval_ns);
+                if was_full {
+                    self.next_op_mono_ns = step.mono_ns + draw_ns(&mut self.rng, self.spec.interval_ns);
+                }
             }
         }
         self.flush(step);
@@ -83,18 +97,21 @@ impl Actor for KvClient {
 
     fn on_timer(&mut self, step: &mut Step<'_>) {
         self.session.tick(step.mono_ns);
-        if self.in_flight.is_none() && self.next_op_mono_ns <= step.mono_ns {
+        if !self.is_full() && self.next_op_mono_ns <= step.mono_ns {
             let op = self.draw_op();
             let seq = self.session.submit(step.mono_ns, op.clone());
             step.record(Event::KvCall { seq, op });
-            self.in_flight = Some(seq);
+            self.open.insert(seq);
+            if !self.is_full() {
+                self.next_op_mono_ns = step.mono_ns + draw_ns(&mut self.rng, self.spec.interval_ns);
+            }
         }
         self.flush(step);
     }
 
     fn next_deadline_mono_ns(&self) -> Option<u64> {
         let session_ns = self.session.next_deadline_ns();
-        let op_ns = if self.in_flight.is_none() { Some(self.next_op_mono_ns) } else { None };
+        let op_ns = if self.is_full() { None } else { Some(self.next_op_mono_ns) };
         session_ns.into_iter().chain(op_ns).min()
     }
 }
