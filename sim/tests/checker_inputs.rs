@@ -60,7 +60,7 @@ fn a_run_is_judged_the_same_when_its_log_spills_to_disk() {
         ("chaos-swarm.toml", 1, vec!["no-truncate-conflict"]),
         ("baseline.toml", 2, vec![]),
         ("holder-pause-unfenced.toml", 0, vec![]),
-        ("chaos-nemesis.toml", 14, vec!["reply-before-persist"]),
+        ("chaos-nemesis.toml", 3, vec!["reply-before-persist"]),
     ] {
         let s = scenario::load(&root().join("scenarios").join(file)).unwrap();
         let mut extra_bugs = leasesim_core::bugs::Bugs::default();
