@@ -155,12 +155,26 @@ fn url(endpoint: &str) -> String {
     }
 }
 
+/// How long the load keeps knocking when no endpoint accepts a connection:
+/// a nemesis restarts a killed member within seconds, so a minute of
+/// silence means the cluster is gone, and a load bounded by `--duration`
+/// must not wait for it forever.
+const NO_ENDPOINT_GIVE_UP: Duration = Duration::from_secs(60);
+
 async fn channel(endpoints: &[String], start: usize) -> Channel {
+    let give_up = Instant::now() + NO_ENDPOINT_GIVE_UP;
     let mut i = start;
     loop {
         let endpoint = Channel::from_shared(url(&endpoints[i % endpoints.len()])).expect("a valid URL");
         if let Ok(channel) = endpoint.connect_timeout(Duration::from_secs(1)).timeout(Duration::from_secs(10)).connect().await {
             return channel;
+        }
+        if Instant::now() > give_up {
+            eprintln!(
+                "error: no endpoint of {} accepted a connection for {NO_ENDPOINT_GIVE_UP:?}: the cluster is down",
+                endpoints.join(",")
+            );
+            std::process::exit(2);
         }
         i += 1;
         tokio::time::sleep(Duration::from_millis(50)).await;
