@@ -72,6 +72,20 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         self.send(to, msg);
     }
 
+    /// Sends an AppendEntries with no entries after `prev_log_index`: the
+    /// heartbeat's message, whatever the follower's progress state.
+    pub(super) fn send_empty_append(&mut self, to: NodeId, prev_log_index: LogIndex, prev_log_term: Term) {
+        let msg = Message::AppendEntries {
+            term: self.term,
+            prev_log_index,
+            prev_log_term,
+            entries: Vec::new(),
+            leader_commit: self.log.commit_index,
+            read_ctx: self.reads.round,
+        };
+        self.send(to, msg);
+    }
+
     /// An empty AppendEntries: asserts leadership (resets followers' election
     /// timers, §5.2), carries the commit index, and confirms read-index
     /// rounds. A heartbeat to a streamed follower also detects lost appends:
@@ -87,15 +101,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                     self.send_snapshot(to);
                     return;
                 };
-                let msg = Message::AppendEntries {
-                    term: self.term,
-                    prev_log_index,
-                    prev_log_term,
-                    entries: Vec::new(),
-                    leader_commit: self.log.commit_index,
-                    read_ctx: self.reads.round,
-                };
-                self.send(to, msg);
+                self.send_empty_append(to, prev_log_index, prev_log_term);
             }
             // Resend the probe (with entries): the last one may be lost.
             ProgressState::Probe => {

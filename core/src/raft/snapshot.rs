@@ -96,17 +96,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         let resend_due = self.now_ns >= sent_ns.saturating_add(self.config.election_timeout_min_ns / 2);
         let prev_log_index = self.log.snapshot_index();
         match self.log.term_at(prev_log_index) {
-            Some(prev_log_term) if !resend_due => {
-                let msg = Message::AppendEntries {
-                    term: self.term,
-                    prev_log_index,
-                    prev_log_term,
-                    entries: Vec::new(),
-                    leader_commit: self.log.commit_index,
-                    read_ctx: self.reads.round,
-                };
-                self.send(to, msg);
-            }
+            Some(prev_log_term) if !resend_due => self.send_empty_append(to, prev_log_index, prev_log_term),
             _ => self.send_snapshot(to),
         }
     }
