@@ -25,7 +25,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// End of an intrusive list.
 const NONE: u32 = u32::MAX;
@@ -33,9 +33,8 @@ const NONE: u32 = u32::MAX;
 /// The memo. Everything lives in a few flat vectors (an arena) linked by
 /// indices: the search inserts once per step, and one allocation per entry
 /// cost more than the search itself.
-pub(crate) struct Visited<S> {
-    /// Distinct states get small ids, so entries compare states as integers.
-    state_ids: FxMap<S, u32>,
+#[derive(Default)]
+pub(crate) struct Visited {
     /// Hash of (state id, required set) to the first entry with that hash.
     buckets: FxMap<u64, u32>,
     entries: Vec<Entry>,
@@ -66,32 +65,13 @@ struct OptionalSet {
     next: u32,
 }
 
-impl<S> Default for Visited<S> {
-    fn default() -> Self {
-        Visited {
-            state_ids: FxMap::default(),
-            buckets: FxMap::default(),
-            entries: Vec::new(),
-            optional_sets: Vec::new(),
-            words: Vec::new(),
-        }
-    }
-}
-
-impl<S: Clone + Eq + Hash> Visited<S> {
-    /// Records a configuration: the required operations linearized, and a
+impl Visited {
+    /// Records a configuration: the required operations linearized, a
     /// bitset of the optional ones linearized or dropped (the same length at
-    /// every call). Returns false when it, or one at least as good, was
-    /// entered before.
-    pub(crate) fn insert(&mut self, required: &PrefixSet, optional: &[u64], state: &S) -> bool {
-        let next_id = self.state_ids.len() as u32;
-        let state = match self.state_ids.get(state) {
-            Some(&id) => id,
-            None => {
-                self.state_ids.insert(state.clone(), next_id);
-                next_id
-            }
-        };
+    /// every call), and the state's number (`super::states`: equal states
+    /// have equal numbers). Returns false when it, or one at least as good,
+    /// was entered before.
+    pub(crate) fn insert(&mut self, required: &PrefixSet, optional: &[u64], state: u32) -> bool {
         let (required_from, required) = required.key();
         let mut hasher = FxHasher::default();
         hasher.write_u32(state);
@@ -266,29 +246,29 @@ mod tests {
 
     #[test]
     fn antichain_unlinks_every_superset() {
-        let mut v: Visited<u8> = Visited::default();
+        let mut v = Visited::default();
         let none = set(&[]);
-        assert!(v.insert(&none, &[0b0110], &1));
-        assert!(v.insert(&none, &[0b1010], &1));
-        assert!(v.insert(&none, &[0b0101], &1));
-        assert!(v.insert(&none, &[0b0010], &1), "included in the first two");
-        assert!(!v.insert(&none, &[0b1110], &1));
-        assert!(!v.insert(&none, &[0b0111], &1));
-        assert!(v.insert(&none, &[0b1001], &1), "incomparable with 0b0010 and 0b0101");
+        assert!(v.insert(&none, &[0b0110], 1));
+        assert!(v.insert(&none, &[0b1010], 1));
+        assert!(v.insert(&none, &[0b0101], 1));
+        assert!(v.insert(&none, &[0b0010], 1), "included in the first two");
+        assert!(!v.insert(&none, &[0b1110], 1));
+        assert!(!v.insert(&none, &[0b0111], 1));
+        assert!(v.insert(&none, &[0b1001], 1), "incomparable with 0b0010 and 0b0101");
     }
 
     #[test]
     fn exact_on_required_and_state_inclusive_on_optional() {
-        let mut v: Visited<u8> = Visited::default();
+        let mut v = Visited::default();
         let one = set(&[0]);
-        assert!(v.insert(&one, &[0b010], &7));
-        assert!(!v.insert(&one, &[0b010], &7), "the same configuration");
-        assert!(!v.insert(&one, &[0b110], &7), "more optional operations consumed: no better");
-        assert!(v.insert(&one, &[0b100], &7), "incomparable optional set");
-        assert!(v.insert(&one, &[0b000], &7), "fewer consumed: better");
-        assert!(!v.insert(&one, &[0b100], &7), "now subsumed by the empty set");
-        assert!(v.insert(&set(&[0, 1]), &[0b000], &7), "other required set");
-        assert!(v.insert(&one, &[0b010], &8), "other state");
+        assert!(v.insert(&one, &[0b010], 7));
+        assert!(!v.insert(&one, &[0b010], 7), "the same configuration");
+        assert!(!v.insert(&one, &[0b110], 7), "more optional operations consumed: no better");
+        assert!(v.insert(&one, &[0b100], 7), "incomparable optional set");
+        assert!(v.insert(&one, &[0b000], 7), "fewer consumed: better");
+        assert!(!v.insert(&one, &[0b100], 7), "now subsumed by the empty set");
+        assert!(v.insert(&set(&[0, 1]), &[0b000], 7), "other required set");
+        assert!(v.insert(&one, &[0b010], 8), "other state");
     }
 
     #[test]

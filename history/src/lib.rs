@@ -18,7 +18,8 @@
 //!   Jepsen's register operations;
 //! - [`model`]: the sequential specifications (register, KV with leases);
 //! - [`partition`]: independent sub-histories (per key, joined by leases);
-//! - [`search`]: the search itself, with [`cache`], its memo;
+//! - [`search`]: the search itself, with [`cache`], its memo, and `states`,
+//!   its interned model states;
 //! - [`window`]: the minimal failing window of a non-linearizable history;
 //! - [`check`]: the pipeline tying them together;
 //! - [`jepsen`], [`jepsen_edn`] (with [`edn`], its reader), [`leasesim_format`]:
@@ -34,7 +35,8 @@ pub mod leasesim_format;
 pub mod model;
 pub mod partition;
 pub mod search;
+mod states;
 pub mod window;
 
-pub use check::{check_kv, check_register, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS};
+pub use check::{check_kv, check_register, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS, DEFAULT_SHRINK_BUDGET_STEPS};
 pub use history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};

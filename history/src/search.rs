@@ -41,6 +41,7 @@
 
 use super::cache::{Marks, PrefixSet, Visited};
 use super::model::Model;
+use super::states::States;
 
 /// One operation as the search sees it; borrowed so that the window shrinker
 /// can re-check variants of a history without copying it.
@@ -98,10 +99,11 @@ pub struct SearchResult {
 const NIL: u32 = u32::MAX;
 
 /// A choice on the search stack.
-enum Frame<S> {
-    /// The call node of the operation linearized, the state before it, and
-    /// (for a required one) what undoes its entry in the required set.
-    Linearized(u32, S, Option<Marks>),
+enum Frame {
+    /// The call node of the operation linearized, the state (number) before
+    /// it, and (for a required one) what undoes its entry in the required
+    /// set.
+    Linearized(u32, u32, Option<Marks>),
     /// The call node of a read linearized without alternatives (see
     /// [`Search::forced_read`]), and what undoes its entry.
     Forced(u32, Marks),
@@ -112,16 +114,16 @@ enum Frame<S> {
 /// Searches for a linearization of `ops` against `model`, calling the step
 /// function at most `budget_steps` times.
 pub fn search<M: Model>(model: &M, ops: &[SearchOp<'_, M::Input, M::Output>], budget_steps: u64) -> SearchResult {
-    debug_assert!(ops.iter().all(|op| op.optional || op.return_ns.is_some()), "a required operation needs a return");
-    // An optional read changes nothing, so it can only ever be dropped.
-    let ops: Vec<&SearchOp<'_, M::Input, M::Output>> = ops.iter().filter(|op| !(op.optional && model.is_read_only(op.input))).collect();
-    let mut search = Search::new(model, ops, budget_steps);
-    let outcome = search.run();
-    SearchResult { outcome, steps: search.steps }
+    let mut search = Search::new(model, ops);
+    let outcome = search.resume(budget_steps);
+    SearchResult { outcome, steps: search.steps() }
 }
 
-/// The search's working state; see the module documentation.
-struct Search<'m, 'o, 'a, M: Model> {
+/// A search that can stop when its budget runs out and later go on from
+/// where it stopped, so that the checker can share its budget among
+/// partitions in turns (`super::check`) without redoing work. Stopping and
+/// going on never changes what it explores, only when.
+pub struct Search<'m, 'o, 'a, M: Model> {
     model: &'m M,
     ops: Vec<&'o SearchOp<'a, M::Input, M::Output>>,
     list: EventList,
@@ -133,18 +135,29 @@ struct Search<'m, 'o, 'a, M: Model> {
     required_total: usize,
     required_done: usize,
     optional: Vec<u64>,
-    visited: Visited<M::State>,
-    state: M::State,
-    stack: Vec<Frame<M::State>>,
+    visited: Visited,
+    states: States<M::State>,
+    /// The current state's number in `states`.
+    state: u32,
+    stack: Vec<Frame>,
     steps: u64,
     budget_steps: u64,
+    /// Where the scan stood when the budget ran out: the entry, and where to
+    /// look for a forced read (see [`Search::explore`]).
+    at: (u32, Option<u32>),
+    /// The answer, once there is one.
+    decided: Option<bool>,
 }
 
 /// The budget ran out.
 struct Spent;
 
 impl<'m, 'o, 'a, M: Model> Search<'m, 'o, 'a, M> {
-    fn new(model: &'m M, ops: Vec<&'o SearchOp<'a, M::Input, M::Output>>, budget_steps: u64) -> Self {
+    /// A search of `ops` that has taken no step yet.
+    pub fn new(model: &'m M, ops: &'o [SearchOp<'a, M::Input, M::Output>]) -> Self {
+        debug_assert!(ops.iter().all(|op| op.optional || op.return_ns.is_some()), "a required operation needs a return");
+        // An optional read changes nothing, so it can only ever be dropped.
+        let ops: Vec<&SearchOp<'_, M::Input, M::Output>> = ops.iter().filter(|op| !(op.optional && model.is_read_only(op.input))).collect();
         let list = EventList::new(&ops);
         let twin_before = earlier_twins(&ops);
         let read_only = ops.iter().map(|op| model.is_read_only(op.input)).collect();
@@ -160,11 +173,12 @@ impl<'m, 'o, 'a, M: Model> Search<'m, 'o, 'a, M> {
             slot[i] = *counter;
             *counter += 1;
         }
-        let state = model.init();
+        let states = States::new(model.init());
         let required = PrefixSet::new(required_total);
         let optional = vec![0u64; optional_total.div_ceil(64)];
         let mut visited = Visited::default();
-        visited.insert(&required, &optional, &state);
+        visited.insert(&required, &optional, 0);
+        let first = list.next[list.head()];
         Search {
             model,
             ops,
@@ -177,36 +191,60 @@ impl<'m, 'o, 'a, M: Model> Search<'m, 'o, 'a, M> {
             required_done: 0,
             optional,
             visited,
-            state,
+            states,
+            state: 0,
             stack: Vec::new(),
             steps: 0,
-            budget_steps,
+            budget_steps: 0,
+            at: (first, Some(first)),
+            decided: None,
         }
     }
 
-    fn step(&mut self, op: usize) -> Result<Option<M::State>, Spent> {
+    /// Model steps taken so far.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Goes on for at most `more_steps` model steps; `BudgetSpent` when they
+    /// ran out first (call again to go on). Once decided, the answer stays.
+    pub fn resume(&mut self, more_steps: u64) -> Outcome {
+        if self.decided.is_none() {
+            self.budget_steps = self.steps.saturating_add(more_steps);
+            match self.explore() {
+                Ok(linearizable) => self.decided = Some(linearizable),
+                Err(Spent) => return Outcome::BudgetSpent,
+            }
+        }
+        if self.decided == Some(true) {
+            Outcome::Linearizable
+        } else {
+            Outcome::NotLinearizable
+        }
+    }
+
+    fn step(&mut self, op: usize) -> Result<Option<u32>, Spent> {
         if self.steps >= self.budget_steps {
             return Err(Spent);
         }
         self.steps += 1;
         let o = self.ops[op];
-        Ok(self.model.step(&self.state, o.input, o.output))
+        Ok(self.states.step(self.model, self.state, o.input, o.output, self.read_only[op]))
     }
 
-    fn run(&mut self) -> Outcome {
-        match self.explore() {
-            Ok(true) => Outcome::Linearizable,
-            Ok(false) => Outcome::NotLinearizable,
-            Err(Spent) => Outcome::BudgetSpent,
-        }
-    }
-
+    /// The scan of Lowe's list; see the module documentation. Every change
+    /// to the configuration happens after the step that justifies it, so
+    /// when a step finds the budget spent, the configuration is as it was at
+    /// the top of the loop, where `at` says the scan stood (and how far
+    /// `forced_read` got): going on from there takes exactly the steps an
+    /// uninterrupted search would have taken.
     fn explore(&mut self) -> Result<bool, Spent> {
         let head = self.list.head();
-        let mut entry = self.list.next[head];
-        // Where to look for a forced read in a configuration not seen yet.
-        let mut fresh_from = Some(entry);
+        let (mut entry, mut fresh_from) = self.at;
         loop {
+            // `fresh_from`: where to look for a forced read in a
+            // configuration not seen yet.
+            self.at = (entry, fresh_from);
             if self.required_done == self.required_total {
                 return Ok(true);
             }
@@ -214,7 +252,7 @@ impl<'m, 'o, 'a, M: Model> Search<'m, 'o, 'a, M> {
                 if let Some(call) = self.forced_read(from)? {
                     let op = self.list.op_of(call);
                     let marks = self.required.insert(self.slot[op]);
-                    if self.visited.insert(&self.required, &self.optional, &self.state) {
+                    if self.visited.insert(&self.required, &self.optional, self.state) {
                         self.stack.push(Frame::Forced(call, marks));
                         self.list.lift(call);
                         self.required_done += 1;
@@ -282,6 +320,10 @@ impl<'m, 'o, 'a, M: Model> Search<'m, 'o, 'a, M> {
                 return Ok(Some(e));
             }
             e = self.list.next[e as usize];
+            // The state does not change during the scan, so a read refused
+            // here stays refused: a search resumed after the budget ran out
+            // goes on from the next call, not from the first.
+            self.at.1 = Some(e);
         }
         Ok(None)
     }
@@ -302,7 +344,7 @@ impl<'m, 'o, 'a, M: Model> Search<'m, 'o, 'a, M> {
         } else {
             Some(self.required.insert(self.slot[op]))
         };
-        if !self.visited.insert(&self.required, &self.optional, &next_state) {
+        if !self.visited.insert(&self.required, &self.optional, next_state) {
             match marks {
                 Some(marks) => self.required.remove(self.slot[op], marks),
                 None => set_bit(&mut self.optional, self.slot[op], false),
@@ -538,6 +580,36 @@ mod tests {
         assert_eq!(run(&ops), Outcome::Linearizable);
         let three_ones = [&ops[..], &[SearchOp::known(10, 11, &READ, &saw_2), SearchOp::known(12, 13, &READ, &SAW_1)]].concat();
         assert_eq!(run(&three_ones), Outcome::NotLinearizable, "only two writes of 1 to go around");
+    }
+
+    /// A search resumed one step at a time explores what it explores in
+    /// one go: the same answer after the same steps.
+    #[test]
+    fn resuming_changes_when_not_what() {
+        let write_2 = I::Write { value: 2 };
+        let saw_2 = O::Read { value: Some(2) };
+        let mut ops = vec![SearchOp::unknown(0, &WRITE_1), SearchOp::unknown(1, &WRITE_1), SearchOp::unknown(1, &write_2)];
+        for t in 0..6 {
+            ops.push(SearchOp::known(10 + 4 * t, 12 + 4 * t, &READ, if t % 2 == 0 { &SAW_1 } else { &saw_2 }));
+        }
+        for (history, want) in [(&ops[..6], Outcome::Linearizable), (&ops[..], Outcome::NotLinearizable)] {
+            let whole = search(&RegisterModel, history, 1_000_000);
+            assert_eq!(whole.outcome, want);
+            let mut stepwise = Search::new(&RegisterModel, history);
+            let mut turns = 0;
+            let outcome = loop {
+                turns += 1;
+                match stepwise.resume(1) {
+                    Outcome::BudgetSpent => assert!(turns < 10_000, "no progress"),
+                    decided => break decided,
+                }
+            };
+            assert_eq!(outcome, want);
+            assert!(turns > 5, "{turns} turns: the test must stop the search often");
+            assert_eq!(stepwise.steps(), whole.steps);
+            assert!(turns >= whole.steps, "one step a turn: {turns} turns");
+            assert_eq!(stepwise.resume(0), want, "a decided search keeps its answer");
+        }
     }
 
     #[test]

@@ -14,7 +14,9 @@
 //!
 //! Two phases, each under the step budget (the search of Wing & Gong 1993 /
 //! Lowe 2017 can be exponential, so shrinking must be able to stop early;
-//! what it returns is then still a failing window, only not minimal):
+//! what it returns is then still a failing window, only perhaps not
+//! minimal; a probe that runs out of steps counts as "linearizable", which
+//! only keeps operations in the window):
 //! 1. a cut in time: the earliest instant `r` such that the operations that
 //!    returned by `r` still fail, with those in flight at `r` made optional
 //!    with any answer (what they saw may depend on later operations) and
@@ -24,7 +26,8 @@
 //! 2. relax the remaining required operations, in halving groups and last
 //!    one at a time, keeping each relaxation under which the history still
 //!    fails (a 1-minimal window: relaxing any single operation of it makes
-//!    the rest linearizable).
+//!    the rest linearizable). Single-operation probes that ran out are tried
+//!    once more with the rest of the budget shared among them.
 
 use super::model::Model;
 use super::search::{search, Outcome, SearchOp};
@@ -33,9 +36,11 @@ use super::search::{search, Outcome, SearchOp};
 pub struct Window {
     /// Indices into the shrunk operations, ordered by call time.
     pub ops: Vec<usize>,
-    /// False when the budget ran out (or a probe could not decide) before
-    /// every operation was tried: the window still fails, but may not be
-    /// the smallest.
+    /// False when some operation of the window was not shown necessary (its
+    /// probe ran out of steps, even when tried again, or the budget ran out
+    /// before it was tried): the window still fails, but may not be the
+    /// smallest. Probes of the earlier, coarser steps that ran out only
+    /// cost steps.
     pub minimal: bool,
     pub steps: u64,
 }
@@ -49,7 +54,7 @@ pub fn minimal_window<M: Model>(
     probe_budget_steps: u64,
     budget_steps: u64,
 ) -> Window {
-    let mut shrinker = Shrinker { model, ops, probe_budget_steps, budget_steps, steps: 0, decided_all: true };
+    let mut shrinker = Shrinker { model, ops, probe_budget_steps, budget_steps, steps: 0 };
 
     // Phase 1: the earliest failing cut among the known operations' returns.
     let mut cuts: Vec<u64> = ops.iter().filter(|o| !o.optional).filter_map(|o| o.return_ns).collect();
@@ -64,7 +69,8 @@ pub fn minimal_window<M: Model>(
     let (mut lo, mut hi) = (0usize, cuts.len() - 1);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if shrinker.fails(&cut_at(ops, cuts[mid])) {
+        // An undecided probe counts as "linearizable": the cut only lands later.
+        if shrinker.probe(&cut_at(ops, cuts[mid]), probe_budget_steps) == Outcome::NotLinearizable {
             hi = mid;
         } else {
             lo = mid + 1;
@@ -73,36 +79,84 @@ pub fn minimal_window<M: Model>(
     let mut current = cut_at(ops, cuts[hi]);
 
     // Phase 2: relax required operations in groups, halving the group size
-    // down to one (delta debugging: a window is usually a handful of
-    // operations, so big groups go at once); the last pass, one at a time
-    // over what is left, makes the window 1-minimal.
-    let mut group_len = required(&current).len().div_ceil(2).max(1);
-    loop {
-        let candidates = required(&current);
-        for group in candidates.chunks(group_len) {
+    // (delta debugging: a window is usually a handful of operations, so big
+    // groups go at once); the last pass, one at a time over what is left,
+    // makes the window 1-minimal.
+    let mut group_len = required(&current).len().div_ceil(2);
+    while group_len > 1 && !shrinker.spent() {
+        for group in required(&current).chunks(group_len) {
             if shrinker.spent() {
-                shrinker.decided_all = false;
                 break;
             }
-            let mut relaxed = current.clone();
-            for &i in group {
-                if let Some(op) = relaxed[i].as_mut() {
-                    op.optional = true;
-                }
-            }
-            if shrinker.fails(&relaxed) {
+            let relaxed = relax(&current, group);
+            if shrinker.probe(&relaxed, shrinker.probe_budget_steps) == Outcome::NotLinearizable {
                 current = relaxed;
             }
         }
-        if group_len == 1 || shrinker.spent() {
-            break;
-        }
         group_len = group_len.div_ceil(2);
     }
+    let minimal = one_at_a_time(&mut shrinker, &mut current);
 
     let mut window = required(&current);
     window.sort_by_key(|&i| (ops[i].call_ns, i));
-    Window { ops: window, minimal: shrinker.decided_all, steps: shrinker.steps }
+    Window { ops: window, minimal, steps: shrinker.steps }
+}
+
+/// The last pass: relaxes each operation still required on its own, keeping
+/// the relaxations under which the history still fails. The window is
+/// 1-minimal exactly when every operation left was shown necessary here (a
+/// relaxation made linearizable stays so when more operations are relaxed
+/// later), whatever happened to the coarser probes before. Probes that ran
+/// out are tried once more, sharing what is left of the budget. Returns
+/// whether the window is 1-minimal.
+fn one_at_a_time<M: Model>(shrinker: &mut Shrinker<'_, '_, '_, M>, current: &mut Vec<Option<SearchOp<'_, M::Input, M::Output>>>) -> bool {
+    let mut undecided = Vec::new();
+    for i in required(current) {
+        if shrinker.spent() {
+            return false;
+        }
+        let relaxed = relax(current, &[i]);
+        match shrinker.probe(&relaxed, shrinker.probe_budget_steps) {
+            Outcome::NotLinearizable => *current = relaxed,
+            Outcome::Linearizable => {}
+            Outcome::BudgetSpent => undecided.push(i),
+        }
+    }
+    if undecided.is_empty() {
+        return true;
+    }
+    // At most four times a first probe: one probe's memo is the shrinking's
+    // peak memory, and a probe that did not decide in its first budget
+    // rarely does in a few more (porcupine's `c50-bad` needs a million steps
+    // and 150 MB to prove its last two operations necessary).
+    let share = (shrinker.left() / undecided.len() as u64).min(shrinker.probe_budget_steps.saturating_mul(RETRY_FACTOR));
+    if share <= shrinker.probe_budget_steps {
+        return false;
+    }
+    let mut decided_all = true;
+    for i in undecided {
+        let relaxed = relax(current, &[i]);
+        match shrinker.probe(&relaxed, share) {
+            Outcome::NotLinearizable => *current = relaxed,
+            Outcome::Linearizable => {}
+            Outcome::BudgetSpent => decided_all = false,
+        }
+    }
+    decided_all
+}
+
+/// How many times a first probe's budget a retried one gets (at most).
+const RETRY_FACTOR: u64 = 4;
+
+/// `variant` with the operations `which` made optional.
+fn relax<'a, I, O>(variant: &[Option<SearchOp<'a, I, O>>], which: &[usize]) -> Vec<Option<SearchOp<'a, I, O>>> {
+    let mut relaxed = variant.to_vec();
+    for &i in which {
+        if let Some(op) = relaxed[i].as_mut() {
+            op.optional = true;
+        }
+    }
+    relaxed
 }
 
 /// Indices of the operations still required in a variant.
@@ -133,7 +187,6 @@ struct Shrinker<'m, 'o, 'a, M: Model> {
     probe_budget_steps: u64,
     budget_steps: u64,
     steps: u64,
-    decided_all: bool,
 }
 
 impl<M: Model> Shrinker<'_, '_, '_, M> {
@@ -141,22 +194,19 @@ impl<M: Model> Shrinker<'_, '_, '_, M> {
         self.steps >= self.budget_steps
     }
 
-    /// Whether the variant is decidedly not linearizable; an undecided probe
-    /// counts as "linearizable", which only makes the window larger.
-    fn fails(&mut self, variant: &[Option<SearchOp<'_, M::Input, M::Output>>]) -> bool {
+    fn left(&self) -> u64 {
+        self.budget_steps.saturating_sub(self.steps)
+    }
+
+    /// Searches the variant with at most `probe_budget_steps` (and what is
+    /// left of the whole budget).
+    fn probe(&mut self, variant: &[Option<SearchOp<'_, M::Input, M::Output>>], probe_budget_steps: u64) -> Outcome {
         debug_assert_eq!(variant.len(), self.ops.len());
-        let budget = self.probe_budget_steps.min(self.budget_steps.saturating_sub(self.steps));
+        let budget = probe_budget_steps.min(self.left());
         let kept: Vec<SearchOp<'_, M::Input, M::Output>> = variant.iter().flatten().cloned().collect();
         let result = search(self.model, &kept, budget);
         self.steps += result.steps;
-        match result.outcome {
-            Outcome::NotLinearizable => true,
-            Outcome::Linearizable => false,
-            Outcome::BudgetSpent => {
-                self.decided_all = false;
-                false
-            }
-        }
+        result.outcome
     }
 }
 
@@ -187,6 +237,34 @@ mod tests {
         // left is that read and the later read of 1, which nothing explains.
         assert_eq!(window.ops, vec![3, 4]);
         assert!(window.minimal);
+    }
+
+    /// Probes of 3 steps decide almost nothing, so every coarse probe runs
+    /// out; the single-operation probes are tried again with the rest of
+    /// the budget, and the window is still proven 1-minimal.
+    #[test]
+    fn probes_that_ran_out_are_retried_and_the_window_is_still_minimal() {
+        let (w1, w2, read) = (I::Write { value: 1 }, I::Write { value: 2 }, I::Read);
+        let (ok, saw_1, saw_2) = (O::Write, O::Read { value: Some(1) }, O::Read { value: Some(2) });
+        let ops = [
+            SearchOp::known(0, 1, &w1, &ok),
+            SearchOp::known(0, 1, &read, &O::Read { value: None }),
+            SearchOp::known(2, 3, &w2, &ok),
+            SearchOp::known(2, 3, &read, &saw_2),
+            SearchOp::known(4, 5, &read, &saw_1),
+        ];
+        let window = minimal_window(&RegisterModel, &ops, 3, 100_000);
+        assert!(window.minimal, "{window:?}");
+        // The others as recorded or not at all, the window's required but
+        // for at most one.
+        let only = |relaxed: Option<usize>| -> Vec<SearchOp<'_, I, O>> {
+            let required = |i: usize| window.ops.contains(&i) && Some(i) != relaxed;
+            (0..ops.len()).map(|i| SearchOp { optional: !required(i), ..ops[i].clone() }).collect()
+        };
+        assert_eq!(search(&RegisterModel, &only(None), 1_000).outcome, Outcome::NotLinearizable);
+        for &i in &window.ops {
+            assert_eq!(search(&RegisterModel, &only(Some(i)), 1_000).outcome, Outcome::Linearizable, "#{i} is needed");
+        }
     }
 
     #[test]

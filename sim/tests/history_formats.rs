@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use leasesim::linearizability::cli::{
     check_history, CheckHistoryArgs, HistoryFormat, EXIT_BAD_INPUT, EXIT_LINEARIZABLE, EXIT_NOT_LINEARIZABLE,
 };
+use leasesim::linearizability::DEFAULT_SHRINK_BUDGET_STEPS;
 
 fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/jepsen-etcd-register")
@@ -27,7 +28,7 @@ fn write(name: &str, text: &str) -> PathBuf {
 }
 
 fn args(file: PathBuf, format: Option<HistoryFormat>) -> CheckHistoryArgs {
-    CheckHistoryArgs { file, format, json: true, budget: 20_000_000 }
+    CheckHistoryArgs { file, format, json: true, budget: 20_000_000, shrink_budget: DEFAULT_SHRINK_BUDGET_STEPS }
 }
 
 /// The exit code `check-history` gives, format detected.
@@ -348,6 +349,8 @@ fn porcupine_kv_histories_get_porcupines_verdicts() {
         ("c01-bad.txt", EXIT_NOT_LINEARIZABLE),
         ("c10-ok.txt", EXIT_LINEARIZABLE),
         ("c10-bad.txt", EXIT_NOT_LINEARIZABLE),
+        ("c50-ok.txt", EXIT_LINEARIZABLE),
+        ("c50-bad.txt", EXIT_NOT_LINEARIZABLE),
     ] {
         assert_eq!(verdict(&dir.join(file)), want, "{file}");
     }

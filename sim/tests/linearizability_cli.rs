@@ -18,7 +18,7 @@ fn file(name: &str, text: &str) -> PathBuf {
 }
 
 fn args(file: PathBuf) -> CheckHistoryArgs {
-    CheckHistoryArgs { file, format: None, json: false, budget: 1_000_000 }
+    CheckHistoryArgs { file, format: None, json: false, budget: 1_000_000, shrink_budget: 1_000_000 }
 }
 
 fn jepsen(events: &[(u64, &str, &str, &str)]) -> String {

@@ -15,7 +15,9 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::check::{check_keyed, check_kv, check_register, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS};
+use super::check::{
+    check_keyed, check_kv, check_register, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS, DEFAULT_SHRINK_BUDGET_STEPS,
+};
 use super::history::Operation;
 use super::jepsen::{looks_like_jepsen_log, parse_jepsen_log, ParseError};
 use super::jepsen_edn::{looks_like_edn, parse_edn_history};
@@ -49,10 +51,14 @@ pub struct CheckHistoryArgs {
     /// Print one JSON object instead of text (errors too).
     #[arg(long)]
     pub json: bool,
-    /// Model steps the check may take before answering "unknown" (exit 3);
-    /// shrinking a failure to its smallest window may take as many again.
+    /// Model steps the check may take before answering "unknown" (exit 3).
     #[arg(long, value_name = "STEPS", default_value_t = DEFAULT_BUDGET_STEPS)]
     pub budget: u64,
+    /// Model steps for shrinking a failure to its smallest window, on top of
+    /// --budget; when they run out the window printed still fails but is
+    /// marked partial (the verdict stands either way).
+    #[arg(long, value_name = "STEPS", default_value_t = DEFAULT_SHRINK_BUDGET_STEPS)]
+    pub shrink_budget: u64,
 }
 
 /// Runs the command; returns the process exit code.
@@ -100,7 +106,7 @@ pub fn check_history(args: &CheckHistoryArgs) -> Result<i32, InputError> {
         Some(format) => format,
         None => detect(&text).map_err(located)?,
     };
-    let options = CheckOptions { budget_steps: args.budget, shrink_budget_steps: args.budget };
+    let options = CheckOptions { budget_steps: args.budget, shrink_budget_steps: args.shrink_budget };
     let started = Instant::now();
     match format {
         HistoryFormat::Jepsen => {
@@ -191,7 +197,9 @@ fn render<I: Display + Serialize, O: Display + Serialize>(
         if let Verdict::NotLinearizable { window } = &report.verdict {
             out["window"] = Value::Array(window.iter().map(|&i| op_json(i, &ops[i], unit)).collect());
             out["window_minimal"] = json!(report.window_minimal);
+            out["window_partial"] = json!(!report.window_minimal);
             out["shrink_steps"] = json!(report.shrink_steps);
+            out["shrink_budget_steps"] = json!(args.shrink_budget);
         }
         println!("{out}");
         return code;
@@ -215,7 +223,11 @@ fn render<I: Display + Serialize, O: Display + Serialize>(
             if report.window_minimal {
                 println!("(1-minimal: allow any one of them not to have happened, and the history is linearizable)");
             } else {
-                println!("(the shrink budget ran out: this window fails, but may not be the smallest)");
+                println!(
+                    "(partial: shrinking was cut short, its budget or a re-check's ran out ({} of --shrink-budget {} \
+                     steps spent); this window fails, but may not be the smallest)",
+                    report.shrink_steps, args.shrink_budget
+                );
             }
             for &i in window {
                 let op = &ops[i];
