@@ -81,6 +81,10 @@ pub enum AuthChange {
     RoleList,
     /// What a member needs to check `name`'s password and sign a token.
     Authenticate { name: String },
+    /// The store's revision as of this entry, for anyone (a member that
+    /// refused a call from its own, possibly lagging, store catches up to
+    /// it before refusing for good).
+    Revision,
 }
 
 /// An auth request: the change and who asks (the user a valid token named,
@@ -142,7 +146,7 @@ impl AuthStore {
     /// Applies one request (etcd's `authApplierV3`: every call but
     /// `Authenticate` needs the root role once auth is on).
     pub fn apply(&mut self, req: &AuthRequest) -> Result<AuthAnswer, AuthError> {
-        if !matches!(req.change, AuthChange::Authenticate { .. }) {
+        if !matches!(req.change, AuthChange::Authenticate { .. } | AuthChange::Revision) {
             self.check_admin(req.caller.as_deref())?;
         }
         match &req.change {
@@ -272,7 +276,8 @@ impl AuthStore {
             | AuthChange::UserList
             | AuthChange::RoleGet { .. }
             | AuthChange::RoleList
-            | AuthChange::Authenticate { .. } => return Ok(false),
+            | AuthChange::Authenticate { .. }
+            | AuthChange::Revision => return Ok(false),
         }
         Ok(true)
     }
@@ -417,6 +422,7 @@ mod tests {
         assert!(s.enabled);
         // With auth on: only root manages, and root cannot be removed.
         assert_eq!(s.apply(&req(None, AuthChange::UserList)), Err(AuthError::UserEmpty));
+        assert_eq!(s.apply(&req(None, AuthChange::Revision)), Ok(AuthAnswer::Done { revision: 3 }));
         assert_eq!(s.apply(&req(Some(ROOT), AuthChange::UserDelete { name: ROOT.into() })), Err(AuthError::InvalidAuthMgmt));
         let revoke = AuthChange::UserRevokeRole { name: ROOT.into(), role: ROOT.into() };
         assert_eq!(s.apply(&req(Some(ROOT), revoke)), Err(AuthError::InvalidAuthMgmt));

@@ -120,7 +120,7 @@ impl Auth for Api {
     }
 
     async fn auth_status(&self, _: Request<AuthStatusRequest>) -> Reply<AuthStatusResponse> {
-        let store = self.auth_store();
+        let store = self.caught_up_store().await?;
         Ok(tonic::Response::new(AuthStatusResponse { header: self.header(0), enabled: store.enabled, auth_revision: store.revision }))
     }
 

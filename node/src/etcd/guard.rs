@@ -6,24 +6,28 @@
 //! range, the admin calls). A refused call is answered with etcd's error
 //! before anything is proposed, so it changes nothing.
 //!
-//! The checks read this member's applied auth store. A token issued at a
-//! revision this member has not applied yet waits (briefly) for it; a token
-//! older than the store is refused as old, and etcd clients then
+//! The checks read this member's applied auth store; a call that store
+//! refuses is judged again once the member has caught up with the leader's
+//! auth revision, so a lagging member never refuses what the cluster
+//! allows. (The converse remains: a member that has not yet applied a
+//! revoke may still allow, for as long as it lags, what was revoked.) A
+//! token older than the store is refused as old, and etcd clients then
 //! authenticate again.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use leasesim_core::service::auth::{AuthError, AuthStore, PermKind};
+use leasesim_core::service::auth::{AuthAnswer, AuthChange, AuthError, AuthRequest, AuthStore, PermKind};
+use leasesim_core::service::{Op, Response};
 use tonic::{Request, Status};
 
 use super::token::{self, Claims};
-use super::Api;
+use super::{status, Api};
 use crate::pb::etcdserverpb::request_op::Request as TxnOp;
 use crate::pb::etcdserverpb::{RequestOp, TxnRequest};
 
-/// How long a call waits for this member to apply the auth revision its
-/// token was issued at.
+/// How long a refused call waits for this member to catch up with the
+/// leader's auth revision.
 const CATCH_UP: Duration = Duration::from_secs(5);
 
 /// One range a call reads or writes (etcd's `range_end` conventions).
@@ -117,6 +121,17 @@ pub fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
+/// The caller `request`'s token names, judged by `store`.
+fn caller_in<T>(store: &AuthStore, request: &Request<T>) -> Result<Option<Claims>, Status> {
+    if !store.enabled {
+        return Ok(None);
+    }
+    match token_of(request) {
+        None => Ok(None),
+        Some(t) => token::verify(&store.token_key, &t, now_secs()).map(Some).ok_or_else(invalid_token),
+    }
+}
+
 /// The token a request carries (`token`, or `authorization` as etcd's
 /// gateway sends it).
 pub fn token_of<T>(request: &Request<T>) -> Option<String> {
@@ -134,18 +149,17 @@ impl Api {
     /// Who calls: `None` without a token or while auth is off; a token
     /// that is not valid is etcd's `invalid auth token`.
     pub fn caller<T>(&self, request: &Request<T>) -> Result<Option<Claims>, Status> {
-        let store = self.auth_store();
-        if !store.enabled {
-            return Ok(None);
-        }
-        match token_of(request) {
-            None => Ok(None),
-            Some(t) => token::verify(&store.token_key, &t, now_secs()).map(Some).ok_or_else(invalid_token),
-        }
+        caller_in(&self.auth_store(), request)
     }
 
-    /// The auth store once this member has applied `revision`.
-    async fn store_at(&self, revision: u64) -> Result<Arc<AuthStore>, Status> {
+    /// The auth store once this member has applied every auth change the
+    /// leader had applied when asked (one logged `Revision` read).
+    pub(super) async fn caught_up_store(&self) -> Result<Arc<AuthStore>, Status> {
+        let ask = AuthRequest { caller: None, change: AuthChange::Revision };
+        let revision = match self.node.front.call(Op::Auth(ask)).await.map_err(status)? {
+            Response::Auth(AuthAnswer::Done { revision }) => revision,
+            other => return Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
+        };
         let mut probe = self.node.front.probe_watch();
         let caught_up = tokio::time::timeout(CATCH_UP, probe.wait_for(|p| p.auth.revision >= revision)).await;
         match caught_up {
@@ -154,31 +168,46 @@ impl Api {
         }
     }
 
-    /// Refuses the call unless its caller may do everything `needs` lists.
-    pub async fn permit<T>(&self, request: &Request<T>, needs: &[Need]) -> Result<(), Status> {
-        let Some(claims) = self.caller(request)? else {
-            return self.check(&self.auth_store(), None, 0, needs);
-        };
-        let store = self.store_at(claims.revision).await?;
-        self.check(&store, Some(&claims.user), claims.revision, needs)
+    /// Runs `judge` on this member's store; a refusal is judged again on a
+    /// store caught up with the leader, so that a lagging member does not
+    /// refuse what the cluster already allows (a user just granted a role,
+    /// auth just disabled, a token from a just-applied enable).
+    async fn judged<F>(&self, judge: F) -> Result<(), Status>
+    where
+        F: Fn(&AuthStore) -> Result<(), Status>,
+    {
+        if judge(&self.auth_store()).is_ok() {
+            return Ok(());
+        }
+        judge(&*self.caught_up_store().await?)
     }
 
-    fn check(&self, store: &AuthStore, user: Option<&str>, revision: u64, needs: &[Need]) -> Result<(), Status> {
-        for need in needs {
-            store.check(user, revision, &need.key, &need.range_end, need.kind).map_err(auth_status)?;
-        }
-        Ok(())
+    /// Refuses the call unless its caller may do everything `needs` lists.
+    pub async fn permit<T>(&self, request: &Request<T>, needs: &[Need]) -> Result<(), Status> {
+        self.judged(|store| {
+            let (user, revision) = match caller_in(store, request)? {
+                // Issued at a revision this store has not reached: judged
+                // again once caught up.
+                Some(c) if c.revision > store.revision => return Err(Status::unavailable("etcdserver: request timed out")),
+                Some(c) => (Some(c.user), c.revision),
+                None => (None, 0),
+            };
+            for need in needs {
+                store.check(user.as_deref(), revision, &need.key, &need.range_end, need.kind).map_err(auth_status)?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Refuses the call unless its caller holds the role `root` (etcd's
     /// `IsAdminPermitted`, for membership changes and the like).
     pub async fn permit_admin<T>(&self, request: &Request<T>) -> Result<(), Status> {
-        let claims = self.caller(request)?;
-        let store = match &claims {
-            Some(c) => self.store_at(c.revision).await?,
-            None => self.auth_store(),
-        };
-        store.is_admin(claims.as_ref().map(|c| c.user.as_str())).map_err(auth_status)
+        self.judged(|store| {
+            let claims = caller_in(store, request)?;
+            store.is_admin(claims.as_ref().map(|c| c.user.as_str())).map_err(auth_status)
+        })
+        .await
     }
 
     /// A `Request` carrying `inner` and `request`'s token, for a call this
