@@ -84,6 +84,10 @@ const SCRIPT: &[(&[&str], &str)] = &[
     (&["--user", "bob:bobpw", "lock", "app/lk", "echo", "held"], ""),
     (&["--user", "alice:alicepw", "lock", "app/lk", "echo", "held"], ""),
     (&["--user", "alice:alicepw", "user", "list"], ""),
+    (&["--user", "alice:alicepw", "member", "remove", "1"], ""),
+    (&["defrag"], ""),
+    (&["--user", "alice:alicepw", "defrag"], ""),
+    (&["--user", "root:rootpw", "defrag"], ""),
     (&["--user", "root:rootpw", "user", "list"], ""),
     (&["--user", "root:rootpw", "role", "list"], ""),
     (&["--user", "root:rootpw", "user", "get", "alice"], ""),
@@ -110,6 +114,7 @@ fn transcript(kind: Kind) -> Vec<String> {
         .iter()
         .map(|(args, stdin)| {
             let (out, code) = ctl(&endpoint, args, stdin);
+            let out = out.replace(&endpoint, "ENDPOINT");
             format!("$ etcdctl {} -> exit {code}\n{out}", args.join(" "))
         })
         .collect()

@@ -131,7 +131,8 @@ impl Maintenance for Api {
         }))
     }
 
-    async fn defragment(&self, _: Request<DefragmentRequest>) -> Reply<DefragmentResponse> {
+    async fn defragment(&self, request: Request<DefragmentRequest>) -> Reply<DefragmentResponse> {
+        self.permit_maintenance(&request).await?;
         Ok(tonic::Response::new(DefragmentResponse { header: self.header(0) }))
     }
 
