@@ -231,7 +231,8 @@ fn users_and_roles_survive_sigkill_and_snapshots() {
         let token = AuthClient::new(channel.clone()).authenticate(login).await.expect("alice logs in").into_inner().token;
         let mut kv = KvClient::new(channel);
         for i in 0..260 {
-            let mut put = tonic::Request::new(PutRequest { key: format!("app/{i}").into_bytes(), value: b"v".to_vec(), ..Default::default() });
+            let mut put =
+                tonic::Request::new(PutRequest { key: format!("app/{i}").into_bytes(), value: b"v".to_vec(), ..Default::default() });
             put.metadata_mut().insert("token", token.parse().expect("ASCII token"));
             kv.put(put).await.expect("alice may write under app/");
         }

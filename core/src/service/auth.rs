@@ -64,23 +64,56 @@ pub struct Role {
 pub enum AuthChange {
     /// `token_key` signs the tokens members issue from now on (a new key
     /// per enable, so tokens from an earlier enable are worthless).
-    Enable { token_key: String },
+    Enable {
+        token_key: String,
+    },
     Disable,
-    UserAdd { name: String, password_hash: Option<String> },
-    UserDelete { name: String },
-    UserChangePassword { name: String, password_hash: Option<String> },
-    UserGrantRole { user: String, role: String },
-    UserRevokeRole { name: String, role: String },
-    UserGet { name: String },
+    UserAdd {
+        name: String,
+        password_hash: Option<String>,
+    },
+    UserDelete {
+        name: String,
+    },
+    UserChangePassword {
+        name: String,
+        password_hash: Option<String>,
+    },
+    UserGrantRole {
+        user: String,
+        role: String,
+    },
+    UserRevokeRole {
+        name: String,
+        role: String,
+    },
+    UserGet {
+        name: String,
+    },
     UserList,
-    RoleAdd { name: String },
-    RoleDelete { name: String },
-    RoleGrantPermission { name: String, perm: Permission },
-    RoleRevokePermission { name: String, key: Vec<u8>, range_end: Vec<u8> },
-    RoleGet { name: String },
+    RoleAdd {
+        name: String,
+    },
+    RoleDelete {
+        name: String,
+    },
+    RoleGrantPermission {
+        name: String,
+        perm: Permission,
+    },
+    RoleRevokePermission {
+        name: String,
+        key: Vec<u8>,
+        range_end: Vec<u8>,
+    },
+    RoleGet {
+        name: String,
+    },
     RoleList,
     /// What a member needs to check `name`'s password and sign a token.
-    Authenticate { name: String },
+    Authenticate {
+        name: String,
+    },
     /// The store's revision as of this entry, for anyone (a member that
     /// refused a call from its own, possibly lagging, store catches up to
     /// it before refusing for good).
@@ -100,11 +133,23 @@ pub struct AuthRequest {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum AuthAnswer {
     /// A change applied (or one etcd accepts as a no-op); the store's revision.
-    Done { revision: u64 },
-    User { roles: Vec<String> },
-    Role { perms: Vec<Permission> },
-    Names { names: Vec<String> },
-    Credentials { password_hash: Option<String>, token_key: String, revision: u64 },
+    Done {
+        revision: u64,
+    },
+    User {
+        roles: Vec<String>,
+    },
+    Role {
+        perms: Vec<Permission>,
+    },
+    Names {
+        names: Vec<String>,
+    },
+    Credentials {
+        password_hash: Option<String>,
+        token_key: String,
+        revision: u64,
+    },
 }
 
 /// etcd's auth errors (`auth/store.go`); the node maps each to etcd's gRPC
@@ -311,13 +356,8 @@ impl AuthStore {
         if user.roles.contains(ROOT) {
             return Ok(());
         }
-        let perms: Vec<&Permission> = user
-            .roles
-            .iter()
-            .filter_map(|r| self.roles.get(r))
-            .flat_map(|r| r.perms.iter())
-            .filter(|p| p.kind.allows(kind))
-            .collect();
+        let perms: Vec<&Permission> =
+            user.roles.iter().filter_map(|r| self.roles.get(r)).flat_map(|r| r.perms.iter()).filter(|p| p.kind.allows(kind)).collect();
         if covered(&perms, key, range_end) {
             Ok(())
         } else {
@@ -435,7 +475,10 @@ mod tests {
         let before = s.clone();
         assert_eq!(s.apply(&req(Some("alice"), AuthChange::RoleAdd { name: "x".into() })), Err(AuthError::PermissionDenied));
         assert_eq!(s.apply(&req(Some("ghost"), AuthChange::RoleList)), Err(AuthError::UserNotFound));
-        assert_eq!(s.apply(&req(Some(ROOT), AuthChange::UserAdd { name: "alice".into(), password_hash: None })), Err(AuthError::UserAlreadyExist));
+        assert_eq!(
+            s.apply(&req(Some(ROOT), AuthChange::UserAdd { name: "alice".into(), password_hash: None })),
+            Err(AuthError::UserAlreadyExist)
+        );
         let revoke = AuthChange::RoleRevokePermission { name: "app".into(), key: b"nope".to_vec(), range_end: vec![] };
         assert_eq!(s.apply(&req(Some(ROOT), revoke)), Err(AuthError::PermissionNotGranted));
         assert_eq!(s, before);

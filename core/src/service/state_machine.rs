@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::bugs::Bugs;
-use crate::service::auth::AuthStore;
 use crate::raft::{Entry, Payload};
+use crate::service::auth::AuthStore;
 use crate::service::effects::{Batch, Effect, ReleaseCause, RevokeCause};
 use crate::service::kv::Kv;
 use crate::service::lease::{Lease, Leases};
@@ -92,9 +92,10 @@ pub struct StateMachine {
     #[serde(default)]
     pub(crate) applied_digest: u64,
     /// etcd's users, roles and permissions (empty unless a node's Auth
-    /// service wrote to it).
+    /// service wrote to it). Boxed: the state travels inside snapshot
+    /// messages, which should not grow for a store most runs never use.
     #[serde(default)]
-    pub(crate) auth: AuthStore,
+    pub(crate) auth: Box<AuthStore>,
 }
 
 /// Every this many indices the whole state joins the digest chain, so that
@@ -115,7 +116,7 @@ impl StateMachine {
             applied_index: 0,
             applied_term: 0,
             applied_digest: 0,
-            auth: AuthStore::default(),
+            auth: Box::default(),
         }
     }
 

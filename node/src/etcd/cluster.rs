@@ -81,7 +81,7 @@ impl Cluster for Api {
 
     async fn member_remove(&self, request: Request<MemberRemoveRequest>) -> Reply<MemberRemoveResponse> {
         self.permit_admin(&request).await?;
-        let req = request.get_ref().clone();
+        let req = *request.get_ref();
         if let Some(mut leader) = self.leader_cluster().await? {
             return leader.member_remove(Api::with_token_of(&request, req)).await;
         }

@@ -249,13 +249,7 @@ mod tests {
         };
         assert_eq!(
             txn_needs(&txn),
-            vec![
-                Need::read(b"c", b""),
-                Need::write(b"p", b""),
-                Need::read(b"p", b""),
-                Need::read(b"r", b"s"),
-                Need::write(b"d", b""),
-            ]
+            vec![Need::read(b"c", b""), Need::write(b"p", b""), Need::read(b"p", b""), Need::read(b"r", b"s"), Need::write(b"d", b""),]
         );
     }
 }

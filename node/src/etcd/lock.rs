@@ -26,7 +26,8 @@ impl Lock for Api {
         // etcd's lock recipe reads the lock's prefix and writes its own key
         // there (`name/<lease in hex>`): it needs both permissions.
         let (prefix, key) = (format!("{}/", String::from_utf8_lossy(&request.get_ref().name)), request.get_ref().lease);
-        let needs = [Need::read(prefix.as_bytes(), &prefix_end(prefix.as_bytes())), Need::write(format!("{prefix}{key:x}").as_bytes(), &[])];
+        let needs =
+            [Need::read(prefix.as_bytes(), &prefix_end(prefix.as_bytes())), Need::write(format!("{prefix}{key:x}").as_bytes(), &[])];
         self.permit(&request, &needs).await?;
         let req = request.into_inner();
         let name = text(req.name, "lock name")?;

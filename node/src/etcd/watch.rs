@@ -19,8 +19,8 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Status, Streaming};
 
-use super::kv::key_value;
 use super::guard::Need;
+use super::kv::key_value;
 use super::Api;
 use crate::pb::etcdserverpb::watch_request::RequestUnion;
 use crate::pb::etcdserverpb::watch_server::Watch;
