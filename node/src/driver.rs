@@ -54,6 +54,10 @@ pub struct Probe {
     pub revision: u64,
     pub voters: Vec<NodeId>,
     pub db_size_bytes: u64,
+    /// The applied auth store (issue 30, auth): what this member's etcd
+    /// API checks tokens and permissions against. Shared, rebuilt only when
+    /// its revision moves.
+    pub auth: std::sync::Arc<leasesim_core::service::auth::AuthStore>,
 }
 
 enum Waiter {
@@ -235,7 +239,17 @@ impl Driver {
     fn publish(&mut self) {
         let raft = self.server.raft();
         let sm = self.server.state_machine();
+        let auth = {
+            let old = &self.probe.borrow().auth;
+            let applied = sm.auth();
+            if old.revision == applied.revision && old.enabled == applied.enabled {
+                old.clone()
+            } else {
+                std::sync::Arc::new(applied.clone())
+            }
+        };
         let probe = Probe {
+            auth,
             id: raft.id(),
             role: Some(raft.role()),
             term: raft.term(),

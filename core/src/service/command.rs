@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::service::auth::{AuthAnswer, AuthError, AuthRequest};
 use crate::types::{ClientId, LeaseId, LogIndex, NodeId};
 
 /// A client's request, as sent to a server.
@@ -92,6 +93,9 @@ pub enum Op {
         value: String,
         lease: Option<LeaseId>,
     },
+    /// etcd's Auth service (users, roles, permissions; see `auth`). Logged,
+    /// reads included. Never issued by the simulator.
+    Auth(AuthRequest),
 }
 
 /// One of etcd's Txn compares on a single key (`etcdserverpb.Compare`).
@@ -219,6 +223,7 @@ pub enum Response {
         key: String,
     },
     Error(ServiceError),
+    Auth(AuthAnswer),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -252,6 +257,8 @@ pub enum ServiceError {
     /// so the request cannot be told apart from a duplicate (Raft thesis
     /// §6.3: the state machine must not guess; the client gives up on it).
     SessionExpired,
+    /// etcd's auth store refused the request.
+    Auth(AuthError),
 }
 
 /// A server's answer to one request.

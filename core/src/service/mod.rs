@@ -6,8 +6,10 @@
 //! [`lease`], [`lock`] and [`session`] hold the replicated data,
 //! [`state_machine`] applies entries to them, [`effects`] is what an apply
 //! reports and [`invariants`] what must hold after each; [`writer_clock`] is
-//! the Juju lease design's clock document and its expiry rules.
+//! the Juju lease design's clock document and its expiry rules; [`auth`] is
+//! etcd's users, roles and permissions.
 
+pub mod auth;
 mod command;
 pub mod effects;
 mod invariants;

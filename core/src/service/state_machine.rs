@@ -25,6 +25,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::bugs::Bugs;
 use crate::raft::{Entry, Payload};
+use crate::service::auth::AuthStore;
 use crate::service::effects::{Batch, Effect, ReleaseCause, RevokeCause};
 use crate::service::kv::Kv;
 use crate::service::lease::{Lease, Leases};
@@ -90,6 +91,11 @@ pub struct StateMachine {
     /// a snapshot carries it and an install or a restart resumes the chain.
     #[serde(default)]
     pub(crate) applied_digest: u64,
+    /// etcd's users, roles and permissions (empty unless a node's Auth
+    /// service wrote to it). Boxed: the state travels inside snapshot
+    /// messages, which should not grow for a store most runs never use.
+    #[serde(default)]
+    pub(crate) auth: Box<AuthStore>,
 }
 
 /// Every this many indices the whole state joins the digest chain, so that
@@ -110,6 +116,7 @@ impl StateMachine {
             applied_index: 0,
             applied_term: 0,
             applied_digest: 0,
+            auth: Box::default(),
         }
     }
 
@@ -127,6 +134,9 @@ impl StateMachine {
     }
     pub fn sessions(&self) -> &Sessions {
         &self.sessions
+    }
+    pub fn auth(&self) -> &AuthStore {
+        &self.auth
     }
     /// Index of the last applied entry (0: none).
     pub fn applied_index(&self) -> LogIndex {
@@ -161,6 +171,11 @@ impl StateMachine {
             self.locks.hash(&mut hasher);
             self.sessions.hash(&mut hasher);
             self.writer_clocks.hash(&mut hasher);
+            // Only once used, so that runs without auth (every simulated
+            // run) keep the digests they had before the store existed.
+            if !self.auth.is_empty() {
+                self.auth.hash(&mut hasher);
+            }
         }
         hasher.finish()
     }
@@ -351,6 +366,10 @@ impl StateMachine {
             Op::LeaseList => self.lease_list(),
             Op::LockAcquire { key, lease } => return self.acquire(req, key, *lease, batch),
             Op::LockRelease { key, token } => self.release(req.client, key, *token, batch),
+            Op::Auth(auth) => match self.auth.apply(auth) {
+                Ok(answer) => Response::Auth(answer),
+                Err(e) => Response::Error(ServiceError::Auth(e)),
+            },
         })
     }
 

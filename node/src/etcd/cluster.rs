@@ -60,12 +60,13 @@ impl Api {
 #[tonic::async_trait]
 impl Cluster for Api {
     async fn member_add(&self, request: Request<MemberAddRequest>) -> Reply<MemberAddResponse> {
-        let req = request.into_inner();
+        self.permit_admin(&request).await?;
+        let req = request.get_ref().clone();
         if req.is_learner {
             return Err(unimplemented("learners"));
         }
         if let Some(mut leader) = self.leader_cluster().await? {
-            return leader.member_add(req).await;
+            return leader.member_add(Api::with_token_of(&request, req)).await;
         }
         let peer_url = req.peer_ur_ls.first().cloned().ok_or_else(|| Status::invalid_argument("etcdserver: no peer URL"))?;
         let peer_url = format!("http://{}", crate::config::parse_url(&peer_url).map_err(Status::invalid_argument)?);
@@ -79,9 +80,10 @@ impl Cluster for Api {
     }
 
     async fn member_remove(&self, request: Request<MemberRemoveRequest>) -> Reply<MemberRemoveResponse> {
-        let req = request.into_inner();
+        self.permit_admin(&request).await?;
+        let req = *request.get_ref();
         if let Some(mut leader) = self.leader_cluster().await? {
-            return leader.member_remove(req).await;
+            return leader.member_remove(Api::with_token_of(&request, req)).await;
         }
         if !self.node.front.probe().voters.contains(&req.id) {
             return Err(Status::not_found("etcdserver: member not found"));
@@ -129,7 +131,8 @@ impl Maintenance for Api {
         }))
     }
 
-    async fn defragment(&self, _: Request<DefragmentRequest>) -> Reply<DefragmentResponse> {
+    async fn defragment(&self, request: Request<DefragmentRequest>) -> Reply<DefragmentResponse> {
+        self.permit_maintenance(&request).await?;
         Ok(tonic::Response::new(DefragmentResponse { header: self.header(0) }))
     }
 

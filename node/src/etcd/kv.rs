@@ -15,6 +15,7 @@ use leasesim_core::service::kv::KvValue;
 use leasesim_core::service::{self as core, KeyCompare, Op, Response};
 use tonic::{Request, Status};
 
+use super::guard::{txn_needs, Need};
 use super::{status, text, unimplemented, Api, MAX_REQUEST_BYTES};
 use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use crate::pb::etcdserverpb::kv_server::Kv;
@@ -209,6 +210,8 @@ fn key_compare(compare: &Compare) -> Result<KeyCompare, Status> {
 #[tonic::async_trait]
 impl Kv for Api {
     async fn range(&self, request: Request<RangeRequest>) -> Reply<RangeResponse> {
+        let r = request.get_ref();
+        self.permit(&request, &[Need::read(&r.key, &r.range_end)]).await?;
         self.range_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
@@ -219,14 +222,21 @@ impl Kv for Api {
     }
 
     async fn put(&self, request: Request<PutRequest>) -> Reply<PutResponse> {
+        let p = request.get_ref();
+        let read = p.prev_kv.then(|| Need::read(&p.key, &[]));
+        self.permit(&request, &[Some(Need::write(&p.key, &[])), read].into_iter().flatten().collect::<Vec<_>>()).await?;
         self.put_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
     async fn delete_range(&self, request: Request<DeleteRangeRequest>) -> Reply<DeleteRangeResponse> {
+        let d = request.get_ref();
+        let read = d.prev_kv.then(|| Need::read(&d.key, &d.range_end));
+        self.permit(&request, &[Some(Need::write(&d.key, &d.range_end)), read].into_iter().flatten().collect::<Vec<_>>()).await?;
         self.delete_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
     async fn txn(&self, request: Request<TxnRequest>) -> Reply<TxnResponse> {
+        self.permit(&request, &txn_needs(request.get_ref())).await?;
         self.txn_op(request.into_inner()).await.map(tonic::Response::new)
     }
 

@@ -10,6 +10,7 @@ use leasesim_core::NS_PER_SEC;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Status, Streaming};
 
+use super::guard::Need;
 use super::{status, Api, MAX_LEASE_TTL_SECS};
 use crate::front::CallError;
 use crate::pb::etcdserverpb::lease_server::Lease;
@@ -71,7 +72,16 @@ impl Lease for Api {
     }
 
     async fn lease_revoke(&self, request: Request<LeaseRevokeRequest>) -> Reply<LeaseRevokeResponse> {
-        let lease = request.into_inner().id as u64;
+        let lease = request.get_ref().id as u64;
+        // etcd's `checkLeasePuts`: revoking deletes the lease's keys, so the
+        // caller needs write permission on each of them.
+        if self.auth_store().enabled {
+            let needs = match self.node.front.call(Op::LeaseTimeToLive { lease }).await.map_err(status)? {
+                Response::TimeToLive { keys, .. } => keys.iter().map(|k| Need::write(k.as_bytes(), &[])).collect(),
+                _ => Vec::new(),
+            };
+            self.permit(&request, &needs).await?;
+        }
         match self.node.front.call(Op::LeaseRevoke { lease }).await.map_err(status)? {
             Response::LeaseRevoked { .. } => Ok(tonic::Response::new(LeaseRevokeResponse { header: self.header(0) })),
             other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),

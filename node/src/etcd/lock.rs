@@ -7,6 +7,7 @@
 use leasesim_core::service::{Op, Response};
 use tonic::{Request, Status};
 
+use super::guard::{prefix_end, Need};
 use super::{status, text, Api};
 use crate::pb::v3lockpb::lock_server::Lock;
 use crate::pb::v3lockpb::*;
@@ -22,6 +23,12 @@ pub fn parse_lock_key(key: &str) -> Option<(String, u64)> {
 #[tonic::async_trait]
 impl Lock for Api {
     async fn lock(&self, request: Request<LockRequest>) -> Reply<LockResponse> {
+        // etcd's lock recipe reads the lock's prefix and writes its own key
+        // there (`name/<lease in hex>`): it needs both permissions.
+        let (prefix, key) = (format!("{}/", String::from_utf8_lossy(&request.get_ref().name)), request.get_ref().lease);
+        let needs =
+            [Need::read(prefix.as_bytes(), &prefix_end(prefix.as_bytes())), Need::write(format!("{prefix}{key:x}").as_bytes(), &[])];
+        self.permit(&request, &needs).await?;
         let req = request.into_inner();
         let name = text(req.name, "lock name")?;
         if name.is_empty() {
@@ -44,6 +51,7 @@ impl Lock for Api {
     }
 
     async fn unlock(&self, request: Request<UnlockRequest>) -> Reply<UnlockResponse> {
+        self.permit(&request, &[Need::write(&request.get_ref().key, &[])]).await?;
         let key = text(request.into_inner().key, "key")?;
         let (name, token) = parse_lock_key(&key).ok_or_else(|| Status::invalid_argument("leasesim: not a lock key"))?;
         match self.node.front.call(Op::LockRelease { key: name, token }).await.map_err(status)? {

@@ -1,6 +1,6 @@
 //! etcd's v3 gRPC API on a member's client URL: the subset `etcdctl` and
 //! etcd clients need (KV, Lease, Lock, Watch by polling, Maintenance
-//! status, Cluster), as
+//! status, Cluster, Auth), as
 //! adapters onto core's requests. Any member answers; a follower forwards
 //! to the leader (the driver does it for core requests).
 //!
@@ -10,6 +10,12 @@
 // tonic's `Status` is large, and it is what every handler returns.
 #![allow(clippy::result_large_err)]
 
+// issue 30, auth: etcd's Auth service, its tokens and the checks in front
+// of every call.
+mod auth;
+pub mod guard;
+pub mod token;
+// end issue 30, auth.
 mod cluster;
 mod kv;
 mod lease;
@@ -61,6 +67,7 @@ pub async fn serve(node: NodeHandle, listener: TcpListener) -> Result<(), String
         .add_service(MaintenanceServer::new(api.clone()))
         .add_service(LockServer::new(api.clone()))
         .add_service(WatchServer::new(api.clone()))
+        .add_service(crate::pb::etcdserverpb::auth_server::AuthServer::new(api.clone()))
         .serve_with_incoming(incoming)
         .await
         .map_err(|e| format!("gRPC server: {e}"))
@@ -87,6 +94,7 @@ fn service_status(error: ServiceError) -> Status {
         ServiceError::SessionExpired => Status::unavailable("leasesim: request too old to retry (session expired)"),
         ServiceError::NotLeader { .. } => Status::unavailable("etcdserver: no leader"),
         ServiceError::Retry => Status::unavailable("etcdserver: leader changed"),
+        ServiceError::Auth(e) => guard::auth_status(e),
     }
 }
 

@@ -19,6 +19,7 @@ use tokio_stream::wrappers::UnboundedReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Status, Streaming};
 
+use super::guard::Need;
 use super::kv::key_value;
 use super::Api;
 use crate::pb::etcdserverpb::watch_request::RequestUnion;
@@ -94,6 +95,8 @@ impl Watch for Api {
     type WatchStream = Pin<Box<dyn Stream<Item = Result<WatchResponse, Status>> + Send>>;
 
     async fn watch(&self, request: Request<Streaming<WatchRequest>>) -> Reply<Self::WatchStream> {
+        // The caller's token, kept to check each watch it creates.
+        let token = Api::with_token_of(&request, ());
         let mut requests = request.into_inner();
         let (tx, rx) = mpsc::unbounded_channel();
         let api = self.clone();
@@ -105,7 +108,23 @@ impl Watch for Api {
                     Some(RequestUnion::CreateRequest(create)) => {
                         let id = if create.watch_id > 0 { create.watch_id } else { next_id };
                         next_id = next_id.max(id) + 1;
-                        let created = WatchResponse { header: api.header(0), watch_id: id, created: true, ..Default::default() };
+                        // etcd cancels a watch its caller may not read, with
+                        // the refusal as the reason (issue 30, auth).
+                        let refused = api.permit(&token, &[Need::read(&create.key, &create.range_end)]).await.err();
+                        let cancel_reason = refused.as_ref().map(|e| format!("rpc error: code = {:?} desc = {}", e.code(), e.message()));
+                        let canceled = cancel_reason.is_some();
+                        let created = WatchResponse {
+                            header: api.header(0),
+                            watch_id: id,
+                            created: true,
+                            canceled,
+                            cancel_reason: cancel_reason.unwrap_or_default(),
+                            ..Default::default()
+                        };
+                        if canceled {
+                            let _ = tx.send(Ok(created));
+                            continue;
+                        }
                         if tx.send(Ok(created)).is_err() {
                             break;
                         }
