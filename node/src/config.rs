@@ -99,7 +99,10 @@ pub fn parse_bug(name: &str) -> Result<String, String> {
     if name == "completion-without-token-check" {
         return Err(format!("{name} lives in the simulator's data store, not in the engine this node runs"));
     }
-    Bugs::default().enable(name).map(|()| name.to_string()).map_err(|e| format!("{e} (or one of the node's own: {})", crate::driver::NODE_BUGS.join(", ")))
+    Bugs::default()
+        .enable(name)
+        .map(|()| name.to_string())
+        .map_err(|e| format!("{e} (or one of the node's own: {})", crate::driver::NODE_BUGS.join(", ")))
 }
 
 /// Parses `http://host:port`, `https://host:port` (or `host:port`) into a

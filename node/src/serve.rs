@@ -194,14 +194,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         links.send(*peer, hello.clone());
     }
 
-    let handle = NodeHandle {
-        front,
-        directory,
-        name: args.name.clone(),
-        cluster_id,
-        quota_backend_bytes: args.disk.quota_bytes(),
-        client_tls,
-    };
+    let handle =
+        NodeHandle { front, directory, name: args.name.clone(), cluster_id, quota_backend_bytes: args.disk.quota_bytes(), client_tls };
     tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
     if let Some(listener) = lock_listener {
         tokio::spawn(crate::ws::serve(handle.clone(), listener));

@@ -117,10 +117,7 @@ impl TlsArgs {
             .with_root_certificates(roots(ca, "--peer-trusted-ca-file")?)
             .with_client_auth_cert(certs(cert, "--peer-cert-file")?, private_key(key, "--peer-key-file")?)
             .map_err(|e| format!("--peer-cert-file {} / --peer-key-file {}: {e}", cert.display(), key.display()))?;
-        Ok(PeerTls {
-            acceptor: Some(TlsAcceptor::from(Arc::new(server))),
-            connector: Some(TlsConnector::from(Arc::new(client))),
-        })
+        Ok(PeerTls { acceptor: Some(TlsAcceptor::from(Arc::new(server))), connector: Some(TlsConnector::from(Arc::new(client))) })
     }
 }
 

@@ -158,7 +158,11 @@ impl Api {
             return Err(no_space());
         }
         if probe.db_size_bytes.saturating_add(cost_bytes as u64) > self.node.quota_backend_bytes {
-            tracing::warn!(db_size = probe.db_size_bytes, quota = self.node.quota_backend_bytes, "the backend quota is exhausted: raising NOSPACE");
+            tracing::warn!(
+                db_size = probe.db_size_bytes,
+                quota = self.node.quota_backend_bytes,
+                "the backend quota is exhausted: raising NOSPACE"
+            );
             let front = self.node.front.clone();
             tokio::spawn(async move { raise(&front, probe.id).await });
             return Err(no_space());
