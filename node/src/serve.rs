@@ -101,6 +101,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let server_tls = args.tls.client_server()?;
     let client_tls = args.tls.client_dialer()?;
     let peer_tls = args.tls.peer()?;
+    if args.join.is_none() {
+        args.tls.check_peer_urls(&args.initial_cluster)?;
+    }
     if peer_tls.is_on() && args.join.is_some() {
         return Err("--join does not speak peer TLS yet: start TLS members with --initial-cluster".into());
     }

@@ -74,6 +74,23 @@ impl TlsArgs {
         }
     }
 
+    /// Holds `--initial-cluster`'s schemes against the peer TLS flags, as
+    /// etcd does: https:// peers need --peer-cert-file, and with it every
+    /// peer URL must be https://.
+    pub fn check_peer_urls(&self, initial_cluster: &str) -> Result<(), String> {
+        for part in initial_cluster.split(',').filter(|p| !p.trim().is_empty()) {
+            let url = part.split_once('=').map_or(part, |(_, url)| url).trim();
+            match (url.starts_with("https://"), self.peer_cert_file.is_some()) {
+                (true, false) => {
+                    return Err(format!("--initial-cluster: {url} is https:// but --peer-cert-file/--peer-key-file are not given"))
+                }
+                (false, true) => return Err(format!("--initial-cluster: {url} is not https:// although --peer-cert-file is given")),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// The gRPC server's TLS settings (None: plain HTTP/2).
     pub fn client_server(&self) -> Result<Option<tonic::transport::ServerTlsConfig>, String> {
         let (Some(cert), Some(key)) = (&self.cert_file, &self.key_file) else {
@@ -204,4 +221,19 @@ fn server_config(cert: &Path, key: &Path, client_ca: Option<&Path>, cert_flag: &
     builder
         .with_single_cert(certs(cert, cert_flag)?, private_key(key, key_flag)?)
         .map_err(|e| format!("{cert_flag} {} / {key_flag} {}: {e}", cert.display(), key.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_url_schemes_must_match_the_peer_flags() {
+        let plain = TlsArgs::default();
+        assert!(plain.check_peer_urls("s1=http://127.0.0.1:1,s2=http://127.0.0.1:2").is_ok());
+        assert!(plain.check_peer_urls("s1=https://127.0.0.1:1").unwrap_err().contains("--peer-cert-file"));
+        let tls = TlsArgs { peer_cert_file: Some("c.pem".into()), ..TlsArgs::default() };
+        assert!(tls.check_peer_urls("s1=https://127.0.0.1:1").is_ok());
+        assert!(tls.check_peer_urls("s1=https://127.0.0.1:1,s2=http://127.0.0.1:2").unwrap_err().contains("http://127.0.0.1:2"));
+    }
 }
