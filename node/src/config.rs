@@ -74,35 +74,47 @@ pub struct ServeArgs {
     pub election_timeout_ms: u64,
     #[arg(long, value_enum, default_value = "leader-monotonic")]
     pub lease_expiry: LeaseExpiry,
-    /// Compact the log after this many applied entries.
-    #[arg(long, default_value_t = 1000)]
+    /// Compact the log after this many applied entries (the last one
+    /// given wins, so a test can override a harness's value).
+    #[arg(long, default_value_t = 1000, overrides_with = "snapshot_count")]
     pub snapshot_count: u64,
     /// Plant a bug in the engine (repeatable): the simulator's switches
     /// (e.g. follower-expires-leases), so that a real cluster can show the
     /// checkers of `leasesim-node load` catching it. For tests only.
     #[arg(long = "bug", value_name = "NAME", value_parser = parse_bug)]
     pub bugs: Vec<String>,
+    // ---- issue 30 item 4: disk faults (see etcd/alarm.rs, storage) ----
+    #[command(flatten)]
+    pub disk: crate::etcd::alarm::DiskArgs,
+    // ---- issue 30 item 5: TLS (see tls.rs) ----
+    #[command(flatten)]
+    pub tls: crate::tls::TlsArgs,
 }
 
 /// A planted bug's name, checked against core's list.
 pub fn parse_bug(name: &str) -> Result<String, String> {
+    if crate::driver::NODE_BUGS.contains(&name) {
+        return Ok(name.to_string());
+    }
     if name == "completion-without-token-check" {
         return Err(format!("{name} lives in the simulator's data store, not in the engine this node runs"));
     }
-    Bugs::default().enable(name).map(|()| name.to_string())
+    Bugs::default()
+        .enable(name)
+        .map(|()| name.to_string())
+        .map_err(|e| format!("{e} (or one of the node's own: {})", crate::driver::NODE_BUGS.join(", ")))
 }
 
-/// Parses `http://host:port` (or `host:port`) into a socket address; the
-/// first of a comma-separated list.
+/// Parses `http://host:port`, `https://host:port` (or `host:port`) into a
+/// socket address; the first of a comma-separated list. Whether TLS is on
+/// is decided by the certificate flags, which `tls::TlsArgs::check` holds
+/// against the schemes.
 pub fn parse_url(s: &str) -> Result<SocketAddr, String> {
     let first = s.split(',').next().unwrap_or_default().trim();
-    let bare = first.strip_prefix("http://").unwrap_or(first);
+    let bare = first.strip_prefix("http://").or_else(|| first.strip_prefix("https://")).unwrap_or(first);
     let bare = bare.trim_end_matches('/');
-    if first.starts_with("https://") {
-        return Err(format!("{s}: TLS is not supported, use http://"));
-    }
     let bare = bare.replacen("localhost:", "127.0.0.1:", 1);
-    bare.parse().map_err(|e| format!("{s}: expected http://IP:PORT ({e})"))
+    bare.parse().map_err(|e| format!("{s}: expected http://IP:PORT or https://IP:PORT ({e})"))
 }
 
 /// One member of the cluster as the flags name it.
@@ -153,7 +165,7 @@ impl ServeArgs {
         raft.election_timeout_min_ns = self.election_timeout_ms * NS_PER_MS;
         raft.election_timeout_max_ns = 2 * self.election_timeout_ms * NS_PER_MS;
         let mut bugs = Bugs::default();
-        for name in &self.bugs {
+        for name in self.bugs.iter().filter(|b| !crate::driver::NODE_BUGS.contains(&b.as_str())) {
             bugs.enable(name).expect("checked by parse_bug");
         }
         let mut config = ServerConfig::new(raft, self.lease_expiry.into()).with_bugs(bugs);
@@ -170,7 +182,8 @@ mod tests {
     fn urls_and_clusters_parse() {
         assert_eq!(parse_url("http://127.0.0.1:2380").unwrap(), "127.0.0.1:2380".parse().unwrap());
         assert_eq!(parse_url("localhost:1,http://x:2").unwrap(), "127.0.0.1:1".parse().unwrap());
-        assert!(parse_url("https://127.0.0.1:1").unwrap_err().contains("TLS"));
+        assert_eq!(parse_url("https://127.0.0.1:1").unwrap(), "127.0.0.1:1".parse().unwrap());
+        assert!(parse_url("https://host-name:1").unwrap_err().contains("https://IP:PORT"));
         let members = parse_initial_cluster("s1=http://127.0.0.1:1,s2=http://127.0.0.1:2").unwrap();
         assert_eq!(members.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
         assert!(parse_initial_cluster("s1").is_err());

@@ -43,7 +43,7 @@ pub enum Input {
 
 /// What the driver publishes after every batch (status, member list,
 /// leader hints for redirects).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Probe {
     pub id: NodeId,
     pub role: Option<Role>,
@@ -58,7 +58,21 @@ pub struct Probe {
     /// API checks tokens and permissions against. Shared, rebuilt only when
     /// its revision moves.
     pub auth: std::sync::Arc<leasesim_core::service::auth::AuthStore>,
+    /// Every member's active alarm, from the replicated store.
+    pub alarms: Vec<crate::pb::etcdserverpb::AlarmMember>,
+    /// This member's disk met ENOSPC and its alarm is not yet disarmed.
+    pub disk_full: bool,
 }
+
+/// The node's own planted bugs (`--bug`), beside core's: the driver's
+/// side of the durability contract.
+pub const NODE_BUGS: [&str; 1] = [
+    // Answer clients and send messages before fsyncing the batch's log
+    // writes, and fsync them only when a snapshot is saved: acknowledged
+    // writes then live in the page cache alone (a power loss, or a SIGKILL
+    // under --unsafe-test-lose-unsynced, loses them).
+    "ack-before-fsync",
+];
 
 enum Waiter {
     Local(oneshot::Sender<Answer>),
@@ -109,11 +123,29 @@ pub struct Driver {
     clocks: RealClocks,
     pending: BTreeMap<(ClientId, u64), Pending>,
     probe: watch::Sender<Probe>,
+    disk: crate::etcd::alarm::DiskWatch,
+    /// The planted bug `ack-before-fsync`.
+    ack_before_fsync: bool,
 }
 
 impl Driver {
     pub fn new(server: Server, storage: Storage, links: Links, clocks: RealClocks, probe: watch::Sender<Probe>) -> Self {
-        Driver { server, storage, links, clocks, pending: BTreeMap::new(), probe }
+        Driver {
+            server,
+            storage,
+            links,
+            clocks,
+            pending: BTreeMap::new(),
+            probe,
+            disk: crate::etcd::alarm::DiskWatch::default(),
+            ack_before_fsync: false,
+        }
+    }
+
+    /// Plants the node's own bugs ([`NODE_BUGS`]) named in `bugs`.
+    pub fn with_bugs(mut self, bugs: &[String]) -> Self {
+        self.ack_before_fsync = bugs.iter().any(|b| b == "ack-before-fsync");
+        self
     }
 
     /// Runs until every input sender is gone. A disk error stops the
@@ -207,7 +239,7 @@ impl Driver {
                 fatal_disk(e);
             }
         }
-        if wrote {
+        if wrote && !self.ack_before_fsync {
             if let Err(e) = self.storage.sync() {
                 fatal_disk(e);
             }
@@ -259,7 +291,10 @@ impl Driver {
             revision: sm.kv().revision(),
             voters: raft.voters().iter().copied().collect(),
             db_size_bytes: self.storage.size_bytes(),
+            alarms: crate::etcd::alarm::active(sm.kv()),
+            disk_full: false,
         };
+        let probe = Probe { disk_full: self.disk.after_batch(&mut self.storage, probe.id, &probe.alarms), ..probe };
         self.probe.send_if_modified(|old| {
             let changed = *old != probe;
             *old = probe;

@@ -24,6 +24,7 @@ pub mod roster;
 pub mod serve;
 pub mod storage;
 pub mod store;
+pub mod tls;
 pub mod transport;
 pub mod view;
 pub mod ws;

@@ -14,7 +14,8 @@ use crate::config::{member_id, parse_initial_cluster, ClusterState, Member, Serv
 use crate::driver::{Driver, Input, Probe, RealClocks};
 use crate::front::Front;
 use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined};
-use crate::storage::Storage;
+use crate::storage::space::RESERVE_BYTES;
+use crate::storage::{Storage, StorageOptions};
 use crate::transport::{serve_peers, Links, MemberInfo, PeerFrame};
 
 /// What a running member exposes to the API layers.
@@ -25,6 +26,10 @@ pub struct NodeHandle {
     pub name: String,
     /// etcd's cluster id: a digest of `--initial-cluster`.
     pub cluster_id: u64,
+    /// `--quota-backend-bytes` (etcd's default when 0 was given).
+    pub quota_backend_bytes: u64,
+    /// How this member dials another's client API (None: plain).
+    pub client_tls: Option<tonic::transport::ClientTlsConfig>,
 }
 
 /// Who this member is and whom it starts with.
@@ -91,10 +96,27 @@ impl Start {
 
 /// Runs a member until the process is stopped.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
+    // ---- issue 30: TLS and disk-fault settings, checked before anything starts ----
+    let (client_scheme, peer_scheme) = (args.tls.client_scheme(), args.tls.peer_scheme());
+    let server_tls = args.tls.client_server()?;
+    let client_tls = args.tls.client_dialer()?;
+    let peer_tls = args.tls.peer()?;
+    if args.join.is_none() {
+        args.tls.check_peer_urls(&args.initial_cluster)?;
+    }
+    if peer_tls.is_on() && args.join.is_some() {
+        return Err("--join does not speak peer TLS yet: start TLS members with --initial-cluster".into());
+    }
+    let storage_options = StorageOptions { lose_unsynced: args.disk.unsafe_test_lose_unsynced, reserve_bytes: RESERVE_BYTES };
+    if storage_options.lose_unsynced {
+        tracing::warn!("--unsafe-test-lose-unsynced: log writes stay in memory until fsynced (for crash tests only)");
+    }
+    // ---- end issue 30 ----
     let Start { id, members, voters, cluster_id, join } = Start::resolve(&args).await?;
     let config = args.server_config(id, voters);
 
-    let storage = Storage::open(&args.data_dir).map_err(|e| format!("--data-dir {}: {e}", args.data_dir.display()))?;
+    let storage =
+        Storage::open_with(&args.data_dir, &storage_options).map_err(|e| format!("--data-dir {}: {e}", args.data_dir.display()))?;
     if storage.recovered_torn_bytes > 0 {
         tracing::warn!("cut a torn tail of {} bytes off the write-ahead log", storage.recovered_torn_bytes);
     }
@@ -121,7 +143,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         members
             .values()
             .map(|m| {
-                let info = MemberInfo { name: m.name.clone(), peer_url: format!("http://{}", m.peer), ..MemberInfo::default() };
+                let info = MemberInfo { name: m.name.clone(), peer_url: format!("{peer_scheme}://{}", m.peer), ..MemberInfo::default() };
                 (m.id, info)
             })
             .collect::<std::collections::BTreeMap<_, _>>(),
@@ -129,21 +151,21 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     {
         let mut dir = directory.lock().expect("directory lock");
         let mine = dir.entry(id).or_default();
-        mine.client_url = format!("http://{advertised}");
+        mine.client_url = format!("{client_scheme}://{advertised}");
         mine.lock_url = lock_url.clone();
     }
     let hello = PeerFrame::Hello {
         from: id,
         name: args.name.clone(),
-        peer_url: format!("http://{}", args.listen_peer_urls),
-        client_url: format!("http://{advertised}"),
+        peer_url: format!("{peer_scheme}://{}", args.listen_peer_urls),
+        client_url: format!("{client_scheme}://{advertised}"),
         lock_url,
     };
-    let links = Links::new(id, hello.clone(), directory.clone());
+    let links = Links::new(id, hello.clone(), directory.clone()).with_tls(peer_tls.clone());
 
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
     let (probe_tx, probe_rx) = watch::channel(Probe::default());
-    let driver = Driver::new(server, storage, links.clone(), clocks, probe_tx);
+    let driver = Driver::new(server, storage, links.clone(), clocks, probe_tx).with_bugs(&args.bugs);
     std::thread::Builder::new()
         .name(format!("driver-{}", args.name))
         .spawn(move || {
@@ -156,7 +178,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let front = Front::new(input_tx.clone(), probe_rx);
     let desk = JoinDesk { front: front.clone(), directory: directory.clone(), cluster_id };
     let (peer_tx, mut peer_rx) = mpsc::unbounded_channel();
-    tokio::spawn(serve_peers(peer_listener, directory.clone(), peer_tx, desk));
+    tokio::spawn(serve_peers(peer_listener, directory.clone(), peer_tx, desk, peer_tls));
+    crate::etcd::alarm::spawn_raiser(front.clone());
     let to_driver = input_tx.clone();
     let hello_back = links.clone();
     tokio::spawn(async move {
@@ -174,12 +197,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         links.send(*peer, hello.clone());
     }
 
-    let handle = NodeHandle { front, directory, name: args.name.clone(), cluster_id };
+    let handle =
+        NodeHandle { front, directory, name: args.name.clone(), cluster_id, quota_backend_bytes: args.disk.quota_bytes(), client_tls };
     tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
     if let Some(listener) = lock_listener {
         tokio::spawn(crate::ws::serve(handle.clone(), listener));
     }
-    let api = crate::etcd::serve(handle, client_listener);
+    let api = crate::etcd::serve(handle, client_listener, server_tls);
     let Some((leader, joined)) = join else {
         return api.await;
     };

@@ -18,10 +18,11 @@ use leasesim_core::service::{ClientRequest, ClientResponse};
 use leasesim_core::{NodeId, Term};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::join::{JoinDesk, JoinReply, PeerList};
+use crate::tls::PeerTls;
 use crate::view::{RangeSpec, RangeView};
 
 /// Largest frame accepted (a snapshot travels in one frame).
@@ -86,11 +87,19 @@ pub struct Links {
     hello: PeerFrame,
     queues: Arc<Mutex<BTreeMap<NodeId, mpsc::Sender<PeerFrame>>>>,
     directory: Directory,
+    /// Plain TCP unless the --peer-* TLS flags are given.
+    tls: PeerTls,
 }
 
 impl Links {
     pub fn new(me: NodeId, hello: PeerFrame, directory: Directory) -> Self {
-        Links { me, hello, queues: Arc::default(), directory }
+        Links { me, hello, queues: Arc::default(), directory, tls: PeerTls::default() }
+    }
+
+    /// Dials peers with TLS (the --peer-* flags).
+    pub fn with_tls(mut self, tls: PeerTls) -> Self {
+        self.tls = tls;
+        self
     }
 
     /// Queues `frame` for `to` (dropped if the queue is full or `to` unknown).
@@ -106,7 +115,7 @@ impl Links {
                     return;
                 };
                 let (tx, rx) = mpsc::channel(QUEUE_FRAMES);
-                tokio::spawn(run_link(addr, self.hello.clone(), rx));
+                tokio::spawn(run_link(addr, self.hello.clone(), rx, self.tls.clone()));
                 queues.insert(to, tx.clone());
                 tx
             }
@@ -155,10 +164,10 @@ pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<O
 
 /// Owns the connection to one peer: connects (retrying), says hello, then
 /// writes queued frames, flushing whenever the queue runs dry.
-async fn run_link(addr: SocketAddr, hello: PeerFrame, mut rx: mpsc::Receiver<PeerFrame>) {
+async fn run_link(addr: SocketAddr, hello: PeerFrame, mut rx: mpsc::Receiver<PeerFrame>, tls: PeerTls) {
     let mut backoff = Duration::from_millis(20);
     loop {
-        let stream = match TcpStream::connect(addr).await {
+        let stream = match tls.dial(addr).await {
             Ok(s) => s,
             Err(_) => {
                 tokio::time::sleep(backoff).await;
@@ -172,7 +181,6 @@ async fn run_link(addr: SocketAddr, hello: PeerFrame, mut rx: mpsc::Receiver<Pee
             }
         };
         backoff = Duration::from_millis(20);
-        let _ = stream.set_nodelay(true);
         let mut w = BufWriter::new(stream);
         if write_frame(&mut w, &hello).await.is_err() || w.flush().await.is_err() {
             continue;
@@ -199,17 +207,31 @@ async fn run_link(addr: SocketAddr, hello: PeerFrame, mut rx: mpsc::Receiver<Pee
 /// Accepts peer connections and hands every frame, with its sender, to
 /// `deliver` (the opening hello included). A connection that opens with a
 /// join request instead is answered by `desk` on the same connection.
-pub async fn serve_peers(listener: TcpListener, directory: Directory, deliver: mpsc::UnboundedSender<(NodeId, PeerFrame)>, desk: JoinDesk) {
+pub async fn serve_peers(
+    listener: TcpListener,
+    directory: Directory,
+    deliver: mpsc::UnboundedSender<(NodeId, PeerFrame)>,
+    desk: JoinDesk,
+    tls: PeerTls,
+) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
-        let _ = stream.set_nodelay(true);
         let directory = directory.clone();
         let deliver = deliver.clone();
         let desk = desk.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let (read_half, mut write_half) = stream.into_split();
+            // A peer whose certificate does not verify is dropped here.
+            let stream = match tls.accept(stream).await {
+                Ok(stream) => stream,
+                Err(e) => {
+                    tracing::warn!("refused a peer connection: {e}");
+                    return;
+                }
+            };
+            let (read_half, mut write_half) = tokio::io::split(stream);
             let mut r = tokio::io::BufReader::new(read_half);
             let hello = match read_frame(&mut r).await {
                 Ok(Some(hello @ PeerFrame::Hello { .. })) => hello,

@@ -47,6 +47,12 @@ impl Kv {
         self.values.iter()
     }
 
+    /// Keys from `start` on, in key order (a prefix scan without walking
+    /// the whole store).
+    pub fn iter_from<'a>(&'a self, start: &str) -> impl Iterator<Item = (&'a String, &'a KvValue)> {
+        self.values.range::<str, _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded))
+    }
+
     /// Writes `value` at revision `index`, attached to `lease`. Returns the
     /// lease the key was attached to before, so the caller can detach it.
     pub(crate) fn put(&mut self, key: &str, value: &str, lease: Option<LeaseId>, index: LogIndex) -> Option<LeaseId> {

@@ -53,7 +53,12 @@ impl Api {
         };
         let url = self.node.directory.lock().expect("directory lock").get(&leader).map(|m| m.client_url.clone());
         let url = url.filter(|u| !u.is_empty()).ok_or_else(|| Status::unavailable("etcdserver: no leader"))?;
-        ClusterClient::connect(url).await.map(Some).map_err(|_| Status::unavailable("etcdserver: leader unreachable"))
+        let unreachable = |_| Status::unavailable("etcdserver: leader unreachable");
+        let mut endpoint = tonic::transport::Endpoint::from_shared(url).map_err(unreachable)?;
+        if let Some(tls) = self.node.client_tls.clone() {
+            endpoint = endpoint.tls_config(tls).map_err(unreachable)?;
+        }
+        endpoint.connect().await.map(|c| Some(ClusterClient::new(c))).map_err(unreachable)
     }
 }
 
@@ -108,8 +113,8 @@ impl Cluster for Api {
 
 #[tonic::async_trait]
 impl Maintenance for Api {
-    async fn alarm(&self, _: Request<AlarmRequest>) -> Reply<AlarmResponse> {
-        Ok(tonic::Response::new(AlarmResponse { header: self.header(0), alarms: Vec::new() }))
+    async fn alarm(&self, request: Request<AlarmRequest>) -> Reply<AlarmResponse> {
+        self.alarm_op(request).await.map(tonic::Response::new)
     }
 
     async fn status(&self, _: Request<StatusRequest>) -> Reply<StatusResponse> {

@@ -45,7 +45,10 @@ impl Api {
         // The `Get` goes through the read index; its key does not matter.
         let key = String::from_utf8_lossy(&spec.key).into_owned();
         let answer = self.node.front.call_view(Op::Get { key }, Some(spec)).await.map_err(status)?;
-        Ok(answer.view.unwrap_or_default())
+        let mut view = answer.view.unwrap_or_default();
+        // Alarms live in the store but are no client's keys.
+        view.kvs.retain(|(k, _)| !super::alarm::is_reserved(k.as_bytes()));
+        Ok(view)
     }
 
     pub async fn range_op(&self, req: RangeRequest) -> Result<RangeResponse, Status> {
@@ -98,6 +101,8 @@ impl Api {
         if req.ignore_value || req.ignore_lease {
             return Err(unimplemented("put with ignore_value or ignore_lease"));
         }
+        reserved(&req.key)?;
+        self.check_space(req.key.len() + req.value.len())?;
         let key = text(req.key, "key")?;
         let value = text(req.value, "value")?;
         let lease = (req.lease != 0).then_some(req.lease as u64);
@@ -117,6 +122,7 @@ impl Api {
         if req.key.is_empty() {
             return Err(Status::invalid_argument("etcdserver: key is not provided"));
         }
+        reserved(&req.key)?;
         let view = self.read_range(RangeSpec { key: req.key, range_end: req.range_end }).await?;
         let mut revision = view.revision;
         let mut prev_kvs = Vec::new();
@@ -132,6 +138,19 @@ impl Api {
     }
 
     pub async fn txn_op(&self, req: TxnRequest) -> Result<TxnResponse, Status> {
+        // etcd's capped applier: a txn that may put is refused under NOSPACE.
+        let put_bytes: usize = req
+            .success
+            .iter()
+            .chain(&req.failure)
+            .filter_map(|op| match &op.request {
+                Some(TxnOp::RequestPut(put)) => Some(put.key.len() + put.value.len()),
+                _ => None,
+            })
+            .sum();
+        if put_bytes > 0 {
+            self.check_space(put_bytes)?;
+        }
         let (succeeded, revision) = match req.compare.as_slice() {
             [] => (true, 0),
             [compare] => self.compare_and_put(compare, &req.success).await?,
@@ -184,6 +203,14 @@ impl Api {
             other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
     }
+}
+
+/// Refuses a write into the alarms' reserved prefix.
+fn reserved(key: &[u8]) -> Result<(), Status> {
+    if super::alarm::is_reserved(key) {
+        return Err(Status::invalid_argument("leasesim: keys under \\0leasesim/alarm/ are reserved for alarms"));
+    }
+    Ok(())
 }
 
 /// etcd's compare in core's terms.

@@ -30,6 +30,7 @@ impl Api {
         if id < 0 {
             return Err(Status::invalid_argument("etcdserver: lease ID must be positive"));
         }
+        self.check_space(0)?;
         let mut ttl_ns = (ttl_secs.max(1) as u64).saturating_mul(NS_PER_SEC);
         let id = (id != 0).then_some(id as u64);
         loop {

@@ -37,6 +37,7 @@ impl Lock for Api {
         if req.lease <= 0 {
             return Err(Status::not_found("etcdserver: requested lease not found"));
         }
+        self.check_space(name.len())?;
         match self.node.front.call(Op::LockAcquire { key: name, lease: req.lease as u64 }).await.map_err(status)? {
             Response::LockGranted { key, token } => {
                 // The header's revision is the fencing token itself.

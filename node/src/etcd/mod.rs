@@ -16,6 +16,7 @@ mod auth;
 pub mod guard;
 pub mod token;
 // end issue 30, auth.
+pub mod alarm;
 mod cluster;
 mod kv;
 mod lease;
@@ -56,11 +57,17 @@ impl Api {
 }
 
 /// Serves the etcd API on `listener` until the process stops.
-pub async fn serve(node: NodeHandle, listener: TcpListener) -> Result<(), String> {
+/// `tls`: the --cert-file/--key-file/--client-cert-auth settings (None:
+/// plain HTTP/2).
+pub async fn serve(node: NodeHandle, listener: TcpListener, tls: Option<tonic::transport::ServerTlsConfig>) -> Result<(), String> {
     let api = Api { node };
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     let limit = MAX_REQUEST_BYTES + 64 * 1024;
-    tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(tls) = tls {
+        builder = builder.tls_config(tls).map_err(|e| format!("--cert-file/--key-file: {e}"))?;
+    }
+    builder
         .add_service(KvServer::new(api.clone()).max_decoding_message_size(limit))
         .add_service(LeaseServer::new(api.clone()))
         .add_service(ClusterServer::new(api.clone()))

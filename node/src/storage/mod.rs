@@ -8,8 +8,14 @@
 //! (checksummed records: hard states, appends, truncations). Saving a
 //! snapshot rewrites the log with only what follows it, so the directory
 //! stays bounded by one snapshot plus the entries since.
+//!
+//! A full disk is met with a reserve (`space.reserve`, see [`space`]): a
+//! write that fails with ENOSPC is cut back, the reserve deleted and the
+//! write tried once more, so the member can go on (and raise its NOSPACE
+//! alarm) instead of dying mid-write.
 
 pub mod record;
+pub mod space;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -28,6 +34,16 @@ const WAL_TMP: &str = "wal.log.tmp";
 const SNAPSHOT: &str = "snapshot.bin";
 const SNAPSHOT_TMP: &str = "snapshot.bin.tmp";
 
+/// How a data directory is run (the defaults: as in production, no
+/// reserve).
+#[derive(Clone, Debug, Default)]
+pub struct StorageOptions {
+    /// `--unsafe-test-lose-unsynced`.
+    pub lose_unsynced: bool,
+    /// Bytes kept back for a full disk (0: none).
+    pub reserve_bytes: u64,
+}
+
 /// One log record.
 #[derive(Serialize, Deserialize)]
 enum WalRecord {
@@ -44,6 +60,12 @@ pub struct Storage {
     image: NodePersisted,
     /// Written since the last [`Storage::sync`].
     dirty: bool,
+    /// The log's length: where a write cut short by ENOSPC is cut back to.
+    wal_len: u64,
+    /// `--unsafe-test-lose-unsynced`: log bytes held here until the sync.
+    unsynced: Option<Vec<u8>>,
+    /// The space kept back for a full disk.
+    reserve: space::Reserve,
     /// What recovery found and cut off (for the log and tests).
     pub recovered_torn_bytes: u64,
 }
@@ -56,6 +78,11 @@ impl Storage {
     /// Opens (creating if needed) `dir` and recovers what it holds: the
     /// snapshot, then every intact log record; a torn tail is truncated.
     pub fn open(dir: &Path) -> io::Result<Storage> {
+        Storage::open_with(dir, &StorageOptions::default())
+    }
+
+    /// [`Storage::open`] with the disk-fault options.
+    pub fn open_with(dir: &Path, options: &StorageOptions) -> io::Result<Storage> {
         fs::create_dir_all(dir)?;
         let mut image = NodePersisted::default();
         let snapshot_path = dir.join(SNAPSHOT);
@@ -85,7 +112,59 @@ impl Storage {
             wal.sync_all()?;
         }
         sync_dir(dir)?;
-        Ok(Storage { dir: dir.to_path_buf(), wal, image, dirty: false, recovered_torn_bytes: torn })
+        let reserve = space::Reserve::open(dir, options.reserve_bytes)?;
+        Ok(Storage {
+            dir: dir.to_path_buf(),
+            wal,
+            image,
+            dirty: false,
+            wal_len: scan.valid_len as u64,
+            unsynced: options.lose_unsynced.then(Vec::new),
+            reserve,
+            recovered_torn_bytes: torn,
+        })
+    }
+
+    /// Whether the reserve was given up to a full disk.
+    pub fn reserve_released(&self) -> bool {
+        self.reserve.released()
+    }
+
+    /// Takes the reserve back (once space returned).
+    pub fn restore_reserve(&mut self) -> io::Result<()> {
+        self.reserve.restore()
+    }
+
+    /// Appends `bytes` to the log: held in memory under
+    /// `--unsafe-test-lose-unsynced`, else written through.
+    fn put_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.dirty = true;
+        match self.unsynced.as_mut() {
+            Some(held) => {
+                held.extend_from_slice(bytes);
+                Ok(())
+            }
+            None => self.write_wal(bytes),
+        }
+    }
+
+    /// Writes to the log file; on ENOSPC cuts the partial write off, gives
+    /// up the reserve and tries once more.
+    fn write_wal(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let mut result = self.wal.write_all(bytes);
+        if let Err(e) = &result {
+            if space::is_full(e) && self.reserve.release()? {
+                self.wal.set_len(self.wal_len)?;
+                result = self.wal.write_all(bytes);
+            }
+        }
+        if result.is_err() {
+            // Leave no torn record behind for the next write to follow.
+            let _ = self.wal.set_len(self.wal_len);
+        }
+        result?;
+        self.wal_len += bytes.len() as u64;
+        Ok(())
     }
 
     /// What core's restore needs.
@@ -104,8 +183,7 @@ impl Storage {
                 let rec = WalRecord::Append(entries);
                 let bytes = bincode::serialize(&rec).map_err(invalid)?;
                 let WalRecord::Append(entries) = rec else { unreachable!("built above") };
-                self.wal.write_all(&record::encode(&bytes))?;
-                self.dirty = true;
+                self.put_bytes(&record::encode(&bytes))?;
                 apply(&mut self.image, PersistOp::Append(entries)).map_err(invalid)
             }
         }
@@ -114,6 +192,11 @@ impl Storage {
     /// fsyncs what was written since the last sync.
     pub fn sync(&mut self) -> io::Result<()> {
         if self.dirty {
+            if let Some(held) = self.unsynced.take() {
+                let written = self.write_wal(&held);
+                self.unsynced = Some(Vec::new());
+                written?;
+            }
             self.wal.sync_data()?;
             self.dirty = false;
         }
@@ -127,8 +210,7 @@ impl Storage {
 
     fn append_record(&mut self, rec: &WalRecord, op: NodePersistOp) -> io::Result<()> {
         let bytes = bincode::serialize(rec).map_err(invalid)?;
-        self.wal.write_all(&record::encode(&bytes))?;
-        self.dirty = true;
+        self.put_bytes(&record::encode(&bytes))?;
         apply(&mut self.image, op).map_err(invalid)
     }
 
@@ -139,16 +221,31 @@ impl Storage {
     fn save_snapshot(&mut self, snapshot: Snapshot<StateMachine>) -> io::Result<()> {
         self.sync()?;
         let bytes = bincode::serialize(&snapshot).map_err(invalid)?;
-        write_atomically(&self.dir, SNAPSHOT_TMP, SNAPSHOT, &record::encode(&bytes))?;
+        self.write_atomically(SNAPSHOT_TMP, SNAPSHOT, &record::encode(&bytes))?;
         apply(&mut self.image, PersistOp::SaveSnapshot(snapshot)).map_err(invalid)?;
         let mut log = record::encode(&bincode::serialize(&WalRecord::HardState(self.image.hard_state)).map_err(invalid)?);
         if !self.image.entries.is_empty() {
             let rec = WalRecord::Append(self.image.entries.clone());
             log.extend(record::encode(&bincode::serialize(&rec).map_err(invalid)?));
         }
-        write_atomically(&self.dir, WAL_TMP, WAL, &log)?;
+        self.write_atomically(WAL_TMP, WAL, &log)?;
         self.wal = OpenOptions::new().append(true).open(self.dir.join(WAL))?;
+        self.wal_len = log.len() as u64;
         Ok(())
+    }
+
+    /// [`write_atomically`], giving up the reserve once on ENOSPC.
+    fn write_atomically(&mut self, tmp: &str, name: &str, bytes: &[u8]) -> io::Result<()> {
+        match write_atomically(&self.dir, tmp, name, bytes) {
+            Err(e) if space::is_full(&e) => {
+                let _ = fs::remove_file(self.dir.join(tmp));
+                if !self.reserve.release()? {
+                    return Err(e);
+                }
+                write_atomically(&self.dir, tmp, name, bytes)
+            }
+            other => other,
+        }
     }
 }
 

@@ -97,3 +97,32 @@ fn a_snapshot_compacts_the_log_and_survives_restart() {
     assert_eq!(again.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![396, 397, 398, 399, 400, 401, 402]);
     assert_eq!(again.hard_state.term, 1);
 }
+
+/// `--unsafe-test-lose-unsynced`: what was written but not synced is gone
+/// after a "power loss" (the storage dropped without a sync), what was
+/// synced survives.
+#[test]
+fn the_lose_unsynced_mode_drops_exactly_the_unsynced_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = super::StorageOptions { lose_unsynced: true, reserve_bytes: 0 };
+    let mut storage = Storage::open_with(dir.path(), &options).unwrap();
+    write_entries(&mut storage, 1..=3);
+    storage.write(PersistOp::Append((4..=6).map(put).collect())).unwrap();
+    drop(storage);
+    let again = Storage::open(dir.path()).unwrap().persisted();
+    assert_eq!(again.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![1, 2, 3]);
+}
+
+/// A reserve is written at open, given up once, and taken back.
+#[test]
+fn the_disk_reserve_is_given_up_once_and_restored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut reserve = super::space::Reserve::open(dir.path(), 4096).unwrap();
+    let file = dir.path().join("space.reserve");
+    assert_eq!(fs::metadata(&file).unwrap().len(), 4096);
+    assert!(reserve.release().unwrap() && !file.exists() && reserve.released());
+    assert!(!reserve.release().unwrap(), "nothing left to give");
+    reserve.restore().unwrap();
+    assert!(!reserve.released() && file.exists());
+    assert!(super::space::is_full(&std::io::Error::from_raw_os_error(libc::ENOSPC)));
+}

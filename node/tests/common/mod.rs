@@ -96,6 +96,12 @@ impl Cluster {
         Cluster::start_full(Kind::Leasesim, n, 50, 500, extra_args)
     }
 
+    /// A cluster of either kind whose members all get `extra_args` (flags
+    /// both servers share, e.g. `--quota-backend-bytes`).
+    pub fn start_kind_with(kind: Kind, n: usize, extra_args: &[&str]) -> Cluster {
+        Cluster::start_full(kind, n, 50, 500, extra_args)
+    }
+
     pub fn data_dir(&self, i: usize) -> PathBuf {
         self.dir.path().join(&self.members[i].name)
     }
@@ -119,6 +125,7 @@ impl Cluster {
                 .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
                 .args(["--initial-cluster", &self.initial_cluster, "--initial-cluster-state", "new"])
                 .args(["--heartbeat-interval", &heartbeat, "--election-timeout", &election])
+                .args(&self.extra_args)
                 .stdout(Stdio::null())
                 .stderr(log)
                 .spawn()
