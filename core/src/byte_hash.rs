@@ -9,9 +9,19 @@
 use std::hash::Hasher;
 
 /// Collects written bytes; `finish` is XXH3-64 of all of them.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ByteHasher {
     bytes: Vec<u8>,
+}
+
+/// Room for an entry's or a step's fields without growing the buffer
+/// (growing it field by field cost more than the hashing saved).
+const INITIAL_BYTES: usize = 512;
+
+impl Default for ByteHasher {
+    fn default() -> Self {
+        ByteHasher { bytes: Vec::with_capacity(INITIAL_BYTES) }
+    }
 }
 
 impl ByteHasher {
@@ -35,6 +45,7 @@ impl Hasher for ByteHasher {
         xxhash_rust::xxh3::xxh3_64(&self.bytes)
     }
 
+    #[inline]
     fn write(&mut self, bytes: &[u8]) {
         self.bytes.extend_from_slice(bytes);
     }

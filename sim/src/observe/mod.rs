@@ -10,7 +10,6 @@ pub use log::{ObsLog, IN_MEMORY_DEFAULT};
 
 use std::hash::Hash;
 
-
 use leasesim_core::server::ServerEvent;
 use leasesim_core::{ClientId, LeaseId};
 use serde::{Deserialize, Serialize};

@@ -14,13 +14,14 @@ pub mod wire;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use leasesim_core::byte_hash::ByteHasher;
 use leasesim_core::raft::Role;
 use leasesim_core::server::ServerEvent;
-use leasesim_core::byte_hash::ByteHasher;
 use leasesim_core::NodeId;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::observe::{Event, Obs, ObsLog};
+use crate::run::phases::PhaseClock;
 use crate::vocab::{Proc, ProcMap, ServerProbe, SimClock};
 use disk::Disk;
 use network::Network;
@@ -124,6 +125,8 @@ pub struct World {
     up: Mutex<ProcMap<bool>>,
     /// Faults armed at points of a step (`when = …`).
     pub points: points::Points,
+    /// The engine's and the clients' shares of the run, when timed.
+    pub phases: PhaseClock,
 }
 
 impl World {
@@ -157,7 +160,14 @@ impl World {
             holders: Mutex::new(BTreeMap::new()),
             up: Mutex::new(up),
             points: points::Points::default(),
+            phases: PhaseClock::default(),
         }
+    }
+
+    /// Times the engine's and the clients' steps into `phases` (bench).
+    pub fn with_phase_clock(mut self, phases: PhaseClock) -> Self {
+        self.phases = phases;
+        self
     }
 
     /// True simulated time since the run started.
