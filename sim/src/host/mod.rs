@@ -102,9 +102,8 @@ enum Input {
 /// One task per process: it takes the next message due from its inbox in
 /// the world's network, else fires the actor's timer when the process's own
 /// monotonic clock has reached it, else sleeps until the earlier of the two
-/// (`World::poll_sleep`: a message due sooner moves the instant earlier and
-/// arms a timer for it; a change of its clock wakes it at once). One task
-/// poll per wake-up, and one madsim timer per instant it must wake at.
+/// (woken early by a message due sooner, or by a change of its clock: both
+/// through the inbox's one `Notify`).
 pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
     let mut step = Step::at(&world, proc, world.now_ns(), (Vec::with_capacity(16), Vec::new()));
     actor.start(&mut step);
@@ -128,8 +127,12 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            world.sleep(proc, wake_ns);
-            std::future::poll_fn(|cx| world.poll_sleep(proc, cx)).await;
+            let message_sooner = world.sleep(proc, wake_ns);
+            tokio::select! {
+                biased;
+                _ = message_sooner.notified() => {}
+                _ = sleep_until(wake_ns.map(|ns| world.instant_of(ns))) => {}
+            }
             world.awake(proc);
             continue;
         };
@@ -158,6 +161,13 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
         effects = step.into_effects();
         world.count_step(now_ns, effects.0.len());
         carry_out(&world, proc, &mut effects).await;
+    }
+}
+
+async fn sleep_until(deadline: Option<madsim::time::Instant>) {
+    match deadline {
+        Some(deadline) => madsim::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -12,10 +12,7 @@ pub mod points;
 pub mod wire;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Mutex, MutexGuard};
-use std::task::{Context, Poll, Waker};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use leasesim_core::byte_hash::ByteHasher;
 use leasesim_core::raft::Role;
@@ -27,7 +24,7 @@ use crate::observe::{Event, Obs, ObsLog};
 use crate::run::phases::PhaseClock;
 use crate::vocab::{Proc, ProcMap, ServerProbe, SimClock};
 use disk::Disk;
-use network::{Network, Slumber};
+use network::Network;
 use wire::Wire;
 
 #[derive(Default)]
@@ -262,24 +259,7 @@ impl World {
     /// Sends `wire` at true time `now_ns` (now, as the caller read it).
     pub fn send_at(&self, now_ns: u64, from: Proc, to: Proc, wire: Wire) {
         let to_up = self.is_up(to);
-        let mut network = self.network();
-        network.send(now_ns, from, to, wire, to_up);
-        while let Some((proc, at_ns, waker)) = network.take_arm_request() {
-            let fires_ns = self.arm_timer(&waker, at_ns);
-            network.armed(proc, fires_ns);
-        }
-    }
-
-    /// Arms a madsim timer that wakes `waker` at true time `at_ns` (or
-    /// madsim's shortest sleep from now); returns when it will fire.
-    fn arm_timer(&self, waker: &Waker, at_ns: u64) -> u64 {
-        let mut sleep = self.time.sleep_until(self.instant_of(at_ns));
-        let fires_ns = sleep.deadline().duration_since(self.start).as_nanos() as u64;
-        // Polling a sleep that has not elapsed registers its timer with
-        // the context's waker; the timer outlives the `Sleep`.
-        let polled = Pin::new(&mut sleep).poll(&mut Context::from_waker(waker));
-        debug_assert!(polled.is_pending(), "a madsim sleep lasts at least its shortest sleep");
-        fires_ns
+        self.network().send(now_ns, from, to, wire, to_up);
     }
 
     /// The next message for `proc` due by `now_ns`.
@@ -292,27 +272,9 @@ impl World {
     }
 
     /// `proc`'s loop sleeps until true time `until_ns` (None: until a
-    /// message, a message due sooner moves it earlier); it awaits
-    /// `poll_sleep` meanwhile.
-    pub fn sleep(&self, proc: Proc, until_ns: Option<u64>) {
-        self.network().sleep(proc, self.now_ns(), until_ns);
-    }
-
-    /// Ready once `proc`'s sleep is over; arms a madsim timer for its
-    /// wake instant unless one is armed already (a spurious wake-up arms
-    /// nothing more).
-    pub fn poll_sleep(&self, proc: Proc, cx: &mut Context<'_>) -> Poll<()> {
-        let now_ns = self.now_ns();
-        let mut network = self.network();
-        match network.slumber(proc, now_ns, cx.waker()) {
-            Slumber::Over => Poll::Ready(()),
-            Slumber::Armed => Poll::Pending,
-            Slumber::Arm(at_ns) => {
-                let fires_ns = self.arm_timer(cx.waker(), at_ns);
-                network.armed(proc, fires_ns);
-                Poll::Pending
-            }
-        }
+    /// message); the returned `Notify` wakes it for a message due sooner.
+    pub fn sleep(&self, proc: Proc, until_ns: Option<u64>) -> Arc<tokio::sync::Notify> {
+        self.network().sleep(proc, until_ns)
     }
 
     pub fn awake(&self, proc: Proc) {

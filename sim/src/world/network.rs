@@ -16,19 +16,10 @@
 //! process that is down is lost, and a crash loses everything in flight to
 //! the crashed process. A paused process's inbox keeps filling; it reads the
 //! backlog, in delivery order, when it resumes.
-//!
-//! Waking: a sleeping receiver is not woken to re-arm its timer when a
-//! message due sooner lands. The send itself asks the world to arm one
-//! madsim timer for the delivery instant with the receiver's waker
-//! (`arm_requests`), and each inbox remembers the timers armed for its
-//! process, so a loop that goes back to sleep until an instant a timer is
-//! already armed for arms no other. Every wake-up is then a delivery or a
-//! deadline, not a turn of the loop to re-arm (two task polls and two
-//! timers per message before).
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::task::Waker;
+use std::sync::Arc;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -72,51 +63,10 @@ struct Inbox {
     /// Messages by slot; `free` lists the empty slots for reuse.
     slots: Vec<Option<(Proc, Wire)>>,
     free: Vec<usize>,
+    wake: Arc<tokio::sync::Notify>,
     /// The true instant its host loop sleeps until, if it sleeps: a message
     /// due earlier must wake it; one due later will be found when it wakes.
     sleeping_until_ns: Option<u64>,
-    /// Its loop's waker, as of its last sleep.
-    waker: Option<Waker>,
-    /// Woken (its clock changed) while it was not asleep: its next sleep
-    /// returns at once.
-    woken: bool,
-    /// True instants of the madsim timers armed with `waker` that have not
-    /// fired yet.
-    armed_ns: Vec<u64>,
-}
-
-/// madsim never lets a sleep end sooner than this after it starts.
-pub const MIN_SLEEP_NS: u64 = 1_000_000;
-
-impl Inbox {
-    /// Whether a timer armed for this process fires after `now_ns` and by
-    /// `until_ns` (or madsim's shortest sleep from now), waking it in time.
-    fn covered(&mut self, now_ns: u64, until_ns: u64) -> bool {
-        self.armed_ns.retain(|t| *t > now_ns);
-        let by_ns = until_ns.max(now_ns + MIN_SLEEP_NS);
-        self.armed_ns.iter().any(|t| *t <= by_ns)
-    }
-}
-
-/// Wakes the inbox's process now if it sleeps, else ends its next sleep at once.
-fn wake(inbox: &mut Inbox) {
-    inbox.woken = true;
-    if inbox.sleeping_until_ns.take().is_some() {
-        if let Some(waker) = &inbox.waker {
-            waker.wake_by_ref();
-        }
-    }
-}
-
-/// What a sleeping process's loop learns when it looks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Slumber {
-    /// Its instant has come, or it was woken: it runs.
-    Over,
-    /// It sleeps on; a timer must be armed for this true instant first.
-    Arm(u64),
-    /// It sleeps on; a timer armed before wakes it in time.
-    Armed,
 }
 
 /// The network's settings and state (the world holds it behind a mutex).
@@ -132,9 +82,6 @@ pub struct Network {
     inboxes: ProcMap<Inbox>,
     rng: ChaCha8Rng,
     sent: u64,
-    /// (receiver, true instant): timers the world must arm with the
-    /// receiver's waker, because a message due sooner landed while it slept.
-    arm_requests: Vec<(Proc, u64)>,
 }
 
 /// What became of one send (for the step's counters).
@@ -150,17 +97,7 @@ impl Network {
     pub fn new(latency_ns: (u64, u64), loss: f64, duplicate: f64, procs: impl IntoIterator<Item = Proc>, rng: ChaCha8Rng) -> Self {
         assert!(latency_ns.0 <= latency_ns.1, "latency range {latency_ns:?} is not ordered");
         let inboxes = procs.into_iter().map(|p| (p, Inbox::default())).collect();
-        Network {
-            latency_ns,
-            loss,
-            duplicate,
-            cut: BTreeMap::new(),
-            slow: BTreeMap::new(),
-            inboxes,
-            rng,
-            sent: 0,
-            arm_requests: Vec::new(),
-        }
+        Network { latency_ns, loss, duplicate, cut: BTreeMap::new(), slow: BTreeMap::new(), inboxes, rng, sent: 0 }
     }
 
     /// Sends `wire` from `from` to `to` at true time `now_ns`. `to_up` says
@@ -201,55 +138,10 @@ impl Network {
             }
         };
         inbox.queue.push(Reverse(Parcel { deliver_at_ns, seq: self.sent, slot }));
-        if deliver_at_ns <= now_ns && inbox.sleeping_until_ns.is_some() {
-            // Due at once (no latency): woken now, as a timer could not be.
-            wake(inbox);
-        } else if inbox.sleeping_until_ns.is_some_and(|until_ns| deliver_at_ns < until_ns) {
-            // It now sleeps until this delivery; a timer must wake it then.
-            inbox.sleeping_until_ns = Some(deliver_at_ns);
-            if !inbox.covered(now_ns, deliver_at_ns) {
-                self.arm_requests.push((to, deliver_at_ns));
-            }
-        }
-    }
-
-    /// The next timer to arm for a receiver a send moved (see `push`), with
-    /// the waker to arm it with.
-    pub fn take_arm_request(&mut self) -> Option<(Proc, u64, Waker)> {
-        while let Some((proc, at_ns)) = self.arm_requests.pop() {
-            if let Some(waker) = self.inboxes.get(proc).and_then(|i| i.waker.clone()) {
-                return Some((proc, at_ns, waker));
-            }
-        }
-        None
-    }
-
-    /// A timer firing at true instant `at_ns` was armed with `proc`'s waker.
-    pub fn armed(&mut self, proc: Proc, at_ns: u64) {
-        self.inboxes.get_mut(proc).expect("every process has an inbox").armed_ns.push(at_ns);
-    }
-
-    /// `proc`'s sleeping loop looks at true time `now_ns`, its task's
-    /// waker in hand.
-    pub fn slumber(&mut self, proc: Proc, now_ns: u64, waker: &Waker) -> Slumber {
-        let inbox = self.inboxes.get_mut(proc).expect("every process has an inbox");
-        if std::mem::take(&mut inbox.woken) {
-            return Slumber::Over;
-        }
-        let Some(until_ns) = inbox.sleeping_until_ns else { return Slumber::Over };
-        if now_ns >= until_ns {
-            return Slumber::Over;
-        }
-        if !inbox.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-            // A new task (a restart): timers armed for the last one wake
-            // nobody that sleeps here.
-            inbox.waker = Some(waker.clone());
-            inbox.armed_ns.clear();
-        }
-        if until_ns == u64::MAX || inbox.covered(now_ns, until_ns) {
-            Slumber::Armed
-        } else {
-            Slumber::Arm(until_ns)
+        if inbox.sleeping_until_ns.is_some_and(|until_ns| deliver_at_ns < until_ns) {
+            // Wake it once; it re-arms for the new earliest instant.
+            inbox.sleeping_until_ns = None;
+            inbox.wake.notify_one();
         }
     }
 
@@ -269,18 +161,21 @@ impl Network {
         self.inboxes[proc].queue.peek().map(|p| p.0.deliver_at_ns)
     }
 
-    /// `proc`'s loop goes to sleep at `now_ns` until `until_ns` (None:
-    /// until a message), and, as a madsim sleep does, for at least
-    /// `MIN_SLEEP_NS`; a message due before then moves the instant earlier.
-    pub fn sleep(&mut self, proc: Proc, now_ns: u64, until_ns: Option<u64>) {
+    /// `proc`'s loop goes to sleep until `until_ns`; returns what wakes it
+    /// early when a message due before then arrives.
+    pub fn sleep(&mut self, proc: Proc, until_ns: Option<u64>) -> Arc<tokio::sync::Notify> {
         let inbox = self.inboxes.get_mut(proc).expect("every process has an inbox");
-        inbox.sleeping_until_ns = Some(until_ns.map_or(u64::MAX, |u| u.max(now_ns + MIN_SLEEP_NS)));
+        // No instant: it waits for a message, so any message wakes it.
+        inbox.sleeping_until_ns = Some(until_ns.unwrap_or(u64::MAX));
+        inbox.wake.clone()
     }
 
     /// Wakes `proc`'s loop if it sleeps (its clock changed: its timer must
     /// be re-armed), or makes its next sleep return at once.
     pub fn wake(&mut self, proc: Proc) {
-        wake(self.inboxes.get_mut(proc).expect("every process has an inbox"));
+        let inbox = self.inboxes.get_mut(proc).expect("every process has an inbox");
+        inbox.sleeping_until_ns = None;
+        inbox.wake.notify_one();
     }
 
     /// `proc`'s loop is awake: it reads its inbox before it sleeps again.
@@ -296,11 +191,9 @@ impl Network {
         inbox.slots.clear();
         inbox.free.clear();
         inbox.sleeping_until_ns = None;
-        // Timers armed for the dead incarnation wake nobody; a wake-up
-        // left for it would only cost the next one a spurious turn.
-        inbox.waker = None;
-        inbox.woken = false;
-        inbox.armed_ns.clear();
+        // A permit left by a wake-up for the dead incarnation would only
+        // cost the next one a spurious turn; replace the Notify to drop it.
+        inbox.wake = Arc::new(tokio::sync::Notify::new());
     }
 
     /// One more fault cuts each of `links`.
@@ -420,63 +313,14 @@ mod tests {
         assert!(n.take_due(Proc::Server(2), u64::MAX).is_none(), "a crash loses what was in flight");
     }
 
-    /// A waker that wakes nothing: these tests drive the inbox by hand.
-    fn waker() -> Waker {
-        struct Nobody;
-        impl std::task::Wake for Nobody {
-            fn wake(self: std::sync::Arc<Self>) {}
-        }
-        Waker::from(std::sync::Arc::new(Nobody))
-    }
-
     #[test]
-    fn a_sleeping_receiver_gets_a_timer_only_for_an_earlier_message() {
+    fn a_sleeping_receiver_is_woken_only_by_an_earlier_message() {
         let mut n = Network::new((5, 5), 0.0, 0.0, [Proc::Server(1), Proc::Server(2)], ChaCha8Rng::seed_from_u64(1));
-        let (s2, waker) = (Proc::Server(2), waker());
-        n.sleep(s2, 0, Some(3_000_000));
-        assert_eq!(n.slumber(s2, 0, &waker), Slumber::Arm(3_000_000), "nothing armed yet");
-        n.armed(s2, 3_000_000);
-        assert_eq!(n.slumber(s2, 0, &waker), Slumber::Armed, "a spurious look arms nothing more");
-        n.send(3_000_000, Proc::Server(1), s2, ping(), true);
-        assert_eq!(n.inboxes[s2].sleeping_until_ns, Some(3_000_000), "due at 3.000005 ms: sleeps on");
-        assert!(n.take_arm_request().is_none());
-        n.send(0, Proc::Server(1), s2, ping(), true);
-        assert_eq!(n.inboxes[s2].sleeping_until_ns, Some(5), "due sooner: sleeps until it");
-        let (to, at_ns, _) = n.take_arm_request().expect("a timer for the earlier delivery");
-        assert_eq!((to, at_ns), (s2, 5));
-        // madsim fires it no sooner than its shortest sleep.
-        n.armed(s2, MIN_SLEEP_NS);
-        assert_eq!(n.slumber(s2, 4, &waker), Slumber::Armed);
-        assert_eq!(n.slumber(s2, MIN_SLEEP_NS, &waker), Slumber::Over, "its instant came");
-    }
-
-    #[test]
-    fn a_loop_sleeps_at_least_madsims_shortest_sleep_and_a_due_message_wakes_it_at_once() {
-        let mut n = Network::new((0, 0), 0.0, 0.0, [Proc::Server(1), Proc::Server(2)], ChaCha8Rng::seed_from_u64(1));
-        let (s2, waker) = (Proc::Server(2), waker());
-        n.sleep(s2, 10, Some(11));
-        assert_eq!(n.slumber(s2, 10, &waker), Slumber::Arm(10 + MIN_SLEEP_NS));
-        n.send(10, Proc::Server(1), s2, ping(), true);
-        assert_eq!(n.slumber(s2, 10, &waker), Slumber::Over, "no latency: woken at once");
-        assert!(n.take_arm_request().is_none());
-    }
-
-    #[test]
-    fn a_clock_change_wakes_a_sleeper_now_and_a_runner_at_its_next_sleep() {
-        let mut n = net(0.0, 0.0);
-        let (s2, waker) = (Proc::Server(2), waker());
-        n.wake(s2);
-        n.sleep(s2, 0, Some(50_000_000));
-        assert_eq!(n.slumber(s2, 0, &waker), Slumber::Over, "woken while running: the next sleep ends at once");
-        n.sleep(s2, 0, Some(50_000_000));
-        assert_eq!(n.slumber(s2, 0, &waker), Slumber::Arm(50_000_000));
-        n.wake(s2);
-        assert_eq!(n.slumber(s2, 0, &waker), Slumber::Over);
-        n.sleep(s2, 0, Some(50_000_000));
-        assert_eq!(n.slumber(s2, 0, &waker), Slumber::Arm(50_000_000));
-        n.armed(s2, 50_000_000);
-        n.crash(s2);
-        n.sleep(s2, 0, Some(50_000_000));
-        assert_eq!(n.slumber(s2, 0, &waker), Slumber::Arm(50_000_000), "a crash forgets the timers armed for the dead");
+        let wake = n.sleep(Proc::Server(2), Some(100));
+        n.send(200, Proc::Server(1), Proc::Server(2), ping(), true);
+        assert_eq!(n.inboxes[Proc::Server(2)].sleeping_until_ns, Some(100), "due at 205: no wake-up");
+        n.send(10, Proc::Server(1), Proc::Server(2), ping(), true);
+        assert_eq!(n.inboxes[Proc::Server(2)].sleeping_until_ns, None, "due at 15: woken");
+        drop(wake);
     }
 }
