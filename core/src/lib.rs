@@ -40,6 +40,7 @@ macro_rules! invariant_eq {
 }
 
 pub mod bugs;
+pub mod byte_hash;
 pub mod client;
 pub mod raft;
 pub mod seed;

@@ -9,6 +9,7 @@ use leasesim::cli::bench::{bench_command, BenchArgs};
 
 fn main() {
     let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
-    let args = BenchArgs { paths: vec![root.join("scenarios/baseline.toml")], seeds: 0..4, json: false, no_child: true };
+    let args =
+        BenchArgs { paths: vec![root.join("scenarios/baseline.toml")], seeds: 0..4, json: false, no_child: true, max_overhead: None };
     std::process::exit(bench_command(&args));
 }

@@ -121,7 +121,7 @@ pub enum ServerEvent {
 /// Stable for one build, which is what comparing servers within one run
 /// needs.
 pub fn fingerprint(entry: &Entry<Command>) -> u64 {
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut hasher = crate::byte_hash::ByteHasher::new();
     entry.hash(&mut hasher);
     hasher.finish()
 }

@@ -21,7 +21,6 @@
 use std::hash::{Hash, Hasher};
 
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::Xxh3;
 
 use crate::bugs::Bugs;
 use crate::raft::{Entry, Payload};
@@ -160,7 +159,8 @@ impl StateMachine {
     }
 
     fn chain_digest(&self, index: LogIndex, term: Term, effects: &[Effect]) -> u64 {
-        let mut hasher = Xxh3::new();
+        // The same digest as streaming into `Xxh3`, gathered first.
+        let mut hasher = crate::byte_hash::ByteHasher::new();
         self.applied_digest.hash(&mut hasher);
         index.hash(&mut hasher);
         term.hash(&mut hasher);

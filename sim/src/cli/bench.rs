@@ -6,6 +6,21 @@
 //! harness (core's testkit, no async runtime, no world) steps per second
 //! against what the simulator steps.
 //!
+//! Where the time goes, measured in the same runs (`run::phases`): the
+//! processor's time-stamp counter is read around every server core call
+//! (an input stepped and its output taken: the engine), every client
+//! process's step (its workload logic and core's client library: clients)
+//! and the checkers after the simulation (checking); each is a share of
+//! the counter's total over `run_seed` (thread start to verdict), and
+//! hosting is the rest: madsim's executor and timers, the world's network,
+//! clocks and disks, the observation log and its digest, setup. The
+//! readings cost about 1% of a run.
+//!
+//! `--max-overhead X` makes the bench a regression guard that does not
+//! depend on the machine's speed: it exits 1 when a scenario's hosting
+//! overhead (a ratio of two rates measured in one process, seconds apart)
+//! is above X. The nightly workflow runs it.
+//!
 //! These are measurements of this machine at this moment: they belong in a
 //! benchmark and a README table, never in a test.
 
@@ -16,6 +31,7 @@ use clap::Args;
 use leasesim_core::testkit::{Cluster, ClusterOptions, NetFaults};
 use serde::Serialize;
 
+use crate::run::phases::{self, PhaseTicks};
 use crate::run::{run_seed, RunOptions};
 use crate::scenario::{self, Scenario};
 
@@ -32,6 +48,17 @@ pub struct BenchArgs {
     /// Skip the per-run peak memory (it spawns one child process per scenario).
     #[arg(long)]
     pub no_child: bool,
+    /// Exit 1 if a scenario's hosting overhead (pure harness msg/s ÷
+    /// simulator msg/s) is above this: a guard independent of machine speed.
+    #[arg(long, value_parser = parse_max_overhead)]
+    pub max_overhead: Option<f64>,
+}
+
+fn parse_max_overhead(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("`{text}` is not a ratio above 0 (the overhead is harness rate ÷ simulator rate, e.g. 2.5)")),
+    }
 }
 
 /// One scenario's figures.
@@ -53,6 +80,22 @@ pub struct BenchRow {
     pub hosting_overhead: f64,
     /// Peak resident set of one run of the first seed, as its own process.
     pub run_peak_rss_mb: Option<f64>,
+    /// Shares of the runs' time (0..1, summing to 1): the servers' core
+    /// stepping inputs, the client processes' steps, the checkers, and the
+    /// rest, hosting (the module doc says how they are measured).
+    pub engine_share: f64,
+    pub clients_share: f64,
+    pub checking_share: f64,
+    pub hosting_share: f64,
+}
+
+/// The scenarios whose overhead is above `max`, said as errors.
+fn over_limit(rows: &[BenchRow], max: f64) -> Vec<String> {
+    rows.iter()
+        // A ratio that could not be measured (NaN) fails the guard too.
+        .filter(|r| r.hosting_overhead.is_nan() || r.hosting_overhead > max)
+        .map(|r| format!("{}: hosting overhead {:.2}x is above --max-overhead {max}", r.scenario, r.hosting_overhead))
+        .collect()
 }
 
 pub fn bench_command(args: &BenchArgs) -> i32 {
@@ -83,18 +126,32 @@ pub fn bench_command(args: &BenchArgs) -> i32 {
         print!("{}", table(&rows));
         println!("peak RSS of this whole bench (every run above, in one process): {bench_peak_mb:.1} MB");
     }
-    0
+    let over = args.max_overhead.map(|max| over_limit(&rows, max)).unwrap_or_default();
+    for e in &over {
+        eprintln!("{e}");
+    }
+    if over.is_empty() {
+        0
+    } else {
+        1
+    }
 }
 
 /// Wall-clock timing is the point of a benchmark; nothing else reads it.
 fn bench_scenario(s: &Scenario, seeds: std::ops::Range<u64>, child: bool) -> BenchRow {
-    let options = RunOptions::default();
+    let options = RunOptions { time_phases: true, ..RunOptions::default() };
     let (mut sim_s, mut wall_s, mut events, mut messages, mut runs) = (0.0, 0.0, 0u64, 0u64, 0usize);
     let mut commit_per_sim_s = 0.0;
+    let (mut phase_ticks, mut total_ticks) = (PhaseTicks::default(), 0u64);
     for seed in seeds.clone() {
         let started = Instant::now();
+        let started_ticks = phases::ticks();
         let outcome = run_seed(s, seed, &options);
+        total_ticks += phases::ticks().saturating_sub(started_ticks);
         wall_s += started.elapsed().as_secs_f64();
+        phase_ticks.engine += outcome.phases.engine;
+        phase_ticks.clients += outcome.phases.clients;
+        phase_ticks.checking += outcome.phases.checking;
         sim_s += outcome.sim_seconds;
         events += outcome.events;
         messages += outcome.messages;
@@ -104,6 +161,9 @@ fn bench_scenario(s: &Scenario, seeds: std::ops::Range<u64>, child: bool) -> Ben
     let commit_per_sim_s = commit_per_sim_s / runs.max(1) as f64;
     let sim_messages_per_sec = messages as f64 / wall_s.max(1e-9);
     let harness_messages_per_sec = harness_rate(s, commit_per_sim_s);
+    let share = |ticks: u64| ticks as f64 / total_ticks.max(1) as f64;
+    let (engine_share, clients_share, checking_share) =
+        (share(phase_ticks.engine), share(phase_ticks.clients), share(phase_ticks.checking));
     BenchRow {
         scenario: s.name.clone(),
         runs,
@@ -116,6 +176,10 @@ fn bench_scenario(s: &Scenario, seeds: std::ops::Range<u64>, child: bool) -> Ben
         harness_messages_per_sec,
         hosting_overhead: harness_messages_per_sec / sim_messages_per_sec.max(1e-9),
         run_peak_rss_mb: if child { child_peak_rss_mb(&s.path, seeds.start) } else { None },
+        engine_share,
+        clients_share,
+        checking_share,
+        hosting_share: (1.0 - engine_share - clients_share - checking_share).max(0.0),
     }
 }
 
@@ -182,12 +246,27 @@ fn peak_rss_mb_of_self() -> f64 {
 fn table(rows: &[BenchRow]) -> String {
     let width = rows.iter().map(|r| r.scenario.len()).max().unwrap_or(8).max(8);
     let mut out = format!(
-        "{:<width$}  {:>4}  {:>7}  {:>7}  {:>7}  {:>8}  {:>9}  {:>10}  {:>11}  {:>8}  {:>8}\n",
-        "scenario", "runs", "sim s", "wall s", "x real", "runs/min", "events/s", "sim msg/s", "harness m/s", "overhead", "run MB"
+        "{:<width$}  {:>4}  {:>7}  {:>7}  {:>7}  {:>8}  {:>9}  {:>10}  {:>11}  {:>8}  {:>8}  {:>7}  {:>7}  {:>7}  {:>7}\n",
+        "scenario",
+        "runs",
+        "sim s",
+        "wall s",
+        "x real",
+        "runs/min",
+        "events/s",
+        "sim msg/s",
+        "harness m/s",
+        "overhead",
+        "run MB",
+        "engine",
+        "clients",
+        "checks",
+        "hosting"
     );
+    let pct = |share: f64| format!("{:.1}%", share * 100.0);
     for r in rows {
         out.push_str(&format!(
-            "{:<width$}  {:>4}  {:>7.0}  {:>7.2}  {:>7.0}  {:>8.0}  {:>9.0}  {:>10.0}  {:>11.0}  {:>7.1}x  {:>8}\n",
+            "{:<width$}  {:>4}  {:>7.0}  {:>7.2}  {:>7.0}  {:>8.0}  {:>9.0}  {:>10.0}  {:>11.0}  {:>7.1}x  {:>8}  {:>7}  {:>7}  {:>7}  {:>7}\n",
             r.scenario,
             r.runs,
             r.sim_seconds,
@@ -199,7 +278,55 @@ fn table(rows: &[BenchRow]) -> String {
             r.harness_messages_per_sec,
             r.hosting_overhead,
             r.run_peak_rss_mb.map_or("-".to_string(), |m| format!("{m:.1}")),
+            pct(r.engine_share),
+            pct(r.clients_share),
+            pct(r.checking_share),
+            pct(r.hosting_share),
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(scenario: &str, hosting_overhead: f64) -> BenchRow {
+        BenchRow {
+            scenario: scenario.to_string(),
+            runs: 1,
+            sim_seconds: 70.0,
+            wall_seconds: 0.1,
+            x_real: 700.0,
+            runs_per_min: 600.0,
+            events_per_sec: 1.0,
+            sim_messages_per_sec: 1.0,
+            harness_messages_per_sec: hosting_overhead,
+            hosting_overhead,
+            run_peak_rss_mb: None,
+            engine_share: 0.4,
+            clients_share: 0.1,
+            checking_share: 0.1,
+            hosting_share: 0.4,
+        }
+    }
+
+    #[test]
+    fn max_overhead_names_every_scenario_above_it_and_only_those() {
+        let rows = [row("baseline", 2.6), row("quiet", 2.5), row("light", 1.2), row("broken", f64::NAN)];
+        let over = over_limit(&rows, 2.5);
+        assert_eq!(over.len(), 2, "{over:?}");
+        assert!(over[0].starts_with("baseline: hosting overhead 2.60x is above --max-overhead 2.5"), "{over:?}");
+        assert!(over[1].starts_with("broken:"), "a ratio that could not be measured fails the guard: {over:?}");
+        assert!(over_limit(&rows[1..3], 2.5).is_empty(), "at the limit passes");
+    }
+
+    #[test]
+    fn max_overhead_must_be_a_positive_ratio() {
+        assert_eq!(parse_max_overhead("2.5"), Ok(2.5));
+        for bad in ["0", "-1", "abc", "NaN", "inf"] {
+            let err = parse_max_overhead(bad).expect_err(bad);
+            assert!(err.contains(bad) && err.contains("ratio"), "{err}");
+        }
+    }
 }

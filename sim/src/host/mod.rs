@@ -46,9 +46,17 @@ pub struct Step<'a> {
 }
 
 impl<'a> Step<'a> {
-    fn at(world: &'a World, proc: Proc, now_ns: u64) -> Self {
+    /// A step of `proc` at `now_ns` that collects its effects into `buffers`
+    /// (empty; the host loop reuses them from step to step, as growing two
+    /// new vectors per step was a measurable share of a run).
+    fn at(world: &'a World, proc: Proc, now_ns: u64, buffers: Effects) -> Self {
         let (mono_ns, wall_ns) = world.read_clock_at(proc, now_ns);
-        Step { proc, mono_ns, wall_ns, world, now_ns, sends: Vec::new(), persist: Vec::new() }
+        let (sends, persist) = buffers;
+        Step { proc, mono_ns, wall_ns, world, now_ns, sends, persist }
+    }
+
+    fn into_effects(self) -> Effects {
+        (self.sends, self.persist)
     }
 
     pub fn send(&mut self, to: Proc, wire: Wire) {
@@ -78,6 +86,9 @@ pub trait Actor: 'static {
     fn next_deadline_mono_ns(&self) -> Option<u64>;
 }
 
+/// A step's messages to send and operations to persist.
+type Effects = (Vec<(Proc, Wire)>, Vec<disk::Op>);
+
 // Lives on the stack for one loop turn; boxing the message would cost an
 // allocation per delivery on the hottest path of the simulator.
 #[allow(clippy::large_enum_variant)]
@@ -94,10 +105,10 @@ enum Input {
 /// (woken early by a message due sooner, or by a change of its clock: both
 /// through the inbox's one `Notify`).
 pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
-    let mut step = Step::at(&world, proc, world.now_ns());
+    let mut step = Step::at(&world, proc, world.now_ns(), (Vec::with_capacity(16), Vec::new()));
     actor.start(&mut step);
-    let (sends, persist) = (step.sends, step.persist);
-    carry_out(&world, proc, sends, persist).await;
+    let mut effects = step.into_effects();
+    carry_out(&world, proc, &mut effects).await;
 
     loop {
         let now_ns = world.now_ns();
@@ -125,7 +136,9 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
             world.awake(proc);
             continue;
         };
-        let mut step = Step::at(&world, proc, now_ns);
+        let mut step = Step::at(&world, proc, now_ns, std::mem::take(&mut effects));
+        // Servers time their core's part themselves (`ServerActor::drive`).
+        let started = if matches!(proc, Proc::Server(_)) { None } else { world.phases.start() };
         match input {
             Input::Message(from, wire) => actor.on_message(&mut step, from, wire),
             Input::Timer => {
@@ -144,9 +157,10 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
                 );
             }
         }
-        let (sends, persist) = (step.sends, step.persist);
-        world.count_step(now_ns, sends.len());
-        carry_out(&world, proc, sends, persist).await;
+        world.phases.add_clients(started);
+        effects = step.into_effects();
+        world.count_step(now_ns, effects.0.len());
+        carry_out(&world, proc, &mut effects).await;
     }
 }
 
@@ -157,10 +171,12 @@ async fn sleep_until(deadline: Option<madsim::time::Instant>) {
     }
 }
 
-async fn carry_out(world: &World, proc: Proc, sends: Vec<(Proc, Wire)>, persist: Vec<disk::Op>) {
+/// Carries out a step's effects, leaving `effects` empty for the next step.
+async fn carry_out(world: &World, proc: Proc, effects: &mut Effects) {
+    let (sends, persist) = effects;
     if !persist.is_empty() {
         let Proc::Server(id) = proc else { panic!("only servers persist") };
-        let aimed = world.points.any_armed().then(|| written_points(&persist));
+        let aimed = world.points.any_armed().then(|| written_points(persist));
         world.disk(id).write(persist);
         for point in aimed.into_iter().flatten() {
             reach(world, proc, point).await;
@@ -175,7 +191,7 @@ async fn carry_out(world: &World, proc: Proc, sends: Vec<(Proc, Wire)>, persist:
     // "votes for itself" and persists it before asking): recorded once per
     // step that asks for votes, when its first request leaves.
     let mut self_vote_recorded = false;
-    for (to, wire) in sends {
+    for (to, wire) in sends.drain(..) {
         if let (Wire::Peer(Message::VoteResponse { term, pre_vote: false, granted: true }), Proc::Server(candidate)) = (&wire, to) {
             world.record_at(now_ns, proc, Event::VoteGranted { term: *term, candidate });
         }

@@ -45,8 +45,10 @@ impl ServerActor {
         let clocks = Self::clocks(step);
         let mut guard = self.server();
         let server = guard.as_mut().expect("started");
+        let started = step.world.phases.start();
         input(server, clocks);
         let output = server.take_output();
+        step.world.phases.add_engine(started);
         let probe = ServerProbe::of(server.raft());
         drop(guard);
         step.persist(output.persist);

@@ -10,8 +10,6 @@ pub use log::{ObsLog, IN_MEMORY_DEFAULT};
 
 use std::hash::Hash;
 
-use xxhash_rust::xxh3::Xxh3;
-
 use leasesim_core::server::ServerEvent;
 use leasesim_core::{ClientId, LeaseId};
 use serde::{Deserialize, Serialize};
@@ -234,7 +232,7 @@ impl Obs {
     /// Feeds the observation into the run's digest: its fields as `Hash`
     /// writes them (stable for one build, which is the determinism
     /// contract: same build + scenario + seed), never formatted text.
-    pub fn digest_into(&self, hasher: &mut Xxh3) {
+    pub fn digest_into(&self, hasher: &mut impl std::hash::Hasher) {
         self.at_ns.hash(hasher);
         self.proc.hash(hasher);
         self.event.hash(hasher);

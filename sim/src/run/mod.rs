@@ -10,6 +10,7 @@ pub mod chaos;
 pub mod faults;
 pub mod knobs;
 pub mod outcome;
+pub mod phases;
 pub mod setup;
 
 use std::collections::BTreeMap;
@@ -45,11 +46,15 @@ pub struct RunOptions {
     /// to a temporary file (None: `observe::IN_MEMORY_DEFAULT`). Only long
     /// runs reach it; a run's verdict and digest do not depend on it.
     pub observations_in_memory: Option<usize>,
+    /// Time the engine's, the clients' and the checkers' shares of the run
+    /// (`leasesim bench`; `RunOutcome::phases`). Never changes the run.
+    pub time_phases: bool,
 }
 
 /// What the simulation hands back to the judge.
 struct Simulated {
     recorder: Recorder,
+    phases: phases::PhaseTicks,
     clocks: BTreeMap<Proc, SimClock>,
     finals: BTreeMap<NodeId, FinalServer>,
     settle_at_ns: u64,
@@ -128,14 +133,17 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
         procs,
         ChaCha8Rng::seed_from_u64(derive_seed(seed, Stream::Network, 0)),
     );
-    let world = Arc::new(World::new(
-        clocks,
-        servers.clone(),
-        network,
-        options.trace,
-        options.trace || options.keep_observations,
-        options.observations_in_memory.unwrap_or(crate::observe::IN_MEMORY_DEFAULT),
-    ));
+    let world = Arc::new(
+        World::new(
+            clocks,
+            servers.clone(),
+            network,
+            options.trace,
+            options.trace || options.keep_observations,
+            options.observations_in_memory.unwrap_or(crate::observe::IN_MEMORY_DEFAULT),
+        )
+        .with_phase_clock(phases::PhaseClock::new(options.time_phases)),
+    );
     // Each server's core, shared by its process and, when the run ends, the
     // judge (`final_state`).
     let slots: BTreeMap<NodeId, ServerSlot> = servers.clone().map(|id| (id, ServerSlot::default())).collect();
@@ -199,6 +207,7 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
     madsim::time::sleep_until(world.instant_of(end_ns)).await;
     let simulated = Simulated {
         recorder: world.take_recorder(),
+        phases: world.phases.totals(),
         clocks: world.clocks_snapshot(),
         finals: slots.iter().map(|(id, slot)| (*id, final_state(slot, *id, world.is_up(Proc::Server(*id))))).collect(),
         settle_at_ns: healed_at_ns,
@@ -277,9 +286,12 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         lock_wait_bound_ns,
         task_pace,
     };
+    let started = options.time_phases.then(phases::ticks);
     let violations = check_all(&record);
+    let mut ticks = simulated.phases;
+    ticks.checking = started.map_or(0, |t0| phases::ticks().saturating_sub(t0));
     let committed_index = simulated.finals.values().filter_map(|f| f.probe.map(|p| p.commit_index)).max().unwrap_or(0);
-    RunOutcome::judged(
+    let mut outcome = RunOutcome::judged(
         scenario,
         seed,
         options,
@@ -289,5 +301,7 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         committed_index,
         violations,
         wall_seconds,
-    )
+    );
+    outcome.phases = ticks;
+    outcome
 }

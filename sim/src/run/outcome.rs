@@ -59,6 +59,9 @@ pub struct RunOutcome {
     pub obs: Vec<Obs>,
     #[serde(skip)]
     pub clocks: BTreeMap<Proc, SimClock>,
+    /// Where the run's time went, when `RunOptions::time_phases` asked.
+    #[serde(skip)]
+    pub phases: super::phases::PhaseTicks,
 }
 
 impl RunOutcome {
@@ -105,6 +108,7 @@ impl RunOutcome {
             knobs: super::knobs::draw(scenario, seed),
             obs: if options.keep_observations { recorder.obs.into_vec() } else { Vec::new() },
             clocks,
+            phases: Default::default(),
         }
     }
 
@@ -136,6 +140,7 @@ impl RunOutcome {
             knobs: super::knobs::draw(scenario, seed),
             obs: Vec::new(),
             clocks: BTreeMap::new(),
+            phases: Default::default(),
         }
     }
 

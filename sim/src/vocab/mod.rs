@@ -5,6 +5,7 @@
 //! another's internals to do so.
 //!
 //! - [`Proc`]: a process, as scenarios, traces and checkers name it;
+//! - [`ProcMap`]: per-process state in vectors, for the world's lookups;
 //! - [`SimClock`]: a process's clock and its whole history (the world runs
 //!   it, the checkers map local deadlines back to true time with it);
 //! - [`ServerProbe`], [`FinalServer`]: what a server reported while the run
@@ -14,11 +15,13 @@
 
 pub mod clock;
 mod proc;
+mod proc_map;
 mod server;
 mod task;
 
 pub use clock::SimClock;
 pub use proc::{Proc, PORT};
+pub use proc_map::ProcMap;
 pub use server::{FinalServer, ServerProbe};
 pub use task::{TaskStep, TaskVerdict};
 

@@ -22,9 +22,11 @@ pub struct Disk {
 }
 
 impl Disk {
-    pub fn write(&mut self, ops: Vec<Op>) {
+    /// Writes (without syncing) and empties `ops`, whose buffer the
+    /// caller keeps for its next step.
+    pub fn write(&mut self, ops: &mut Vec<Op>) {
         self.ops_written += ops.len() as u64;
-        self.unsynced.extend(ops);
+        self.unsynced.append(ops);
     }
 
     pub fn has_unsynced(&self) -> bool {

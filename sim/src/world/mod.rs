@@ -14,13 +14,15 @@ pub mod wire;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use leasesim_core::byte_hash::ByteHasher;
 use leasesim_core::raft::Role;
 use leasesim_core::server::ServerEvent;
 use leasesim_core::NodeId;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::observe::{Event, Obs, ObsLog};
-use crate::vocab::{Proc, ServerProbe, SimClock};
+use crate::run::phases::PhaseClock;
+use crate::vocab::{Proc, ProcMap, ServerProbe, SimClock};
 use disk::Disk;
 use network::Network;
 use wire::Wire;
@@ -31,6 +33,10 @@ pub struct Recorder {
     /// Observations recorded, kept or not.
     pub recorded: usize,
     digest: Xxh3,
+    /// Observation bytes not yet fed to `digest`: fed in large chunks, as
+    /// one `update` per field costs more than gathering them (XXH3 gives
+    /// the same digest however its input is split).
+    pending: ByteHasher,
     /// Actor steps taken (messages handled + timers fired).
     pub steps: u64,
     pub messages_sent: u64,
@@ -81,7 +87,18 @@ impl Recorder {
     }
 
     pub fn digest(&self) -> u64 {
-        self.digest.digest()
+        let mut digest = self.digest.clone();
+        digest.update(self.pending.bytes());
+        digest.digest()
+    }
+
+    fn digest_obs(&mut self, obs: &Obs) {
+        const CHUNK_BYTES: usize = 16 << 10;
+        obs.digest_into(&mut self.pending);
+        if self.pending.bytes().len() >= CHUNK_BYTES {
+            self.digest.update(self.pending.bytes());
+            self.pending.clear();
+        }
     }
 }
 
@@ -92,16 +109,24 @@ const RUNAWAY_STEPS_FLOOR: u64 = 100_000;
 
 pub struct World {
     start: madsim::time::Instant,
-    clocks: Mutex<BTreeMap<Proc, SimClock>>,
+    /// madsim's clock, held so that reading true time is one field read
+    /// under its lock: `Instant::now()` goes through madsim's override of
+    /// `clock_gettime` and a thread-local lookup, a twentieth of a run.
+    time: madsim::time::TimeHandle,
+    /// madsim's elapsed time when the run started (`start`).
+    start_elapsed: std::time::Duration,
+    clocks: Mutex<ProcMap<SimClock>>,
     disks: BTreeMap<NodeId, Mutex<Disk>>,
     recorder: Mutex<Recorder>,
     network: Mutex<Network>,
     probes: Mutex<BTreeMap<NodeId, ServerProbe>>,
     /// Lock key → client that currently believes it holds it.
     holders: Mutex<BTreeMap<String, u64>>,
-    up: Mutex<BTreeMap<Proc, bool>>,
+    up: Mutex<ProcMap<bool>>,
     /// Faults armed at points of a step (`when = …`).
     pub points: points::Points,
+    /// The engine's and the clients' shares of the run, when timed.
+    pub phases: PhaseClock,
 }
 
 impl World {
@@ -115,9 +140,12 @@ impl World {
     ) -> Self {
         let servers: Vec<NodeId> = servers.into_iter().collect();
         let up = clocks.keys().map(|p| (*p, true)).collect();
+        let time = madsim::time::TimeHandle::current();
         World {
             start: madsim::time::Instant::now(),
-            clocks: Mutex::new(clocks),
+            start_elapsed: time.elapsed(),
+            time,
+            clocks: Mutex::new(clocks.into_iter().collect()),
             disks: servers.iter().map(|n| (*n, Mutex::new(Disk::default()))).collect(),
             // A kept log is handed whole to traces and reports: it stays in
             // memory. Otherwise the log spills past `observations_in_memory`.
@@ -132,19 +160,28 @@ impl World {
             holders: Mutex::new(BTreeMap::new()),
             up: Mutex::new(up),
             points: points::Points::default(),
+            phases: PhaseClock::default(),
         }
+    }
+
+    /// Times the engine's and the clients' steps into `phases` (bench).
+    pub fn with_phase_clock(mut self, phases: PhaseClock) -> Self {
+        self.phases = phases;
+        self
     }
 
     /// True simulated time since the run started.
     pub fn now_ns(&self) -> u64 {
-        madsim::time::Instant::now().duration_since(self.start).as_nanos() as u64
+        // The same figure as `Instant::now().duration_since(self.start)`:
+        // madsim's instants are its base instant plus this elapsed time.
+        (self.time.elapsed() - self.start_elapsed).as_nanos() as u64
     }
 
     pub fn instant_of(&self, true_ns: u64) -> madsim::time::Instant {
         self.start + std::time::Duration::from_nanos(true_ns)
     }
 
-    pub fn clocks(&self) -> MutexGuard<'_, BTreeMap<Proc, SimClock>> {
+    fn clocks(&self) -> MutexGuard<'_, ProcMap<SimClock>> {
         self.clocks.lock().expect("single-threaded simulation")
     }
 
@@ -157,18 +194,18 @@ impl World {
     /// (reading madsim's time is not free: a step reads it once).
     pub fn read_clock_at(&self, proc: Proc, now_ns: u64) -> (u64, u64) {
         let clocks = self.clocks();
-        let clock = &clocks[&proc];
+        let clock = &clocks[proc];
         (clock.mono_at(now_ns), clock.wall_at(now_ns))
     }
 
     pub fn true_time_of_mono(&self, proc: Proc, mono_ns: u64) -> u64 {
-        self.clocks()[&proc].true_time_of_mono(mono_ns)
+        self.clocks()[proc].true_time_of_mono(mono_ns)
     }
 
     /// Changes a clock and wakes its process so it re-arms its timer.
     pub fn change_clock(&self, proc: Proc, change: impl FnOnce(&mut SimClock, u64)) {
         let now_ns = self.now_ns();
-        change(self.clocks().get_mut(&proc).expect("every process has a clock"), now_ns);
+        change(self.clocks().get_mut(proc).expect("every process has a clock"), now_ns);
         // Its host loop re-arms its timer for the new rate when it wakes.
         self.network().wake(proc);
     }
@@ -201,7 +238,7 @@ impl World {
         if recorder.echo {
             tracing::info!(target: "leasesim::trace", at = %leasesim_core::fmt_secs(obs.at_ns), proc = %proc, event = ?obs.event);
         }
-        obs.digest_into(&mut recorder.digest);
+        recorder.digest_obs(&obs);
         recorder.recorded += 1;
         let keep = recorder.keep_all || (!obs.event.for_traces_only() && !recorder.repeats_an_application(obs.proc, &obs.event));
         if keep {
@@ -290,7 +327,7 @@ impl World {
     }
 
     pub fn is_up(&self, proc: Proc) -> bool {
-        self.up.lock().expect("single-threaded simulation").get(&proc).copied().unwrap_or(false)
+        self.up.lock().expect("single-threaded simulation").get(proc).copied().unwrap_or(false)
     }
 
     /// The current leader: the up server reporting Leader with the highest term.
@@ -315,6 +352,6 @@ impl World {
     }
 
     pub fn clocks_snapshot(&self) -> BTreeMap<Proc, SimClock> {
-        self.clocks().clone()
+        self.clocks().iter().map(|(p, c)| (p, c.clone())).collect()
     }
 }

@@ -25,6 +25,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::wire::{Proc, Wire};
+use crate::vocab::ProcMap;
 
 /// One message on its way: ordered by delivery time, then by send order.
 /// The message itself waits in the inbox's slots: a `Wire` is large, and a
@@ -78,7 +79,7 @@ pub struct Network {
     /// Directed links that active faults slow: each message on one takes
     /// up to this much longer (drawn per message, so the link reorders).
     slow: BTreeMap<(Proc, Proc), Vec<u64>>,
-    inboxes: BTreeMap<Proc, Inbox>,
+    inboxes: ProcMap<Inbox>,
     rng: ChaCha8Rng,
     sent: u64,
 }
@@ -125,7 +126,7 @@ impl Network {
         }
         let deliver_at_ns = now_ns + latency_ns;
         self.sent += 1;
-        let inbox = self.inboxes.get_mut(&to).expect("every process has an inbox");
+        let inbox = self.inboxes.get_mut(to).expect("every process has an inbox");
         let slot = match inbox.free.pop() {
             Some(slot) => {
                 inbox.slots[slot] = Some((from, wire));
@@ -146,7 +147,7 @@ impl Network {
 
     /// The next message for `proc` due at or before `now_ns`, if any.
     pub fn take_due(&mut self, proc: Proc, now_ns: u64) -> Option<(Proc, Wire)> {
-        let inbox = self.inboxes.get_mut(&proc).expect("every process has an inbox");
+        let inbox = self.inboxes.get_mut(proc).expect("every process has an inbox");
         if inbox.queue.peek().is_some_and(|p| p.0.deliver_at_ns <= now_ns) {
             let Reverse(parcel) = inbox.queue.pop().expect("peeked");
             inbox.free.push(parcel.slot);
@@ -157,13 +158,13 @@ impl Network {
 
     /// When `proc`'s next message is due.
     pub fn next_delivery_ns(&self, proc: Proc) -> Option<u64> {
-        self.inboxes[&proc].queue.peek().map(|p| p.0.deliver_at_ns)
+        self.inboxes[proc].queue.peek().map(|p| p.0.deliver_at_ns)
     }
 
     /// `proc`'s loop goes to sleep until `until_ns`; returns what wakes it
     /// early when a message due before then arrives.
     pub fn sleep(&mut self, proc: Proc, until_ns: Option<u64>) -> Arc<tokio::sync::Notify> {
-        let inbox = self.inboxes.get_mut(&proc).expect("every process has an inbox");
+        let inbox = self.inboxes.get_mut(proc).expect("every process has an inbox");
         // No instant: it waits for a message, so any message wakes it.
         inbox.sleeping_until_ns = Some(until_ns.unwrap_or(u64::MAX));
         inbox.wake.clone()
@@ -172,20 +173,20 @@ impl Network {
     /// Wakes `proc`'s loop if it sleeps (its clock changed: its timer must
     /// be re-armed), or makes its next sleep return at once.
     pub fn wake(&mut self, proc: Proc) {
-        let inbox = self.inboxes.get_mut(&proc).expect("every process has an inbox");
+        let inbox = self.inboxes.get_mut(proc).expect("every process has an inbox");
         inbox.sleeping_until_ns = None;
         inbox.wake.notify_one();
     }
 
     /// `proc`'s loop is awake: it reads its inbox before it sleeps again.
     pub fn awake(&mut self, proc: Proc) {
-        self.inboxes.get_mut(&proc).expect("every process has an inbox").sleeping_until_ns = None;
+        self.inboxes.get_mut(proc).expect("every process has an inbox").sleeping_until_ns = None;
     }
 
     /// A crash: what was in flight to `proc` is lost, and its next
     /// incarnation starts awake with an empty inbox.
     pub fn crash(&mut self, proc: Proc) {
-        let inbox = self.inboxes.get_mut(&proc).expect("every process has an inbox");
+        let inbox = self.inboxes.get_mut(proc).expect("every process has an inbox");
         inbox.queue.clear();
         inbox.slots.clear();
         inbox.free.clear();
@@ -317,9 +318,9 @@ mod tests {
         let mut n = Network::new((5, 5), 0.0, 0.0, [Proc::Server(1), Proc::Server(2)], ChaCha8Rng::seed_from_u64(1));
         let wake = n.sleep(Proc::Server(2), Some(100));
         n.send(200, Proc::Server(1), Proc::Server(2), ping(), true);
-        assert_eq!(n.inboxes[&Proc::Server(2)].sleeping_until_ns, Some(100), "due at 205: no wake-up");
+        assert_eq!(n.inboxes[Proc::Server(2)].sleeping_until_ns, Some(100), "due at 205: no wake-up");
         n.send(10, Proc::Server(1), Proc::Server(2), ping(), true);
-        assert_eq!(n.inboxes[&Proc::Server(2)].sleeping_until_ns, None, "due at 15: woken");
+        assert_eq!(n.inboxes[Proc::Server(2)].sleeping_until_ns, None, "due at 15: woken");
         drop(wake);
     }
 }
