@@ -83,10 +83,10 @@ pub struct ServeArgs {
     /// checkers of `leasesim-node load` catching it. For tests only.
     #[arg(long = "bug", value_name = "NAME", value_parser = parse_bug)]
     pub bugs: Vec<String>,
-    // ---- issue 30 item 4: disk faults (see etcd/alarm.rs, storage) ----
+    // Disk faults (see etcd/alarm.rs, storage).
     #[command(flatten)]
     pub disk: crate::etcd::alarm::DiskArgs,
-    // ---- issue 30 item 5: TLS (see tls.rs) ----
+    // TLS (see tls.rs).
     #[command(flatten)]
     pub tls: crate::tls::TlsArgs,
 }

@@ -54,7 +54,7 @@ pub struct Probe {
     pub revision: u64,
     pub voters: Vec<NodeId>,
     pub db_size_bytes: u64,
-    /// The applied auth store (issue 30, auth): what this member's etcd
+    /// The applied auth store: what this member's etcd
     /// API checks tokens and permissions against. Shared, rebuilt only when
     /// its revision moves.
     pub auth: std::sync::Arc<leasesim_core::service::auth::AuthStore>,

@@ -96,7 +96,7 @@ impl Start {
 
 /// Runs a member until the process is stopped.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
-    // ---- issue 30: TLS and disk-fault settings, checked before anything starts ----
+    // TLS and disk-fault settings, checked before anything starts.
     let (client_scheme, peer_scheme) = (args.tls.client_scheme(), args.tls.peer_scheme());
     let server_tls = args.tls.client_server()?;
     let client_tls = args.tls.client_dialer()?;
@@ -111,7 +111,6 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     if storage_options.lose_unsynced {
         tracing::warn!("--unsafe-test-lose-unsynced: log writes stay in memory until fsynced (for crash tests only)");
     }
-    // ---- end issue 30 ----
     let Start { id, members, voters, cluster_id, join } = Start::resolve(&args).await?;
     let config = args.server_config(id, voters);
 

@@ -45,8 +45,17 @@ fn websocket_locks_are_fifo_fenced_and_redirect_to_the_leader() {
     let follower = (leader + 1) % 3;
     let (mut store, store_port) = start_store(&cluster.dir.path().join("data.txt"), &cluster.dir.path().join("store.log"));
 
-    let (_, body) = http_when_up(cluster.members[follower].lock_port, "GET", "/leader", "");
-    let info: Value = serde_json::from_str(&body).unwrap();
+    // The leader knows it leads before its followers hear of it (at its
+    // first heartbeat): ask the follower until it names a leader.
+    let mut info = Value::Null;
+    for _ in 0..300 {
+        let (_, body) = http_when_up(cluster.members[follower].lock_port, "GET", "/leader", "");
+        info = serde_json::from_str(&body).unwrap();
+        if info["leaderAddr"].as_str().is_some_and(|a| !a.is_empty()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     let leader_ws = format!("ws://127.0.0.1:{}/ws", cluster.members[leader].lock_port);
     assert_eq!(info["leaderAddr"], leader_ws.as_str(), "{info}");
 

@@ -10,12 +10,11 @@
 // tonic's `Status` is large, and it is what every handler returns.
 #![allow(clippy::result_large_err)]
 
-// issue 30, auth: etcd's Auth service, its tokens and the checks in front
+// etcd's Auth service, its tokens and the checks in front
 // of every call.
 mod auth;
 pub mod guard;
 pub mod token;
-// end issue 30, auth.
 pub mod alarm;
 mod cluster;
 mod kv;

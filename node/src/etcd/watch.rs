@@ -109,7 +109,7 @@ impl Watch for Api {
                         let id = if create.watch_id > 0 { create.watch_id } else { next_id };
                         next_id = next_id.max(id) + 1;
                         // etcd cancels a watch its caller may not read, with
-                        // the refusal as the reason (issue 30, auth).
+                        // the refusal as the reason.
                         let refused = api.permit(&token, &[Need::read(&create.key, &create.range_end)]).await.err();
                         let cancel_reason = refused.as_ref().map(|e| format!("rpc error: code = {:?} desc = {}", e.code(), e.message()));
                         let canceled = cancel_reason.is_some();
