@@ -10,10 +10,11 @@ use leasesim_core::NodeId;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{member_id, parse_initial_cluster, ClusterState, Member, ServeArgs};
+use crate::config::{member_id, parse_initial_cluster, ClusterState, Member, ServeArgs, DEFAULT_CLUSTER_TOKEN};
 use crate::driver::{Driver, Input, Probe, RealClocks};
 use crate::front::Front;
-use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined};
+use crate::identity::Identity;
+use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined, PeerEntry};
 use crate::storage::Storage;
 use crate::transport::{serve_peers, Links, MemberInfo, PeerFrame};
 
@@ -25,6 +26,10 @@ pub struct NodeHandle {
     pub name: String,
     /// etcd's cluster id: a digest of `--initial-cluster`.
     pub cluster_id: u64,
+    /// The state digest of each recently applied index (HashKV).
+    pub digests: crate::digests::Digests,
+    /// The corruption check's alarms.
+    pub corruption: Arc<crate::corrupt::Corruption>,
 }
 
 /// Who this member is and whom it starts with.
@@ -41,11 +46,51 @@ struct Start {
 }
 
 impl Start {
-    async fn resolve(args: &ServeArgs) -> Result<Start, String> {
-        match args.join {
-            Some(contact) => Start::joining(args, contact).await,
-            None => Start::from_flags(args),
+    /// Who this member is: from its data directory when that holds an
+    /// identity (the flags are then ignored), else from the flags (or a
+    /// join), recorded in the directory before anything else is written.
+    async fn resolve(args: &ServeArgs) -> Result<(Start, Option<Identity>), String> {
+        if let Some(contact) = args.join {
+            return Ok((Start::joining(args, contact).await?, None));
         }
+        let own_peer_url = format!("http://{}", args.listen_peer_urls);
+        if let Some(identity) = Identity::load(&args.data_dir)? {
+            identity.check(&args.data_dir, &args.name, &own_peer_url, args.initial_cluster_token.as_deref())?;
+            tracing::info!(
+                "the data directory holds member {} (id {:x}) of cluster {:x}: --initial-cluster and --initial-cluster-state are ignored",
+                identity.name,
+                identity.id,
+                identity.cluster_id
+            );
+            let start = Start {
+                id: identity.id,
+                members: identity.member_map()?,
+                voters: identity.voters.clone(),
+                cluster_id: identity.cluster_id,
+                join: None,
+            };
+            return Ok((start, Some(identity)));
+        }
+        if Storage::holds_log(&args.data_dir) {
+            tracing::warn!(
+                "the data directory holds a log but no member.json (an older leasesim-node wrote it): taking its identity from the flags"
+            );
+        }
+        let start = Start::from_flags(args)?;
+        let identity = Identity {
+            name: args.name.clone(),
+            id: start.id,
+            cluster_id: start.cluster_id,
+            cluster_token: args.initial_cluster_token.clone().unwrap_or_else(|| DEFAULT_CLUSTER_TOKEN.to_string()),
+            voters: start.voters.clone(),
+            members: start
+                .members
+                .values()
+                .map(|m| PeerEntry { id: m.id, name: m.name.clone(), peer_url: format!("http://{}", m.peer) })
+                .collect(),
+        };
+        identity.save(&args.data_dir)?;
+        Ok((start, Some(identity)))
     }
 
     fn from_flags(args: &ServeArgs) -> Result<Start, String> {
@@ -67,7 +112,11 @@ impl Start {
         }
         let id = me.id;
         members.insert(id, me);
-        Ok(Start { id, members, voters, cluster_id: member_id(&args.initial_cluster), join: None })
+        let cluster_id = match &args.initial_cluster_token {
+            Some(token) => member_id(&format!("{token}/{}", args.initial_cluster)),
+            None => member_id(&args.initial_cluster),
+        };
+        Ok(Start { id, members, voters, cluster_id, join: None })
     }
 
     /// `--join`: the voters from the leader (or from the list an earlier
@@ -91,7 +140,7 @@ impl Start {
 
 /// Runs a member until the process is stopped.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
-    let Start { id, members, voters, cluster_id, join } = Start::resolve(&args).await?;
+    let (Start { id, members, voters, cluster_id, join }, identity) = Start::resolve(&args).await?;
     let config = args.server_config(id, voters);
 
     let storage = Storage::open(&args.data_dir).map_err(|e| format!("--data-dir {}: {e}", args.data_dir.display()))?;
@@ -143,7 +192,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
 
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
     let (probe_tx, probe_rx) = watch::channel(Probe::default());
-    let driver = Driver::new(server, storage, links.clone(), clocks, probe_tx);
+    let digests = crate::digests::Digests::default();
+    let driver = Driver::new(server, storage, links.clone(), clocks, probe_tx, digests.clone());
     std::thread::Builder::new()
         .name(format!("driver-{}", args.name))
         .spawn(move || {
@@ -169,12 +219,18 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
             }
         }
     });
+    if let Some(identity) = identity {
+        tokio::spawn(crate::identity::keep_members_saved(identity, args.data_dir.clone(), directory.clone()));
+    }
     // Say hello to every peer now, so member lists fill in before traffic.
     for peer in members.keys().filter(|p| **p != id) {
         links.send(*peer, hello.clone());
     }
 
-    let handle = NodeHandle { front, directory, name: args.name.clone(), cluster_id };
+    let handle = NodeHandle { front, directory, name: args.name.clone(), cluster_id, digests, corruption: Arc::default() };
+    if let Some(period) = args.corrupt_check_period() {
+        tokio::spawn(crate::corrupt::run(handle.clone(), period));
+    }
     tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
     if let Some(listener) = lock_listener {
         tokio::spawn(crate::ws::serve(handle.clone(), listener));

@@ -308,11 +308,15 @@ pub enum ProposeError {
 /// Why a leadership transfer was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransferError {
-    NotLeader { leader_hint: Option<NodeId> },
+    NotLeader {
+        leader_hint: Option<NodeId>,
+    },
     /// The target is this leader.
     AlreadyLeader,
     /// The target is not a voter of the configuration in force.
     NotAVoter,
     /// Another transfer is under way.
-    InProgress { target: NodeId },
+    InProgress {
+        target: NodeId,
+    },
 }

@@ -219,14 +219,17 @@ impl Kv for Api {
     }
 
     async fn put(&self, request: Request<PutRequest>) -> Reply<PutResponse> {
+        self.writable()?;
         self.put_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
     async fn delete_range(&self, request: Request<DeleteRangeRequest>) -> Reply<DeleteRangeResponse> {
+        self.writable()?;
         self.delete_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
     async fn txn(&self, request: Request<TxnRequest>) -> Reply<TxnResponse> {
+        self.writable()?;
         self.txn_op(request.into_inner()).await.map(tonic::Response::new)
     }
 

@@ -66,11 +66,13 @@ impl Api {
 #[tonic::async_trait]
 impl Lease for Api {
     async fn lease_grant(&self, request: Request<LeaseGrantRequest>) -> Reply<LeaseGrantResponse> {
+        self.writable()?;
         let req = request.into_inner();
         self.grant(req.ttl, req.id).await.map(tonic::Response::new)
     }
 
     async fn lease_revoke(&self, request: Request<LeaseRevokeRequest>) -> Reply<LeaseRevokeResponse> {
+        self.writable()?;
         let lease = request.into_inner().id as u64;
         match self.node.front.call(Op::LeaseRevoke { lease }).await.map_err(status)? {
             Response::LeaseRevoked { .. } => Ok(tonic::Response::new(LeaseRevokeResponse { header: self.header(0) })),

@@ -22,6 +22,7 @@ pub fn parse_lock_key(key: &str) -> Option<(String, u64)> {
 #[tonic::async_trait]
 impl Lock for Api {
     async fn lock(&self, request: Request<LockRequest>) -> Reply<LockResponse> {
+        self.writable()?;
         let req = request.into_inner();
         let name = text(req.name, "lock name")?;
         if name.is_empty() {

@@ -1,6 +1,6 @@
 //! etcd's v3 gRPC API on a member's client URL: the subset `etcdctl` and
-//! etcd clients need (KV, Lease, Lock, Watch by polling, Maintenance
-//! status, Cluster), as
+//! etcd clients need (KV, Lease, Lock, Watch by polling, Maintenance,
+//! Cluster), as
 //! adapters onto core's requests. Any member answers; a follower forwards
 //! to the leader (the driver does it for core requests).
 //!
@@ -14,6 +14,7 @@ mod cluster;
 mod kv;
 mod lease;
 mod lock;
+mod maintenance;
 mod watch;
 
 use leasesim_core::service::ServiceError;
@@ -46,6 +47,17 @@ impl Api {
         let probe = self.node.front.probe();
         let revision = revision.max(probe.revision);
         Some(ResponseHeader { cluster_id: self.node.cluster_id, member_id: probe.id, revision: revision as i64, raft_term: probe.term })
+    }
+}
+
+impl Api {
+    /// Refuses a write once the corruption check raised CORRUPT (etcd's
+    /// corrupt applier refuses writes; reads go on).
+    pub fn writable(&self) -> Result<(), Status> {
+        if self.node.corruption.raised() {
+            return Err(Status::data_loss("etcdserver: corrupt cluster"));
+        }
+        Ok(())
     }
 }
 
