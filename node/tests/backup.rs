@@ -37,7 +37,10 @@ fn all_keys(url: &str) -> BTreeMap<String, (String, i64)> {
     runtime.block_on(async {
         let mut client = KvClient::new(common::channel(url).await);
         let all = client.range(RangeRequest { key: vec![0], range_end: vec![0], ..Default::default() }).await.expect("range").into_inner();
-        all.kvs.into_iter().map(|kv| (String::from_utf8(kv.key).unwrap(), (String::from_utf8(kv.value).unwrap(), kv.mod_revision))).collect()
+        all.kvs
+            .into_iter()
+            .map(|kv| (String::from_utf8(kv.key).unwrap(), (String::from_utf8(kv.value).unwrap(), kv.mod_revision)))
+            .collect()
     })
 }
 

@@ -45,11 +45,8 @@ fn exercise(kind: Kind) -> Seen {
         cluster.ctl_ok(&["put", &format!("k{n}"), "v"]);
     }
     settled(&cluster);
-    let hashes: Vec<String> = cluster
-        .ctl_ok(&["endpoint", "hashkv"])
-        .lines()
-        .map(|l| l.rsplit(", ").next().unwrap_or_default().to_string())
-        .collect();
+    let hashes: Vec<String> =
+        cluster.ctl_ok(&["endpoint", "hashkv"]).lines().map(|l| l.rsplit(", ").next().unwrap_or_default().to_string()).collect();
     assert_eq!(hashes.len(), 3, "{hashes:?}");
 
     let ids: Vec<u64> = (0..3).map(|i| cluster.status(i).and_then(|s| s.header).map_or(0, |h| h.member_id)).collect();

@@ -96,7 +96,7 @@ fn every_member_restarts_in_turn_with_new_and_with_existing_and_nothing_is_lost(
     wait_for_acks(&acked, 100);
     for state in ["new", "existing"] {
         cluster.cluster_state = Some(state);
-        for i in 0..3 {
+        for (i, id_before) in ids_before.iter().enumerate() {
             cluster.kill(i);
             let before = acked.lock().unwrap().len();
             wait_for_acks(&acked, before + 50);
@@ -106,8 +106,8 @@ fn every_member_restarts_in_turn_with_new_and_with_existing_and_nothing_is_lost(
             let started = Instant::now();
             loop {
                 let status = cluster.status(i);
-                let id = status.as_ref().and_then(|s| s.header.clone()).map_or(0, |h| h.member_id);
-                if id == ids_before[i] && status.is_some_and(|s| s.leader != 0 && s.raft_applied_index > 0) {
+                let id = status.as_ref().and_then(|s| s.header).map_or(0, |h| h.member_id);
+                if id == *id_before && status.is_some_and(|s| s.leader != 0 && s.raft_applied_index > 0) {
                     break;
                 }
                 assert!(started.elapsed() < Duration::from_secs(60), "member {i} restarted with {state} did not come back as itself");
