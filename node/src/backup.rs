@@ -176,6 +176,7 @@ pub fn restore_member(args: &RestoreArgs) -> Result<(), String> {
         cluster_token: args.initial_cluster_token.clone(),
         voters: voters.clone(),
         members: members.values().map(|m| PeerEntry { id: m.id, name: m.name.clone(), peer_url: format!("http://{}", m.peer) }).collect(),
+        client_urls: Default::default(),
     };
     let (index, term, revision) = (backup.index, backup.term, backup.state.kv().revision());
     let write = || -> Result<(), String> {

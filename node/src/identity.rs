@@ -36,6 +36,10 @@ pub struct Identity {
     pub voters: BTreeSet<NodeId>,
     /// Every member known, this one included.
     pub members: Vec<PeerEntry>,
+    /// The members' client URLs as last heard (a restarted member lists
+    /// them before every peer has said hello again).
+    #[serde(default)]
+    pub client_urls: BTreeMap<NodeId, String>,
 }
 
 fn path(data_dir: &Path) -> PathBuf {
@@ -114,13 +118,18 @@ impl Identity {
 pub async fn keep_members_saved(mut identity: Identity, data_dir: PathBuf, directory: Directory) {
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let known: Vec<PeerEntry> = {
+        let (known, client_urls): (Vec<PeerEntry>, BTreeMap<NodeId, String>) = {
             let dir = directory.lock().expect("directory lock");
-            dir.iter()
+            let known = dir
+                .iter()
                 .filter(|(_, m)| !m.peer_url.is_empty())
                 .map(|(id, m)| PeerEntry { id: *id, name: m.name.clone(), peer_url: m.peer_url.clone() })
-                .collect()
+                .collect();
+            let urls = dir.iter().filter(|(_, m)| !m.client_url.is_empty()).map(|(id, m)| (*id, m.client_url.clone())).collect();
+            (known, urls)
         };
+        let mut urls = identity.client_urls.clone();
+        urls.extend(client_urls);
         let mut merged: BTreeMap<NodeId, PeerEntry> = identity.members.iter().map(|p| (p.id, p.clone())).collect();
         for peer in known {
             let entry = merged.entry(peer.id).or_insert_with(|| peer.clone());
@@ -130,8 +139,9 @@ pub async fn keep_members_saved(mut identity: Identity, data_dir: PathBuf, direc
             entry.peer_url = peer.peer_url;
         }
         let members: Vec<PeerEntry> = merged.into_values().collect();
-        if members != identity.members {
+        if members != identity.members || urls != identity.client_urls {
             identity.members = members;
+            identity.client_urls = urls;
             if let Err(e) = identity.save(&data_dir) {
                 tracing::warn!("cannot update the member list in the data directory: {e}");
             }
@@ -154,6 +164,7 @@ mod tests {
                 PeerEntry { id: 1, name: "s1".into(), peer_url: "http://127.0.0.1:2380".into() },
                 PeerEntry { id: 2, name: "s2".into(), peer_url: "http://127.0.0.1:2381".into() },
             ],
+            client_urls: BTreeMap::from([(2, "http://127.0.0.1:2379".to_string())]),
         }
     }
 

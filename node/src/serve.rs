@@ -39,6 +39,8 @@ struct Start {
     members: BTreeMap<NodeId, Member>,
     /// The genesis configuration Raft starts from.
     voters: BTreeSet<NodeId>,
+    /// Client URLs saved in the data directory (until peers say hello).
+    client_urls: BTreeMap<NodeId, String>,
     cluster_id: u64,
     /// `--join`: the leader to ask once this member listens, and the peer
     /// list to save when it says yes.
@@ -66,6 +68,7 @@ impl Start {
                 id: identity.id,
                 members: identity.member_map()?,
                 voters: identity.voters.clone(),
+                client_urls: identity.client_urls.clone(),
                 cluster_id: identity.cluster_id,
                 join: None,
             };
@@ -88,6 +91,7 @@ impl Start {
                 .values()
                 .map(|m| PeerEntry { id: m.id, name: m.name.clone(), peer_url: format!("http://{}", m.peer) })
                 .collect(),
+            client_urls: BTreeMap::new(),
         };
         identity.save(&args.data_dir)?;
         Ok((start, Some(identity)))
@@ -116,7 +120,7 @@ impl Start {
             Some(token) => member_id(&format!("{token}/{}", args.initial_cluster)),
             None => member_id(&args.initial_cluster),
         };
-        Ok(Start { id, members, voters, cluster_id, join: None })
+        Ok(Start { id, members, voters, client_urls: BTreeMap::new(), cluster_id, join: None })
     }
 
     /// `--join`: the voters from the leader (or from the list an earlier
@@ -134,13 +138,13 @@ impl Start {
         let mut members = joined.members()?;
         let voters = members.keys().copied().filter(|v| *v != id).collect();
         members.insert(id, Member { id, name: args.name.clone(), peer: args.listen_peer_urls });
-        Ok(Start { id, members, voters, cluster_id: joined.cluster_id, join })
+        Ok(Start { id, members, voters, client_urls: BTreeMap::new(), cluster_id: joined.cluster_id, join })
     }
 }
 
 /// Runs a member until the process is stopped.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
-    let (Start { id, members, voters, cluster_id, join }, identity) = Start::resolve(&args).await?;
+    let (Start { id, members, voters, client_urls, cluster_id, join }, identity) = Start::resolve(&args).await?;
     let config = args.server_config(id, voters);
 
     let storage = Storage::open(&args.data_dir).map_err(|e| format!("--data-dir {}: {e}", args.data_dir.display()))?;
@@ -170,7 +174,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         members
             .values()
             .map(|m| {
-                let info = MemberInfo { name: m.name.clone(), peer_url: format!("http://{}", m.peer), ..MemberInfo::default() };
+                let client_url = client_urls.get(&m.id).cloned().unwrap_or_default();
+                let info = MemberInfo { name: m.name.clone(), peer_url: format!("http://{}", m.peer), client_url, ..MemberInfo::default() };
                 (m.id, info)
             })
             .collect::<std::collections::BTreeMap<_, _>>(),
