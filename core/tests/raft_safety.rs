@@ -178,7 +178,7 @@ fn a_vote_goes_only_to_a_candidate_whose_log_is_at_least_as_up_to_date() {
     // §5.4.1: compare last terms first, then lengths.
     for (last_log_index, last_log_term) in [(9, 1), (2, 2), (3, 2), (1, 3)] {
         let mut voter: Node = Node::restore(RaftConfig::new(2, voters.clone()), persisted.clone(), 1, 0);
-        voter.step(1, 1, Message::RequestVote { term: 3, pre_vote: false, last_log_index, last_log_term });
+        voter.step(1, 1, Message::RequestVote { term: 3, pre_vote: false, last_log_index, last_log_term, transfer: false });
         let granted = voter.take_ready().messages.iter().any(|(_, m)| matches!(m, Message::VoteResponse { granted: true, .. }));
         votes.push(granted);
     }
@@ -238,7 +238,7 @@ fn a_whole_cluster_restart_loses_nothing_committed() {
 fn a_vote_is_on_disk_before_the_reply_leaves() {
     let mut voter: Node = Node::new(RaftConfig::new(2, BTreeSet::from([1, 2, 3])), 1, 0);
 
-    voter.step(1, 1, Message::RequestVote { term: 1, pre_vote: false, last_log_index: 0, last_log_term: 0 });
+    voter.step(1, 1, Message::RequestVote { term: 1, pre_vote: false, last_log_index: 0, last_log_term: 0, transfer: false });
 
     let ready = voter.take_ready();
     assert_eq!(ready.messages, vec![(1, Message::VoteResponse { term: 1, pre_vote: false, granted: true })]);
@@ -271,10 +271,10 @@ fn a_node_restored_from_its_disk_is_the_node_that_crashed() {
 #[test]
 fn a_stale_vote_request_or_snapshot_is_answered_with_the_current_term() {
     let mut node: Node = Node::new(RaftConfig::new(2, BTreeSet::from([1, 2, 3])), 1, 0);
-    node.step(1, 1, Message::RequestVote { term: 3, pre_vote: false, last_log_index: 0, last_log_term: 0 });
+    node.step(1, 1, Message::RequestVote { term: 3, pre_vote: false, last_log_index: 0, last_log_term: 0, transfer: false });
     node.take_ready();
 
-    node.step(2, 3, Message::RequestVote { term: 2, pre_vote: false, last_log_index: 9, last_log_term: 2 });
+    node.step(2, 3, Message::RequestVote { term: 2, pre_vote: false, last_log_index: 9, last_log_term: 2, transfer: false });
     assert_eq!(node.take_ready().messages, vec![(3, Message::VoteResponse { term: 3, pre_vote: false, granted: false })]);
 
     let snapshot =
@@ -289,8 +289,8 @@ fn a_stale_vote_request_or_snapshot_is_answered_with_the_current_term() {
 #[test]
 fn a_pre_vote_for_the_current_term_is_refused_after_voting() {
     let mut node: Node = Node::new(RaftConfig::new(2, BTreeSet::from([1, 2, 3])), 1, 0);
-    node.step(1, 1, Message::RequestVote { term: 2, pre_vote: false, last_log_index: 0, last_log_term: 0 });
+    node.step(1, 1, Message::RequestVote { term: 2, pre_vote: false, last_log_index: 0, last_log_term: 0, transfer: false });
     node.take_ready();
-    node.step(2, 3, Message::RequestVote { term: 2, pre_vote: true, last_log_index: 0, last_log_term: 0 });
+    node.step(2, 3, Message::RequestVote { term: 2, pre_vote: true, last_log_index: 0, last_log_term: 0, transfer: false });
     assert_eq!(node.take_ready().messages, vec![(3, Message::VoteResponse { term: 2, pre_vote: true, granted: false })]);
 }

@@ -11,6 +11,9 @@ use leasesim_core::raft::RaftConfig;
 use leasesim_core::server::ServerConfig;
 use leasesim_core::{ExpiryStrategy, NodeId, NS_PER_MS};
 
+/// etcd's default `--initial-cluster-token`.
+pub const DEFAULT_CLUSTER_TOKEN: &str = "etcd-cluster";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ClusterState {
     New,
@@ -60,6 +63,10 @@ pub struct ServeArgs {
     pub initial_cluster: String,
     #[arg(long, value_enum, default_value = "new")]
     pub initial_cluster_state: ClusterState,
+    /// The cluster's token (etcd's flag): part of the cluster id, recorded in
+    /// the data directory; a restart with another token is refused.
+    #[arg(long)]
+    pub initial_cluster_token: Option<String>,
     /// Join a running cluster through any member's peer URL
     /// (http://host:port): hop to its leader (at most 5 redirects), be
     /// added through the log, fetch the peer list. Replaces
@@ -78,6 +85,10 @@ pub struct ServeArgs {
     /// given wins, so a test can override a harness's value).
     #[arg(long, default_value_t = 1000, overrides_with = "snapshot_count")]
     pub snapshot_count: u64,
+    /// How often members compare state hashes (etcd's flag; 0s: never), e.g.
+    /// 5s, 500ms, 1m.
+    #[arg(long = "experimental-corrupt-check-time", default_value = "0s", value_parser = parse_duration_ms)]
+    pub corrupt_check_ms: u64,
     /// Plant a bug in the engine (repeatable): the simulator's switches
     /// (e.g. follower-expires-leases), so that a real cluster can show the
     /// checkers of `leasesim-node load` catching it. For tests only.
@@ -89,6 +100,20 @@ pub struct ServeArgs {
     // TLS (see tls.rs).
     #[command(flatten)]
     pub tls: crate::tls::TlsArgs,
+}
+
+/// An etcd-style duration (`500ms`, `5s`, `1m`, `0s`) in milliseconds.
+pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let n: u64 = number.parse().map_err(|_| format!("{s}: expected a duration such as 500ms, 5s or 1m"))?;
+    let scale = match unit {
+        "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        _ => return Err(format!("{s}: expected a duration such as 500ms, 5s or 1m (units ms, s, m)")),
+    };
+    Ok(n * scale)
 }
 
 /// A planted bug's name, checked against core's list.
@@ -158,6 +183,11 @@ pub fn parse_initial_cluster(s: &str) -> Result<BTreeMap<NodeId, Member>, String
 }
 
 impl ServeArgs {
+    /// The corruption check's period, if it is on.
+    pub fn corrupt_check_period(&self) -> Option<std::time::Duration> {
+        (self.corrupt_check_ms > 0).then(|| std::time::Duration::from_millis(self.corrupt_check_ms))
+    }
+
     /// The settings core runs with, shared by every member (they must match).
     pub fn server_config(&self, id: NodeId, voters: BTreeSet<NodeId>) -> ServerConfig {
         let mut raft = RaftConfig::new(id, voters);
@@ -192,5 +222,8 @@ mod tests {
         assert_eq!(parse_bug("follower-expires-leases").as_deref(), Ok("follower-expires-leases"));
         assert!(parse_bug("follower-expires-lease").unwrap_err().contains("follower-expires-leases"), "the error lists the names");
         assert!(parse_bug("completion-without-token-check").is_err());
+        assert_eq!((parse_duration_ms("500ms"), parse_duration_ms("5s"), parse_duration_ms("1m")), (Ok(500), Ok(5000), Ok(60_000)));
+        assert!(parse_duration_ms("5").unwrap_err().contains("units"));
+        assert!(parse_duration_ms("s").is_err());
     }
 }

@@ -12,12 +12,13 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use leasesim_core::raft::{ConfChange, Role};
-use leasesim_core::server::{Clocks, Server, ServerOutput};
-use leasesim_core::service::{ClientRequest, ClientResponse, Response};
+use leasesim_core::raft::{ConfChange, Role, TransferError};
+use leasesim_core::server::{Clocks, Server, ServerEvent, ServerOutput};
+use leasesim_core::service::{ClientRequest, ClientResponse, Response, StateMachine};
 use leasesim_core::{ClientId, LogIndex, NodeId, Term};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::digests::Digests;
 use crate::storage::Storage;
 use crate::transport::{Links, PeerFrame};
 use crate::view::{RangeSpec, RangeView};
@@ -36,9 +37,42 @@ pub struct Answer {
 
 /// What the rest of the process can ask of the driver.
 pub enum Input {
-    Peer { from: NodeId, frame: PeerFrame },
-    Client { req: ClientRequest, view: Option<RangeSpec>, reply: oneshot::Sender<Answer> },
-    ConfChange { change: ConfChange, reply: oneshot::Sender<Result<LogIndex, String>> },
+    Peer {
+        from: NodeId,
+        frame: PeerFrame,
+    },
+    Client {
+        req: ClientRequest,
+        view: Option<RangeSpec>,
+        reply: oneshot::Sender<Answer>,
+    },
+    ConfChange {
+        change: ConfChange,
+        reply: oneshot::Sender<Result<LogIndex, String>>,
+    },
+    /// A consistent copy of the applied state (etcd's Snapshot RPC).
+    Backup {
+        reply: oneshot::Sender<Backup>,
+    },
+    /// A hash of the whole applied state (etcd's Hash RPC).
+    Hash {
+        reply: oneshot::Sender<(u32, LogIndex)>,
+    },
+    /// Hand leadership to `target` (etcd's MoveLeader).
+    Transfer {
+        target: NodeId,
+        reply: oneshot::Sender<Result<(), TransferError>>,
+    },
+}
+
+/// The applied state machine as of `index`, with the term of that entry
+/// and the voters in force: what a backup holds.
+#[derive(Clone, Debug)]
+pub struct Backup {
+    pub index: LogIndex,
+    pub term: Term,
+    pub voters: Vec<NodeId>,
+    pub state: StateMachine,
 }
 
 /// What the driver publishes after every batch (status, member list,
@@ -126,10 +160,11 @@ pub struct Driver {
     disk: crate::etcd::alarm::DiskWatch,
     /// The planted bug `ack-before-fsync`.
     ack_before_fsync: bool,
+    digests: Digests,
 }
 
 impl Driver {
-    pub fn new(server: Server, storage: Storage, links: Links, clocks: RealClocks, probe: watch::Sender<Probe>) -> Self {
+    pub fn new(server: Server, storage: Storage, links: Links, clocks: RealClocks, probe: watch::Sender<Probe>, digests: Digests) -> Self {
         Driver {
             server,
             storage,
@@ -139,6 +174,7 @@ impl Driver {
             probe,
             disk: crate::etcd::alarm::DiskWatch::default(),
             ack_before_fsync: false,
+            digests,
         }
     }
 
@@ -222,7 +258,26 @@ impl Driver {
                 let result = self.server.propose_conf_change(clocks, change).map_err(|e| format!("{e:?}"));
                 let _ = reply.send(result);
             }
+            Input::Backup { reply } => {
+                let _ = reply.send(self.backup());
+            }
+            Input::Hash { reply } => {
+                let sm = self.server.state_machine();
+                let bytes = bincode::serialize(sm).expect("the state machine serializes");
+                let _ = reply.send((crc32fast::hash(&bytes), sm.applied_index()));
+            }
+            Input::Transfer { target, reply } => {
+                let _ = reply.send(self.server.transfer_leadership(clocks, target));
+            }
         }
+    }
+
+    fn backup(&self) -> Backup {
+        let state = self.server.state_machine().clone();
+        let index = state.applied_index();
+        let raft = self.server.raft();
+        let term = state.applied_term();
+        Backup { index, term, voters: raft.voters().iter().copied().collect(), state }
     }
 
     fn wait_for(&mut self, req: &ClientRequest, waiter: Waiter, view: Option<RangeSpec>) {
@@ -232,7 +287,8 @@ impl Driver {
     /// Carries out the core's output: persist and fsync, then send and
     /// answer.
     fn flush(&mut self) {
-        let ServerOutput { persist, messages, replies, events: _ } = self.server.take_output();
+        let ServerOutput { persist, messages, replies, events } = self.server.take_output();
+        self.record_digests(&events);
         let wrote = !persist.is_empty();
         for op in persist {
             if let Err(e) = self.storage.write(op) {
@@ -253,6 +309,20 @@ impl Driver {
         let now = Instant::now();
         self.pending.retain(|_, p| now.duration_since(p.since) < WAITER_TTL);
         self.publish();
+    }
+
+    /// Keeps the digest of every applied index for HashKV and the
+    /// corruption check (the state after a snapshot install or a restart
+    /// too, so a quiet member still has one).
+    fn record_digests(&self, events: &[ServerEvent]) {
+        let mut digests = self.digests.lock().expect("digests lock");
+        for event in events {
+            if let ServerEvent::Applied { index, state, .. } = event {
+                digests.record(*index, *state);
+            }
+        }
+        let sm = self.server.state_machine();
+        digests.record(sm.applied_index(), sm.applied_digest());
     }
 
     fn answer(&mut self, resp: ClientResponse) {

@@ -80,6 +80,11 @@ impl Front {
         Front { inputs, probe, clients: Arc::new(ClientIds { base, next: AtomicU64::new(0), free: Mutex::default() }) }
     }
 
+    /// Hands `input` to the driver (an error once it has stopped).
+    pub fn send(&self, input: Input) -> Result<(), CallError> {
+        self.inputs.send(input).map_err(|_| CallError::Stopped)
+    }
+
     pub fn probe(&self) -> Probe {
         self.probe.borrow().clone()
     }

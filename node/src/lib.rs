@@ -3,18 +3,23 @@
 //! gRPC API. The simulator and this binary drive the same core, so a bug
 //! the simulator finds is a bug of a program people can run.
 //!
-//! Modules: `config` (etcd-style flags), `storage` (write-ahead log and
+//! Modules: `config` (etcd-style flags), `backup` (snapshot files and
+//! restore), `digests` and `corrupt` (state hashes and the corruption check), `storage` (write-ahead log and
 //! snapshots), `driver` (the task that drives core), `transport` (peer
 //! frames over TCP), `front` (requests with retries), `join` (joining by
-//! hopping to the leader), `view` (range reads),
+//! hopping to the leader), `identity` (the member a data directory holds), `view` (range reads),
 //! `etcd` (the gRPC services), `ws` (the Raft lock-service design's WebSocket lock API),
 //! `store` (the Raft lock-service design's data store), `serve` (starting a member), `local`
 //! (a whole cluster on one machine).
 
+pub mod backup;
 pub mod config;
+pub mod corrupt;
+pub mod digests;
 pub mod driver;
 pub mod etcd;
 pub mod front;
+pub mod identity;
 pub mod join;
 pub mod load;
 pub mod local;

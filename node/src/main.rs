@@ -3,6 +3,7 @@
 //! store, `local` a whole cluster on this machine.
 
 use clap::{Parser, Subcommand};
+use leasesim_node::backup::SnapshotArgs;
 use leasesim_node::config::ServeArgs;
 use leasesim_node::load::LoadArgs;
 use leasesim_node::local::LocalArgs;
@@ -30,6 +31,9 @@ enum Cmd {
     Local(LocalArgs),
     /// Drives etcd-API endpoints (leasesim-node or etcd); prints ops/s and latency.
     Load(LoadArgs),
+    /// Snapshot files from `etcdctl snapshot save`: restore one into a new
+    /// cluster member's data directory, or show its status.
+    Snapshot(SnapshotArgs),
 }
 
 fn main() {
@@ -50,6 +54,7 @@ fn main() {
             Some(Cmd::Store(args)) => leasesim_node::store::run(args).await,
             Some(Cmd::Local(args)) => leasesim_node::local::run(args).await,
             Some(Cmd::Load(args)) => leasesim_node::load::run(args).await,
+            Some(Cmd::Snapshot(args)) => leasesim_node::backup::run(args),
             None => leasesim_node::serve::serve(cli.serve).await,
         }
     });

@@ -10,10 +10,11 @@ use leasesim_core::NodeId;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{member_id, parse_initial_cluster, ClusterState, Member, ServeArgs};
+use crate::config::{member_id, parse_initial_cluster, ClusterState, Member, ServeArgs, DEFAULT_CLUSTER_TOKEN};
 use crate::driver::{Driver, Input, Probe, RealClocks};
 use crate::front::Front;
-use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined};
+use crate::identity::Identity;
+use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined, PeerEntry};
 use crate::storage::space::RESERVE_BYTES;
 use crate::storage::{Storage, StorageOptions};
 use crate::transport::{serve_peers, Links, MemberInfo, PeerFrame};
@@ -30,6 +31,10 @@ pub struct NodeHandle {
     pub quota_backend_bytes: u64,
     /// How this member dials another's client API (None: plain).
     pub client_tls: Option<tonic::transport::ClientTlsConfig>,
+    /// The state digest of each recently applied index (HashKV).
+    pub digests: crate::digests::Digests,
+    /// The corruption check's alarms.
+    pub corruption: Arc<crate::corrupt::Corruption>,
 }
 
 /// Who this member is and whom it starts with.
@@ -39,6 +44,8 @@ struct Start {
     members: BTreeMap<NodeId, Member>,
     /// The genesis configuration Raft starts from.
     voters: BTreeSet<NodeId>,
+    /// Client URLs saved in the data directory (until peers say hello).
+    client_urls: BTreeMap<NodeId, String>,
     cluster_id: u64,
     /// `--join`: the leader to ask once this member listens, and the peer
     /// list to save when it says yes.
@@ -46,11 +53,53 @@ struct Start {
 }
 
 impl Start {
-    async fn resolve(args: &ServeArgs) -> Result<Start, String> {
-        match args.join {
-            Some(contact) => Start::joining(args, contact).await,
-            None => Start::from_flags(args),
+    /// Who this member is: from its data directory when that holds an
+    /// identity (the flags are then ignored), else from the flags (or a
+    /// join), recorded in the directory before anything else is written.
+    async fn resolve(args: &ServeArgs) -> Result<(Start, Option<Identity>), String> {
+        if let Some(contact) = args.join {
+            return Ok((Start::joining(args, contact).await?, None));
         }
+        let own_peer_url = format!("http://{}", args.listen_peer_urls);
+        if let Some(identity) = Identity::load(&args.data_dir)? {
+            identity.check(&args.data_dir, &args.name, &own_peer_url, args.initial_cluster_token.as_deref())?;
+            tracing::info!(
+                "the data directory holds member {} (id {:x}) of cluster {:x}: --initial-cluster and --initial-cluster-state are ignored",
+                identity.name,
+                identity.id,
+                identity.cluster_id
+            );
+            let start = Start {
+                id: identity.id,
+                members: identity.member_map()?,
+                voters: identity.voters.clone(),
+                client_urls: identity.client_urls.clone(),
+                cluster_id: identity.cluster_id,
+                join: None,
+            };
+            return Ok((start, Some(identity)));
+        }
+        if Storage::holds_log(&args.data_dir) {
+            tracing::warn!(
+                "the data directory holds a log but no member.json (an older leasesim-node wrote it): taking its identity from the flags"
+            );
+        }
+        let start = Start::from_flags(args)?;
+        let identity = Identity {
+            name: args.name.clone(),
+            id: start.id,
+            cluster_id: start.cluster_id,
+            cluster_token: args.initial_cluster_token.clone().unwrap_or_else(|| DEFAULT_CLUSTER_TOKEN.to_string()),
+            voters: start.voters.clone(),
+            members: start
+                .members
+                .values()
+                .map(|m| PeerEntry { id: m.id, name: m.name.clone(), peer_url: format!("http://{}", m.peer) })
+                .collect(),
+            client_urls: BTreeMap::new(),
+        };
+        identity.save(&args.data_dir)?;
+        Ok((start, Some(identity)))
     }
 
     fn from_flags(args: &ServeArgs) -> Result<Start, String> {
@@ -72,7 +121,11 @@ impl Start {
         }
         let id = me.id;
         members.insert(id, me);
-        Ok(Start { id, members, voters, cluster_id: member_id(&args.initial_cluster), join: None })
+        let cluster_id = match &args.initial_cluster_token {
+            Some(token) => member_id(&format!("{token}/{}", args.initial_cluster)),
+            None => member_id(&args.initial_cluster),
+        };
+        Ok(Start { id, members, voters, client_urls: BTreeMap::new(), cluster_id, join: None })
     }
 
     /// `--join`: the voters from the leader (or from the list an earlier
@@ -90,7 +143,7 @@ impl Start {
         let mut members = joined.members()?;
         let voters = members.keys().copied().filter(|v| *v != id).collect();
         members.insert(id, Member { id, name: args.name.clone(), peer: args.listen_peer_urls });
-        Ok(Start { id, members, voters, cluster_id: joined.cluster_id, join })
+        Ok(Start { id, members, voters, client_urls: BTreeMap::new(), cluster_id: joined.cluster_id, join })
     }
 }
 
@@ -111,7 +164,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     if storage_options.lose_unsynced {
         tracing::warn!("--unsafe-test-lose-unsynced: log writes stay in memory until fsynced (for crash tests only)");
     }
-    let Start { id, members, voters, cluster_id, join } = Start::resolve(&args).await?;
+    let (Start { id, members, voters, client_urls, cluster_id, join }, identity) = Start::resolve(&args).await?;
     let config = args.server_config(id, voters);
 
     let storage =
@@ -142,7 +195,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         members
             .values()
             .map(|m| {
-                let info = MemberInfo { name: m.name.clone(), peer_url: format!("{peer_scheme}://{}", m.peer), ..MemberInfo::default() };
+                let client_url = client_urls.get(&m.id).cloned().unwrap_or_default();
+                let info = MemberInfo {
+                    name: m.name.clone(),
+                    peer_url: format!("{peer_scheme}://{}", m.peer),
+                    client_url,
+                    ..MemberInfo::default()
+                };
                 (m.id, info)
             })
             .collect::<std::collections::BTreeMap<_, _>>(),
@@ -164,7 +223,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
 
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
     let (probe_tx, probe_rx) = watch::channel(Probe::default());
-    let driver = Driver::new(server, storage, links.clone(), clocks, probe_tx).with_bugs(&args.bugs);
+    let digests = crate::digests::Digests::default();
+    let driver = Driver::new(server, storage, links.clone(), clocks, probe_tx, digests.clone()).with_bugs(&args.bugs);
     std::thread::Builder::new()
         .name(format!("driver-{}", args.name))
         .spawn(move || {
@@ -191,13 +251,27 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
             }
         }
     });
+    if let Some(identity) = identity {
+        tokio::spawn(crate::identity::keep_members_saved(identity, args.data_dir.clone(), directory.clone()));
+    }
     // Say hello to every peer now, so member lists fill in before traffic.
     for peer in members.keys().filter(|p| **p != id) {
         links.send(*peer, hello.clone());
     }
 
-    let handle =
-        NodeHandle { front, directory, name: args.name.clone(), cluster_id, quota_backend_bytes: args.disk.quota_bytes(), client_tls };
+    let handle = NodeHandle {
+        front,
+        directory,
+        name: args.name.clone(),
+        cluster_id,
+        quota_backend_bytes: args.disk.quota_bytes(),
+        client_tls,
+        digests,
+        corruption: Arc::default(),
+    };
+    if let Some(period) = args.corrupt_check_period() {
+        tokio::spawn(crate::corrupt::run(handle.clone(), period));
+    }
     tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
     if let Some(listener) = lock_listener {
         tokio::spawn(crate::ws::serve(handle.clone(), listener));

@@ -59,6 +59,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         // Thesis §6.2: a leader that has not heard from a majority within an
         // election timeout has probably been partitioned away; stepping down
         // lets its clients find the real leader.
+        self.expire_transfer();
         if self.config.check_quorum && !self.quorum_recently_active() {
             self.become_follower(self.term, None);
             return;
@@ -105,12 +106,22 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             self.start_election();
             return;
         }
-        self.request_votes(self.term + 1, true);
+        self.request_votes(self.term + 1, true, false);
     }
 
     /// §5.2: a new term, a vote for ourselves (persisted before the requests
     /// leave), and RequestVote to every voter.
     fn start_election(&mut self) {
+        self.campaign(false);
+    }
+
+    /// Thesis §3.10: the target of a leadership transfer campaigns at once,
+    /// without pre-vote; its requests pass voters' vote lease.
+    pub(super) fn start_election_for_transfer(&mut self) {
+        self.campaign(true);
+    }
+
+    fn campaign(&mut self, transfer: bool) {
         self.term += 1;
         self.voted_for = Some(self.id());
         self.persist_hard_state();
@@ -123,14 +134,14 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             self.become_leader();
             return;
         }
-        self.request_votes(self.term, false);
+        self.request_votes(self.term, false, transfer);
     }
 
-    fn request_votes(&mut self, term: Term, pre_vote: bool) {
+    fn request_votes(&mut self, term: Term, pre_vote: bool, transfer: bool) {
         let (last_log_index, last_log_term) = (self.log.last_index(), self.log.last_term());
         let peers: Vec<NodeId> = self.voters.iter().copied().filter(|&v| v != self.id()).collect();
         for peer in peers {
-            self.send(peer, Message::RequestVote { term, pre_vote, last_log_index, last_log_term });
+            self.send(peer, Message::RequestVote { term, pre_vote, last_log_index, last_log_term, transfer });
         }
     }
 
@@ -194,6 +205,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         self.role = Role::Leader;
         self.leader_id = Some(self.id());
         self.votes.clear();
+        self.transfer = None;
         self.reads = ReadState::default();
         let next_index = self.log.last_index() + 1;
         let now_ns = self.now_ns;

@@ -8,8 +8,8 @@
 //! randomness (election jitter) comes from a ChaCha PRNG seeded by the host.
 //!
 //! One concept per file: `node` (state, API, term rules), `election`,
-//! `replication`, `progress`, `log`, `membership`, `snapshot`, `read_index`
-//! and `invariants`; `types` holds the boundary types shared with the server
+//! `replication`, `progress`, `log`, `membership`, `snapshot`, `read_index`,
+//! `transfer` (leadership transfer) and `invariants`; `types` holds the boundary types shared with the server
 //! layer, and `persist` what a `PersistOp` does to a disk (every host's).
 
 mod election;
@@ -22,6 +22,7 @@ mod progress;
 mod read_index;
 mod replication;
 mod snapshot;
+mod transfer;
 mod types;
 
 pub use node::RaftNode;

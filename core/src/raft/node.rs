@@ -16,6 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use super::log::RaftLog;
 use super::progress::Progress;
 use super::read_index::ReadState;
+use super::transfer::Transfer;
 use super::types::*;
 use crate::types::{LogIndex, NodeId, Term};
 
@@ -65,6 +66,8 @@ pub struct RaftNode<C, S> {
     /// Index of the Noop this leader appended on election (§5.4.2, §8).
     pub(super) term_start_index: LogIndex,
     pub(super) reads: ReadState,
+    /// A leadership transfer under way (thesis §3.10), leader only.
+    pub(super) transfer: Option<Transfer>,
 
     // Output.
     pub(super) ready: Ready<C, S>,
@@ -98,6 +101,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             progress: BTreeMap::new(),
             term_start_index: 0,
             reads: ReadState::default(),
+            transfer: None,
             ready: Ready::default(),
             deferred_persist: Vec::new(),
             defer_hard_state: false,
@@ -162,7 +166,9 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// `take_ready`. Returns its index (committed later, if ever).
     pub fn propose(&mut self, now_ns: u64, command: C) -> Result<LogIndex, ProposeError> {
         self.begin_input(now_ns);
-        let result = if self.role == Role::Leader {
+        let result = if let Some(t) = self.transfer {
+            Err(ProposeError::TransferInProgress { target: t.target })
+        } else if self.role == Role::Leader {
             let index = self.append_new(Payload::Command(command));
             self.maybe_commit();
             Ok(index)
@@ -176,7 +182,10 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// Proposes a single-server membership change (thesis §4.3).
     pub fn propose_conf_change(&mut self, now_ns: u64, change: ConfChange) -> Result<LogIndex, ProposeError> {
         self.begin_input(now_ns);
-        let result = self.propose_conf_change_inner(change);
+        let result = match self.transfer {
+            Some(t) => Err(ProposeError::TransferInProgress { target: t.target }),
+            None => self.propose_conf_change_inner(change),
+        };
         self.end_input();
         result
     }
@@ -276,7 +285,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 
     // ----- shared input bookkeeping -----
 
-    fn begin_input(&mut self, now_ns: u64) {
+    pub(super) fn begin_input(&mut self, now_ns: u64) {
         self.now_ns = self.now_ns.max(now_ns);
         // The `reply_before_persist` bug's held-back writes go out now, after
         // the replies that depended on them.
@@ -284,7 +293,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         self.ready.persist.extend(deferred);
     }
 
-    fn end_input(&mut self) {
+    pub(super) fn end_input(&mut self) {
         self.hand_out_committed();
         self.check_invariants();
     }
@@ -307,11 +316,12 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         let msg_term = msg.term();
         if msg_term > self.term {
             match msg {
-                Message::RequestVote { pre_vote, .. } => {
+                Message::RequestVote { pre_vote, transfer, .. } => {
                     // Thesis §4.2.3: within the minimum election timeout of
                     // hearing from a leader, ignore (pre-)votes entirely, so a
-                    // rejoining server cannot depose a healthy leader.
-                    if self.in_vote_lease() {
+                    // rejoining server cannot depose a healthy leader — unless
+                    // that leader asked for the election (§3.10 transfer).
+                    if self.in_vote_lease() && !*transfer {
                         self.send(from, Message::VoteResponse { term: self.term, pre_vote: *pre_vote, granted: false });
                         return false;
                     }
@@ -363,7 +373,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 
     fn dispatch(&mut self, from: NodeId, msg: Message<C, S>) {
         match msg {
-            Message::RequestVote { term, pre_vote, last_log_index, last_log_term } => {
+            Message::RequestVote { term, pre_vote, last_log_index, last_log_term, .. } => {
                 self.handle_request_vote(from, term, pre_vote, last_log_index, last_log_term)
             }
             Message::VoteResponse { term, pre_vote, granted } => self.handle_vote_response(from, term, pre_vote, granted),
@@ -375,8 +385,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             }
             Message::InstallSnapshot { snapshot, .. } => self.handle_install_snapshot(from, snapshot),
             Message::InstallSnapshotResponse { last_index, .. } => self.handle_install_snapshot_response(from, last_index),
-            // Carries only a term, handled above.
-            Message::TimeoutNow { .. } => {}
+            Message::TimeoutNow { .. } => self.handle_timeout_now(from),
         }
     }
 
@@ -447,6 +456,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             self.ready.events.push(RaftEvent::SteppedDown { term: self.term });
         }
         self.fail_reads();
+        self.transfer = None;
         self.role = Role::Follower;
         self.leader_id = leader;
         self.progress.clear();

@@ -282,6 +282,10 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         if advanced {
             self.maybe_commit();
         }
+        if success && self.transfer.is_some_and(|t| t.target == from) && !self.transfer_if_caught_up() {
+            // Still behind: keep the target's catch-up going (thesis §3.10).
+            self.send_append(from);
+        }
         self.advance_reads();
     }
 

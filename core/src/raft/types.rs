@@ -99,12 +99,15 @@ impl<C, S> Default for Persisted<C, S> {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Message<C, S> {
     /// Pre-vote (thesis §9.6) when `pre_vote` is true: asks whether the peer
-    /// would vote, without anyone changing term.
+    /// would vote, without anyone changing term. `transfer`: the candidate
+    /// campaigns because the leader handed over (thesis §3.10), so voters
+    /// answer although their vote lease holds.
     RequestVote {
         term: Term,
         pre_vote: bool,
         last_log_index: LogIndex,
         last_log_term: Term,
+        transfer: bool,
     },
     VoteResponse {
         term: Term,
@@ -144,9 +147,8 @@ pub enum Message<C, S> {
         term: Term,
         last_index: LogIndex,
     },
-    /// Carries nothing but a term. This implementation never sends it
-    /// (stale-term requests are answered with a refusal of their own kind);
-    /// on receipt only its term is acted upon.
+    /// Leadership transfer (thesis §3.10): the leader tells the target,
+    /// whose log it has brought up to date, to campaign at once.
     TimeoutNow {
         term: Term,
     },
@@ -298,4 +300,23 @@ pub enum ProposeError {
     /// has not yet committed an entry of its term (thesis §4.1), or it would
     /// be a no-op (adding a voter / removing a non-voter).
     ConfChangeRefused,
+    /// The leader is handing leadership to `target` (thesis §3.10) and
+    /// accepts no proposal meanwhile.
+    TransferInProgress { target: NodeId },
+}
+
+/// Why a leadership transfer was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransferError {
+    NotLeader {
+        leader_hint: Option<NodeId>,
+    },
+    /// The target is this leader.
+    AlreadyLeader,
+    /// The target is not a voter of the configuration in force.
+    NotAVoter,
+    /// Another transfer is under way.
+    InProgress {
+        target: NodeId,
+    },
 }

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::raft::{ConfChange, Entry, Payload, Persisted, ProposeError, RaftNode, Ready, Role, Snapshot};
+use crate::raft::{ConfChange, Entry, Payload, Persisted, ProposeError, RaftNode, Ready, Role, Snapshot, TransferError};
 use crate::server::deadlines::LeaseDeadlines;
 use crate::server::event::fingerprint;
 use crate::server::expiry::LeaseTracker;
@@ -101,6 +101,14 @@ impl Server {
         result
     }
 
+    /// Hands leadership to `target` (Raft thesis §3.10; etcd's MoveLeader).
+    pub fn transfer_leadership(&mut self, clocks: Clocks, target: NodeId) -> Result<(), TransferError> {
+        self.observe(clocks);
+        let result = self.raft.transfer_leadership(self.clocks.mono_ns, target);
+        self.after_input();
+        result
+    }
+
     /// Drains what the host must do: persist first, then send.
     pub fn take_output(&mut self) -> ServerOutput {
         std::mem::take(&mut self.output)
@@ -162,7 +170,9 @@ impl Server {
     pub(super) fn refused(&self, error: ProposeError) -> Response {
         match error {
             ProposeError::NotLeader { leader_hint } => Response::Error(ServiceError::NotLeader { leader_hint }),
-            ProposeError::ConfChangeRefused => Response::Error(ServiceError::Retry),
+            // Asked again shortly, the new leader (or this one, if the
+            // transfer is abandoned) takes it.
+            ProposeError::ConfChangeRefused | ProposeError::TransferInProgress { .. } => Response::Error(ServiceError::Retry),
         }
     }
 

@@ -14,7 +14,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::bugs::Bugs;
-use crate::raft::{ConfChange, ProposeError, RaftConfig, RaftEvent, ReadReady, Role};
+use crate::raft::{ConfChange, ProposeError, RaftConfig, RaftEvent, ReadReady, Role, TransferError};
 use crate::types::{LogIndex, NodeId};
 
 use super::checker::{Checker, TestNode, Violation, ViolationKind};
@@ -336,6 +336,12 @@ impl Cluster {
     pub fn propose_conf_change(&mut self, id: NodeId, change: ConfChange) -> Result<LogIndex, ProposeError> {
         self.note(|| format!("propose {change:?} at node {id}"));
         self.input(id, |n, now| n.propose_conf_change(now, change)).unwrap_or(Err(ProposeError::NotLeader { leader_hint: None }))
+    }
+
+    /// Asks leader `id` to hand leadership to `target` (thesis §3.10).
+    pub fn transfer_leadership(&mut self, id: NodeId, target: NodeId) -> Result<(), TransferError> {
+        self.note(|| format!("transfer leadership from node {id} to node {target}"));
+        self.input(id, |n, now| n.transfer_leadership(now, target)).unwrap_or(Err(TransferError::NotLeader { leader_hint: None }))
     }
 
     /// Starts a read at node `id`; returns its ctx. The read must later cover

@@ -215,8 +215,9 @@ impl Cluster {
 pub fn brief(msg: &TestMessage) -> String {
     use crate::raft::Message::*;
     match msg {
-        RequestVote { term, pre_vote, last_log_index, last_log_term } => {
-            format!("{}Vote? t{term} last {last_log_index}/{last_log_term}", if *pre_vote { "Pre" } else { "" })
+        RequestVote { term, pre_vote, last_log_index, last_log_term, transfer } => {
+            let why = if *transfer { " (transfer)" } else { "" };
+            format!("{}Vote? t{term} last {last_log_index}/{last_log_term}{why}", if *pre_vote { "Pre" } else { "" })
         }
         VoteResponse { term, pre_vote, granted } => {
             format!("{}Vote t{term} {}", if *pre_vote { "Pre" } else { "" }, if *granted { "yes" } else { "no" })

@@ -1,6 +1,6 @@
-//! etcd's Cluster and Maintenance services: member list, add and remove
-//! (single-server changes through the log, asked of the leader) and the
-//! per-member `Status` that `etcdctl endpoint status` shows.
+//! etcd's Cluster service: member list, add and remove (single-server
+//! changes through the log, asked of the leader). Maintenance lives in
+//! `maintenance.rs`.
 
 use leasesim_core::raft::ConfChange;
 use tonic::{Request, Status};
@@ -9,14 +9,10 @@ use super::{status, unimplemented, Api};
 use crate::config::member_id;
 use crate::pb::etcdserverpb::cluster_client::ClusterClient;
 use crate::pb::etcdserverpb::cluster_server::Cluster;
-use crate::pb::etcdserverpb::maintenance_server::Maintenance;
 use crate::pb::etcdserverpb::*;
 use crate::transport::MemberInfo;
 
 type Reply<T> = Result<tonic::Response<T>, Status>;
-
-/// The etcd version `Status` reports: the API level this node speaks.
-pub const API_VERSION: &str = "3.4.0";
 
 impl Api {
     fn members(&self) -> Vec<Member> {
@@ -108,58 +104,5 @@ impl Cluster for Api {
 
     async fn member_promote(&self, _: Request<MemberPromoteRequest>) -> Reply<MemberPromoteResponse> {
         Err(unimplemented("learners"))
-    }
-}
-
-#[tonic::async_trait]
-impl Maintenance for Api {
-    async fn alarm(&self, request: Request<AlarmRequest>) -> Reply<AlarmResponse> {
-        self.alarm_op(request).await.map(tonic::Response::new)
-    }
-
-    async fn status(&self, _: Request<StatusRequest>) -> Reply<StatusResponse> {
-        let probe = self.node.front.probe();
-        Ok(tonic::Response::new(StatusResponse {
-            header: self.header(0),
-            version: API_VERSION.to_string(),
-            db_size: probe.db_size_bytes as i64,
-            leader: probe.leader.unwrap_or(0),
-            raft_index: probe.commit_index,
-            raft_term: probe.term,
-            raft_applied_index: probe.applied_index,
-            errors: Vec::new(),
-            db_size_in_use: probe.db_size_bytes as i64,
-            is_learner: false,
-            storage_version: String::new(),
-            db_size_quota: 0,
-            downgrade_info: None,
-        }))
-    }
-
-    async fn defragment(&self, request: Request<DefragmentRequest>) -> Reply<DefragmentResponse> {
-        self.permit_maintenance(&request).await?;
-        Ok(tonic::Response::new(DefragmentResponse { header: self.header(0) }))
-    }
-
-    async fn hash(&self, _: Request<HashRequest>) -> Reply<HashResponse> {
-        Err(unimplemented("Hash"))
-    }
-
-    async fn hash_kv(&self, _: Request<HashKvRequest>) -> Reply<HashKvResponse> {
-        Err(unimplemented("HashKV"))
-    }
-
-    type SnapshotStream = tokio_stream::Empty<Result<SnapshotResponse, Status>>;
-
-    async fn snapshot(&self, _: Request<SnapshotRequest>) -> Reply<Self::SnapshotStream> {
-        Err(unimplemented("Snapshot"))
-    }
-
-    async fn move_leader(&self, _: Request<MoveLeaderRequest>) -> Reply<MoveLeaderResponse> {
-        Err(unimplemented("MoveLeader"))
-    }
-
-    async fn downgrade(&self, _: Request<DowngradeRequest>) -> Reply<DowngradeResponse> {
-        Err(unimplemented("Downgrade"))
     }
 }

@@ -252,6 +252,7 @@ impl Kv for Api {
         let p = request.get_ref();
         let read = p.prev_kv.then(|| Need::read(&p.key, &[]));
         self.permit(&request, &[Some(Need::write(&p.key, &[])), read].into_iter().flatten().collect::<Vec<_>>()).await?;
+        self.writable()?;
         self.put_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
@@ -259,11 +260,13 @@ impl Kv for Api {
         let d = request.get_ref();
         let read = d.prev_kv.then(|| Need::read(&d.key, &d.range_end));
         self.permit(&request, &[Some(Need::write(&d.key, &d.range_end)), read].into_iter().flatten().collect::<Vec<_>>()).await?;
+        self.writable()?;
         self.delete_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
     async fn txn(&self, request: Request<TxnRequest>) -> Reply<TxnResponse> {
         self.permit(&request, &txn_needs(request.get_ref())).await?;
+        self.writable()?;
         self.txn_op(request.into_inner()).await.map(tonic::Response::new)
     }
 

@@ -68,11 +68,13 @@ impl Api {
 #[tonic::async_trait]
 impl Lease for Api {
     async fn lease_grant(&self, request: Request<LeaseGrantRequest>) -> Reply<LeaseGrantResponse> {
+        self.writable()?;
         let req = request.into_inner();
         self.grant(req.ttl, req.id).await.map(tonic::Response::new)
     }
 
     async fn lease_revoke(&self, request: Request<LeaseRevokeRequest>) -> Reply<LeaseRevokeResponse> {
+        self.writable()?;
         let lease = request.get_ref().id as u64;
         // etcd's `checkLeasePuts`: revoking deletes the lease's keys, so the
         // caller needs write permission on each of them.

@@ -29,6 +29,7 @@ impl Lock for Api {
         let needs =
             [Need::read(prefix.as_bytes(), &prefix_end(prefix.as_bytes())), Need::write(format!("{prefix}{key:x}").as_bytes(), &[])];
         self.permit(&request, &needs).await?;
+        self.writable()?;
         let req = request.into_inner();
         let name = text(req.name, "lock name")?;
         if name.is_empty() {

@@ -1,6 +1,6 @@
 //! etcd's v3 gRPC API on a member's client URL: the subset `etcdctl` and
-//! etcd clients need (KV, Lease, Lock, Watch by polling, Maintenance
-//! status, Cluster, Auth), as
+//! etcd clients need (KV, Lease, Lock, Watch by polling, Maintenance,
+//! Cluster, Auth), as
 //! adapters onto core's requests. Any member answers; a follower forwards
 //! to the leader (the driver does it for core requests).
 //!
@@ -12,14 +12,15 @@
 
 // etcd's Auth service, its tokens and the checks in front
 // of every call.
-mod auth;
-pub mod guard;
-pub mod token;
 pub mod alarm;
+mod auth;
 mod cluster;
+pub mod guard;
 mod kv;
 mod lease;
 mod lock;
+mod maintenance;
+pub mod token;
 mod watch;
 
 use leasesim_core::service::ServiceError;
@@ -52,6 +53,17 @@ impl Api {
         let probe = self.node.front.probe();
         let revision = revision.max(probe.revision);
         Some(ResponseHeader { cluster_id: self.node.cluster_id, member_id: probe.id, revision: revision as i64, raft_term: probe.term })
+    }
+}
+
+impl Api {
+    /// Refuses a write once the corruption check raised CORRUPT (etcd's
+    /// corrupt applier refuses writes; reads go on).
+    pub fn writable(&self) -> Result<(), Status> {
+        if self.node.corruption.raised() {
+            return Err(Status::data_loss("etcdserver: corrupt cluster"));
+        }
+        Ok(())
     }
 }
 

@@ -167,6 +167,12 @@ impl Storage {
         Ok(())
     }
 
+    /// Whether `dir` holds a log or a snapshot (a member has run there).
+    pub fn holds_log(dir: &Path) -> bool {
+        let wal_len = fs::metadata(dir.join(WAL)).map_or(0, |m| m.len());
+        wal_len > 0 || dir.join(SNAPSHOT).exists()
+    }
+
     /// What core's restore needs.
     pub fn persisted(&self) -> NodePersisted {
         self.image.clone()

@@ -42,7 +42,10 @@ pub struct Cluster {
     pub election_ms: u64,
     /// Flags every leasesim-node member gets besides the usual ones.
     pub extra_args: Vec<String>,
-    initial_cluster: String,
+    /// `--initial-cluster-state` for every (re)start from now on, instead
+    /// of `new` (or `existing` for members added later).
+    pub cluster_state: Option<&'static str>,
+    pub initial_cluster: String,
 }
 
 /// A free loopback port, never the same twice in one test process (the OS
@@ -83,7 +86,7 @@ impl Cluster {
             .collect();
         let initial_cluster = members.iter().map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port)).collect::<Vec<_>>().join(",");
         let extra_args = extra_args.iter().map(ToString::to_string).collect();
-        let mut cluster = Cluster { dir, members, kind, heartbeat_ms, election_ms, extra_args, initial_cluster };
+        let mut cluster = Cluster { dir, members, kind, heartbeat_ms, election_ms, extra_args, cluster_state: None, initial_cluster };
         for i in 0..n {
             cluster.launch(i);
         }
@@ -146,7 +149,7 @@ impl Cluster {
                     "--initial-cluster".to_string(),
                     self.initial_cluster.clone(),
                     "--initial-cluster-state".to_string(),
-                    (if m.joined { "existing" } else { "new" }).to_string(),
+                    self.cluster_state.unwrap_or(if m.joined { "existing" } else { "new" }).to_string(),
                 ],
             })
             .args(["--heartbeat-interval", &heartbeat, "--election-timeout", &election])
