@@ -12,82 +12,14 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
+use common::acked::{lost, read_back, wait_for_acks, writer, Acked};
 use common::Cluster;
-use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
-use leasesim_node::pb::etcdserverpb::{PutRequest, RangeRequest};
-use tonic::transport::Channel;
-
-type Acked = Arc<Mutex<BTreeMap<String, String>>>;
 
 const ROUNDS: usize = 6;
 const ACKS_PER_ROUND: usize = 40;
-
-async fn connect(url: &str) -> Option<KvClient<Channel>> {
-    let channel = Channel::from_shared(url.to_string()).ok()?.connect_timeout(Duration::from_secs(1));
-    channel.connect().await.ok().map(KvClient::new)
-}
-
-/// One writer: puts `w{id}-{n}` through the members in turn, moving on
-/// when one fails; records every acknowledged put.
-async fn writer(id: usize, urls: Vec<String>, acked: Acked, stop: Arc<AtomicBool>) {
-    let mut member = id % urls.len();
-    let mut client = None;
-    let mut n = 0;
-    while !stop.load(Ordering::Relaxed) {
-        let Some(kv) = client.as_mut() else {
-            client = connect(&urls[member]).await;
-            if client.is_none() {
-                member = (member + 1) % urls.len();
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            continue;
-        };
-        let (key, value) = (format!("w{id}-{n}"), n.to_string());
-        n += 1;
-        let mut request = tonic::Request::new(PutRequest { key: key.clone().into(), value: value.clone().into(), ..Default::default() });
-        request.set_timeout(Duration::from_secs(5));
-        match kv.put(request).await {
-            Ok(_) => {
-                acked.lock().unwrap().insert(key, value);
-            }
-            Err(_) => {
-                client = None;
-                member = (member + 1) % urls.len();
-            }
-        }
-    }
-}
-
-fn wait_for_acks(acked: &Acked, at_least: usize) {
-    let started = Instant::now();
-    while acked.lock().unwrap().len() < at_least {
-        assert!(started.elapsed() < Duration::from_secs(90), "the load stalled at {} acknowledged puts", acked.lock().unwrap().len());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Every key under `w`, read through any member that answers.
-async fn read_back(urls: &[String]) -> BTreeMap<String, String> {
-    let started = Instant::now();
-    loop {
-        for url in urls {
-            let Some(mut kv) = connect(url).await else { continue };
-            let mut request = tonic::Request::new(RangeRequest { key: b"w".to_vec(), range_end: b"x".to_vec(), ..Default::default() });
-            request.set_timeout(Duration::from_secs(10));
-            if let Ok(all) = kv.range(request).await {
-                let kvs = all.into_inner().kvs;
-                return kvs.into_iter().map(|kv| (String::from_utf8(kv.key).unwrap(), String::from_utf8(kv.value).unwrap())).collect();
-            }
-        }
-        assert!(started.elapsed() < Duration::from_secs(90), "no member answers the read-back");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
 
 /// What one loop did.
 struct Outcome {
@@ -105,7 +37,7 @@ fn crash_loop(extra_args: &[&str]) -> Outcome {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let acked: Acked = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
-    let writers: Vec<_> = (0..3).map(|id| runtime.spawn(writer(id, urls.clone(), acked.clone(), stop.clone()))).collect();
+    let writers: Vec<_> = (0..3).map(|id| runtime.spawn(writer(id, urls.clone(), acked.clone(), stop.clone(), None))).collect();
     for round in 0..ROUNDS {
         let before = acked.lock().unwrap().len();
         wait_for_acks(&acked, before + ACKS_PER_ROUND);
@@ -126,7 +58,7 @@ fn crash_loop(extra_args: &[&str]) -> Outcome {
     }
     let acked = acked.lock().unwrap().clone();
     let stored = runtime.block_on(read_back(&urls));
-    let lost = acked.iter().filter(|(k, v)| stored.get(*k) != Some(v)).map(|(k, _)| k.clone()).collect();
+    let lost = lost(&acked, &stored);
     let crashed = (0..3).filter(|i| !cluster.running(*i)).collect();
     Outcome { acked: acked.len(), lost, crashed }
 }

@@ -9,77 +9,19 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::acked::{lost, read_back, wait_for_acks, writer, Acked};
 use common::{have_etcdctl, Cluster};
-use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
-use leasesim_node::pb::etcdserverpb::{PutRequest, RangeRequest};
-use tonic::transport::Channel;
-
-type Acked = Arc<Mutex<BTreeMap<String, String>>>;
-
-/// Puts `k{n}` = `n` through the members in turn, moving on when one fails;
-/// records every acknowledged put.
-async fn writer(urls: Vec<String>, acked: Acked, stop: Arc<AtomicBool>) {
-    let mut member = 0;
-    let mut client: Option<KvClient<Channel>> = None;
-    for n in 0.. {
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
-        if client.is_none() {
-            let endpoint = Channel::from_shared(urls[member].clone()).unwrap().connect_timeout(Duration::from_secs(1));
-            client = endpoint.connect().await.ok().map(KvClient::new);
-            if client.is_none() {
-                member = (member + 1) % urls.len();
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        }
-        let (key, value) = (format!("k{n:06}"), n.to_string());
-        let mut request = tonic::Request::new(PutRequest { key: key.clone().into(), value: value.clone().into(), ..Default::default() });
-        request.set_timeout(Duration::from_secs(5));
-        match client.as_mut().expect("connected").put(request).await {
-            Ok(_) => {
-                acked.lock().unwrap().insert(key, value);
-            }
-            Err(_) => {
-                client = None;
-                member = (member + 1) % urls.len();
-            }
-        }
-    }
-}
-
-fn wait_for_acks(acked: &Acked, at_least: usize) {
-    let started = Instant::now();
-    while acked.lock().unwrap().len() < at_least {
-        assert!(started.elapsed() < Duration::from_secs(90), "the load stalled at {} acknowledged writes", acked.lock().unwrap().len());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// Member list as `etcdctl member list` prints it, sorted.
 fn member_list(cluster: &Cluster) -> Vec<String> {
     let mut lines: Vec<String> = cluster.ctl_ok(&["member", "list"]).lines().map(str::to_string).collect();
     lines.sort();
     lines
-}
-
-fn stored(url: &str, runtime: &tokio::runtime::Runtime) -> BTreeMap<String, String> {
-    runtime.block_on(async {
-        let mut client = KvClient::new(common::channel(url).await);
-        let all = client
-            .range(RangeRequest { key: b"k".to_vec(), range_end: b"l".to_vec(), ..Default::default() })
-            .await
-            .expect("range over every written key")
-            .into_inner();
-        all.kvs.into_iter().map(|kv| (String::from_utf8(kv.key).unwrap(), String::from_utf8(kv.value).unwrap())).collect()
-    })
 }
 
 #[test]
@@ -91,7 +33,7 @@ fn every_member_restarts_in_turn_with_new_and_with_existing_and_nothing_is_lost(
     let urls: Vec<String> = (0..3).map(|i| cluster.url(i)).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let (acked, stop): (Acked, _) = (Arc::default(), Arc::new(AtomicBool::new(false)));
-    let writers: Vec<_> = (0..2).map(|_| runtime.spawn(writer(urls.clone(), acked.clone(), stop.clone()))).collect();
+    let writers: Vec<_> = (0..2).map(|id| runtime.spawn(writer(id, urls.clone(), acked.clone(), stop.clone(), None))).collect();
 
     wait_for_acks(&acked, 100);
     for state in ["new", "existing"] {
@@ -132,8 +74,8 @@ fn every_member_restarts_in_turn_with_new_and_with_existing_and_nothing_is_lost(
     }
     // Every acknowledged write reads back through every member.
     for url in &urls {
-        let stored = stored(url, &runtime);
-        let lost: Vec<_> = acked.iter().filter(|(k, v)| stored.get(*k) != Some(v)).map(|(k, _)| k.clone()).collect();
+        let stored = runtime.block_on(read_back(std::slice::from_ref(url)));
+        let lost = lost(&acked, &stored);
         assert!(lost.is_empty(), "{} acknowledged writes missing at {url}, e.g. {:?}", lost.len(), &lost[..lost.len().min(5)]);
     }
     if let Some(before) = members_before {
