@@ -5,6 +5,7 @@
 //! stops them all. The roster (`DIR/members.json`) lets `load --nemesis`
 //! kill, pause and restart members.
 
+use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Child;
@@ -103,16 +104,22 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
     children.0.push(roster::spawn(&store_argv, &args.dir.join("store.log"))?);
 
     let endpoints = ports.iter().map(|(_, c, _)| format!("127.0.0.1:{c}")).collect::<Vec<_>>().join(",");
-    println!("leasesim local cluster: {} members, logs and data under {}", args.servers, args.dir.display());
+    let mut banner = format!("leasesim local cluster: {} members, logs and data under {}\n", args.servers, args.dir.display());
     for (i, (peer, client, lock)) in (1..=args.servers).zip(&ports) {
-        println!("  s{i}: etcd API http://127.0.0.1:{client}  lock API ws://127.0.0.1:{lock}/ws  peers http://127.0.0.1:{peer}");
+        banner += &format!("  s{i}: etcd API http://127.0.0.1:{client}  lock API ws://127.0.0.1:{lock}/ws  peers http://127.0.0.1:{peer}\n");
     }
-    println!("  data store: POST http://127.0.0.1:{store_port}/write");
+    banner += &format!("  data store: POST http://127.0.0.1:{store_port}/write\n");
     if !args.bugs.is_empty() {
-        println!("  planted bugs (for testing the checkers): {}", args.bugs.join(", "));
+        banner += &format!("  planted bugs (for testing the checkers): {}\n", args.bugs.join(", "));
     }
-    println!("try:  ETCDCTL_API=3 etcdctl --endpoints={endpoints} put hello world");
-    println!("Ctrl-C stops the cluster.");
+    banner += &format!("try:  ETCDCTL_API=3 etcdctl --endpoints={endpoints} put hello world\nCtrl-C stops the cluster.\n");
+    // Whoever started us may stop reading once it has the endpoints (a
+    // test, `| head`, a closed terminal): `println!` would then panic on the
+    // broken pipe and the unwinding would kill every member. The cluster
+    // lives until a signal says otherwise, so a write error is ignored.
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(banner.as_bytes()).and_then(|()| stdout.flush());
+    drop(stdout);
     // Ctrl-C or SIGTERM: stop every member and the store.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
     tokio::select! {

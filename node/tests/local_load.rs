@@ -100,3 +100,34 @@ fn local_cluster_survives_a_kill_leader_nemesis_and_stops_cleanly() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Whoever started `local` may stop reading its output once it has the
+/// endpoints (this file's other test does). `local` once panicked on the
+/// broken pipe while printing its last line and took every member down with
+/// it, which failed a CI run as "no endpoint accepted a connection".
+#[test]
+fn local_keeps_its_cluster_when_nobody_reads_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut local = Command::new(BIN)
+        .args(["local", "--servers", "1", "--dir"])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(local.stdout.take()); // closed before `local` prints a byte
+    let roster = dir.path().join("members.json");
+    let started = Instant::now();
+    while !roster.exists() {
+        assert!(started.elapsed() < Duration::from_secs(30), "local wrote no roster");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The banner is written right after the roster; give it time to fail.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(local.try_wait().unwrap().is_none(), "local exited when its stdout closed: {:?}", local.try_wait());
+    let roster: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&roster).unwrap()).unwrap();
+    let pid = roster[0]["pid"].as_u64().unwrap() as u32;
+    assert!(alive(pid), "the member is gone");
+    Command::new("kill").args(["-TERM", &local.id().to_string()]).status().unwrap();
+    local.wait().unwrap();
+}
