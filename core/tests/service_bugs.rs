@@ -8,7 +8,7 @@ mod service_harness;
 use leasesim_core::bugs::Bugs;
 use leasesim_core::server::ServerEvent;
 use leasesim_core::service::{Op, Response};
-use leasesim_core::{LeaseId, NodeId, NS_PER_MS, NS_PER_SEC};
+use leasesim_core::{ExpiryStrategy, LeaseId, NodeId, NS_PER_MS, NS_PER_SEC};
 use service_harness::checker::{CheckSettings, Checker};
 use service_harness::{Cluster, ClusterConfig};
 
@@ -179,7 +179,7 @@ fn stale_read_catches_stale_follower_reads() {
 }
 
 fn synthetic_checker() -> Checker {
-    Checker::new(CheckSettings { monotonic: true, extension_ns: 0, checkpoints: false })
+    Checker::new(CheckSettings { expiry: ExpiryStrategy::LeaderMonotonic, extension_ns: 0, checkpoints: false })
 }
 
 #[test]
@@ -193,7 +193,7 @@ fn fifo_order_fires_on_a_grant_out_of_queue_order() {
     checker.observe(2, 1, &granted(1, 7));
     assert!(!checker.fired("fifo-order"));
     checker.observe(3, 1, &granted(3, 9));
-    assert!(checker.fired("fifo-order"), "{:?}", checker.violations);
+    assert!(checker.fired("fifo-order"), "{:?}", checker.violations());
 }
 
 #[test]

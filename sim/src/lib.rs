@@ -2,15 +2,15 @@
 //!
 //! Every server, client and the data store runs as a madsim node ([`host`],
 //! [`workload`]) in a shared [`world`] of skewed clocks, disks and a faulty
-//! network; a [`scenario`] file drives the faults ([`run`]); [`checkers`]
-//! judge the run against true simulated time from its [`observe`]d events.
+//! network; a [`scenario`] file drives the faults ([`run`]); the judge
+//! (`leasesim-judge`, shared with core's service harness and real runs)
+//! judges the run against true simulated time from its observed events.
 //! Data flows one way — scenario → run → world and host → observations →
-//! checkers — and the words those layers share live in [`vocab`].
+//! the judge's checkers — and the words those layers share live in the
+//! judge's `vocab`, besides the simulator's own ([`vocab`]).
 
 // The simulator exists only under `--cfg madsim` (see main.rs); the
 // scenario loader and the linearizability checker are plain code.
-#[cfg(madsim)]
-pub mod checkers;
 #[cfg(madsim)]
 pub mod cli;
 #[cfg(madsim)]
@@ -19,8 +19,6 @@ pub mod host;
 pub mod hunt;
 pub mod json_error;
 pub mod linearizability;
-#[cfg(madsim)]
-pub mod observe;
 #[cfg(madsim)]
 pub mod run;
 pub mod scenario;

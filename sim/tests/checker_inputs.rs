@@ -1,4 +1,5 @@
-//! A checker's verdict must not depend on whether the run kept a trace.
+//! A checker's verdict (the judge's, `judge/src/checkers/`) must not depend
+//! on whether the run kept a trace.
 //! Sweeps drop the observations no checker reads (`Event::for_traces_only`)
 //! to save memory; these tests hold the checkers to not reading them, and
 //! show that a run judged with and without its full trace gets the same
@@ -15,7 +16,7 @@ fn root() -> PathBuf {
 
 #[test]
 fn no_checker_reads_a_trace_only_event() {
-    let dir = root().join("sim/src/checkers");
+    let dir = root().join("judge/src/checkers");
     let mut read = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

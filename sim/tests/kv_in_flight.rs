@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use leasesim::observe::Event;
 use leasesim::run::{run_seed, RunOptions, RunOutcome};
 use leasesim::scenario::{parse, Scenario, WorkloadKind};
-use leasesim::vocab::Proc;
 use leasesim_core::bugs::Bugs;
+use leasesim_judge::observe::Event;
+use leasesim_judge::vocab::Proc;
 
 /// Three servers and four KV clients; a follower is cut off together with
 /// two clients for a while, so requests pile up and clients switch servers.

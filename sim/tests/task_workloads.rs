@@ -7,11 +7,11 @@
 use std::ops::Range;
 use std::path::Path;
 
-use leasesim::observe::Event;
 use leasesim::run::{run_seed, RunOptions, RunOutcome};
 use leasesim::scenario::{self, Scenario};
-use leasesim::vocab::{TaskStep, TaskVerdict};
 use leasesim_core::bugs::Bugs;
+use leasesim_judge::observe::Event;
+use leasesim_judge::vocab::{TaskStep, TaskVerdict};
 
 fn load(name: &str) -> Scenario {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(name);

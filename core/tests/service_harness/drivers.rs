@@ -20,9 +20,11 @@ use super::rpc::{Answer, Rpc};
 /// Feeds what an answer proves to the checker.
 pub fn report(checker: &mut Checker, now_ns: u64, answer: &Answer) {
     match (&answer.req.op, &answer.body) {
-        (Op::LeaseGrant { .. }, Response::LeaseGranted { lease, ttl_ns })
-        | (Op::LeaseKeepAlive { .. }, Response::KeepAlive { lease, ttl_ns }) => {
-            checker.lease_acked(now_ns, *lease, answer.first_sent_ns, *ttl_ns)
+        (Op::LeaseGrant { .. }, Response::LeaseGranted { lease, ttl_ns }) => {
+            checker.lease_acked(now_ns, answer.req.client, *lease, answer.first_sent_ns, *ttl_ns, false)
+        }
+        (Op::LeaseKeepAlive { .. }, Response::KeepAlive { lease, ttl_ns }) => {
+            checker.lease_acked(now_ns, answer.req.client, *lease, answer.first_sent_ns, *ttl_ns, true)
         }
         (Op::Put { key, .. }, Response::Done { revision }) => checker.write_acked(now_ns, key, *revision),
         (Op::Cas { key, .. }, Response::Cas { succeeded: true, revision, .. }) => checker.write_acked(now_ns, key, *revision),

@@ -2,7 +2,7 @@
 //! clients, a seeded network (drop, delay, reorder, duplicate), crashes that
 //! lose everything not persisted, isolations and leader changes, all in
 //! harness time with no IO. Every server event and client observation goes
-//! through the checkers (`checker.rs`) as it happens.
+//! through the checkers (`checker.rs`, most of them the judge's).
 //!
 //! Shared by several test crates, each using part of it.
 
@@ -100,7 +100,7 @@ impl Cluster {
             })
             .collect();
         let settings = CheckSettings {
-            monotonic: cfg.expiry == ExpiryStrategy::LeaderMonotonic,
+            expiry: cfg.expiry,
             extension_ns: RaftConfig::new(1, BTreeSet::new()).election_timeout_max_ns,
             checkpoints: cfg.checkpoint_interval_ns.is_some(),
         };
@@ -147,7 +147,7 @@ impl Cluster {
         self.restarts += 1;
         let seed = self.cfg.seed.wrapping_mul(31).wrapping_add(id * 1000 + self.restarts);
         let server = Server::new(self.server_config(id), self.disks[&id].clone(), seed, self.clocks(id));
-        self.checker.restarted(id);
+        self.checker.restarted(self.now_ns, id);
         self.servers.insert(id, Some(server));
         self.drain(id);
     }
@@ -477,8 +477,8 @@ impl Cluster {
         self.run_until(self.now_ns + for_ns);
     }
 
-    pub fn violations(&self) -> &[Violation] {
-        &self.checker.violations
+    pub fn violations(&self) -> Vec<Violation> {
+        self.checker.violations()
     }
 
     /// The state machines of running servers.

@@ -12,9 +12,9 @@ use leasesim_core::server::{Clocks, Server, ServerConfig};
 use leasesim_core::NodeId;
 
 use super::{Actor, Step};
-use crate::observe::Event;
-use crate::vocab::{Proc, ServerProbe};
 use crate::world::wire::Wire;
+use leasesim_judge::observe::Event;
+use leasesim_judge::vocab::{Proc, ServerProbe};
 
 /// A server's core, shared between its process and the judge.
 pub type ServerSlot = Arc<Mutex<Option<Server>>>;

@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex};
 
 use super::task_table::TaskTable;
 use super::{Actor, Step};
-use crate::observe::Event;
-use crate::vocab::Proc;
-use crate::vocab::TaskVerdict;
 use crate::world::wire::{StoreReply, StoreWrite, Wire};
 use crate::world::wire::{TaskReply, TaskWrite};
+use leasesim_judge::observe::Event;
+use leasesim_judge::vocab::Proc;
+use leasesim_judge::vocab::TaskVerdict;
 
 pub struct StoreActor {
     /// Key → whether writes to it are checked against their token.

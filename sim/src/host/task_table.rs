@@ -21,8 +21,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use crate::vocab::{TaskStep, TaskVerdict};
 use crate::world::wire::TaskWrite;
+use leasesim_judge::vocab::{TaskStep, TaskVerdict};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Row {

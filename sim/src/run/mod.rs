@@ -25,13 +25,13 @@ use madsim::task::NodeId as SimNodeId;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::checkers::{check_all, RunRecord, TaskPace};
 use crate::host::server::ServerSlot;
 use crate::scenario::{Scenario, WorkloadKind};
-use crate::vocab::{FinalServer, Proc, ServerProbe, SimClock};
 use crate::world::network::Network;
 use crate::world::{Recorder, World};
 use faults::{timeline, Injector, Step};
+use leasesim_judge::checkers::{check_all, RunRecord, TaskPace};
+use leasesim_judge::vocab::{FinalServer, Proc, ServerProbe, SimClock};
 pub use outcome::RunOutcome;
 
 #[derive(Clone, Debug, Default)]
@@ -140,7 +140,7 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
             network,
             options.trace,
             options.trace || options.keep_observations,
-            options.observations_in_memory.unwrap_or(crate::observe::IN_MEMORY_DEFAULT),
+            options.observations_in_memory.unwrap_or(leasesim_judge::observe::IN_MEMORY_DEFAULT),
         )
         .with_phase_clock(phases::PhaseClock::new(options.time_phases)),
     );
@@ -270,7 +270,7 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
     // Validation allows one task workload: its first client generates, the
     // others work.
     let task_pace = explicit.workloads.iter().find_map(|w| match &w.kind {
-        WorkloadKind::Task(t) => Some(TaskPace::of(t, w.clients - 1)),
+        WorkloadKind::Task(t) => Some(TaskPace::new(w.clients - 1, t.ttl_ns, t.work_ns.1, t.poll_ns.1)),
         _ => None,
     });
     let record = RunRecord {

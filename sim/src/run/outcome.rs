@@ -7,12 +7,12 @@ use leasesim_core::bugs::Bugs;
 use serde::Serialize;
 
 use super::RunOptions;
-use crate::checkers::Violation;
-use crate::observe::Obs;
 use crate::scenario::{Scenario, Verdict};
-use crate::vocab::Proc;
-use crate::vocab::SimClock;
 use crate::world::Recorder;
+use leasesim_judge::checkers::Violation;
+use leasesim_judge::observe::Obs;
+use leasesim_judge::vocab::Proc;
+use leasesim_judge::vocab::SimClock;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct ViolationJson {

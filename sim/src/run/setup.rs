@@ -20,8 +20,7 @@ use crate::host::server::{ServerActor, ServerSlot};
 use crate::host::store::StoreActor;
 use crate::host::task_table::{TaskRows, TaskTable};
 use crate::scenario::{Process, Scenario, WorkloadKind};
-use crate::vocab::Proc;
-use crate::vocab::SimClock;
+use crate::vocab::ProcAddr;
 use crate::workload::kv::KvClient;
 use crate::workload::lock::LockClient;
 use crate::workload::registry::RegistryClient;
@@ -30,6 +29,8 @@ use crate::workload::task::TaskWorker;
 use crate::workload::task_generator::TaskGenerator;
 use crate::workload::ClientStart;
 use crate::world::World;
+use leasesim_judge::vocab::Proc;
+use leasesim_judge::vocab::SimClock;
 
 /// Wall clocks read about 2026-01-01 at true time 0 (plus their offset), so
 /// no offset in a scenario can make one negative.

@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use leasesim_core::server::ServerEvent;
 use serde::Serialize;
 
-use crate::checkers::belief_windows;
-use crate::observe::Event;
 use crate::run::RunOutcome;
-use crate::world::wire::Proc;
+use leasesim_judge::checkers::belief_windows;
+use leasesim_judge::observe::Event;
+use leasesim_judge::vocab::Proc;
 
 /// One hand-over of a key from one client to another, counted once however
 /// many belief windows or checker reports it produced.

@@ -7,7 +7,7 @@
 
 use leasesim_core::{ClientId, NodeId};
 
-use super::Proc;
+use leasesim_judge::vocab::Proc;
 
 /// Servers and clients are numbered densely from 0 or 1 by the scenario;
 /// an id past this is a bug in the caller, not a reason to allocate

@@ -18,7 +18,7 @@ use leasesim_core::service::{Op, Response, ServiceError};
 use leasesim_core::LeaseId;
 
 use crate::host::Step;
-use crate::observe::Event;
+use leasesim_judge::observe::Event;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {

@@ -23,10 +23,10 @@ use rand_chacha::ChaCha8Rng;
 use super::keeper::{LeaseKeeper, LeaseNews};
 use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
-use crate::observe::{BeliefEnd, Event};
 use crate::scenario::SingletonWorkload;
-use crate::vocab::Proc;
 use crate::world::wire::{StoreWrite, Wire};
+use leasesim_judge::observe::{BeliefEnd, Event};
+use leasesim_judge::vocab::Proc;
 
 /// The role's key in the KV, attached to the holder's lease.
 pub fn role_key(role: &str) -> String {

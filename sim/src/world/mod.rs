@@ -20,10 +20,11 @@ use leasesim_core::server::ServerEvent;
 use leasesim_core::NodeId;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::observe::{Event, Obs, ObsLog};
 use crate::run::phases::PhaseClock;
-use crate::vocab::{Proc, ProcMap, ServerProbe, SimClock};
+use crate::vocab::ProcMap;
 use disk::Disk;
+use leasesim_judge::observe::{Event, Obs, ObsLog};
+use leasesim_judge::vocab::{Proc, ServerProbe, SimClock};
 use network::Network;
 use wire::Wire;
 

@@ -24,8 +24,9 @@ use std::sync::Arc;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use super::wire::{Proc, Wire};
+use super::wire::Wire;
 use crate::vocab::ProcMap;
+use leasesim_judge::vocab::Proc;
 
 /// One message on its way: ordered by delivery time, then by send order.
 /// The message itself waits in the inbox's slots: a `Wire` is large, and a

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::scenario::{Point, Selector};
-use crate::vocab::Proc;
+use leasesim_judge::vocab::Proc;
 
 /// What an armed fault does when it fires.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,16 +1,14 @@
-//! What travels between simulated processes (their names and addresses are
-//! `vocab::Proc`'s). Messages are passed as values (madsim's raw payloads),
-//! never serialized: the simulator measures the protocol, not a codec.
+//! What travels between simulated processes (named by the judge's `Proc`,
+//! addressed by `vocab::ProcAddr`). Messages are passed as values (madsim's
+//! raw payloads), never serialized: the simulator measures the protocol,
+//! not a codec.
 
 use leasesim_core::raft::ConfChange;
 use leasesim_core::server::PeerMessage;
 use leasesim_core::service::{ClientRequest, ClientResponse};
 use leasesim_core::ClientId;
 
-// Processes are named in the shared vocabulary (the checkers name them
-// too); re-exported here, where addressing was defined first.
-pub use crate::vocab::Proc;
-use crate::vocab::{TaskStep, TaskVerdict};
+use leasesim_judge::vocab::{TaskStep, TaskVerdict};
 
 /// A write to the data store, carrying the writer's fencing token (the Raft
 /// lock-service design).

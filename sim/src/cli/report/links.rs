@@ -11,10 +11,10 @@
 
 use leasesim_reports::model::LinkFault;
 
-use crate::observe::{Event, Obs};
 use crate::run::chaos;
 use crate::scenario::Scenario;
-use crate::vocab::Proc;
+use leasesim_judge::observe::{Event, Obs};
+use leasesim_judge::vocab::Proc;
 
 /// How far after its scheduled time a fault's note may appear (the
 /// injector wakes a few nanoseconds late).

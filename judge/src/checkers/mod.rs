@@ -1,7 +1,7 @@
 //! Checkers: one invariant per file, each citing where its rule comes from,
 //! each judging the whole run after it ends from the observations (stamped
-//! with true simulated time) and the clocks' histories — never from a
-//! node's own clock.
+//! with true time: simulated, or one real process's monotonic clock) and
+//! the clocks' histories — never from a node's own clock.
 //!
 //! Every violation says whether the run stayed inside the assumptions the
 //! design states (every clock's rate error within `drift_bound`; for
@@ -129,25 +129,3 @@ pub fn check_all(run: &RunRecord<'_>) -> Vec<Violation> {
 
 #[cfg(test)]
 pub(crate) mod testing;
-
-#[cfg(test)]
-mod ids {
-    use std::collections::BTreeSet;
-
-    /// The invariant ids live in three places: the checkers (what fires),
-    /// the scenario loader (what `[expect]` may name) and the docs (what
-    /// users read). They must name the same set.
-    #[test]
-    fn checkers_loader_and_docs_name_the_same_invariants() {
-        let checkers: BTreeSet<&str> = super::CHECKERS.iter().map(|(id, _)| *id).collect();
-        let loader: BTreeSet<&str> = crate::scenario::invariant_ids().collect();
-        assert_eq!(checkers, loader, "CHECKERS and scenario::invariants disagree");
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/");
-        let docs = ["SCENARIO-FORMAT.md", "SCENARIO-EXTENSIONS.md"]
-            .map(|f| std::fs::read_to_string(format!("{root}{f}")).unwrap_or_else(|e| panic!("{f}: {e}")))
-            .join("\n");
-        for id in checkers {
-            assert!(docs.contains(&format!("`{id}`")), "docs/ does not describe the invariant `{id}`");
-        }
-    }
-}

@@ -61,6 +61,17 @@ mod tests {
         assert_eq!(run.fired(), vec!["keepalive-after-revoke"]);
     }
 
+    /// A zero-TTL answer is a refusal: it promises the client nothing, so
+    /// it cannot break the lease's promise to the next holder (core's
+    /// service harness used to flag it; the judge's rule is the one kept).
+    #[test]
+    fn a_zero_ttl_answer_after_the_revoke_is_a_refusal() {
+        let mut run = Fixture::new();
+        run.everywhere(2 * S, ServerEvent::LeaseRevoked { lease: 7, index: 9, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        run.server(3 * S, 2, ServerEvent::KeepAliveAnswered { lease: 7, client: 1, seq: 4, ttl_ns: 0, index: None });
+        assert!(run.fired().is_empty());
+    }
+
     #[test]
     fn a_logged_renewal_is_judged_by_its_place_in_the_log() {
         let mut run = Fixture::new();

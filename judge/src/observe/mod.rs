@@ -1,5 +1,6 @@
-//! Observations: what every process reports, stamped with true simulated
-//! time, for the checkers, the trace, the reports and the run's digest.
+//! Observations: what every process reports, stamped with true time
+//! (simulated time in the simulator), for the checkers, the trace, the
+//! reports and the simulator's digest of a run.
 //!
 //! Checkers judge only from these and from the clocks' histories, never
 //! from a node's own view of time.
@@ -19,7 +20,7 @@ use crate::vocab::{TaskStep, TaskVerdict};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Obs {
-    /// True simulated time since the run started.
+    /// True time since the run started (simulated, in the simulator).
     pub at_ns: u64,
     pub proc: Proc,
     pub event: Event,
@@ -219,10 +220,10 @@ impl Event {
     /// no checker reads it. A sweep feeds such events into the run's digest
     /// but does not keep them: a run's memory is mostly its observation
     /// log, and these are a third of it. A checker must never read one of
-    /// them (`sim/tests/checker_inputs.rs` holds the checkers to that), or
-    /// its verdict would depend on whether the run kept a trace. (The world
-    /// also drops exact repeats of an applied entry: see
-    /// `Recorder::repeats_an_application`.)
+    /// them (the simulator's `sim/tests/checker_inputs.rs` holds the
+    /// checkers to that), or its verdict would depend on whether the run
+    /// kept a trace. (The simulator also drops exact repeats of an applied
+    /// entry: see its `world::Recorder::repeats_an_application`.)
     pub fn for_traces_only(&self) -> bool {
         matches!(self, Event::Server { event: ServerEvent::RequestApplied { .. } | ServerEvent::RequestDeduplicated { .. } })
     }

@@ -17,7 +17,6 @@ use leasesim_core::fmt_secs;
 
 use super::{RunRecord, Violation};
 use crate::observe::Event;
-use crate::scenario::TaskWorkload;
 use crate::vocab::TaskStep;
 
 /// Time a worker needs per task beyond its work and its idle poll: reading
@@ -36,9 +35,12 @@ pub struct TaskPace {
 }
 
 impl TaskPace {
-    pub fn of(workload: &TaskWorkload, workers: u64) -> Self {
-        let per_task_ns = workload.work_ns.1 + workload.poll_ns.1 + TASK_OVERHEAD_NS;
-        TaskPace { workers: workers.max(1), ttl_ns: workload.ttl_ns, per_task_ns }
+    /// The pace of `workers` workers on leases of `ttl_ns`, each task
+    /// taking at most `work_max_ns` of work after a poll of at most
+    /// `poll_max_ns` (the task workload's bounds).
+    pub fn new(workers: u64, ttl_ns: u64, work_max_ns: u64, poll_max_ns: u64) -> Self {
+        let per_task_ns = work_max_ns + poll_max_ns + TASK_OVERHEAD_NS;
+        TaskPace { workers: workers.max(1), ttl_ns, per_task_ns }
     }
 }
 
