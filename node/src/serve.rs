@@ -224,7 +224,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         client_url: format!("{client_scheme}://{advertised}"),
         lock_url,
     };
-    let links = Links::new(id, hello.clone(), directory.clone()).with_tls(peer_tls.clone());
+    let routes = args.test.unsafe_test_peer_routes.iter().map(|(name, addr)| (member_id(name), *addr)).collect();
+    let links = Links::new(id, hello.clone(), directory.clone()).with_tls(peer_tls.clone()).with_routes(routes);
 
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
     let (probe_tx, probe_rx) = watch::channel(Probe::default());

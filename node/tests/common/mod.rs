@@ -76,18 +76,18 @@ impl Cluster {
     }
 
     fn start_full(kind: Kind, n: usize, heartbeat_ms: u64, election_ms: u64, extra_args: &[&str]) -> Cluster {
-        Cluster::start_each(n, heartbeat_ms, election_ms, kind, extra_args, |_| Vec::new())
+        Cluster::start_each(n, heartbeat_ms, election_ms, kind, extra_args, |_, _| Vec::new())
     }
 
-    /// A cluster whose member `i` also gets `member_args(i)` (e.g. its own
-    /// test control port).
+    /// A cluster whose member `i` also gets `member_args(i, members)` (e.g.
+    /// its own test control port, or routes through fault proxies).
     pub fn start_each(
         n: usize,
         heartbeat_ms: u64,
         election_ms: u64,
         kind: Kind,
         extra_args: &[&str],
-        member_args: impl Fn(usize) -> Vec<String>,
+        member_args: impl Fn(usize, &[Member]) -> Vec<String>,
     ) -> Cluster {
         let dir = tempfile::tempdir().expect("temp dir");
         let members: Vec<Member> = (1..=n)
@@ -103,7 +103,7 @@ impl Cluster {
             .collect();
         let initial_cluster = members.iter().map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port)).collect::<Vec<_>>().join(",");
         let extra_args = extra_args.iter().map(ToString::to_string).collect();
-        let member_args = (0..n).map(member_args).collect();
+        let member_args = (0..n).map(|i| member_args(i, &members)).collect();
         let mut cluster =
             Cluster { dir, members, kind, heartbeat_ms, election_ms, extra_args, member_args, cluster_state: None, initial_cluster };
         for i in 0..n {
