@@ -100,6 +100,9 @@ pub struct ServeArgs {
     // TLS (see tls.rs).
     #[command(flatten)]
     pub tls: crate::tls::TlsArgs,
+    // Fault injection for tests (see faults/).
+    #[command(flatten)]
+    pub test: crate::faults::TestArgs,
 }
 
 /// An etcd-style duration (`500ms`, `5s`, `1m`, `0s`) in milliseconds.

@@ -10,15 +10,17 @@
 //! and share one fsync (group commit); nothing of the batch leaves before it.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use leasesim_core::raft::{ConfChange, Role, TransferError};
-use leasesim_core::server::{Clocks, Server, ServerEvent, ServerOutput};
+use leasesim_core::server::{Server, ServerEvent, ServerOutput};
 use leasesim_core::service::{ClientRequest, ClientResponse, Response, StateMachine};
 use leasesim_core::{ClientId, LogIndex, NodeId, Term};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::digests::Digests;
+use crate::faults::clock::ClockSource;
 use crate::storage::Storage;
 use crate::transport::{Links, PeerFrame};
 use crate::view::{RangeSpec, RangeView};
@@ -108,6 +110,15 @@ pub const NODE_BUGS: [&str; 1] = [
     "ack-before-fsync",
 ];
 
+/// What woke the driver. Lives for one loop turn only, so the input is
+/// kept inline rather than boxed (an allocation per input for nothing).
+#[allow(clippy::large_enum_variant)]
+enum Step {
+    Input(Input),
+    Timer,
+    SkewChanged,
+}
+
 enum Waiter {
     Local(oneshot::Sender<Answer>),
     Remote(NodeId),
@@ -119,42 +130,12 @@ struct Pending {
     since: Instant,
 }
 
-/// This process's clocks: monotonic from `Instant`, wall from `SystemTime`.
-#[derive(Clone, Copy)]
-pub struct RealClocks {
-    start: Instant,
-}
-
-impl RealClocks {
-    pub fn new() -> Self {
-        RealClocks { start: Instant::now() }
-    }
-
-    pub fn now(&self) -> Clocks {
-        // Offset by a second so no reading is 0 (core treats 0 as "never").
-        let mono_ns = self.start.elapsed().as_nanos() as u64 + 1_000_000_000;
-        let wall_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        Clocks { mono_ns, wall_ns }
-    }
-
-    /// The instant at which the monotonic reading will be `mono_ns`.
-    pub fn instant_of(&self, mono_ns: u64) -> Instant {
-        let since_start = mono_ns.saturating_sub(1_000_000_000);
-        self.start + Duration::from_nanos(since_start.min(u64::MAX / 4))
-    }
-}
-
-impl Default for RealClocks {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 pub struct Driver {
     server: Server,
     storage: Storage,
     links: Links,
-    clocks: RealClocks,
+    /// Every clock reading core gets comes from here (skewable in tests).
+    clocks: Arc<ClockSource>,
     pending: BTreeMap<(ClientId, u64), Pending>,
     probe: watch::Sender<Probe>,
     disk: crate::etcd::alarm::DiskWatch,
@@ -164,7 +145,14 @@ pub struct Driver {
 }
 
 impl Driver {
-    pub fn new(server: Server, storage: Storage, links: Links, clocks: RealClocks, probe: watch::Sender<Probe>, digests: Digests) -> Self {
+    pub fn new(
+        server: Server,
+        storage: Storage,
+        links: Links,
+        clocks: Arc<ClockSource>,
+        probe: watch::Sender<Probe>,
+        digests: Digests,
+    ) -> Self {
         Driver {
             server,
             storage,
@@ -188,18 +176,23 @@ impl Driver {
     /// process: a server that cannot persist must not go on answering.
     pub async fn run(mut self, mut inputs: mpsc::UnboundedReceiver<Input>) {
         self.flush();
+        // A skew changed by a test moves the instant the next deadline is
+        // due: wake and work it out again.
+        let mut skew_changes = self.clocks.subscribe();
         loop {
             let deadline = self.clocks.instant_of(self.server.next_deadline_ns());
             let first = tokio::select! {
                 biased;
                 input = inputs.recv() => match input {
-                    Some(input) => Some(input),
+                    Some(input) => Step::Input(input),
                     None => return,
                 },
-                _ = tokio::time::sleep_until(deadline.into()) => None,
+                _ = tokio::time::sleep_until(deadline.into()) => Step::Timer,
+                _ = skew_changes.changed() => Step::SkewChanged,
             };
             match first {
-                Some(input) => {
+                Step::SkewChanged => continue,
+                Step::Input(input) => {
                     self.handle(input);
                     for _ in 1..BATCH_INPUTS {
                         match inputs.try_recv() {
@@ -208,7 +201,7 @@ impl Driver {
                         }
                     }
                 }
-                None => self.server.tick(self.clocks.now()),
+                Step::Timer => self.server.tick(self.clocks.now()),
             }
             // Deadlines that passed while the batch was handled.
             self.server.tick(self.clocks.now());

@@ -10,7 +10,8 @@
 //! hopping to the leader), `identity` (the member a data directory holds), `view` (range reads),
 //! `etcd` (the gRPC services), `ws` (the Raft lock-service design's WebSocket lock API),
 //! `store` (the Raft lock-service design's data store), `serve` (starting a member), `local`
-//! (a whole cluster on one machine).
+//! (a whole cluster on one machine), `faults` (fault injection for tests on
+//! real processes: skewable clocks).
 
 pub mod backup;
 pub mod config;
@@ -18,6 +19,7 @@ pub mod corrupt;
 pub mod digests;
 pub mod driver;
 pub mod etcd;
+pub mod faults;
 pub mod front;
 pub mod identity;
 pub mod join;

@@ -11,7 +11,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{member_id, parse_initial_cluster, ClusterState, Member, ServeArgs, DEFAULT_CLUSTER_TOKEN};
-use crate::driver::{Driver, Input, Probe, RealClocks};
+use crate::driver::{Driver, Input, Probe};
+use crate::faults::clock::ClockSource;
 use crate::front::Front;
 use crate::identity::Identity;
 use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined, PeerEntry};
@@ -172,7 +173,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     if storage.recovered_torn_bytes > 0 {
         tracing::warn!("cut a torn tail of {} bytes off the write-ahead log", storage.recovered_torn_bytes);
     }
-    let clocks = RealClocks::new();
+    let clocks = Arc::new(ClockSource::new());
+    let control_listener = match args.test.unsafe_test_control_url {
+        Some(addr) => Some(crate::faults::control::bind(addr).await?),
+        None => None,
+    };
     let persisted = storage.persisted();
     let server = Server::new(config, persisted, rand::random(), clocks.now());
 
@@ -219,12 +224,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         client_url: format!("{client_scheme}://{advertised}"),
         lock_url,
     };
-    let links = Links::new(id, hello.clone(), directory.clone()).with_tls(peer_tls.clone());
+    let routes = args.test.unsafe_test_peer_routes.iter().map(|(name, addr)| (member_id(name), *addr)).collect();
+    let links = Links::new(id, hello.clone(), directory.clone()).with_tls(peer_tls.clone()).with_routes(routes);
 
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
     let (probe_tx, probe_rx) = watch::channel(Probe::default());
     let digests = crate::digests::Digests::default();
-    let driver = Driver::new(server, storage, links.clone(), clocks, probe_tx, digests.clone()).with_bugs(&args.bugs);
+    let driver = Driver::new(server, storage, links.clone(), clocks.clone(), probe_tx, digests.clone()).with_bugs(&args.bugs);
     std::thread::Builder::new()
         .name(format!("driver-{}", args.name))
         .spawn(move || {
@@ -273,6 +279,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         tokio::spawn(crate::corrupt::run(handle.clone(), period));
     }
     tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
+    if let Some(listener) = control_listener {
+        tokio::spawn(crate::faults::control::serve(listener, crate::faults::control::Controls { clocks }));
+    }
     if let Some(listener) = lock_listener {
         tokio::spawn(crate::ws::serve(handle.clone(), listener));
     }

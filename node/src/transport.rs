@@ -89,11 +89,20 @@ pub struct Links {
     directory: Directory,
     /// Plain TCP unless the --peer-* TLS flags are given.
     tls: PeerTls,
+    /// Where to dial a peer instead of its peer URL
+    /// (`--unsafe-test-peer-route`: a test's fault proxy on that link).
+    routes: Arc<BTreeMap<NodeId, SocketAddr>>,
 }
 
 impl Links {
     pub fn new(me: NodeId, hello: PeerFrame, directory: Directory) -> Self {
-        Links { me, hello, queues: Arc::default(), directory, tls: PeerTls::default() }
+        Links { me, hello, queues: Arc::default(), directory, tls: PeerTls::default(), routes: Arc::default() }
+    }
+
+    /// Dials the peers in `routes` at the address given there.
+    pub fn with_routes(mut self, routes: BTreeMap<NodeId, SocketAddr>) -> Self {
+        self.routes = Arc::new(routes);
+        self
     }
 
     /// Dials peers with TLS (the --peer-* flags).
@@ -134,6 +143,9 @@ impl Links {
     }
 
     fn peer_addr(&self, id: NodeId) -> Option<SocketAddr> {
+        if let Some(route) = self.routes.get(&id) {
+            return Some(*route);
+        }
         let dir = self.directory.lock().expect("directory lock");
         dir.get(&id).and_then(|m| crate::config::parse_url(&m.peer_url).ok())
     }

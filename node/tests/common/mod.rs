@@ -44,6 +44,8 @@ pub struct Cluster {
     pub election_ms: u64,
     /// Flags every leasesim-node member gets besides the usual ones.
     pub extra_args: Vec<String>,
+    /// Flags for one member only (by index), after `extra_args`.
+    pub member_args: Vec<Vec<String>>,
     /// `--initial-cluster-state` for every (re)start from now on, instead
     /// of `new` (or `existing` for members added later).
     pub cluster_state: Option<&'static str>,
@@ -74,6 +76,19 @@ impl Cluster {
     }
 
     fn start_full(kind: Kind, n: usize, heartbeat_ms: u64, election_ms: u64, extra_args: &[&str]) -> Cluster {
+        Cluster::start_each(n, heartbeat_ms, election_ms, kind, extra_args, |_, _| Vec::new())
+    }
+
+    /// A cluster whose member `i` also gets `member_args(i, members)` (e.g.
+    /// its own test control port, or routes through fault proxies).
+    pub fn start_each(
+        n: usize,
+        heartbeat_ms: u64,
+        election_ms: u64,
+        kind: Kind,
+        extra_args: &[&str],
+        member_args: impl Fn(usize, &[Member]) -> Vec<String>,
+    ) -> Cluster {
         let dir = tempfile::tempdir().expect("temp dir");
         let members: Vec<Member> = (1..=n)
             .map(|i| Member {
@@ -88,7 +103,9 @@ impl Cluster {
             .collect();
         let initial_cluster = members.iter().map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer_port)).collect::<Vec<_>>().join(",");
         let extra_args = extra_args.iter().map(ToString::to_string).collect();
-        let mut cluster = Cluster { dir, members, kind, heartbeat_ms, election_ms, extra_args, cluster_state: None, initial_cluster };
+        let member_args = (0..n).map(|i| member_args(i, &members)).collect();
+        let mut cluster =
+            Cluster { dir, members, kind, heartbeat_ms, election_ms, extra_args, member_args, cluster_state: None, initial_cluster };
         for i in 0..n {
             cluster.launch(i);
         }
@@ -157,6 +174,7 @@ impl Cluster {
             .args(["--heartbeat-interval", &heartbeat, "--election-timeout", &election])
             .args(["--snapshot-count", "200"])
             .args(&self.extra_args)
+            .args(self.member_args.get(i).into_iter().flatten())
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(log)

@@ -1,0 +1,81 @@
+//! The test control endpoint (`--unsafe-test-control-url`): a small HTTP
+//! server of its own through which a test runner skews this member's
+//! clocks at run time. It is for tests only (unauthenticated, and a skewed
+//! clock breaks the lease guarantees on purpose), so it binds loopback
+//! addresses only and does not exist unless the flag is given.
+//!
+//! Routes (JSON in and out; a bad request is answered 400 with
+//! `{"error": "..."}` naming what is wrong):
+//! - `GET /clock`: each clock's rate, offset and reading.
+//! - `POST /clock` with `{"monotonic": {"rate": 2.0}, "wall": {"step_ms": -1000}}`:
+//!   per clock, `rate` (continuous from now), `offset_ms` (the total step
+//!   from the real clock) or `step_ms` (a step from now); the monotonic
+//!   clock only steps forward. All or nothing.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+
+use super::clock::{ClockChange, ClockSource};
+
+/// What the endpoint controls.
+#[derive(Clone)]
+pub struct Controls {
+    pub clocks: Arc<ClockSource>,
+}
+
+type Answer = (StatusCode, Json<Value>);
+
+fn refused(error: String) -> Answer {
+    (StatusCode::BAD_REQUEST, Json(json!({ "error": error })))
+}
+
+/// Binds `addr` (refused unless it is a loopback address).
+pub async fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
+    if !addr.ip().is_loopback() {
+        return Err(format!("--unsafe-test-control-url {addr}: the test control endpoint listens on loopback addresses only"));
+    }
+    TcpListener::bind(addr).await.map_err(|e| format!("--unsafe-test-control-url {addr}: {e}"))
+}
+
+pub fn router(controls: Controls) -> Router {
+    Router::new().route("/clock", get(get_clock).post(post_clock)).with_state(controls)
+}
+
+/// Serves until the process stops.
+pub async fn serve(listener: TcpListener, controls: Controls) {
+    if let Ok(addr) = listener.local_addr() {
+        tracing::warn!("--unsafe-test-control-url: test control endpoint on http://{addr} (clocks can be skewed)");
+    }
+    if let Err(e) = axum::serve(listener, router(controls)).await {
+        tracing::error!("the test control endpoint stopped: {e}");
+    }
+}
+
+async fn get_clock(State(controls): State<Controls>) -> Answer {
+    (StatusCode::OK, Json(json!(controls.clocks.report())))
+}
+
+/// The body as JSON whatever its content type says (`curl -d` sends
+/// form-encoded headers).
+fn parse<T: serde::de::DeserializeOwned>(route: &str, body: &[u8]) -> Result<T, Answer> {
+    serde_json::from_slice(body).map_err(|e| refused(format!("{route}: {e}")))
+}
+
+async fn post_clock(State(controls): State<Controls>, body: Bytes) -> Answer {
+    let change: ClockChange = match parse("POST /clock", &body) {
+        Ok(change) => change,
+        Err(answer) => return answer,
+    };
+    match controls.clocks.apply(&change) {
+        Ok(report) => (StatusCode::OK, Json(json!(report))),
+        Err(e) => refused(format!("POST /clock: {e}")),
+    }
+}

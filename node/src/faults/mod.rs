@@ -1,0 +1,37 @@
+//! Fault injection for real processes: what a runner playing a scenario on
+//! a real cluster needs and the operating system does not offer per
+//! process. `clock`: a member's skewable clock source; `control`: the
+//! test-only HTTP endpoint that changes it at run time; `proxy`: one
+//! directed link's cut, delay and loss; `mesh`: a proxy on every link of a
+//! cluster. Nothing here is on
+//! unless a member is started with an `--unsafe-test-*` flag, or a runner
+//! builds it for itself.
+
+pub mod clock;
+pub mod control;
+pub mod mesh;
+pub mod proxy;
+
+use std::net::SocketAddr;
+
+use clap::Args;
+
+/// The test-only flags of a member.
+#[derive(Args, Clone, Debug, Default)]
+pub struct TestArgs {
+    /// Serve the test control endpoint here (http://127.0.0.1:PORT,
+    /// loopback only): skew this member's clocks at run time (see
+    /// node/README.md). For tests only; absent, nothing can skew them.
+    #[arg(long, value_parser = crate::config::parse_url)]
+    pub unsafe_test_control_url: Option<SocketAddr>,
+    /// Dial peer NAME at this address instead of its peer URL
+    /// (NAME=http://127.0.0.1:PORT, repeatable): a fault proxy on the link
+    /// to it (faults/mesh.rs). For tests only.
+    #[arg(long = "unsafe-test-peer-route", value_name = "NAME=URL", value_parser = parse_route)]
+    pub unsafe_test_peer_routes: Vec<(String, SocketAddr)>,
+}
+
+fn parse_route(s: &str) -> Result<(String, SocketAddr), String> {
+    let (name, url) = s.split_once('=').ok_or_else(|| format!("{s}: expected NAME=http://IP:PORT"))?;
+    Ok((name.to_string(), crate::config::parse_url(url)?))
+}
