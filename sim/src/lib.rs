@@ -8,7 +8,7 @@
 //! checkers — and the words those layers share live in [`vocab`].
 
 // The simulator exists only under `--cfg madsim` (see main.rs); the
-// scenario loader and the linearizability checker are plain code.
+// scenario loader and its error reports are plain code.
 #[cfg(madsim)]
 pub mod checkers;
 #[cfg(madsim)]
@@ -18,7 +18,6 @@ pub mod host;
 #[cfg(madsim)]
 pub mod hunt;
 pub mod json_error;
-pub mod linearizability;
 #[cfg(madsim)]
 pub mod observe;
 #[cfg(madsim)]

@@ -1,7 +1,7 @@
 //! `linearizable`: the KV workload's history — each operation with the true
 //! times of its call and return — must be linearizable (Herlihy & Wing 1990),
 //! judged as Jepsen and etcd's robustness tests judge it, by the checker in
-//! `crate::linearizability` (Wing & Gong's search with porcupine's
+//! `leasesim_history` (Wing & Gong's search with porcupine's
 //! improvements). An operation still pending when the run ended, or whose
 //! client crashed, has an unknown outcome: it may have taken effect at any
 //! point after its call, or never. A spent step budget answers "unknown",
@@ -17,9 +17,9 @@ use leasesim_core::fmt_secs;
 use leasesim_core::service::{Op, Response, ServiceError};
 
 use super::{RunRecord, Violation};
-use crate::linearizability::{check_kv, CheckOptions, History, KvInput, KvOutput, Operation, Verdict};
 use crate::observe::Event;
 use crate::vocab::Proc;
+use leasesim_history::{check_kv, CheckOptions, History, KvInput, KvOutput, Operation, Verdict};
 
 /// Enough for one segment of the simulator's histories (a few hundred
 /// operations on one key between two read fences) in well under a second;
