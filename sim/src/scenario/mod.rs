@@ -13,7 +13,6 @@
 
 mod chaos;
 pub mod check;
-pub mod duration;
 pub(crate) mod error;
 mod expect;
 mod fault;
@@ -34,7 +33,7 @@ mod write;
 
 pub use check::check_command;
 pub use error::{Diagnostic, Location, ScenarioError, Snippet};
-pub use invariants::{all_ids as invariant_ids, is_known_invariant, is_safety, INVARIANT_IDS, RESERVED_INVARIANT_IDS};
+pub use invariants::{all_ids as invariant_ids, is_known_invariant, is_safety, EXTENSION_INVARIANT_IDS, INVARIANT_IDS};
 pub use load::{load, load_all, load_each};
 pub use model::*;
 pub use point::{MessageKind, Point};

@@ -91,8 +91,10 @@ pub struct Phase {
     pub seed: u64,
 }
 
-/// splitmix64: a small, well-mixed hash of the seed (Steele et al. 2014).
-fn mix(mut z: u64) -> u64 {
+/// splitmix64: a small, well-mixed hash of the seed (Steele et al. 2014),
+/// for the study's draws from a run's seed (phases here, pause lengths in
+/// pauses.rs).
+pub(super) fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -106,7 +108,7 @@ pub fn phase(spec: &StudySpec, seed: u64) -> Phase {
     if !spec.random_phase || spec.phase_window_ns == 0 {
         return fixed;
     }
-    let draw = |k: u64| mix(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ k) % spec.phase_window_ns;
+    let draw = |k: u64| splitmix64(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ k) % spec.phase_window_ns;
     Phase { pause_at_ns: spec.pause_at_ns + draw(1), jump_at_ns: spec.jump_at_ns + draw(2), base_shift_ns: draw(3), seed }
 }
 

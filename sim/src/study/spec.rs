@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 
 use leasesim_core::ExpiryStrategy;
 
-use crate::scenario::duration::{parse_duration, parse_signed_duration};
 use crate::scenario::error::Diags;
 use crate::scenario::fields::{TableReader, Val};
 use crate::scenario::raw::{self, Node, Value};
 use crate::scenario::suggest::did_you_mean;
 use crate::scenario::{BeliefFrom, ScenarioError};
+use leasesim_core::duration::{parse_duration, parse_signed_duration};
 
 /// Every axis a study may vary; each holds the values its cells take.
 #[derive(Clone, Debug, Default, PartialEq)]
