@@ -8,7 +8,7 @@ mod service_harness;
 use leasesim_core::bugs::Bugs;
 use leasesim_core::server::ServerEvent;
 use leasesim_core::service::{Op, Response};
-use leasesim_core::{LeaseId, NodeId, NS_PER_MS, NS_PER_SEC};
+use leasesim_core::{LeaseId, NS_PER_MS, NS_PER_SEC};
 use service_harness::checker::{CheckSettings, Checker};
 use service_harness::{Cluster, ClusterConfig};
 
