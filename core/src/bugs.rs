@@ -4,126 +4,101 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Bugs {
+/// Declares [`Bugs`] from one list: each switch's field, with its doc, and
+/// its name as scenarios and flags spell it (kebab-case), written once; the
+/// struct, [`Bugs::NAMES`] and the lookups by name all come from it.
+macro_rules! planted_bugs {
+    ($($(#[doc = $doc:literal])* $field:ident = $name:literal,)*) => {
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct Bugs {
+            $($(#[doc = $doc])* pub $field: bool,)*
+        }
+
+        impl Bugs {
+            /// Every switch's name as scenarios and flags spell it (kebab-case).
+            pub const NAMES: [&'static str; [$($name),*].len()] = [$($name),*];
+
+            /// Each switch's name and state.
+            fn switches(&self) -> [(&'static str, bool); Self::NAMES.len()] {
+                [$(($name, self.$field)),*]
+            }
+
+            /// Each switch with its name, to turn one on by name.
+            fn switches_mut(&mut self) -> [(&'static str, &mut bool); Self::NAMES.len()] {
+                [$(($name, &mut self.$field)),*]
+            }
+        }
+    };
+}
+
+planted_bugs! {
     /// Raft §5.4.1: grant votes without checking the candidate's log is at
     /// least as up to date.
-    pub vote_without_log_check: bool,
+    vote_without_log_check = "vote-without-log-check",
     /// Raft §5.4.2 / Figure 8: commit entries of earlier terms by counting.
-    pub commit_old_term_by_counting: bool,
+    commit_old_term_by_counting = "commit-old-term-by-counting",
     /// Raft §5.2 / durability: reply to votes before persisting term and vote.
-    pub reply_before_persist: bool,
+    reply_before_persist = "reply-before-persist",
     /// Raft §5.3: append without truncating a conflicting suffix.
-    pub no_truncate_conflict: bool,
+    no_truncate_conflict = "no-truncate-conflict",
     /// Raft §5.1: a leader does not step down on seeing a higher term.
-    pub leader_ignores_higher_term: bool,
+    leader_ignores_higher_term = "leader-ignores-higher-term",
     /// Raft thesis §4.1: propose a membership change before the leader has
     /// committed an entry of its term (and while another is in flight).
-    pub unsafe_membership_change: bool,
+    unsafe_membership_change = "unsafe-membership-change",
     /// Followers expire leases by their own clock (not the leader's decision):
     /// a non-leader arms TTL deadlines when it applies grants (keep-alives
     /// never reach it) and ends leases locally, outside the log.
-    pub follower_expires_leases: bool,
+    follower_expires_leases = "follower-expires-leases",
     /// A new leader re-arms inherited leases at now + TTL, without etcd's
     /// Promote extension (nor the extension for older-term grants it applies).
-    pub no_promote_extension: bool,
+    no_promote_extension = "no-promote-extension",
     /// Fencing token from a process-local counter of grants (restarting at
     /// zero with the process, missing grants covered by a snapshot) instead
     /// of the log index of the granting entry.
-    pub token_from_local_counter: bool,
+    token_from_local_counter = "token-from-local-counter",
     /// Release a lock without checking the releaser is the holder (any token
     /// releases the current holder).
-    pub release_without_owner_check: bool,
+    release_without_owner_check = "release-without-owner-check",
     /// Client trusts the full TTL from the reply's receipt with no margin.
-    pub client_trusts_full_ttl: bool,
+    client_trusts_full_ttl = "client-trusts-full-ttl",
     /// Keep-alive answered live after the lease was revoked: the leader keeps
     /// a revoked lease's deadline and judges keep-alives by its deadlines
     /// alone; a stamped-wall refresh of a missing lease is answered live.
-    pub keepalive_after_revoke: bool,
+    keepalive_after_revoke = "keepalive-after-revoke",
     /// Grant a lock to the next waiter without re-checking its lease is alive
     /// (etcd #11456); a lease's end then leaves its waiters queued.
-    pub grant_without_lease_check: bool,
+    grant_without_lease_check = "grant-without-lease-check",
     /// A follower answers reads from its local state (stale reads).
-    pub stale_follower_reads: bool,
+    stale_follower_reads = "stale-follower-reads",
     /// The data store accepts a task's completion without checking the claim's
     /// fencing token (the multi-instance lease design's task workers): a worker
     /// whose claim was superseded completes the task anyway. Lives in the
     /// simulator's data store, which is not part of the core.
-    pub completion_without_token_check: bool,
+    completion_without_token_check = "completion-without-token-check",
 }
 
 impl Bugs {
-    /// Every switch's name as scenarios and flags spell it (kebab-case).
-    pub const NAMES: [&'static str; 15] = [
-        "vote-without-log-check",
-        "commit-old-term-by-counting",
-        "reply-before-persist",
-        "no-truncate-conflict",
-        "leader-ignores-higher-term",
-        "unsafe-membership-change",
-        "follower-expires-leases",
-        "no-promote-extension",
-        "token-from-local-counter",
-        "release-without-owner-check",
-        "client-trusts-full-ttl",
-        "keepalive-after-revoke",
-        "grant-without-lease-check",
-        "stale-follower-reads",
-        "completion-without-token-check",
-    ];
-
     /// Turns on the named bug. Errors with the list of valid names.
     pub fn enable(&mut self, name: &str) -> Result<(), String> {
-        let flag = match name {
-            "vote-without-log-check" => &mut self.vote_without_log_check,
-            "commit-old-term-by-counting" => &mut self.commit_old_term_by_counting,
-            "reply-before-persist" => &mut self.reply_before_persist,
-            "no-truncate-conflict" => &mut self.no_truncate_conflict,
-            "leader-ignores-higher-term" => &mut self.leader_ignores_higher_term,
-            "unsafe-membership-change" => &mut self.unsafe_membership_change,
-            "follower-expires-leases" => &mut self.follower_expires_leases,
-            "no-promote-extension" => &mut self.no_promote_extension,
-            "token-from-local-counter" => &mut self.token_from_local_counter,
-            "release-without-owner-check" => &mut self.release_without_owner_check,
-            "client-trusts-full-ttl" => &mut self.client_trusts_full_ttl,
-            "keepalive-after-revoke" => &mut self.keepalive_after_revoke,
-            "grant-without-lease-check" => &mut self.grant_without_lease_check,
-            "stale-follower-reads" => &mut self.stale_follower_reads,
-            "completion-without-token-check" => &mut self.completion_without_token_check,
-            _ => {
-                return Err(format!("unknown bug `{name}`; known bugs: {}", Self::NAMES.join(", ")));
+        match self.switches_mut().into_iter().find(|(n, _)| *n == name) {
+            Some((_, flag)) => {
+                *flag = true;
+                Ok(())
             }
-        };
-        *flag = true;
-        Ok(())
+            None => Err(format!("unknown bug `{name}`; known bugs: {}", Self::NAMES.join(", "))),
+        }
     }
 
     /// Whether the named bug is on (`None` for an unknown name).
     pub fn is_enabled(&self, name: &str) -> Option<bool> {
-        Some(match name {
-            "vote-without-log-check" => self.vote_without_log_check,
-            "commit-old-term-by-counting" => self.commit_old_term_by_counting,
-            "reply-before-persist" => self.reply_before_persist,
-            "no-truncate-conflict" => self.no_truncate_conflict,
-            "leader-ignores-higher-term" => self.leader_ignores_higher_term,
-            "unsafe-membership-change" => self.unsafe_membership_change,
-            "follower-expires-leases" => self.follower_expires_leases,
-            "no-promote-extension" => self.no_promote_extension,
-            "token-from-local-counter" => self.token_from_local_counter,
-            "release-without-owner-check" => self.release_without_owner_check,
-            "client-trusts-full-ttl" => self.client_trusts_full_ttl,
-            "keepalive-after-revoke" => self.keepalive_after_revoke,
-            "grant-without-lease-check" => self.grant_without_lease_check,
-            "stale-follower-reads" => self.stale_follower_reads,
-            "completion-without-token-check" => self.completion_without_token_check,
-            _ => return None,
-        })
+        self.switches().into_iter().find(|(n, _)| *n == name).map(|(_, on)| on)
     }
 
     /// Names of the bugs that are on.
     pub fn enabled(&self) -> Vec<&'static str> {
-        Self::NAMES.iter().copied().filter(|n| self.is_enabled(n) == Some(true)).collect()
+        self.switches().into_iter().filter(|(_, on)| *on).map(|(name, _)| name).collect()
     }
 }
 
@@ -139,5 +114,18 @@ mod tests {
             assert_eq!(bugs.enabled(), vec![name]);
         }
         assert!(Bugs::default().enable("no-such-bug").unwrap_err().contains("known bugs"));
+        assert_eq!(Bugs::default().is_enabled("no-such-bug"), None);
+    }
+
+    #[test]
+    fn each_name_turns_on_its_own_field() {
+        let mut bugs = Bugs::default();
+        bugs.enable("no-truncate-conflict").unwrap();
+        assert_eq!(bugs, Bugs { no_truncate_conflict: true, ..Bugs::default() });
+        bugs.enable("stale-follower-reads").unwrap();
+        assert!(bugs.stale_follower_reads && bugs.no_truncate_conflict);
+        assert_eq!(bugs.is_enabled("stale-follower-reads"), Some(true));
+        assert_eq!(bugs.is_enabled("vote-without-log-check"), Some(false));
+        assert_eq!(Bugs::NAMES.len(), 15);
     }
 }

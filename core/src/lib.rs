@@ -17,6 +17,8 @@
 //!   keep-alive, the client's belief in its lease).
 //! - [`bugs`]: planted bugs, off unless a test or scenario turns them on.
 //! - [`seed`]: one random stream per purpose, derived from the run's seed.
+//! - [`duration`]: duration strings (`"250ms"`), read and written exactly,
+//!   for every program that takes a duration from a person.
 
 /// An engine invariant, checked at the end of a step: on in debug builds and
 /// in every simulation build (`--cfg madsim`, so release sweeps too), where
@@ -42,6 +44,7 @@ macro_rules! invariant_eq {
 pub mod bugs;
 pub mod byte_hash;
 pub mod client;
+pub mod duration;
 pub mod raft;
 pub mod seed;
 pub mod server;

@@ -27,7 +27,7 @@ use leasesim_core::raft::{RaftEvent, Role};
 use leasesim_core::server::ServerEvent;
 use leasesim_core::service::Op;
 use leasesim_core::testkit::{Cluster, ClusterOptions};
-use leasesim_core::{fmt_secs, NodeId, NS_PER_MS, NS_PER_SEC};
+use leasesim_core::{fmt_secs, NodeId, NS_PER_SEC};
 
 // ----- the transcript format -----
 
@@ -140,13 +140,9 @@ impl<'a> Command<'a> {
     }
 }
 
-/// `1s`, `250ms`.
+/// `1s`, `250ms`: the workspace's one duration reader.
 fn duration_ns(text: &str) -> u64 {
-    let (number, unit) = match text.strip_suffix("ms") {
-        Some(n) => (n, NS_PER_MS),
-        None => (text.strip_suffix('s').unwrap_or_else(|| panic!("`{text}`: a duration ends in s or ms")), NS_PER_SEC),
-    };
-    number.parse::<u64>().unwrap_or_else(|_| panic!("`{text}` is not a duration")) * unit
+    leasesim_core::duration::parse_duration(text).unwrap_or_else(|e| panic!("`{text}`: {e}"))
 }
 
 // ----- the clusters -----

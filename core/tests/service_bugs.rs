@@ -8,7 +8,7 @@ mod service_harness;
 use leasesim_core::bugs::Bugs;
 use leasesim_core::server::ServerEvent;
 use leasesim_core::service::{Op, Response};
-use leasesim_core::{ExpiryStrategy, LeaseId, NodeId, NS_PER_MS, NS_PER_SEC};
+use leasesim_core::{ExpiryStrategy, LeaseId, NS_PER_MS, NS_PER_SEC};
 use service_harness::checker::{CheckSettings, Checker};
 use service_harness::{Cluster, ClusterConfig};
 
@@ -33,16 +33,6 @@ fn assert_catches(bug: &str, check: &str, scenario: impl Fn(Bugs) -> Cluster) {
     assert!(buggy.checker.fired(check), "{bug} should fire {check}; got {:?}", buggy.violations());
 }
 
-fn wait_for_leader(c: &mut Cluster) -> NodeId {
-    for _ in 0..200 {
-        if let Some(leader) = c.leader() {
-            return leader;
-        }
-        c.run_until(c.now_ns + 10 * NS_PER_MS);
-    }
-    panic!("no leader");
-}
-
 fn grant(c: &mut Cluster, client: u64) -> LeaseId {
     match c.call(client, Op::LeaseGrant { ttl_ns: service_harness::TTL_NS, id: None }, NS_PER_SEC).map(|a| a.body) {
         Some(Response::LeaseGranted { lease, .. }) => lease,
@@ -62,7 +52,7 @@ fn token_monotonic_catches_token_from_local_counter() {
         c.run_until(3 * NS_PER_SEC);
         // A restarted server counts its grants from zero again, from its
         // snapshot on; a replacement leader hands out its own numbers.
-        let leader = wait_for_leader(&mut c);
+        let leader = c.wait_for_leader();
         c.crash(leader);
         c.run_until(4 * NS_PER_SEC);
         c.restart(leader);
@@ -92,7 +82,7 @@ fn keepalive_after_revoke_catches_its_bug() {
     assert_catches("keepalive-after-revoke", "keepalive-after-revoke", |bugs| {
         let mut c = cluster(13, bugs);
         c.add_manual_client(9);
-        wait_for_leader(&mut c);
+        c.wait_for_leader();
         let lease = grant(&mut c, 9);
         let revoked = c.call(9, Op::LeaseRevoke { lease }, NS_PER_SEC).expect("answered");
         assert_eq!(revoked.body, Response::LeaseRevoked { lease });
@@ -126,7 +116,7 @@ fn holder_lease_catches_grant_without_lease_check() {
         let mut c = cluster(15, bugs);
         c.add_manual_client(8);
         c.add_manual_client(9);
-        wait_for_leader(&mut c);
+        c.wait_for_leader();
         let holder = grant(&mut c, 8);
         let waiter = grant(&mut c, 9);
         let granted = c.call(8, Op::LockAcquire { key: "a".into(), lease: holder }, NS_PER_SEC).expect("granted");
@@ -146,7 +136,7 @@ fn promote_extension_catches_no_promote_extension() {
     assert_catches("no-promote-extension", "promote-extension", |bugs| {
         let mut c = cluster(16, bugs);
         c.add_manual_client(9);
-        let leader = wait_for_leader(&mut c);
+        let leader = c.wait_for_leader();
         // A lease nobody keeps alive, then a leader change before it expires.
         grant(&mut c, 9);
         c.run_until(c.now_ns + 50 * NS_PER_MS);
@@ -163,7 +153,7 @@ fn stale_read_catches_stale_follower_reads() {
     assert_catches("stale-follower-reads", "stale-read", |bugs| {
         let mut c = cluster(17, bugs);
         c.add_manual_client(9);
-        let leader = wait_for_leader(&mut c);
+        let leader = c.wait_for_leader();
         let put = |value: &str| Op::Put { key: "x".into(), value: value.into(), lease: None };
         c.call(9, put("1"), NS_PER_SEC).expect("first write");
         c.run_until(c.now_ns + 100 * NS_PER_MS);

@@ -21,18 +21,6 @@ fn cluster(seed: u64) -> Cluster {
     c
 }
 
-fn wait_for_leader(c: &mut Cluster) -> NodeId {
-    for _ in 0..300 {
-        if let Some(leader) = c.leader() {
-            if c.server(leader).is_some_and(|s| s.raft().has_committed_in_term()) {
-                return leader;
-            }
-        }
-        c.run_until(c.now_ns + 10 * NS_PER_MS);
-    }
-    panic!("no leader");
-}
-
 fn follower_of(leader: NodeId) -> NodeId {
     (1..=3).find(|s| *s != leader).expect("three servers")
 }
@@ -58,7 +46,7 @@ fn revocations(c: &Cluster, lease: LeaseId) -> Vec<(u64, NodeId, u64, RevokeCaus
 #[test]
 fn a_follower_answers_not_leader_with_a_hint() {
     let mut c = cluster(1);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let follower = follower_of(leader);
     let seq = c.submit_to(9, follower, Op::Put { key: "k".into(), value: "v".into(), lease: None });
     c.run_until(c.now_ns + NS_PER_SEC);
@@ -72,7 +60,7 @@ fn a_follower_answers_not_leader_with_a_hint() {
 #[test]
 fn certain_refusals_are_answered_without_proposing() {
     let mut c = cluster(2);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let before = c.server(leader).unwrap().raft().last_index();
     let short = call(&mut c, Op::LeaseGrant { ttl_ns: 100 * NS_PER_MS, id: None });
     assert_eq!(short, Response::Error(ServiceError::TtlTooShort { min_ns: 450 * NS_PER_MS }));
@@ -86,7 +74,7 @@ fn certain_refusals_are_answered_without_proposing() {
 #[test]
 fn a_committed_request_survives_a_leader_change_and_is_applied_once() {
     let mut c = cluster(3);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let seq = c.submit_to(9, leader, Op::Put { key: "x".into(), value: "1".into(), lease: None });
     // The leader gets the request and commits it, but its reply is lost.
     c.cut_clients(leader);
@@ -111,7 +99,7 @@ fn a_committed_request_survives_a_leader_change_and_is_applied_once() {
 #[test]
 fn pending_reads_fail_with_retry_when_leadership_is_lost() {
     let mut c = cluster(4);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     c.isolate(leader, false);
     let seq = c.submit_to(9, leader, Op::Get { key: "x".into() });
     c.run_until(c.now_ns + 2 * NS_PER_SEC);
@@ -125,7 +113,7 @@ fn pending_reads_fail_with_retry_when_leadership_is_lost() {
 #[test]
 fn keepalives_are_answered_by_the_leader_only_and_refused_for_unknown_leases() {
     let mut c = cluster(5);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let lease = grant(&mut c);
     assert_eq!(call(&mut c, Op::LeaseKeepAlive { lease }), Response::KeepAlive { lease, ttl_ns: TTL_NS });
     assert_eq!(call(&mut c, Op::LeaseKeepAlive { lease: 999 }), Response::Error(ServiceError::LeaseNotFound { lease: 999 }));
@@ -141,7 +129,7 @@ fn keepalives_are_answered_by_the_leader_only_and_refused_for_unknown_leases() {
 #[test]
 fn time_to_live_and_list_are_answered_from_the_leader() {
     let mut c = cluster(6);
-    wait_for_leader(&mut c);
+    c.wait_for_leader();
     let lease = grant(&mut c);
     call(&mut c, Op::Put { key: "k".into(), value: "v".into(), lease: Some(lease) });
     match call(&mut c, Op::LeaseTimeToLive { lease }) {
@@ -157,7 +145,7 @@ fn time_to_live_and_list_are_answered_from_the_leader() {
 #[test]
 fn a_lease_left_alone_expires_through_the_log_after_its_ttl() {
     let mut c = cluster(7);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let lease = grant(&mut c);
     let granted_at = c.now_ns;
     call(&mut c, Op::Put { key: "/svc".into(), value: "up".into(), lease: Some(lease) });
@@ -187,10 +175,10 @@ fn a_lease_left_alone_expires_through_the_log_after_its_ttl() {
 #[test]
 fn a_new_leader_extends_the_leases_it_inherits() {
     let mut c = cluster(8);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let lease = grant(&mut c);
     c.crash(leader);
-    let new_leader = wait_for_leader(&mut c);
+    let new_leader = c.wait_for_leader();
     let elected_at = c
         .events_where(|t, id, e| matches!(e, ServerEvent::Raft(_)).then_some((t, id)))
         .into_iter()
@@ -210,7 +198,7 @@ fn a_new_leader_extends_the_leases_it_inherits() {
 fn a_waiter_is_granted_without_polling_when_the_holder_lease_expires() {
     let mut c = cluster(10);
     c.add_manual_client(8);
-    wait_for_leader(&mut c);
+    c.wait_for_leader();
     let abandoned = grant(&mut c);
     let Some(Response::LockGranted { token: first, .. }) =
         c.call(8, Op::LockAcquire { key: "a".into(), lease: abandoned }, NS_PER_SEC).map(|a| a.body)
@@ -286,7 +274,7 @@ fn a_new_leader_uses_checkpointed_remaining_ttls() {
     let mut c = Cluster::new(cfg);
     c.record_events = true;
     c.add_manual_client(9);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let lease = grant(&mut c);
     c.run_until(c.now_ns + 600 * NS_PER_MS);
     let remaining = c.server(follower_of(leader)).unwrap().state_machine().leases().get(lease).unwrap().checkpoint_remaining_ns;
@@ -294,7 +282,7 @@ fn a_new_leader_uses_checkpointed_remaining_ttls() {
     assert!(remaining < TTL_NS - 300 * NS_PER_MS, "{remaining}");
     c.crash(leader);
     let elected_at = c.now_ns;
-    wait_for_leader(&mut c);
+    c.wait_for_leader();
     c.run_until(c.now_ns + 3 * NS_PER_SEC);
     let first = revocations(&c, lease).iter().map(|r| r.0).min().expect("expired");
     assert!(first < elected_at + EXTENSION_NS + TTL_NS + 400 * NS_PER_MS, "{first} vs {elected_at}");
@@ -308,7 +296,7 @@ fn a_keepalive_of_a_checkpointed_lease_waits_for_the_reset() {
     cfg.checkpoint_interval_ns = Some(200 * NS_PER_MS);
     let mut c = Cluster::new(cfg);
     c.add_manual_client(9);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let lease = grant(&mut c);
     c.run_until(c.now_ns + 500 * NS_PER_MS);
     let checkpointed = |c: &Cluster| c.server(leader).unwrap().state_machine().leases().get(lease).unwrap().checkpoint_remaining_ns;
@@ -333,7 +321,7 @@ fn stamped_wall_keepalives_are_logged_and_answered_after_commit() {
     let mut c = Cluster::new(cfg);
     c.record_events = true;
     c.add_manual_client(9);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let lease = grant(&mut c);
     let stamp = |c: &Cluster| c.server(leader).unwrap().state_machine().leases().get(lease).unwrap().expiry_wall_ns.unwrap();
     let first = stamp(&c);
@@ -356,7 +344,7 @@ fn stamped_wall_a_server_with_a_fast_wall_clock_expires_first() {
     c.record_events = true;
     c.add_manual_client(9);
     c.add_kv_client(3, 2); // traffic: servers judge expiry as they apply
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let fast = follower_of(leader);
     c.set_wall_offset(fast, 500 * NS_PER_MS as i64);
     let lease = grant(&mut c);
@@ -373,7 +361,7 @@ fn stamped_wall_a_server_with_a_fast_wall_clock_expires_first() {
 #[test]
 fn membership_changes_go_through_the_leader() {
     let mut c = cluster(17);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let follower = follower_of(leader);
     assert!(c.propose_conf_change(follower, ConfChange::RemoveServer(3)).is_err(), "followers refuse");
     let removed = (1..=3).find(|s| *s != leader).unwrap();
@@ -398,7 +386,7 @@ fn an_expiring_lease_is_not_renewed_before_its_expire_applies() {
     let mut c = Cluster::new(cfg);
     c.record_events = true;
     c.add_manual_client(9);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let lease = grant(&mut c);
     let proposed = |c: &Cluster| {
         !c.events_where(|_, id, e| matches!(e, ServerEvent::ExpiryProposed { lease: l } if *l == lease && id == leader).then_some(()))
@@ -429,7 +417,7 @@ fn a_resend_of_a_request_already_in_the_leaders_log_is_not_logged_again() {
     let mut c = cluster(11);
     c.record_events = true;
     c.add_manual_client(9);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     c.isolate(leader, false);
     let req = ClientRequest { client: 9, seq: 1_000, op: Op::Put { key: "k".into(), value: "v".into(), lease: None } };
     for _ in 0..3 {
@@ -455,7 +443,7 @@ fn stamped_wall_a_keepalive_of_an_unknown_lease_is_refused_without_proposing() {
     cfg.expiry = ExpiryStrategy::LeaderStampedWall;
     let mut c = Cluster::new(cfg);
     c.add_manual_client(9);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let before = c.server(leader).unwrap().raft().last_index();
     assert_eq!(call(&mut c, Op::LeaseKeepAlive { lease: 4242 }), Response::Error(ServiceError::LeaseNotFound { lease: 4242 }));
     assert_eq!(c.server(leader).unwrap().raft().last_index(), before, "nothing was proposed");
@@ -467,7 +455,7 @@ fn stamped_wall_a_keepalive_of_an_unknown_lease_is_refused_without_proposing() {
 #[test]
 fn a_revoked_lease_leaves_no_deadline_behind() {
     let mut c = cluster(31);
-    let leader = wait_for_leader(&mut c);
+    let leader = c.wait_for_leader();
     let lease = grant(&mut c);
     assert!(matches!(call(&mut c, Op::LeaseRevoke { lease }), Response::Done { .. } | Response::LeaseRevoked { .. }));
     // Let the revoke apply everywhere, then wait past every deadline the
@@ -485,7 +473,7 @@ fn a_revoked_lease_leaves_no_deadline_behind() {
 #[test]
 fn a_ttl_of_exactly_the_minimum_is_granted() {
     let mut c = cluster(32);
-    wait_for_leader(&mut c);
+    c.wait_for_leader();
     let min_ns = 450 * NS_PER_MS;
     assert!(matches!(call(&mut c, Op::LeaseGrant { ttl_ns: min_ns, id: None }), Response::LeaseGranted { ttl_ns, .. } if ttl_ns == min_ns));
     assert_eq!(call(&mut c, Op::LeaseGrant { ttl_ns: min_ns - 1, id: None }), Response::Error(ServiceError::TtlTooShort { min_ns }));
@@ -501,7 +489,7 @@ fn stamped_wall_a_new_leader_does_not_call_a_lease_unknown_before_it_commits_in_
     cfg.expiry = ExpiryStrategy::LeaderStampedWall;
     let mut c = Cluster::new(cfg);
     c.add_manual_client(9);
-    let old = wait_for_leader(&mut c);
+    let old = c.wait_for_leader();
     let lease = grant(&mut c);
     // The grant is answered once the old leader applied it; the followers
     // hold the entry but learn its commit only from the next heartbeat.

@@ -221,18 +221,6 @@ fn writer_cluster(seed: u64) -> Cluster {
     c
 }
 
-fn leader_with_commit(c: &mut Cluster) -> leasesim_core::NodeId {
-    for _ in 0..300 {
-        if let Some(leader) = c.leader() {
-            if c.server(leader).is_some_and(|s| s.raft().has_committed_in_term()) {
-                return leader;
-            }
-        }
-        c.run_until(c.now_ns + 10 * NS_PER_MS);
-    }
-    panic!("no leader");
-}
-
 fn first_revocation(c: &Cluster, lease: LeaseId) -> Option<u64> {
     c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t)).into_iter().min()
 }
@@ -244,7 +232,7 @@ fn first_revocation(c: &Cluster, lease: LeaseId) -> Option<u64> {
 #[test]
 fn a_current_term_claim_expires_one_ttl_after_it_applies_with_no_extension() {
     let mut c = writer_cluster(22);
-    leader_with_commit(&mut c);
+    c.wait_for_leader();
     let lease = match cluster_call(&mut c, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns: 7 * NS_PER_SEC }) {
         Response::LeaseGranted { lease, .. } => lease,
         other => panic!("claim: {other:?}"),
@@ -268,7 +256,7 @@ fn claim_on(c: &mut Cluster) -> LeaseId {
 /// was elected and when the lease was first revoked in the 3 s that follow.
 fn fail_over(c: &mut Cluster, leader: leasesim_core::NodeId, lease: LeaseId) -> (u64, Option<u64>) {
     c.crash(leader);
-    let new_leader = leader_with_commit(c);
+    let new_leader = c.wait_for_leader();
     let elected_at = c
         .events_where(|t, id, e| matches!(e, ServerEvent::Raft(_)).then_some((t, id)))
         .into_iter()
@@ -293,7 +281,7 @@ fn expires_after_extension_plus_ttl(elected_at: u64, first: Option<u64>) {
 #[test]
 fn a_new_writer_clock_leader_expires_inherited_leases_after_extension_plus_remaining() {
     let mut c = writer_cluster(23);
-    let leader = leader_with_commit(&mut c);
+    let leader = c.wait_for_leader();
     let lease = claim_on(&mut c);
     while !c.state_machines().iter().all(|(_, sm)| sm.leases().contains(lease)) {
         c.run_until(c.now_ns + 10 * NS_PER_MS);
@@ -309,7 +297,7 @@ fn a_new_writer_clock_leader_expires_inherited_leases_after_extension_plus_remai
 #[test]
 fn an_earlier_term_claim_applied_after_the_election_gets_the_promote_extension() {
     let mut c = writer_cluster(23);
-    let leader = leader_with_commit(&mut c);
+    let leader = c.wait_for_leader();
     let lease = claim_on(&mut c);
     let applied = c.state_machines().iter().filter(|(id, sm)| *id != leader && sm.leases().contains(lease)).count();
     assert_eq!(applied, 0, "the followers must not have applied the claim yet: the test needs it applied after the election");
@@ -323,7 +311,7 @@ fn an_earlier_term_claim_applied_after_the_election_gets_the_promote_extension()
 #[test]
 fn a_short_claim_is_refused_without_proposing() {
     let mut c = writer_cluster(24);
-    let leader = leader_with_commit(&mut c);
+    let leader = c.wait_for_leader();
     let before = c.server(leader).unwrap().raft().last_index();
     let short = cluster_call(&mut c, Op::LeaseClaim { ttl_ns: 100 * NS_PER_MS, writer_wall_ns: 7 * NS_PER_SEC });
     assert_eq!(short, Response::Error(ServiceError::TtlTooShort { min_ns: 450 * NS_PER_MS }));
@@ -341,7 +329,7 @@ fn a_short_claim_is_refused_without_proposing() {
 #[test]
 fn a_lease_without_a_writer_is_measured_on_the_leaders_clock() {
     let mut c = writer_cluster(25);
-    leader_with_commit(&mut c);
+    c.wait_for_leader();
     let grant = |c: &mut Cluster| match cluster_call(c, Op::LeaseGrant { ttl_ns: TTL_NS, id: None }) {
         Response::LeaseGranted { lease, .. } => lease,
         other => panic!("grant: {other:?}"),

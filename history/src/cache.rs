@@ -38,7 +38,8 @@ pub(crate) struct Visited {
     /// Hash of (state id, required set) to the first entry with that hash.
     buckets: FxMap<u64, u32>,
     entries: Vec<Entry>,
-    /// Consumed optional sets, each `optional_words` long, chained per entry.
+    /// Consumed optional sets, chained per entry; each is as many words long
+    /// as the `optional` bitset `insert` takes (the same at every call).
     optional_sets: Vec<OptionalSet>,
     /// The words of required sets and optional sets.
     words: Vec<u64>,

@@ -10,7 +10,7 @@
 //! judge's `vocab`, besides the simulator's own ([`vocab`]).
 
 // The simulator exists only under `--cfg madsim` (see main.rs); the
-// scenario loader and the linearizability checker are plain code.
+// scenario loader and its error reports are plain code.
 #[cfg(madsim)]
 pub mod cli;
 #[cfg(madsim)]
@@ -18,7 +18,6 @@ pub mod host;
 #[cfg(madsim)]
 pub mod hunt;
 pub mod json_error;
-pub mod linearizability;
 #[cfg(madsim)]
 pub mod run;
 pub mod scenario;

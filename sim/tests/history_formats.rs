@@ -6,13 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
-use leasesim::linearizability::cli::{
+use leasesim::cli::check_history::{
     check_history, CheckHistoryArgs, HistoryFormat, EXIT_BAD_INPUT, EXIT_LINEARIZABLE, EXIT_NOT_LINEARIZABLE,
 };
-use leasesim::linearizability::DEFAULT_SHRINK_BUDGET_STEPS;
+use leasesim_history::DEFAULT_SHRINK_BUDGET_STEPS;
 
 fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/jepsen-etcd-register")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../history/tests/data/jepsen-etcd-register")
 }
 
 fn temp_dir() -> PathBuf {
@@ -328,7 +328,7 @@ fn a_history_without_operations_is_bad_input_in_every_format_with_or_without_for
         }
     }
     let path = write("empty-again.log", "");
-    assert_eq!(leasesim::linearizability::cli::check_history_command(&args(path, None)), EXIT_BAD_INPUT);
+    assert_eq!(leasesim::cli::check_history::check_history_command(&args(path, None)), EXIT_BAD_INPUT);
 }
 
 /// Whether the file is a history of `format` (or empty of text).
@@ -343,7 +343,7 @@ fn matches_format(name: &str, text: &str, format: HistoryFormat) -> bool {
 
 #[test]
 fn porcupine_kv_histories_get_porcupines_verdicts() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/porcupine-kv");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../history/tests/data/porcupine-kv");
     for (file, want) in [
         ("c01-ok.txt", EXIT_LINEARIZABLE),
         ("c01-bad.txt", EXIT_NOT_LINEARIZABLE),

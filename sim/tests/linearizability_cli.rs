@@ -1,12 +1,15 @@
 //! `leasesim check-history` end to end on small files: exit codes, format
-//! detection, and bad input named by file and line.
+//! detection, bad input named by file and line, and a partial failing
+//! window reported as such on porcupine's largest failing history.
 
 use std::path::PathBuf;
+use std::process::Command;
 
-use leasesim::linearizability::cli::{
+use leasesim::cli::check_history::{
     check_history, check_history_command, CheckHistoryArgs, HistoryFormat, EXIT_BAD_INPUT, EXIT_LINEARIZABLE, EXIT_NOT_LINEARIZABLE,
     EXIT_UNKNOWN,
 };
+use serde_json::Value;
 
 /// Writes `text` to a file unique to this test process.
 fn file(name: &str, text: &str) -> PathBuf {
@@ -92,4 +95,39 @@ fn forcing_the_wrong_format_is_bad_input_not_a_panic() {
     let forced = CheckHistoryArgs { format: Some(HistoryFormat::Jepsen), ..args(path) };
     let m = check_history(&forced).expect_err("not a Jepsen log").to_string();
     assert!(m.contains("forced.jsonl:1:"), "{m}");
+}
+
+/// One of porcupine's key-value histories, kept with the checker in history/.
+fn porcupine(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../history/tests/data/porcupine-kv").join(name)
+}
+
+/// Runs the built `leasesim` binary; its exit code and standard output.
+fn leasesim(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_leasesim")).args(args).output().expect("run leasesim");
+    (out.status.code(), String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn the_command_says_when_the_window_is_partial() {
+    let file = porcupine("c50-bad.txt").display().to_string();
+    let (code, out) = leasesim(&["check-history", &file, "--json", "--shrink-budget", "1000"]);
+    assert_eq!(code, Some(1), "{out}");
+    let json: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["verdict"], "not-linearizable");
+    assert_eq!(json["window_partial"], true);
+    assert_eq!(json["window_minimal"], false);
+    assert_eq!(json["shrink_budget_steps"], 1000);
+    assert!(json["shrink_steps"].as_u64().unwrap() <= 1000, "{out}");
+    assert!(json["steps"].as_u64().unwrap() <= 200_000, "{out}");
+
+    let (code, out) = leasesim(&["check-history", &file, "--shrink-budget", "1000"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("NOT linearizable") && out.contains("(partial: "), "{out}");
+
+    // The default shrink budget completes c10-bad's window.
+    let (code, out) = leasesim(&["check-history", &porcupine("c10-bad.txt").display().to_string(), "--json"]);
+    assert_eq!(code, Some(1), "{out}");
+    let json: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["window_partial"], false, "{out}");
 }

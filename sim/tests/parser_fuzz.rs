@@ -21,11 +21,11 @@ use std::cell::Cell;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
-use leasesim::linearizability::check::{check_keyed, check_register, CheckOptions};
-use leasesim::linearizability::jepsen::{parse_jepsen_log, ParseError};
-use leasesim::linearizability::jepsen_edn::parse_edn_history;
-use leasesim::linearizability::leasesim_format::parse_leasesim;
 use leasesim::scenario::ScenarioError;
+use leasesim_history::check::{check_keyed, check_register, CheckOptions};
+use leasesim_history::jepsen::{parse_jepsen_log, ParseError};
+use leasesim_history::jepsen_edn::parse_edn_history;
+use leasesim_history::leasesim_format::parse_leasesim;
 
 /// Counts this thread's allocations (tests run on several threads).
 struct Counting;
@@ -173,7 +173,7 @@ fn mutated(samples: &'static [&'static str]) -> impl Strategy<Value = String> {
 // ---- Jepsen log ----
 
 const JEPSEN_SAMPLES: &[&str] = &[
-    include_str!("data/jepsen-etcd-register/etcd_000.log"),
+    include_str!("../../history/tests/data/jepsen-etcd-register/etcd_000.log"),
     "INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]\nINFO  jepsen.util - 0\t:fail\t:cas\t[1 2]\n\
      INFO  jepsen.core - Run complete\n1 :invoke :read nil\n1   :ok   :read   nil\n",
 ];

@@ -137,6 +137,26 @@ fn spec_errors_name_the_line_and_the_fix() {
 }
 
 #[test]
+fn a_typo_in_a_study_file_is_reported_at_its_line_with_the_key_meant() {
+    let text = "name = \"t\"\nbase = \"b.toml\"\n\npause_evrey = \"6s\"\n[axes]\nmarign = [0.1]\n";
+    let e = spec::parse(text, "s.toml").unwrap_err().to_string();
+    assert!(e.contains("s.toml:4:1: unknown key `pause_evrey` at the top level; did you mean `pause_every`?"), "{e}");
+    assert!(e.contains("s.toml:6:1: unknown axis `marign`; did you mean `margin`?"), "{e}");
+}
+
+#[test]
+fn errors_point_at_the_key_itself_not_at_its_name_inside_a_string() {
+    // A scan of the text for `pause_every =` would stop at line 4, inside
+    // the description; the parser's spans know the key is on line 6.
+    let text = "name = \"t\"\nbase = \"b.toml\"\ndescription = \"\"\"\npause_every = \"0s\" is refused\n\"\"\"\npause_every = \"0s\"\n[axes]\nmargin = [0.1]\n";
+    let e = spec::parse(text, "s.toml").unwrap_err().to_string();
+    assert!(e.contains("s.toml:6:1: `pause_every` must be above zero"), "{e}");
+    // A bad duration is reported at the value, with how to write it.
+    let e = spec::parse("name = \"t\"\nbase = \"b\"\njump_at = \"5 s\"\n[axes]\nmargin = [0.1]\n", "s.toml").unwrap_err().to_string();
+    assert!(e.contains("s.toml:3:11: `5 s`: a duration is a number with a unit") && e.contains("write `\"5s\"`"), "{e}");
+}
+
+#[test]
 fn the_grid_is_the_cross_product_and_cells_change_only_their_axes() {
     let text = "name = \"t\"\nbase = \"b\"\n[axes]\nlease_expiry = [\"writer-clock\", \"leader-monotonic\"]\nttl = [\"1s\", \"3s\"]\nfenced = [false]\n";
     let s = spec::parse(text, "s.toml").unwrap();

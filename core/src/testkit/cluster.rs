@@ -264,8 +264,8 @@ impl Cluster {
 
     // ----- clocks -----
 
-    /// A node's clock reading at global time `global_ns` (its own offset and
-    /// drift; never behind what it already showed).
+    /// Brings node `id`'s clock reading up to the global time `now_ns`, by
+    /// its own offset and drift (never behind what it already showed).
     pub(super) fn sync_clock(&mut self, id: NodeId) {
         let global = self.now_ns;
         let slot = self.slots.get_mut(&id).expect("known node");

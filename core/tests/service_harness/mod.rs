@@ -253,6 +253,21 @@ impl Cluster {
             .map(|(id, _)| id)
     }
 
+    /// Runs until a leader has committed an entry of its own term (so it
+    /// serves reads and grants), in 10 ms steps for at most 3 s of simulated
+    /// time; panics when none does.
+    pub fn wait_for_leader(&mut self) -> NodeId {
+        for _ in 0..300 {
+            if let Some(leader) = self.leader() {
+                if self.server(leader).is_some_and(|s| s.raft().has_committed_in_term()) {
+                    return leader;
+                }
+            }
+            self.run_until(self.now_ns + 10 * NS_PER_MS);
+        }
+        panic!("no leader committed in its term within 3 s");
+    }
+
     pub fn server(&self, id: NodeId) -> Option<&Server> {
         self.servers.get(&id).and_then(|s| s.as_ref())
     }

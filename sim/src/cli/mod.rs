@@ -2,6 +2,7 @@
 //! 1 = a violation or an expectation not met, 2 = bad input (file, flag).
 
 pub mod bench;
+pub mod check_history;
 pub mod hunt;
 pub mod junit;
 pub mod merge;
@@ -45,7 +46,7 @@ pub enum Command {
     /// Re-run one seed with the full trace on stderr (RUST_LOG filters it).
     Replay(ReplayArgs),
     /// Check a history file for linearizability (Jepsen or leasesim format).
-    CheckHistory(crate::linearizability::cli::CheckHistoryArgs),
+    CheckHistory(check_history::CheckHistoryArgs),
     /// Render saved `--json` results as a sweep report (Markdown + HTML) with run timelines.
     Report(report::ReportArgs),
     /// Run a study grid over scenario parameters; JSON, CSV and SVG in --out (docs/STUDY-FORMAT.md).
@@ -165,7 +166,7 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Check { paths, json: false } => crate::scenario::check::check_command(&paths),
         Command::Check { paths, json: true } => crate::json_error::check_command_json(&paths, &mut std::io::stdout().lock()),
         Command::Replay(args) => replay_command(&args),
-        Command::CheckHistory(args) => crate::linearizability::cli::check_history_command(&args),
+        Command::CheckHistory(args) => check_history::check_history_command(&args),
         Command::Report(args) => report::report_command(&args),
         Command::Study(args) => study::study_command(&args),
         Command::Shrink(args) => shrink::shrink_command(&args),

@@ -5,13 +5,13 @@
 //! `remove` a server, and `at` must fall within the fault phase. A fault
 //! with no action or two is refused rather than guessed at.
 
-use super::duration::format_duration;
 use super::error::Diags;
 use super::fields::{TableReader, Val};
 use super::model::{Fault, FaultAction};
 use super::point::Point;
 use super::raw::Value;
 use super::selector::{name_range, Process, Selector, World};
+use leasesim_core::duration::format_duration;
 
 pub(crate) const ACTIONS: [&str; 10] = ["partition", "isolate", "block", "delay", "crash", "pause", "clock", "loss", "add", "remove"];
 const KEYS: [&str; 15] =

@@ -9,10 +9,10 @@
 
 use std::ops::Range;
 
-use super::duration::{self, DurationError};
 use super::error::Diags;
 use super::raw::{Entry, Node, Value};
 use super::suggest;
+use leasesim_core::duration::{self, DurationError};
 
 /// The outcome of reading an optional key.
 pub(crate) enum Field<T> {

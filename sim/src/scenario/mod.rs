@@ -13,28 +13,27 @@
 
 mod chaos;
 pub mod check;
-pub mod duration;
-mod error;
+pub(crate) mod error;
 mod expect;
 mod fault;
-mod fields;
+pub(crate) mod fields;
 mod invariants;
 mod load;
 pub mod model;
 mod multi_instance;
 pub mod point;
-mod raw;
+pub(crate) mod raw;
 pub mod seeds;
 mod selector;
 mod span;
-mod suggest;
+pub(crate) mod suggest;
 mod validate;
 mod workload;
 mod write;
 
 pub use check::check_command;
 pub use error::{Diagnostic, Location, ScenarioError, Snippet};
-pub use invariants::{all_ids as invariant_ids, is_known_invariant, is_safety, INVARIANT_IDS, RESERVED_INVARIANT_IDS};
+pub use invariants::{all_ids as invariant_ids, is_known_invariant, is_safety, EXTENSION_INVARIANT_IDS, INVARIANT_IDS};
 pub use load::{load, load_all, load_each};
 pub use model::*;
 pub use point::{MessageKind, Point};

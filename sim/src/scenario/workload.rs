@@ -106,7 +106,7 @@ pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Op
         None => None,
     };
     let ttl_ns = ttl_ns?;
-    let shown = super::duration::format_duration;
+    let shown = leasesim_core::duration::format_duration;
     // The cluster refuses shorter grants (core's `min_ttl_ns`): every
     // client would be refused for the whole run.
     if let Some(election_max_ns) = world.election_timeout_max_ns {

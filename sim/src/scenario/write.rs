@@ -8,10 +8,10 @@
 
 use std::fmt::Write as _;
 
-use super::duration::{format_duration, format_signed_duration};
 use super::model::{Chaos, FaultAction, Scenario, Selector, Verdict, WorkloadKind};
 use super::selector::name_range;
 use super::validate::expiry_name;
+use leasesim_core::duration::{format_duration, format_signed_duration};
 
 /// The scenario as TOML text that parses back to an equal scenario.
 pub fn to_toml(s: &Scenario) -> String {

@@ -91,8 +91,10 @@ pub struct Phase {
     pub seed: u64,
 }
 
-/// splitmix64: a small, well-mixed hash of the seed (Steele et al. 2014).
-fn mix(mut z: u64) -> u64 {
+/// splitmix64: a small, well-mixed hash of the seed (Steele et al. 2014),
+/// for the study's draws from a run's seed (phases here, pause lengths in
+/// pauses.rs).
+pub(super) fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -106,7 +108,7 @@ pub fn phase(spec: &StudySpec, seed: u64) -> Phase {
     if !spec.random_phase || spec.phase_window_ns == 0 {
         return fixed;
     }
-    let draw = |k: u64| mix(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ k) % spec.phase_window_ns;
+    let draw = |k: u64| splitmix64(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ k) % spec.phase_window_ns;
     Phase { pause_at_ns: spec.pause_at_ns + draw(1), jump_at_ns: spec.jump_at_ns + draw(2), base_shift_ns: draw(3), seed }
 }
 
@@ -139,6 +141,19 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
             _ => ExpiryStrategy::LeaderMonotonic,
         };
     }
+    // The order of the faults pushed (clocks, then pauses) decides the
+    // order of faults at the same instant after the stable sort below.
+    apply_clocks(&mut s, spec, cell, phase);
+    apply_lock_knobs(&mut s, cell);
+    apply_pauses(&mut s, spec, cell, phase);
+    s.faults.sort_by_key(|f| f.at_ns);
+    raise_drift_bound(&mut s);
+    s
+}
+
+/// The cell's clocks: drifts, the slew's and the jump's clock faults, and
+/// s1's wall offset.
+fn apply_clocks(s: &mut Scenario, spec: &StudySpec, cell: &CellParams, phase: &Phase) {
     let servers = (1..=s.cluster.servers + s.cluster.spares).map(Process::Server).collect::<Vec<_>>();
     let clients = (1..=s.client_count()).map(Process::Client).collect::<Vec<_>>();
     let zero = ClockSpec { drift: 0.0, offset_ns: 0 };
@@ -176,6 +191,10 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
         let action = FaultAction::Clock { target: Selector::Leader, drift: None, jump_ns: Some(jump_ns) };
         s.faults.push(Fault { at_ns: phase.jump_at_ns.min(s.duration_ns), action, for_ns: None, line: 0, when: None });
     }
+}
+
+/// The cell's values for every lock workload.
+fn apply_lock_knobs(s: &mut Scenario, cell: &CellParams) {
     for w in &mut s.workloads {
         if let WorkloadKind::Lock(lock) = &mut w.kind {
             if let Some(m) = cell.margin {
@@ -199,6 +218,10 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
             }
         }
     }
+}
+
+/// The cell's holder pauses, every `pause_every` from the phase's first.
+fn apply_pauses(s: &mut Scenario, spec: &StudySpec, cell: &CellParams, phase: &Phase) {
     if let Some(pause_ns) = cell.pause_ns.filter(|p| *p > 0) {
         let keys: Vec<String> = s.lock_keys().into_iter().map(str::to_string).collect();
         let mut at_ns = phase.pause_at_ns;
@@ -213,7 +236,9 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
             at_ns += spec.pause_every_ns;
         }
     }
-    s.faults.sort_by_key(|f| f.at_ns);
+}
+
+fn raise_drift_bound(s: &mut Scenario) {
     // `lease-early-expiry` judges the cluster against `drift_bound`; a
     // cluster told the drift it lives with must still never end a lease
     // sooner than TTL / (1 + that drift), so the bound is raised to the
@@ -226,7 +251,6 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
     });
     let largest = s.clocks.values().map(|c| c.drift.abs()).chain(set_by_faults).fold(0.0_f64, f64::max);
     s.cluster.drift_bound = s.cluster.drift_bound.max(largest);
-    s
 }
 
 /// A short label of what a cell varies, e.g. `leader-monotonic drift=0.05 margin=0.1`.

@@ -94,75 +94,139 @@ pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
     let windows = belief_windows(&outcome.obs, &outcome.clocks, end_ns);
     m.belief_windows = windows.values().flatten().map(|w| (w.start_ns, w.end_ns)).collect();
     m.lease_hours = windows.values().flatten().map(|w| w.end_ns.saturating_sub(w.start_ns) as f64).sum::<f64>() / 3.6e12;
-
-    // The first time any server applied each grant: the hand-over instant.
-    let mut granted_at: BTreeMap<(String, u64), (u64, u64)> = BTreeMap::new();
-    let mut lease_of: BTreeMap<(String, u64), u64> = BTreeMap::new();
-    // Who led when: (from, server or none), in order.
-    let mut leadership: Vec<(u64, Option<u64>)> = Vec::new();
-    let mut leader: Option<u64> = None;
-    // Per lease: when the leader answered a keep-alive for it (true ns).
-    let mut answered: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    // Per client: (received at, lease, sent at, keep-alive?) of every ack.
-    let mut acks: BTreeMap<u64, Vec<(u64, u64, u64, bool)>> = BTreeMap::new();
-    let mut paused_at: BTreeMap<Proc, u64> = BTreeMap::new();
-    for o in &outcome.obs {
-        match (&o.event, o.proc) {
-            (Event::Server { event: ServerEvent::LockGranted { key, token, client, lease, .. } }, _) => {
-                granted_at.entry((key.clone(), *token)).or_insert((o.at_ns, *client));
-                lease_of.entry((key.clone(), *token)).or_insert(*lease);
+    let scan = Scan::of(outcome, end_ns, &mut m);
+    let released = release_causes(outcome);
+    for (key, list) in &windows {
+        let mut list = list.clone();
+        list.sort_by_key(|w| w.start_ns);
+        for pair in list.windows(2) {
+            let (prev, next) = (&pair[0], &pair[1]);
+            if prev.client == next.client {
+                continue;
             }
-            (Event::Server { event: ServerEvent::Raft(leasesim_core::raft::RaftEvent::BecameLeader { .. }) }, Proc::Server(n)) => {
-                leader = Some(n);
-                leadership.push((o.at_ns, leader));
-                if !m.leaders.contains(&n) {
-                    m.leaders.push(n);
-                }
-            }
-            (Event::Server { event: ServerEvent::Raft(leasesim_core::raft::RaftEvent::SteppedDown { .. }) }, Proc::Server(n))
-            | (Event::Crashed, Proc::Server(n))
-                if leader == Some(n) =>
-            {
-                leader = None;
-                leadership.push((o.at_ns, None));
-            }
-            (Event::Server { event: ServerEvent::KeepAliveAnswered { lease, .. } }, _) => {
-                answered.entry(*lease).or_default().push(o.at_ns);
-            }
-            (Event::LeaseAcked { lease, sent_at_ns, keepalive, .. }, Proc::Client(c)) => {
-                acks.entry(c).or_default().push((o.at_ns, *lease, *sent_at_ns, *keepalive));
-            }
-            (Event::Paused, p @ Proc::Client(_)) => {
-                paused_at.insert(p, o.at_ns);
-            }
-            (Event::Resumed, p @ Proc::Client(_)) => {
-                if let Some(at) = paused_at.remove(&p) {
-                    m.longest_pause_ns = m.longest_pause_ns.max(o.at_ns - at);
-                }
-            }
-            _ => {}
+            let grant_ns = scan.granted_at.get(&(key.clone(), next.token)).map_or(next.start_ns, |g| g.0);
+            let renewal_lag_ns =
+                scan.lease_of.get(&(key.clone(), prev.token)).map_or(0, |l| scan.renewal_lag(prev.client, *l, prev.end_ns, grant_ns));
+            let margin = grant_ns as i64 - prev.end_ns as i64;
+            m.min_margin_ns = Some(m.min_margin_ns.map_or(margin, |old| old.min(margin)));
+            m.handovers.push(Handover {
+                key: key.clone(),
+                from_client: prev.client,
+                to_client: next.client,
+                gap_ns: margin,
+                overlap_ns: prev.end_ns.saturating_sub(next.start_ns),
+                cause: released.get(&(key.clone(), prev.token)).copied().unwrap_or("unknown"),
+                leader: scan.leader_at(grant_ns),
+                renewal_lag_ns,
+                prev_end_ns: prev.end_ns,
+                leader_since_ns: scan.leader_since(grant_ns),
+            });
         }
     }
-    for at in paused_at.values() {
-        m.longest_pause_ns = m.longest_pause_ns.max(end_ns.saturating_sub(*at));
+
+    count_store_writes(outcome, &mut m);
+    m.unavailability_ns = unavailability(outcome, &scan.granted_at);
+    m.false_expiries = false_expiries(outcome, ttl_ns);
+    m
+}
+
+/// What one pass over a run's observations gathers for its hand-overs.
+#[derive(Default)]
+struct Scan {
+    /// The first time any server applied each grant (the hand-over
+    /// instant), and to whom: by (key, token).
+    granted_at: BTreeMap<(String, u64), (u64, u64)>,
+    lease_of: BTreeMap<(String, u64), u64>,
+    /// Who led when: (from, server or none), in order.
+    leadership: Vec<(u64, Option<u64>)>,
+    /// Per lease: when the leader answered a keep-alive for it (true ns).
+    answered: BTreeMap<u64, Vec<u64>>,
+    /// Per client: (received at, lease, sent at, keep-alive?) of every ack.
+    acks: BTreeMap<u64, Vec<(u64, u64, u64, bool)>>,
+}
+
+impl Scan {
+    /// Scans the run; records the leaders and the longest pause in `m`.
+    fn of(outcome: &RunOutcome, end_ns: u64, m: &mut RunMetrics) -> Scan {
+        let mut scan = Scan::default();
+        let (granted_at, lease_of, leadership) = (&mut scan.granted_at, &mut scan.lease_of, &mut scan.leadership);
+        let (answered, acks) = (&mut scan.answered, &mut scan.acks);
+        let mut leader: Option<u64> = None;
+        let mut paused_at: BTreeMap<Proc, u64> = BTreeMap::new();
+        for o in &outcome.obs {
+            match (&o.event, o.proc) {
+                (Event::Server { event: ServerEvent::LockGranted { key, token, client, lease, .. } }, _) => {
+                    granted_at.entry((key.clone(), *token)).or_insert((o.at_ns, *client));
+                    lease_of.entry((key.clone(), *token)).or_insert(*lease);
+                }
+                (Event::Server { event: ServerEvent::Raft(leasesim_core::raft::RaftEvent::BecameLeader { .. }) }, Proc::Server(n)) => {
+                    leader = Some(n);
+                    leadership.push((o.at_ns, leader));
+                    if !m.leaders.contains(&n) {
+                        m.leaders.push(n);
+                    }
+                }
+                (Event::Server { event: ServerEvent::Raft(leasesim_core::raft::RaftEvent::SteppedDown { .. }) }, Proc::Server(n))
+                | (Event::Crashed, Proc::Server(n))
+                    if leader == Some(n) =>
+                {
+                    leader = None;
+                    leadership.push((o.at_ns, None));
+                }
+                (Event::Server { event: ServerEvent::KeepAliveAnswered { lease, .. } }, _) => {
+                    answered.entry(*lease).or_default().push(o.at_ns);
+                }
+                (Event::LeaseAcked { lease, sent_at_ns, keepalive, .. }, Proc::Client(c)) => {
+                    acks.entry(c).or_default().push((o.at_ns, *lease, *sent_at_ns, *keepalive));
+                }
+                (Event::Paused, p @ Proc::Client(_)) => {
+                    paused_at.insert(p, o.at_ns);
+                }
+                (Event::Resumed, p @ Proc::Client(_)) => {
+                    if let Some(at) = paused_at.remove(&p) {
+                        m.longest_pause_ns = m.longest_pause_ns.max(o.at_ns - at);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for at in paused_at.values() {
+            m.longest_pause_ns = m.longest_pause_ns.max(end_ns.saturating_sub(*at));
+        }
+        for at in paused_at.values() {
+            m.longest_pause_ns = m.longest_pause_ns.max(end_ns.saturating_sub(*at));
+        }
+        scan
     }
-    let leader_at = |t: u64| leadership.iter().take_while(|(at, _)| *at <= t).last().and_then(|(_, l)| *l);
-    let leader_since = |t: u64| leadership.iter().take_while(|(at, _)| *at <= t).last().filter(|(_, l)| l.is_some()).map(|(at, _)| *at);
-    // The renewal lag of a belief of `client` in `lease` that ended at
-    // `end_ns`, the next grant coming at `grant_ns`: the last answer to a
-    // keep-alive of that lease before the grant, against the answer the
-    // belief counted from (for a belief anchored at the grant itself, its
-    // send).
-    let renewal_lag = |client: u64, lease: u64, end_ns: u64, grant_ns: u64| -> u64 {
-        let Some(anchor) = acks.get(&client).and_then(|list| list.iter().rfind(|a| a.1 == lease && a.0 <= end_ns)) else {
+
+    /// The leader at true time `t`, if any.
+    fn leader_at(&self, t: u64) -> Option<u64> {
+        self.leadership.iter().take_while(|(at, _)| *at <= t).last().and_then(|(_, l)| *l)
+    }
+
+    /// Since when the leader at `t` has led.
+    fn leader_since(&self, t: u64) -> Option<u64> {
+        self.leadership.iter().take_while(|(at, _)| *at <= t).last().filter(|(_, l)| l.is_some()).map(|(at, _)| *at)
+    }
+
+    /// The renewal lag of a belief of `client` in `lease` that ended at
+    /// `end_ns`, the next grant coming at `grant_ns`: the last answer to a
+    /// keep-alive of that lease before the grant, against the answer the
+    /// belief counted from (for a belief anchored at the grant itself, its
+    /// send).
+    fn renewal_lag(&self, client: u64, lease: u64, end_ns: u64, grant_ns: u64) -> u64 {
+        let Some(anchor) = self.acks.get(&client).and_then(|list| list.iter().rfind(|a| a.1 == lease && a.0 <= end_ns)) else {
             return 0;
         };
-        let times = answered.get(&lease).map(Vec::as_slice).unwrap_or(&[]);
+        let times = self.answered.get(&lease).map(Vec::as_slice).unwrap_or(&[]);
         let anchor_answer = if anchor.3 { times.iter().copied().find(|t| *t >= anchor.2).unwrap_or(anchor.2) } else { anchor.2 };
         let last = times.iter().copied().filter(|t| *t < grant_ns).max().unwrap_or(0);
         last.saturating_sub(anchor_answer)
-    };
-    // Why each token's lock went: the first server to apply its release.
+    }
+}
+
+/// Why each token's lock went: the first server to apply its release.
+fn release_causes(outcome: &RunOutcome) -> BTreeMap<(String, u64), &'static str> {
     let mut released: BTreeMap<(String, u64), &'static str> = BTreeMap::new();
     for o in &outcome.obs {
         if let Event::Server { event: ServerEvent::LockReleased { key, token, cause, .. } } = &o.event {
@@ -173,34 +237,12 @@ pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
             released.entry((key.clone(), *token)).or_insert(why);
         }
     }
-    for (key, list) in &windows {
-        let mut list = list.clone();
-        list.sort_by_key(|w| w.start_ns);
-        for pair in list.windows(2) {
-            let (prev, next) = (&pair[0], &pair[1]);
-            if prev.client == next.client {
-                continue;
-            }
-            let grant_ns = granted_at.get(&(key.clone(), next.token)).map_or(next.start_ns, |g| g.0);
-            let renewal_lag_ns =
-                lease_of.get(&(key.clone(), prev.token)).map_or(0, |l| renewal_lag(prev.client, *l, prev.end_ns, grant_ns));
-            let margin = grant_ns as i64 - prev.end_ns as i64;
-            m.min_margin_ns = Some(m.min_margin_ns.map_or(margin, |old| old.min(margin)));
-            m.handovers.push(Handover {
-                key: key.clone(),
-                from_client: prev.client,
-                to_client: next.client,
-                gap_ns: margin,
-                overlap_ns: prev.end_ns.saturating_sub(next.start_ns),
-                cause: released.get(&(key.clone(), prev.token)).copied().unwrap_or("unknown"),
-                leader: leader_at(grant_ns),
-                renewal_lag_ns,
-                prev_end_ns: prev.end_ns,
-                leader_since_ns: leader_since(grant_ns),
-            });
-        }
-    }
+    released
+}
 
+/// Counts the data store's refused writes, and the writes it accepted with
+/// a token below one it had accepted for the key.
+fn count_store_writes(outcome: &RunOutcome, m: &mut RunMetrics) {
     let mut highest: BTreeMap<String, u64> = BTreeMap::new();
     for o in &outcome.obs {
         match &o.event {
@@ -215,9 +257,6 @@ pub fn measure(outcome: &RunOutcome, ttl_ns: u64) -> RunMetrics {
             _ => {}
         }
     }
-    m.unavailability_ns = unavailability(outcome, &granted_at);
-    m.false_expiries = false_expiries(outcome, ttl_ns);
-    m
 }
 
 /// For each crash of a client while it believed it held a key: the time to

@@ -232,7 +232,6 @@ pub fn run_study(spec: &StudySpec, base: &Scenario, plan: impl Into<SeedPlan>, j
     let started = std::time::Instant::now();
     let cells = grid::cells(spec);
     let scenarios: Vec<Scenario> = cells.iter().map(|c| grid::apply(base, spec, c)).collect();
-    let options = RunOptions { trace: false, extra_bugs: Default::default(), keep_observations: true, ..RunOptions::default() };
     let mut done = vec![0_u64; cells.len()];
     let mut wanted = vec![plan.initial(); cells.len()];
     let mut records: Vec<RunRecord> = Vec::new();
@@ -244,26 +243,7 @@ pub fn run_study(spec: &StudySpec, base: &Scenario, plan: impl Into<SeedPlan>, j
         if work.is_empty() {
             break;
         }
-        let next = AtomicUsize::new(0);
-        let results = Mutex::new(Vec::with_capacity(work.len()));
-        std::thread::scope(|scope| {
-            for _ in 0..jobs.max(1).min(work.len()) {
-                scope.spawn(|| loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((i, seed)) = work.get(k).copied() else { break };
-                    let phase = grid::phase(spec, seed);
-                    let scenario = grid::apply_phased(base, spec, &cells[i], &phase);
-                    let outcome = run_seed(&scenario, seed, &options);
-                    // Observations are large: keep only the figures.
-                    let figures = measure(&outcome, lock_ttl_ns(&scenario));
-                    let predicted = theory::predict_run(&scenario, &figures);
-                    let digest = outcome.trace_digest.clone();
-                    let record = RunRecord { cell: i, seed, phase, metrics: figures, predicted, digest, verdict: outcome.verdict };
-                    results.lock().expect("results lock").push(record);
-                });
-            }
-        });
-        records.extend(results.into_inner().expect("results lock"));
+        records.extend(run_batch(spec, base, &cells, &work, jobs));
         records.sort_by_key(|r| (r.cell, r.seed));
         for i in 0..cells.len() {
             done[i] = wanted[i];
@@ -282,38 +262,7 @@ pub fn run_study(spec: &StudySpec, base: &Scenario, plan: impl Into<SeedPlan>, j
         .into_iter()
         .zip(metrics)
         .enumerate()
-        .map(|(index, (params, metrics))| {
-            let prediction = theory::predict(&scenarios[index]);
-            let unsafe_invariants: Vec<String> = metrics.invariants.keys().filter(|id| crate::scenario::is_safety(id)).cloned().collect();
-            let unsafe_measured = !unsafe_invariants.is_empty();
-            let measured = if unsafe_measured { "unsafe" } else { "safe" };
-            let agreement = match prediction.as_ref().map(|p| p.verdict) {
-                Some("safe") if unsafe_measured => "theory-safe-measured-unsafe",
-                Some("unsafe") if !unsafe_measured => "theory-unsafe-measured-safe",
-                _ => "agree",
-            };
-            let setup = CellSetup::of(&scenarios[index]);
-            let rates = CellRates {
-                unsafe_runs: metrics.unsafe_runs(),
-                overlapping_handovers: metrics.overlapping_handovers(),
-                invariant_runs: metrics.invariant_rates(),
-            };
-            let runs_here: Vec<&RunRecord> = records.iter().filter(|r| r.cell == index).collect();
-            let per_run = theory::RunAgreement::of(&runs_here);
-            CellResult {
-                index,
-                label: grid::label(&params),
-                params,
-                setup,
-                metrics,
-                rates,
-                prediction,
-                per_run,
-                unsafe_invariants,
-                measured,
-                agreement,
-            }
-        })
+        .map(|(index, (params, metrics))| cell_result(index, params, metrics, &scenarios[index], &records))
         .collect();
     let seeds_end = plan.first() + plan.most() * if spec.distinct_seeds { cells.len().max(1) as u64 } else { 1 };
     StudyResults {
@@ -358,6 +307,66 @@ pub struct CellRates {
 
 /// The TTL of the first lock workload (what "renewed within its TTL" means
 /// for false expiries); 0 if the scenario has none.
+/// Runs each (cell, seed) of `work` with `jobs` threads, keeping each run's
+/// figures (its observations are large) in any order.
+fn run_batch(spec: &StudySpec, base: &Scenario, cells: &[CellParams], work: &[(usize, u64)], jobs: usize) -> Vec<RunRecord> {
+    let options = RunOptions { trace: false, extra_bugs: Default::default(), keep_observations: true, ..RunOptions::default() };
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::with_capacity(work.len()));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1).min(work.len()) {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some((i, seed)) = work.get(k).copied() else { break };
+                let phase = grid::phase(spec, seed);
+                let scenario = grid::apply_phased(base, spec, &cells[i], &phase);
+                let outcome = run_seed(&scenario, seed, &options);
+                let figures = measure(&outcome, lock_ttl_ns(&scenario));
+                let predicted = theory::predict_run(&scenario, &figures);
+                let digest = outcome.trace_digest.clone();
+                let record = RunRecord { cell: i, seed, phase, metrics: figures, predicted, digest, verdict: outcome.verdict };
+                results.lock().expect("results lock").push(record);
+            });
+        }
+    });
+    results.into_inner().expect("results lock")
+}
+
+/// One cell's result: its figures, the theory's prediction for its
+/// scenario, and whether the two agree.
+fn cell_result(index: usize, params: CellParams, metrics: CellMetrics, scenario: &Scenario, records: &[RunRecord]) -> CellResult {
+    let prediction = theory::predict(scenario);
+    let unsafe_invariants: Vec<String> = metrics.invariants.keys().filter(|id| crate::scenario::is_safety(id)).cloned().collect();
+    let unsafe_measured = !unsafe_invariants.is_empty();
+    let measured = if unsafe_measured { "unsafe" } else { "safe" };
+    let agreement = match prediction.as_ref().map(|p| p.verdict) {
+        Some("safe") if unsafe_measured => "theory-safe-measured-unsafe",
+        Some("unsafe") if !unsafe_measured => "theory-unsafe-measured-safe",
+        _ => "agree",
+    };
+    let setup = CellSetup::of(scenario);
+    let rates = CellRates {
+        unsafe_runs: metrics.unsafe_runs(),
+        overlapping_handovers: metrics.overlapping_handovers(),
+        invariant_runs: metrics.invariant_rates(),
+    };
+    let runs_here: Vec<&RunRecord> = records.iter().filter(|r| r.cell == index).collect();
+    let per_run = theory::RunAgreement::of(&runs_here);
+    CellResult {
+        index,
+        label: grid::label(&params),
+        params,
+        setup,
+        metrics,
+        rates,
+        prediction,
+        per_run,
+        unsafe_invariants,
+        measured,
+        agreement,
+    }
+}
+
 fn lock_ttl_ns(s: &Scenario) -> u64 {
     s.workloads
         .iter()

@@ -73,73 +73,92 @@ pub fn csv(results: &StudyResults) -> String {
         let _ = write!(out, ",{}", id.replace('-', "_"));
     }
     let _ = writeln!(out, ",{CSV_FIGURES}");
-    let opt = |v: Option<String>| v.unwrap_or_default();
-    let ms = |ns: i128| format!("{:.3}", ns as f64 / 1e6);
     for c in &results.cells {
-        let p = &c.params;
         let m = &c.metrics;
-        let count = |id: &str| m.invariants.get(id).copied().unwrap_or(0);
-        let mut fields = vec![
-            c.index.to_string(),
-            opt(p.lease_expiry.map(str::to_string)),
-            opt(p.fenced.map(|v| v.to_string())),
-            opt(p.belief_from.map(str::to_string)),
-            opt(p.ttl_ns.map(|v| ms(v.into()))),
-            opt(p.keepalive_ns.map(|v| ms(v.into()))),
-            opt(p.pause_ns.map(|v| ms(v.into()))),
-            opt(p.hold_ns.map(|v| ms(v.into()))),
-            opt(p.wall_offset_ns.map(|v| ms(v.into()))),
-            opt(p.leader_jump_ns.map(|v| ms(v.into()))),
-            opt(p.client_drift.map(|v| v.to_string())),
-            opt(p.leader_drift.map(|v| v.to_string())),
-            opt(p.s1_drift.map(|v| v.to_string())),
-            opt(p.server_slew.map(|v| v.to_string())),
-            opt(p.margin.map(|v| v.to_string())),
-            m.runs.to_string(),
-            m.runs_with_violation.to_string(),
-        ];
-        fields.extend(ids.iter().map(|id| count(id).to_string()));
-        let (u, o, a) = (&c.rates.unsafe_runs, &c.rates.overlapping_handovers, &c.per_run);
-        fields.extend([
-            m.runs_unsafe.to_string(),
-            format!("{:.4}", u.p),
-            format!("{:.4}", u.lo),
-            format!("{:.4}", u.hi),
-            m.handovers.to_string(),
-            m.handovers_by_release.to_string(),
-            m.handovers_by_expiry.to_string(),
-            m.handovers_overlapping.to_string(),
-            format!("{:.4}", o.p),
-            format!("{:.4}", o.lo),
-            format!("{:.4}", o.hi),
-            ms(m.max_overlap_ns.into()),
-            opt(a.edge_margin.map(|v| format!("{v:.4}"))),
-            opt(a.fixed_delay_ns.map(|v| ms(v.into()))),
-            opt(a.observed_delay_ns.map(|v| ms(v.into()))),
-            a.runs.to_string(),
-            a.not_modelled_runs.to_string(),
-            a.predicted_overlap_runs.to_string(),
-            a.measured_overlap_runs.to_string(),
-            a.agree_runs.to_string(),
-            a.verdict.to_string(),
-            format!("{:.4}", m.lease_hours),
-            format!("{:.2}", m.belief_overlap_per_lease_hour),
-            format!("{:.2}", m.early_expiry_per_lease_hour),
-            opt(m.min_margin_ns.map(|v| ms(v.into()))),
-            m.stale_rejected.to_string(),
-            m.stale_accepted.to_string(),
-            m.unavailability_samples.to_string(),
-            opt(m.unavailability_mean_ns.map(|v| ms(v.into()))),
-            opt(m.unavailability_max_ns.map(|v| ms(v.into()))),
-            m.false_expiries.to_string(),
-            opt(c.prediction.as_ref().map(|p| p.verdict.to_string())),
-            c.measured.to_string(),
-            c.unsafe_invariants.join(" "),
-            c.agreement.to_string(),
-        ]);
+        let mut fields = cell_params_fields(c);
+        fields.extend(ids.iter().map(|id| m.invariants.get(*id).copied().unwrap_or(0).to_string()));
+        fields.extend(cell_figure_fields(c));
         let _ = writeln!(out, "{}", fields.join(","));
     }
     out
+}
+
+/// Milliseconds with three decimals, for the CSV files.
+fn ms(ns: i128) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+/// An optional CSV field: empty when absent.
+fn opt(v: Option<String>) -> String {
+    v.unwrap_or_default()
+}
+
+/// A cell's row of `csv` up to its invariant counts: `CSV_PARAMS`, runs,
+/// runs_with_violation.
+fn cell_params_fields(c: &CellResult) -> Vec<String> {
+    let (p, m) = (&c.params, &c.metrics);
+    vec![
+        c.index.to_string(),
+        opt(p.lease_expiry.map(str::to_string)),
+        opt(p.fenced.map(|v| v.to_string())),
+        opt(p.belief_from.map(str::to_string)),
+        opt(p.ttl_ns.map(|v| ms(v.into()))),
+        opt(p.keepalive_ns.map(|v| ms(v.into()))),
+        opt(p.pause_ns.map(|v| ms(v.into()))),
+        opt(p.hold_ns.map(|v| ms(v.into()))),
+        opt(p.wall_offset_ns.map(|v| ms(v.into()))),
+        opt(p.leader_jump_ns.map(|v| ms(v.into()))),
+        opt(p.client_drift.map(|v| v.to_string())),
+        opt(p.leader_drift.map(|v| v.to_string())),
+        opt(p.s1_drift.map(|v| v.to_string())),
+        opt(p.server_slew.map(|v| v.to_string())),
+        opt(p.margin.map(|v| v.to_string())),
+        m.runs.to_string(),
+        m.runs_with_violation.to_string(),
+    ]
+}
+
+/// A cell's row of `csv` after its invariant counts: `CSV_FIGURES`.
+fn cell_figure_fields(c: &CellResult) -> Vec<String> {
+    let m = &c.metrics;
+    let (u, o, a) = (&c.rates.unsafe_runs, &c.rates.overlapping_handovers, &c.per_run);
+    vec![
+        m.runs_unsafe.to_string(),
+        format!("{:.4}", u.p),
+        format!("{:.4}", u.lo),
+        format!("{:.4}", u.hi),
+        m.handovers.to_string(),
+        m.handovers_by_release.to_string(),
+        m.handovers_by_expiry.to_string(),
+        m.handovers_overlapping.to_string(),
+        format!("{:.4}", o.p),
+        format!("{:.4}", o.lo),
+        format!("{:.4}", o.hi),
+        ms(m.max_overlap_ns.into()),
+        opt(a.edge_margin.map(|v| format!("{v:.4}"))),
+        opt(a.fixed_delay_ns.map(|v| ms(v.into()))),
+        opt(a.observed_delay_ns.map(|v| ms(v.into()))),
+        a.runs.to_string(),
+        a.not_modelled_runs.to_string(),
+        a.predicted_overlap_runs.to_string(),
+        a.measured_overlap_runs.to_string(),
+        a.agree_runs.to_string(),
+        a.verdict.to_string(),
+        format!("{:.4}", m.lease_hours),
+        format!("{:.2}", m.belief_overlap_per_lease_hour),
+        format!("{:.2}", m.early_expiry_per_lease_hour),
+        opt(m.min_margin_ns.map(|v| ms(v.into()))),
+        m.stale_rejected.to_string(),
+        m.stale_accepted.to_string(),
+        m.unavailability_samples.to_string(),
+        opt(m.unavailability_mean_ns.map(|v| ms(v.into()))),
+        opt(m.unavailability_max_ns.map(|v| ms(v.into()))),
+        m.false_expiries.to_string(),
+        opt(c.prediction.as_ref().map(|p| p.verdict.to_string())),
+        c.measured.to_string(),
+        c.unsafe_invariants.join(" "),
+        c.agreement.to_string(),
+    ]
 }
 
 /// One row per run: its cell, seed, fault times, every invariant's count
@@ -155,7 +174,6 @@ pub fn runs_csv(results: &StudyResults) -> String {
 stale_rejected,stale_accepted,unavailability_samples,unavailability_mean_ms,false_expiries,\
 predicted_gap_ms,modelled,predicted_overlap,measured_overlap,observed_delay_ms,max_renewal_lag_ms,longest_pause_ms,leaders,digest\n",
     );
-    let ms = |ns: i128| format!("{:.3}", ns as f64 / 1e6);
     for r in &results.runs {
         let m = &r.metrics;
         let mut f = vec![
@@ -245,79 +263,91 @@ fn heatmaps(results: &StudyResults) -> Vec<(String, String)> {
     groups.dedup();
     let mut out = Vec::new();
     for group in groups {
-        let mine: Vec<&&CellResult> = cells.iter().filter(|c| group_of(c) == group).collect();
-        let at = |x: f64, y: f64| -> Vec<&&&CellResult> {
-            mine.iter().filter(|c| c.params.leader_drift == Some(x) && c.params.margin == Some(y)).collect()
-        };
-        let rate_at = |x: f64, y: f64| -> Option<Rate> {
-            let here = at(x, y);
-            if here.is_empty() {
-                return None;
-            }
-            Some(Rate::of(here.iter().map(|c| c.metrics.runs_unsafe).sum(), here.iter().map(|c| c.metrics.runs).sum()))
-        };
-        let values = ys.iter().map(|y| xs.iter().map(|x| rate_at(*x, *y).map(|r| r.p)).collect()).collect();
-        let text = ys
-            .iter()
-            .map(|y| {
-                xs.iter()
-                    .map(|x| match rate_at(*x, *y) {
-                        Some(r) => vec![format!("{}/{}", r.k, r.n), format!("[{:.2}, {:.2}]", r.lo, r.hi)],
-                        None => Vec::new(),
-                    })
-                    .collect()
-            })
-            .collect();
-        let from_receipt = mine.iter().any(|c| c.params.belief_from == Some("receipt"));
-        // The refined edge per column, from the theory's per-run figures.
-        let refined: Vec<Option<f64>> =
-            xs.iter().map(|x| mine.iter().find(|c| c.params.leader_drift == Some(*x)).and_then(|c| c.per_run.edge_margin)).collect();
-        let delay_ms = mine.iter().find_map(|c| c.per_run.fixed_delay_ns).map_or(0.0, |d| d as f64 / 1e6);
-        let delay_over_ttl =
-            mine.iter().find_map(|c| c.prediction.as_ref().map(|p| p.delay_ns as f64 / p.ttl_ns.max(1) as f64)).unwrap_or(0.0);
-        let classic: Vec<Option<f64>> = xs
-            .iter()
-            .map(|rho| Some(if from_receipt { 1.0 - (1.0 - rho) * (1.0 / (1.0 + rho) - delay_over_ttl) } else { 2.0 * rho / (1.0 + rho) }))
-            .collect();
-        let classic_label = if from_receipt {
-            "- - Chubby-style (timer from receipt, one ρ for all): safe above"
-        } else {
-            "- - Gray & Cheriton 1989 (one ρ for all clocks): m ≥ 2ρ/(1+ρ), safe above"
-        };
-        let heatmap = Heatmap {
-            title: format!("{group}: runs with any safety violation"),
-            x_label: "leader (server) clock drift ρ — categories, not to scale".into(),
-            y_label: "client margin m — categories".into(),
-            xs: xs.clone(),
-            ys: ys.clone(),
-            values,
-            text,
-            value_label: "fraction of runs with a safety violation (0–1); cell: k/n [95% Wilson]".into(),
-            edges: vec![
-                Edge {
-                    label: if from_receipt {
-                        format!("— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms net of a reply round trip: safe above")
-                    } else {
-                        format!("— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms: safe above")
-                    },
-                    short: "refined edge".into(),
-                    ys: refined,
-                    dashed: false,
-                    colour: "#111111",
-                },
-                Edge {
-                    label: classic_label.into(),
-                    short: if from_receipt { "Chubby".into() } else { "Gray–Cheriton".into() },
-                    ys: classic,
-                    dashed: true,
-                    colour: "#1f4e9c",
-                },
-            ],
-        };
+        let mine: Vec<&CellResult> = cells.iter().copied().filter(|c| group_of(c) == group).collect();
+        let heatmap = group_heatmap(&group, &mine, &xs, &ys);
         let file = format!("heatmap-{}.svg", group.replace([' ', '='], "-"));
         out.push((file, heatmap_svg(&heatmap)));
     }
     out
+}
+
+/// One group's heatmap of unsafe-run rates over drift × margin, with the
+/// theory's edges.
+fn group_heatmap(group: &str, mine: &[&CellResult], xs: &[f64], ys: &[f64]) -> Heatmap {
+    let at = |x: f64, y: f64| -> Vec<&&CellResult> {
+        mine.iter().filter(|c| c.params.leader_drift == Some(x) && c.params.margin == Some(y)).collect()
+    };
+    let rate_at = |x: f64, y: f64| -> Option<Rate> {
+        let here = at(x, y);
+        if here.is_empty() {
+            return None;
+        }
+        Some(Rate::of(here.iter().map(|c| c.metrics.runs_unsafe).sum(), here.iter().map(|c| c.metrics.runs).sum()))
+    };
+    let values = ys.iter().map(|y| xs.iter().map(|x| rate_at(*x, *y).map(|r| r.p)).collect()).collect();
+    let text = ys
+        .iter()
+        .map(|y| {
+            xs.iter()
+                .map(|x| match rate_at(*x, *y) {
+                    Some(r) => vec![format!("{}/{}", r.k, r.n), format!("[{:.2}, {:.2}]", r.lo, r.hi)],
+                    None => Vec::new(),
+                })
+                .collect()
+        })
+        .collect();
+    Heatmap {
+        title: format!("{group}: runs with any safety violation"),
+        x_label: "leader (server) clock drift ρ — categories, not to scale".into(),
+        y_label: "client margin m — categories".into(),
+        xs: xs.to_vec(),
+        ys: ys.to_vec(),
+        values,
+        text,
+        value_label: "fraction of runs with a safety violation (0–1); cell: k/n [95% Wilson]".into(),
+        edges: theory_edges(mine, xs),
+    }
+}
+
+/// The refined edge (this project's, per column from the runs' figures)
+/// and the classic one (Gray & Cheriton, or Chubby's when the timer starts
+/// at receipt).
+fn theory_edges(mine: &[&CellResult], xs: &[f64]) -> Vec<Edge> {
+    let from_receipt = mine.iter().any(|c| c.params.belief_from == Some("receipt"));
+    // The refined edge per column, from the theory's per-run figures.
+    let refined: Vec<Option<f64>> =
+        xs.iter().map(|x| mine.iter().find(|c| c.params.leader_drift == Some(*x)).and_then(|c| c.per_run.edge_margin)).collect();
+    let delay_ms = mine.iter().find_map(|c| c.per_run.fixed_delay_ns).map_or(0.0, |d| d as f64 / 1e6);
+    let delay_over_ttl = mine.iter().find_map(|c| c.prediction.as_ref().map(|p| p.delay_ns as f64 / p.ttl_ns.max(1) as f64)).unwrap_or(0.0);
+    let classic: Vec<Option<f64>> = xs
+        .iter()
+        .map(|rho| Some(if from_receipt { 1.0 - (1.0 - rho) * (1.0 / (1.0 + rho) - delay_over_ttl) } else { 2.0 * rho / (1.0 + rho) }))
+        .collect();
+    let classic_label = if from_receipt {
+        "- - Chubby-style (timer from receipt, one ρ for all): safe above"
+    } else {
+        "- - Gray & Cheriton 1989 (one ρ for all clocks): m ≥ 2ρ/(1+ρ), safe above"
+    };
+    vec![
+        Edge {
+            label: if from_receipt {
+                format!("— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms net of a reply round trip: safe above")
+            } else {
+                format!("— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms: safe above")
+            },
+            short: "refined edge".into(),
+            ys: refined,
+            dashed: false,
+            colour: "#111111",
+        },
+        Edge {
+            label: classic_label.into(),
+            short: if from_receipt { "Chubby".into() } else { "Gray–Cheriton".into() },
+            ys: classic,
+            dashed: true,
+            colour: "#1f4e9c",
+        },
+    ]
 }
 
 fn group_of(c: &CellResult) -> String {

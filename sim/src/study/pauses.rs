@@ -5,15 +5,8 @@
 //! the run's seed and the pause's number, so the run stays deterministic
 //! and a cell's runs see independent lengths.
 
+use super::grid::splitmix64 as mix;
 use super::spec::PauseDistribution;
-
-/// splitmix64 (Steele et al. 2014), as the grid's phases use.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// A uniform draw in (0, 1] for pause `k` of the run with `seed` (`lane`
 /// separates independent draws of one pause).
@@ -90,5 +83,13 @@ mod tests {
         assert_ne!(a, draw(PauseDistribution::Pareto, 100_000_000, 1.5, 8, 3, u64::MAX));
         assert_eq!(draw(PauseDistribution::Fixed, 5, 1.5, 7, 3, u64::MAX), 5);
         assert_eq!(draw(PauseDistribution::Pareto, 100, 0.1, 7, 3, 1_000), 1_000, "capped");
+    }
+
+    #[test]
+    fn the_mix_is_splitmix64() {
+        // The first outputs of SplitMix64 from state 0 (Vigna's reference
+        // implementation): the draws above depend on these exact bits.
+        assert_eq!(mix(0), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(mix(0x9e37_79b9_7f4a_7c15), 0x6e78_9e6a_a1b9_65f4);
     }
 }

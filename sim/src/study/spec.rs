@@ -3,17 +3,22 @@
 //! the scenario loader's format, because a study is hours of CPU and a typo
 //! found after the sweep is hours lost.
 //!
-//! Line numbers come from a scan of the source for the key (the `toml`
-//! crate's `Table` keeps no spans); syntax errors carry the parser's span.
+//! The file is read with the scenario loader's TOML tree, which keeps
+//! every key's and value's byte span (`scenario::raw`), and its
+//! `TableReader`, so a problem is reported where it is written; problems
+//! with a key as a whole point at the key.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use leasesim_core::ExpiryStrategy;
-use toml::{Table, Value};
 
-use crate::scenario::duration::{parse_duration, parse_signed_duration};
-use crate::scenario::{BeliefFrom, Diagnostic, Location, ScenarioError, Snippet};
+use crate::scenario::error::Diags;
+use crate::scenario::fields::{TableReader, Val};
+use crate::scenario::raw::{self, Node, Value};
+use crate::scenario::suggest::did_you_mean;
+use crate::scenario::{BeliefFrom, ScenarioError};
+use leasesim_core::duration::{parse_duration, parse_signed_duration};
 
 /// Every axis a study may vary; each holds the values its cells take.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -154,227 +159,59 @@ pub fn load(path: &Path) -> Result<StudySpec, ScenarioError> {
 
 /// Parses a spec; `base` stays as written (relative to the spec's folder).
 pub fn parse(text: &str, file: &str) -> Result<StudySpec, ScenarioError> {
-    let mut d = Diags { text, file, list: Vec::new() };
-    let table: Table = match text.parse() {
-        Ok(t) => t,
+    let mut d = Diags::new(text);
+    let root = match raw::parse_document(text) {
+        Ok(root) => root,
         Err(e) => {
-            let at = e.span().map_or(0, |s| s.start);
-            d.at_offset(at, format!("not valid TOML: {}", e.message().trim()), "fix the TOML syntax at this point");
-            return Err(d.finish());
+            let at = e.span.map(|s| s.start..s.start);
+            d.error(at, format!("not valid TOML: {}", e.message), "fix the TOML syntax at this point");
+            return Err(d.into_error(file));
         }
     };
-    for key in table.keys().filter(|k| !TOP_KEYS.contains(&k.as_str())) {
-        d.key(None, key, format!("unknown key `{key}`"), format!("use one of: {}", TOP_KEYS.join(", ")));
+    let mut top = TableReader::root(&root);
+    let spec = read_spec(&mut top, &mut d, text.len());
+    top.finish(&mut d, &TOP_KEYS);
+    if d.is_empty() {
+        Ok(spec)
+    } else {
+        Err(d.into_error(file))
     }
-    let name = match table.get("name") {
-        Some(Value::String(s)) if !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') => s.clone(),
-        Some(_) => {
-            d.key(None, "name", "`name` must be kebab-case", "write e.g. name = \"drift-vs-margin\"");
-            String::new()
+}
+
+/// Every top-level key, then the checks between keys.
+fn read_spec(top: &mut TableReader<'_>, d: &mut Diags<'_>, text_len: usize) -> StudySpec {
+    let (name, description, base, seeds) = read_identity(top, d);
+    let (jump_at_ns, pause_at_ns, pause_every_ns, random_phase, phase_window_ns) = read_phase(top, d);
+    let (target_ci_width, min_seeds, max_seeds, distinct_seeds) = read_seed_counts(top, d);
+    let (pause_distribution, pause_shape) = read_pause_distribution(top, d);
+    let slew_at_ns = duration_key(top, d, "slew_at", 5_000_000_000);
+    let slew_for_ns = duration_key(top, d, "slew_for", 5_000_000_000);
+    let axes = match top.take("axes") {
+        Some(v) => {
+            v.table(d, "[axes]", "write [axes] and one array per axis below it").map_or_else(Axes::default, |mut t| read_axes(&mut t, d))
         }
         None => {
-            d.at_offset(0, "missing `name`", "add name = \"my-study\" at the top");
-            String::new()
-        }
-    };
-    let description = table.get("description").and_then(Value::as_str).map(str::to_string);
-    let base = match table.get("base") {
-        Some(Value::String(s)) => PathBuf::from(s),
-        Some(_) => {
-            d.key(None, "base", "`base` must be a string", "write the scenario path, e.g. base = \"base.toml\"");
-            PathBuf::new()
-        }
-        None => {
-            d.at_offset(0, "missing `base`", "add base = \"PATH.toml\" (relative to this file)");
-            PathBuf::new()
-        }
-    };
-    let seeds = match table.get("seeds") {
-        None => 0..8,
-        Some(Value::String(s)) => match crate::scenario::seeds::parse(s) {
-            Ok(r) => r,
-            Err(e) => {
-                let (what, fix) = e.explain(s);
-                d.key(None, "seeds", what, fix);
-                0..1
-            }
-        },
-        Some(_) => {
-            d.key(None, "seeds", "`seeds` must be a string", "write seeds = \"0..20\"");
-            0..1
-        }
-    };
-    let jump_at_ns = d.duration_key(None, table.get("jump_at"), "jump_at", 5_000_000_000);
-    let pause_at_ns = d.duration_key(None, table.get("pause_at"), "pause_at", 3_000_000_000);
-    let pause_every_ns = d.duration_key(None, table.get("pause_every"), "pause_every", 6_000_000_000);
-    if pause_every_ns == 0 {
-        d.key(None, "pause_every", "`pause_every` must be above zero", "write e.g. pause_every = \"6s\"");
-    }
-    let random_phase = match table.get("fault_phase") {
-        None => false,
-        Some(Value::String(v)) if v == "fixed" => false,
-        Some(Value::String(v)) if v == "random" => true,
-        Some(_) => {
-            d.key(
-                None,
-                "fault_phase",
-                "`fault_phase` must be \"fixed\" or \"random\"",
-                "write fault_phase = \"random\" (offsets drawn per seed) or \"fixed\"",
-            );
-            false
-        }
-    };
-    let phase_window_ns = d.duration_key(None, table.get("phase_window"), "phase_window", pause_every_ns);
-    if table.contains_key("phase_window") && !random_phase {
-        d.key(
-            None,
-            "phase_window",
-            "`phase_window` has no effect without fault_phase = \"random\"",
-            "add fault_phase = \"random\" or remove phase_window",
-        );
-    }
-    let target_ci_width = match table.get("target_ci_width") {
-        None => None,
-        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
-            Some(w) if w > 0.0 && w <= 1.0 => Some(w),
-            _ => {
-                d.key(
-                    None,
-                    "target_ci_width",
-                    "`target_ci_width` must be a number in (0, 1]",
-                    "write e.g. target_ci_width = 0.25 (the widest 95 % interval of a cell's unsafe-run rate)",
-                );
-                None
-            }
-        },
-    };
-    let mut count_key = |key: &str, default: u64| match table.get(key) {
-        None => default,
-        Some(Value::Integer(n)) if *n >= 1 && *n <= 100_000 => *n as u64,
-        Some(_) => {
-            d.key(None, key, format!("`{key}` must be a whole number from 1 to 100000"), format!("write e.g. {key} = {default}"));
-            default
-        }
-    };
-    let min_seeds = count_key("min_seeds", 8);
-    let max_seeds = count_key("max_seeds", 64);
-    for key in ["min_seeds", "max_seeds"] {
-        if table.contains_key(key) && target_ci_width.is_none() {
-            d.key(
-                None,
-                key,
-                format!("`{key}` needs target_ci_width"),
-                "add target_ci_width = 0.25, or use seeds = \"A..B\" for a fixed count",
-            );
-        }
-    }
-    if min_seeds > max_seeds {
-        d.key(
-            None,
-            "max_seeds",
-            format!("`max_seeds` ({max_seeds}) is below `min_seeds` ({min_seeds})"),
-            "make max_seeds at least min_seeds",
-        );
-    }
-    if target_ci_width.is_some() && table.contains_key("seeds") {
-        d.key(
-            None,
-            "seeds",
-            "`seeds` and target_ci_width both set how many seeds a cell runs",
-            "remove `seeds` (adaptive cells run seeds 0, 1, … up to max_seeds) or remove target_ci_width",
-        );
-    }
-    let distinct_seeds = match table.get("seeds_per_cell") {
-        None => false,
-        Some(Value::String(v)) if v == "shared" => false,
-        Some(Value::String(v)) if v == "distinct" => true,
-        Some(_) => {
-            d.key(
-                None,
-                "seeds_per_cell",
-                "`seeds_per_cell` must be \"shared\" or \"distinct\"",
-                "write seeds_per_cell = \"distinct\" (cell i runs first + i × stride + k) or \"shared\" (every cell the same seeds)",
-            );
-            false
-        }
-    };
-    let pause_distribution = match table.get("pause_distribution") {
-        None => PauseDistribution::Fixed,
-        Some(Value::String(v)) if v == "fixed" => PauseDistribution::Fixed,
-        Some(Value::String(v)) if v == "pareto" => PauseDistribution::Pareto,
-        Some(Value::String(v)) if v == "lognormal" => PauseDistribution::Lognormal,
-        Some(_) => {
-            d.key(
-                None,
-                "pause_distribution",
-                "`pause_distribution` must be \"fixed\", \"pareto\" or \"lognormal\"",
-                "write pause_distribution = \"pareto\" (with pause_shape = 1.5, the tail index)",
-            );
-            PauseDistribution::Fixed
-        }
-    };
-    let pause_shape = match table.get("pause_shape") {
-        None => match pause_distribution {
-            PauseDistribution::Lognormal => 1.0,
-            _ => 1.5,
-        },
-        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
-            Some(x) if x.is_finite() && x > 0.0 && x <= 10.0 && pause_distribution != PauseDistribution::Fixed => x,
-            Some(_) if pause_distribution == PauseDistribution::Fixed => {
-                d.key(
-                    None,
-                    "pause_shape",
-                    "`pause_shape` has no effect without pause_distribution = \"pareto\" or \"lognormal\"",
-                    "add pause_distribution = \"pareto\" or remove pause_shape",
-                );
-                1.5
-            }
-            _ => {
-                d.key(
-                    None,
-                    "pause_shape",
-                    "`pause_shape` must be a number in (0, 10]",
-                    "write e.g. pause_shape = 1.5 (Pareto's tail index α, or lognormal's σ)",
-                );
-                1.5
-            }
-        },
-    };
-    let slew_at_ns = d.duration_key(None, table.get("slew_at"), "slew_at", 5_000_000_000);
-    let slew_for_ns = d.duration_key(None, table.get("slew_for"), "slew_for", 5_000_000_000);
-    let axes = match table.get("axes") {
-        Some(Value::Table(t)) => parse_axes(t, &mut d),
-        Some(_) => {
-            d.key(None, "axes", "`axes` must be a table", "write [axes] and one array per axis below it");
-            Axes::default()
-        }
-        None => {
-            d.at_offset(text.len(), "missing [axes]", "add [axes] with at least one axis, e.g. margin = [0.0, 0.1]");
+            let end = Some(text_len..text_len);
+            d.error(end, "missing [axes]", "add [axes] with at least one axis, e.g. margin = [0.0, 0.1]");
             Axes::default()
         }
     };
     for key in ["slew_at", "slew_for"] {
-        if table.contains_key(key) && axes.server_slew.is_empty() {
-            d.key(
-                None,
-                key,
-                format!("`{key}` has no effect without a `server_slew` axis"),
-                "add server_slew = [ … ] under [axes], or remove it",
-            );
+        if axes.server_slew.is_empty() {
+            if let Some(span) = top.key_span(key) {
+                let message = format!("`{key}` has no effect without a `server_slew` axis");
+                d.error(Some(span), message, "add server_slew = [ … ] under [axes], or remove it");
+            }
         }
     }
     if pause_distribution != PauseDistribution::Fixed && axes.pause_ns.is_empty() {
-        d.key(
-            None,
-            "pause_distribution",
+        d.error(
+            top.key_span("pause_distribution"),
             "`pause_distribution` needs a `pause` axis (its scale: Pareto's minimum, lognormal's median)",
             "add pause = [\"100ms\"] under [axes]",
         );
     }
-    if !d.list.is_empty() {
-        return Err(d.finish());
-    }
-    Ok(StudySpec {
+    StudySpec {
         name,
         description,
         base,
@@ -393,96 +230,281 @@ pub fn parse(text: &str, file: &str) -> Result<StudySpec, ScenarioError> {
         pause_shape,
         slew_at_ns,
         slew_for_ns,
-    })
+    }
 }
 
-fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
-    let mut axes = Axes::default();
-    for (key, value) in t {
-        let Some(values) = value.as_array() else {
-            if AXIS_KEYS.contains(&key.as_str()) {
-                d.key(Some("axes"), key, format!("axis `{key}` must be an array"), format!("write {key} = [ … ] with one or more values"));
-            } else {
-                d.key(Some("axes"), key, format!("unknown axis `{key}`"), format!("use one of: {}", AXIS_KEYS.join(", ")));
+/// Reports a problem with a key as a whole, at the key.
+fn at_key(d: &mut Diags<'_>, v: &Val<'_>, message: impl Into<String>, fix: impl Into<String>) {
+    d.error(v.key_span.clone(), message, fix);
+}
+
+/// A string value, or `None` for any other kind.
+fn text<'a>(v: &Val<'a>) -> Option<&'a str> {
+    match &v.node.value {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// A number (integers accepted), or `None` for any other kind.
+fn number(node: &Node) -> Option<f64> {
+    match node.value {
+        Value::Float(f) => Some(f),
+        Value::Integer(i) => Some(i as f64),
+        _ => None,
+    }
+}
+
+/// `name`, `description`, `base` and `seeds`.
+fn read_identity(top: &mut TableReader<'_>, d: &mut Diags<'_>) -> (String, Option<String>, PathBuf, Range<u64>) {
+    let kebab = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    let name = match top.take("name") {
+        Some(v) => match text(&v) {
+            Some(s) if kebab(s) => s.to_string(),
+            _ => {
+                at_key(d, &v, "`name` must be kebab-case", "write e.g. name = \"drift-vs-margin\"");
+                String::new()
             }
+        },
+        None => {
+            d.error(Some(0..0), "missing `name`", "add name = \"my-study\" at the top");
+            String::new()
+        }
+    };
+    let description = top.take("description").and_then(|v| text(&v).map(str::to_string));
+    let base = match top.take("base") {
+        Some(v) => text(&v).map(PathBuf::from).unwrap_or_else(|| {
+            at_key(d, &v, "`base` must be a string", "write the scenario path, e.g. base = \"base.toml\"");
+            PathBuf::new()
+        }),
+        None => {
+            d.error(Some(0..0), "missing `base`", "add base = \"PATH.toml\" (relative to this file)");
+            PathBuf::new()
+        }
+    };
+    let seeds = match top.take("seeds") {
+        None => 0..8,
+        Some(v) => match text(&v).map(|s| (s, crate::scenario::seeds::parse(s))) {
+            Some((_, Ok(range))) => range,
+            Some((s, Err(e))) => {
+                let (what, fix) = e.explain(s);
+                at_key(d, &v, what, fix);
+                0..1
+            }
+            None => {
+                at_key(d, &v, "`seeds` must be a string", "write seeds = \"0..20\"");
+                0..1
+            }
+        },
+    };
+    (name, description, base, seeds)
+}
+
+/// A duration key, `default_ns` when absent (or bad, after reporting it).
+fn duration_key(top: &mut TableReader<'_>, d: &mut Diags<'_>, key: &str, default_ns: u64) -> u64 {
+    top.take(key).map_or(default_ns, |v| v.duration(d).unwrap_or(default_ns))
+}
+
+/// A string key with a few allowed words, mapped to their meaning; the
+/// first word is the default.
+fn choice<T: Copy>(top: &mut TableReader<'_>, d: &mut Diags<'_>, key: &str, words: &[(&str, T)], fix: &str) -> T {
+    let Some(v) = top.take(key) else { return words[0].1 };
+    match words.iter().find(|(word, _)| text(&v) == Some(word)) {
+        Some(&(_, meaning)) => meaning,
+        None => {
+            let quoted: Vec<String> = words.iter().map(|(word, _)| format!("\"{word}\"")).collect();
+            let listed = match quoted.split_last() {
+                Some((last, [])) => last.clone(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            at_key(d, &v, format!("`{key}` must be {listed}"), fix);
+            words[0].1
+        }
+    }
+}
+
+/// When the pauses and jumps happen: `jump_at`, `pause_at`, `pause_every`,
+/// `fault_phase` and `phase_window`.
+fn read_phase(top: &mut TableReader<'_>, d: &mut Diags<'_>) -> (u64, u64, u64, bool, u64) {
+    let jump_at_ns = duration_key(top, d, "jump_at", 5_000_000_000);
+    let pause_at_ns = duration_key(top, d, "pause_at", 3_000_000_000);
+    let pause_every_ns = duration_key(top, d, "pause_every", 6_000_000_000);
+    if pause_every_ns == 0 {
+        d.error(top.key_span("pause_every"), "`pause_every` must be above zero", "write e.g. pause_every = \"6s\"");
+    }
+    let fix = "write fault_phase = \"random\" (offsets drawn per seed) or \"fixed\"";
+    let random_phase = choice(top, d, "fault_phase", &[("fixed", false), ("random", true)], fix);
+    let phase_window_ns = duration_key(top, d, "phase_window", pause_every_ns);
+    if let Some(span) = top.key_span("phase_window").filter(|_| !random_phase) {
+        d.error(
+            Some(span),
+            "`phase_window` has no effect without fault_phase = \"random\"",
+            "add fault_phase = \"random\" or remove phase_window",
+        );
+    }
+    (jump_at_ns, pause_at_ns, pause_every_ns, random_phase, phase_window_ns)
+}
+
+/// How many seeds a cell runs: `target_ci_width`, `min_seeds`,
+/// `max_seeds`, `seeds_per_cell` (and their clash with `seeds`).
+fn read_seed_counts(top: &mut TableReader<'_>, d: &mut Diags<'_>) -> (Option<f64>, u64, u64, bool) {
+    let target_ci_width = top.take("target_ci_width").and_then(|v| match number(v.node) {
+        Some(w) if w > 0.0 && w <= 1.0 => Some(w),
+        _ => {
+            at_key(
+                d,
+                &v,
+                "`target_ci_width` must be a number in (0, 1]",
+                "write e.g. target_ci_width = 0.25 (the widest 95 % interval of a cell's unsafe-run rate)",
+            );
+            None
+        }
+    });
+    let mut count_key = |key: &str, default: u64| match top.take(key) {
+        None => default,
+        Some(v) => match v.node.value {
+            Value::Integer(n) if (1..=100_000).contains(&n) => n as u64,
+            _ => {
+                at_key(d, &v, format!("`{key}` must be a whole number from 1 to 100000"), format!("write e.g. {key} = {default}"));
+                default
+            }
+        },
+    };
+    let min_seeds = count_key("min_seeds", 8);
+    let max_seeds = count_key("max_seeds", 64);
+    for key in ["min_seeds", "max_seeds"] {
+        if let Some(span) = top.key_span(key).filter(|_| target_ci_width.is_none()) {
+            let fix = "add target_ci_width = 0.25, or use seeds = \"A..B\" for a fixed count";
+            d.error(Some(span), format!("`{key}` needs target_ci_width"), fix);
+        }
+    }
+    if min_seeds > max_seeds {
+        let message = format!("`max_seeds` ({max_seeds}) is below `min_seeds` ({min_seeds})");
+        d.error(top.key_span("max_seeds"), message, "make max_seeds at least min_seeds");
+    }
+    if let Some(span) = top.key_span("seeds").filter(|_| target_ci_width.is_some()) {
+        d.error(
+            Some(span),
+            "`seeds` and target_ci_width both set how many seeds a cell runs",
+            "remove `seeds` (adaptive cells run seeds 0, 1, … up to max_seeds) or remove target_ci_width",
+        );
+    }
+    let fix = "write seeds_per_cell = \"distinct\" (cell i runs first + i × stride + k) or \"shared\" (every cell the same seeds)";
+    let distinct_seeds = choice(top, d, "seeds_per_cell", &[("shared", false), ("distinct", true)], fix);
+    (target_ci_width, min_seeds, max_seeds, distinct_seeds)
+}
+
+/// `pause_distribution` and its `pause_shape`.
+fn read_pause_distribution(top: &mut TableReader<'_>, d: &mut Diags<'_>) -> (PauseDistribution, f64) {
+    let words = [("fixed", PauseDistribution::Fixed), ("pareto", PauseDistribution::Pareto), ("lognormal", PauseDistribution::Lognormal)];
+    let fix = "write pause_distribution = \"pareto\" (with pause_shape = 1.5, the tail index)";
+    let distribution = choice(top, d, "pause_distribution", &words, fix);
+    let default_shape = if distribution == PauseDistribution::Lognormal { 1.0 } else { 1.5 };
+    let Some(v) = top.take("pause_shape") else { return (distribution, default_shape) };
+    let shape = match number(v.node) {
+        Some(x) if x.is_finite() && x > 0.0 && x <= 10.0 && distribution != PauseDistribution::Fixed => x,
+        Some(_) if distribution == PauseDistribution::Fixed => {
+            at_key(
+                d,
+                &v,
+                "`pause_shape` has no effect without pause_distribution = \"pareto\" or \"lognormal\"",
+                "add pause_distribution = \"pareto\" or remove pause_shape",
+            );
+            1.5
+        }
+        _ => {
+            let fix = "write e.g. pause_shape = 1.5 (Pareto's tail index α, or lognormal's σ)";
+            at_key(d, &v, "`pause_shape` must be a number in (0, 10]", fix);
+            1.5
+        }
+    };
+    (distribution, shape)
+}
+
+/// Every axis under `[axes]`: each an array of one or more values.
+fn read_axes(t: &mut TableReader<'_>, d: &mut Diags<'_>) -> Axes {
+    let mut axes = Axes::default();
+    for v in t.take_all() {
+        let key = v.key;
+        if !AXIS_KEYS.contains(&key) {
+            let message = format!("unknown axis `{key}`{}", did_you_mean(key, AXIS_KEYS));
+            at_key(d, &v, message, format!("use one of: {}", AXIS_KEYS.join(", ")));
+            continue;
+        }
+        let Value::Array(values) = &v.node.value else {
+            at_key(d, &v, format!("axis `{key}` must be an array"), format!("write {key} = [ … ] with one or more values"));
             continue;
         };
         if values.is_empty() {
-            d.key(Some("axes"), key, format!("axis `{key}` is empty"), "give at least one value, or remove the axis");
+            at_key(d, &v, format!("axis `{key}` is empty"), "give at least one value, or remove the axis");
             continue;
         }
-        let bad = |d: &mut Diags<'_>, what: &str| {
-            d.key(
-                Some("axes"),
-                key,
-                format!("axis `{key}` holds a value that is not {what}"),
-                format!("every value of `{key}` must be {what}"),
-            );
-        };
-        match key.as_str() {
-            "lease_expiry" => {
-                let parsed: Option<Vec<ExpiryStrategy>> = values.iter().map(|v| strategy(v.as_str()?)).collect();
-                match parsed {
-                    Some(v) => axes.lease_expiry = v,
-                    None => bad(d, "leader-monotonic, leader-stamped-wall or writer-clock"),
-                }
-            }
-            "leader_drift" | "client_drift" | "margin" | "s1_drift" | "server_slew" => {
-                let (lo, hi, what) = if key == "margin" { (0.0, 1.0, "a number in [0, 1)") } else { (-1.0, 1.0, "a number in (-1, 1)") };
-                let parsed: Option<Vec<f64>> = values
-                    .iter()
-                    .map(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-                    .map(|f| f.filter(|f| f.is_finite() && *f >= lo && *f < hi && (key == "margin" || *f > lo)))
-                    .collect();
-                match (parsed, key.as_str()) {
-                    (Some(v), "leader_drift") => axes.leader_drift = v,
-                    (Some(v), "client_drift") => axes.client_drift = v,
-                    (Some(v), "s1_drift") => axes.s1_drift = v,
-                    (Some(v), "server_slew") => axes.server_slew = v,
-                    (Some(v), _) => axes.margin = v,
-                    (None, _) => bad(d, what),
-                }
-            }
-            "wall_offset" | "leader_jump" => {
-                let parsed: Option<Vec<i64>> = values.iter().map(|v| parse_signed_duration(v.as_str()?).ok()).collect();
-                match (parsed, key.as_str()) {
-                    (Some(v), "wall_offset") => axes.wall_offset_ns = v,
-                    (Some(v), _) => axes.leader_jump_ns = v,
-                    (None, _) => bad(d, "a signed duration string such as \"+10s\""),
-                }
-            }
-            "ttl" | "pause" | "keepalive" | "hold" => {
-                let parsed: Option<Vec<u64>> = values.iter().map(|v| parse_duration(v.as_str()?).ok()).collect();
-                match (parsed, key.as_str()) {
-                    (Some(v), "ttl") if v.iter().all(|t| *t > 0) => axes.ttl_ns = v,
-                    (Some(v), "keepalive") if v.iter().all(|t| *t > 0) => axes.keepalive_ns = v,
-                    (Some(v), "pause") => axes.pause_ns = v,
-                    (Some(v), "hold") => axes.hold_ns = v,
-                    _ => bad(d, "a duration string such as \"2s\" (a TTL or keep-alive above zero)"),
-                }
-            }
-            "belief_from" => {
-                let parsed: Option<Vec<BeliefFrom>> = values
-                    .iter()
-                    .map(|v| match v.as_str()? {
-                        "send" => Some(BeliefFrom::Send),
-                        "receipt" => Some(BeliefFrom::Receipt),
-                        _ => None,
-                    })
-                    .collect();
-                match parsed {
-                    Some(v) => axes.belief_from = v,
-                    None => bad(d, "\"send\" or \"receipt\""),
-                }
-            }
-            "fenced" => match values.iter().map(Value::as_bool).collect::<Option<Vec<bool>>>() {
-                Some(v) => axes.fenced = v,
-                None => bad(d, "true or false"),
-            },
-            _ => d.key(Some("axes"), key, format!("unknown axis `{key}`"), format!("use one of: {}", AXIS_KEYS.join(", "))),
+        if let Err(what) = read_axis(&mut axes, key, values) {
+            at_key(d, &v, format!("axis `{key}` holds a value that is not {what}"), format!("every value of `{key}` must be {what}"));
         }
     }
     axes
+}
+
+/// Sets one axis from its values, or says what every value must be.
+fn read_axis(axes: &mut Axes, key: &str, values: &[Node]) -> Result<(), &'static str> {
+    let strings = || values.iter().map(|n| if let Value::String(s) = &n.value { Some(s.as_str()) } else { None });
+    match key {
+        "lease_expiry" => {
+            axes.lease_expiry =
+                strings().map(|s| strategy(s?)).collect::<Option<_>>().ok_or("leader-monotonic, leader-stamped-wall or writer-clock")?;
+        }
+        "leader_drift" | "client_drift" | "margin" | "s1_drift" | "server_slew" => {
+            let (lo, what) = if key == "margin" { (0.0, "a number in [0, 1)") } else { (-1.0, "a number in (-1, 1)") };
+            let within = |f: &f64| f.is_finite() && *f >= lo && *f < 1.0 && (key == "margin" || *f > lo);
+            let parsed: Vec<f64> = values.iter().map(|n| number(n).filter(within)).collect::<Option<_>>().ok_or(what)?;
+            match key {
+                "leader_drift" => axes.leader_drift = parsed,
+                "client_drift" => axes.client_drift = parsed,
+                "s1_drift" => axes.s1_drift = parsed,
+                "server_slew" => axes.server_slew = parsed,
+                _ => axes.margin = parsed,
+            }
+        }
+        "wall_offset" | "leader_jump" => {
+            let parsed: Vec<i64> = strings()
+                .map(|s| parse_signed_duration(s?).ok())
+                .collect::<Option<_>>()
+                .ok_or("a signed duration string such as \"+10s\"")?;
+            if key == "wall_offset" {
+                axes.wall_offset_ns = parsed
+            } else {
+                axes.leader_jump_ns = parsed
+            }
+        }
+        "ttl" | "pause" | "keepalive" | "hold" => {
+            let what = "a duration string such as \"2s\" (a TTL or keep-alive above zero)";
+            let parsed: Vec<u64> = strings().map(|s| parse_duration(s?).ok()).collect::<Option<_>>().ok_or(what)?;
+            let positive = parsed.iter().all(|t| *t > 0);
+            match key {
+                "ttl" if positive => axes.ttl_ns = parsed,
+                "keepalive" if positive => axes.keepalive_ns = parsed,
+                "pause" => axes.pause_ns = parsed,
+                "hold" => axes.hold_ns = parsed,
+                _ => return Err(what),
+            }
+        }
+        "belief_from" => {
+            let belief = |s: &str| match s {
+                "send" => Some(BeliefFrom::Send),
+                "receipt" => Some(BeliefFrom::Receipt),
+                _ => None,
+            };
+            axes.belief_from = strings().map(|s| belief(s?)).collect::<Option<_>>().ok_or("\"send\" or \"receipt\"")?;
+        }
+        // `fenced`, the last of AXIS_KEYS (read_axes refuses the others).
+        _ => {
+            let boolean = |v: &Value| if let Value::Boolean(b) = v { Some(*b) } else { None };
+            axes.fenced = values.iter().map(|n| boolean(&n.value)).collect::<Option<_>>().ok_or("true or false")?;
+        }
+    }
+    Ok(())
 }
 
 /// Checks what only the base scenario can tell: every cell's keep-alive
@@ -491,44 +513,45 @@ fn parse_axes(t: &Table, d: &mut Diags<'_>) -> Axes {
 /// least 1.5 × its longest election timeout (the error points at `ttl`;
 /// otherwise every grant is refused and the runs end in engine-panic).
 pub fn check_cells(spec: &StudySpec, base: &crate::scenario::Scenario, text: &str, file: &str) -> Result<(), ScenarioError> {
-    let mut d = Diags { text, file, list: Vec::new() };
+    let mut d = Diags::new(text);
     for cell in super::grid::cells(spec) {
         let s = super::grid::apply(base, spec, &cell);
         for w in &s.workloads {
-            if let crate::scenario::WorkloadKind::Lock(l) = &w.kind {
-                if l.keepalive_ns >= l.ttl_ns {
-                    d.key(
-                        Some("axes"),
-                        "keepalive",
-                        format!(
-                            "cell `{}` renews every {} ms, not below its TTL of {} ms",
-                            super::grid::label(&cell),
-                            l.keepalive_ns / 1_000_000,
-                            l.ttl_ns / 1_000_000
-                        ),
-                        "give keep-alive intervals below every TTL of the grid (etcd's clients renew at TTL / 3)",
-                    );
-                    return Err(d.finish());
-                }
-                let min_ttl_ns = leasesim_core::service::state_machine::min_ttl_ns(s.cluster.election_timeout_ns.1);
-                if l.ttl_ns < min_ttl_ns {
-                    d.key(
-                        Some("axes"),
-                        "ttl",
-                        format!(
-                            "cell `{}` has a TTL of {} ms, below the cluster's minimum of {} ms (1.5 × the longest election timeout)",
-                            super::grid::label(&cell),
-                            l.ttl_ns / 1_000_000,
-                            min_ttl_ns / 1_000_000
-                        ),
-                        "give TTLs of at least 1.5 × the longest election timeout, or shorten the base scenario's election_timeout",
-                    );
-                    return Err(d.finish());
-                }
+            let crate::scenario::WorkloadKind::Lock(l) = &w.kind else { continue };
+            let label = super::grid::label(&cell);
+            if l.keepalive_ns >= l.ttl_ns {
+                let (renew_ms, ttl_ms) = (l.keepalive_ns / 1_000_000, l.ttl_ns / 1_000_000);
+                d.error(
+                    axis_key_span(text, "keepalive"),
+                    format!("cell `{label}` renews every {renew_ms} ms, not below its TTL of {ttl_ms} ms"),
+                    "give keep-alive intervals below every TTL of the grid (etcd's clients renew at TTL / 3)",
+                );
+                return Err(d.into_error(file));
+            }
+            let min_ttl_ns = leasesim_core::service::state_machine::min_ttl_ns(s.cluster.election_timeout_ns.1);
+            if l.ttl_ns < min_ttl_ns {
+                let (ttl_ms, min_ms) = (l.ttl_ns / 1_000_000, min_ttl_ns / 1_000_000);
+                d.error(
+                    axis_key_span(text, "ttl"),
+                    format!(
+                        "cell `{label}` has a TTL of {ttl_ms} ms, below the cluster's minimum of {min_ms} ms (1.5 × the longest election timeout)"
+                    ),
+                    "give TTLs of at least 1.5 × the longest election timeout, or shorten the base scenario's election_timeout",
+                );
+                return Err(d.into_error(file));
             }
         }
     }
     Ok(())
+}
+
+/// Where `[axes]`'s `axis` is written in the spec's text (`None`, the top
+/// of the file, when the text does not hold it).
+fn axis_key_span(text: &str, axis: &str) -> Option<Range<usize>> {
+    let root = raw::parse_document(text).ok()?;
+    let axes = TableReader::root(&root).take("axes")?;
+    let Value::Table(entries) = &axes.node.value else { return None };
+    entries.iter().find(|entry| entry.key == axis).and_then(|entry| entry.span())
 }
 
 fn strategy(name: &str) -> Option<ExpiryStrategy> {
@@ -537,67 +560,5 @@ fn strategy(name: &str) -> Option<ExpiryStrategy> {
         "leader-stamped-wall" => Some(ExpiryStrategy::LeaderStampedWall),
         "writer-clock" => Some(ExpiryStrategy::WriterClock),
         _ => None,
-    }
-}
-
-/// Diagnostics for one spec file, located by scanning the source.
-struct Diags<'a> {
-    text: &'a str,
-    file: &'a str,
-    list: Vec<Diagnostic>,
-}
-
-impl Diags<'_> {
-    fn at_offset(&mut self, offset: usize, message: impl Into<String>, fix: impl Into<String>) {
-        let offset = offset.min(self.text.len());
-        let line = self.text[..offset].matches('\n').count() + 1;
-        let line_start = self.text[..offset].rfind('\n').map_or(0, |i| i + 1);
-        let col = self.text[line_start..offset].chars().count() + 1;
-        self.push(line, col, message.into(), fix.into());
-    }
-
-    /// An error at `key = …`, inside `[section]` if given (the first
-    /// occurrence after the section header).
-    fn key(&mut self, section: Option<&str>, key: &str, message: impl Into<String>, fix: impl Into<String>) {
-        let mut in_section = section.is_none();
-        let mut found = (1, 1);
-        for (n, line) in self.text.lines().enumerate() {
-            let trimmed = line.trim_start();
-            if trimmed.starts_with('[') {
-                in_section = section.is_some_and(|s| trimmed.trim_end() == format!("[{s}]"));
-                continue;
-            }
-            let is_key = trimmed.strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='));
-            if in_section && is_key {
-                found = (n + 1, line.len() - trimmed.len() + 1);
-                break;
-            }
-        }
-        self.push(found.0, found.1, message.into(), fix.into());
-    }
-
-    fn duration_key(&mut self, section: Option<&str>, value: Option<&Value>, key: &str, default_ns: u64) -> u64 {
-        match value {
-            None => default_ns,
-            Some(v) => match v.as_str().map(parse_duration) {
-                Some(Ok(ns)) => ns,
-                _ => {
-                    self.key(section, key, format!("`{key}` must be a duration string"), format!("write e.g. {key} = \"5s\""));
-                    default_ns
-                }
-            },
-        }
-    }
-
-    fn push(&mut self, line: usize, col: usize, message: String, fix: String) {
-        let text = self.text.lines().nth(line - 1).unwrap_or("").to_string();
-        let width = text.chars().count().saturating_sub(col - 1).max(1);
-        let snippet = Some(Snippet { text, width });
-        self.list.push(Diagnostic { location: Some(Location { line, col }), message, fix, snippet });
-    }
-
-    fn finish(mut self) -> ScenarioError {
-        self.list.sort_by_key(|d| d.location);
-        ScenarioError { file: self.file.to_string(), diagnostics: self.list }
     }
 }

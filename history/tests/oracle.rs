@@ -5,11 +5,11 @@
 //! answers, so both verdicts are common, the two must agree; and every
 //! failing window must fail on its own.
 
-use leasesim::linearizability::history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};
-use leasesim::linearizability::model::kv::{compile, KvModel};
-use leasesim::linearizability::model::register::RegisterModel;
-use leasesim::linearizability::model::Model;
-use leasesim::linearizability::{check_kv, check_register, CheckOptions, Verdict};
+use leasesim_history::history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};
+use leasesim_history::model::kv::{compile, KvModel};
+use leasesim_history::model::register::RegisterModel;
+use leasesim_history::model::Model;
+use leasesim_history::{check_kv, check_register, CheckOptions, Verdict};
 use proptest::prelude::*;
 
 /// An operation as the oracle sees it.

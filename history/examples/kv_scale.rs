@@ -5,14 +5,14 @@
 //! whose outcome is unknown), grows them until a check takes over a second,
 //! then narrows down the longest that still takes at most one.
 //!
-//! `cargo run --release -p leasesim --example lin_kv_scale -- [CLIENTS] [KEYS]`
+//! `cargo run --release -p leasesim-history --example kv_scale -- [CLIENTS] [KEYS]`
 //! (defaults: 5 clients, 8 keys; 1 key is the no-partitioning worst case).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-use leasesim::linearizability::history::{History, KvInput, KvOutput, Operation};
-use leasesim::linearizability::{check_kv, CheckOptions, CheckReport};
+use leasesim_history::history::{History, KvInput, KvOutput, Operation};
+use leasesim_history::{check_kv, CheckOptions, CheckReport};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -2,8 +2,8 @@
 //! leases join keys into one partition, revoke and expiry delete attached
 //! keys, and unknown outcomes cut both ways.
 
-use leasesim::linearizability::history::{History, KvInput, KvOutput, Operation};
-use leasesim::linearizability::{check_kv, CheckOptions, Verdict};
+use leasesim_history::history::{History, KvInput, KvOutput, Operation};
+use leasesim_history::{check_kv, CheckOptions, Verdict};
 
 fn op(client: u64, call_ns: u64, return_ns: u64, input: KvInput, output: KvOutput) -> Operation {
     Operation { client, call_ns, return_ns: Some(return_ns), input, output: Some(output) }

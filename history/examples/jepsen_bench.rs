@@ -1,14 +1,14 @@
 //! Times the linearizability checker on every Jepsen etcd register history
-//! (`sim/tests/data/jepsen-etcd-register/`, or a folder given as argument):
+//! (`history/tests/data/jepsen-etcd-register/`, or a folder given as argument):
 //! steps and wall time per history, total and worst, with and without the
 //! window shrinking. Run in release for the report's figures:
-//! `cargo run --release -p leasesim --example lin_jepsen_bench`.
+//! `cargo run --release -p leasesim-history --example jepsen_bench`.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use leasesim::linearizability::jepsen::parse_jepsen;
-use leasesim::linearizability::{check_register, CheckOptions, Verdict};
+use leasesim_history::jepsen::parse_jepsen;
+use leasesim_history::{check_register, CheckOptions, Verdict};
 
 fn main() {
     let dir = std::env::args()

@@ -7,8 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use leasesim::linearizability::history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};
-use leasesim::linearizability::{check_kv, check_register, CheckOptions, Verdict};
+use leasesim_history::history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};
+use leasesim_history::{check_kv, check_register, CheckOptions, Verdict};
 use proptest::prelude::*;
 
 /// How an operation's outcome is recorded.

@@ -2,14 +2,14 @@
 //! known (porcupine's test suite): every verdict must match.
 //!
 //! The histories are third-party data copied into the repository
-//! (`sim/tests/data/jepsen-etcd-register/`, MIT, see its LICENSE), so this
+//! (`history/tests/data/jepsen-etcd-register/`, MIT, see its LICENSE), so this
 //! test always runs.
 
 use std::path::PathBuf;
 
-use leasesim::linearizability::history::RegisterHistory;
-use leasesim::linearizability::jepsen::parse_jepsen;
-use leasesim::linearizability::{check_register, CheckOptions, Verdict};
+use leasesim_history::history::RegisterHistory;
+use leasesim_history::jepsen::parse_jepsen;
+use leasesim_history::{check_register, CheckOptions, Verdict};
 
 fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/jepsen-etcd-register")

@@ -15,14 +15,14 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::check::{
+use crate::json_error::{self, InputError};
+use leasesim_history::check::{
     check_keyed, check_kv, check_register, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS, DEFAULT_SHRINK_BUDGET_STEPS,
 };
-use super::history::Operation;
-use super::jepsen::{looks_like_jepsen_log, parse_jepsen_log, ParseError};
-use super::jepsen_edn::{looks_like_edn, parse_edn_history};
-use super::leasesim_format::parse_leasesim;
-use crate::json_error::{self, InputError};
+use leasesim_history::history::Operation;
+use leasesim_history::jepsen::{looks_like_jepsen_log, parse_jepsen_log, ParseError};
+use leasesim_history::jepsen_edn::{looks_like_edn, parse_edn_history};
+use leasesim_history::leasesim_format::parse_leasesim;
 
 pub const EXIT_LINEARIZABLE: i32 = 0;
 pub const EXIT_NOT_LINEARIZABLE: i32 = 1;

@@ -1,6 +1,12 @@
 //! Duration strings: `"250ms"`, `"2s"`, `"1m"`, signed where a sign makes
 //! sense (`"-2s"`).
 //!
+//! The one duration reader of the workspace: scenario and study files, the
+//! engine's transcript tests, and any flag that takes a time. It lives in
+//! core, which reads no clock and does no IO, because it is pure text to
+//! nanoseconds and every program links core (the real node cannot link the
+//! simulator).
+//!
 //! Scenario files never hold bare numbers for time, so a reader always sees
 //! the unit. Parsing is exact integer arithmetic (a decimal like `"1.5s"` is
 //! exactly 1 500 000 000 ns, never a float rounding), and formatting picks
@@ -25,6 +31,21 @@ pub enum DurationError {
     /// A fraction finer than one nanosecond.
     TooFine,
 }
+
+impl std::fmt::Display for DurationError {
+    /// What is wrong, for a reader without a better place to say it (a
+    /// scenario's loader words its own, with the key and a fix).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DurationError::Syntax => "expected a number directly followed by its unit (ms, s, m, or ns, us, h), e.g. 500ms, 5s or 1m",
+            DurationError::Negative => "a duration cannot be negative here",
+            DurationError::TooLong => "too long for 64-bit nanoseconds",
+            DurationError::TooFine => "finer than one nanosecond",
+        })
+    }
+}
+
+impl std::error::Error for DurationError {}
 
 /// Parses an unsigned duration into nanoseconds.
 pub fn parse_duration(text: &str) -> Result<u64, DurationError> {
@@ -135,6 +156,17 @@ mod tests {
         assert_eq!(parse_duration("0.1ns"), Err(DurationError::TooFine));
         assert_eq!(parse_duration("6000000h"), Err(DurationError::TooLong));
         assert_eq!(parse_signed_duration("3000000h"), Err(DurationError::TooLong));
+    }
+
+    #[test]
+    fn errors_say_what_a_duration_looks_like() {
+        assert_eq!(
+            parse_duration("5 s").unwrap_err().to_string(),
+            "expected a number directly followed by its unit (ms, s, m, or ns, us, h), e.g. 500ms, 5s or 1m"
+        );
+        assert_eq!(parse_duration("-1s").unwrap_err().to_string(), "a duration cannot be negative here");
+        assert_eq!(parse_duration("0.5ns").unwrap_err().to_string(), "finer than one nanosecond");
+        assert_eq!(parse_duration("9999999h").unwrap_err().to_string(), "too long for 64-bit nanoseconds");
     }
 
     #[test]
