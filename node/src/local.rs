@@ -106,7 +106,8 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
     let endpoints = ports.iter().map(|(_, c, _)| format!("127.0.0.1:{c}")).collect::<Vec<_>>().join(",");
     let mut banner = format!("leasesim local cluster: {} members, logs and data under {}\n", args.servers, args.dir.display());
     for (i, (peer, client, lock)) in (1..=args.servers).zip(&ports) {
-        banner += &format!("  s{i}: etcd API http://127.0.0.1:{client}  lock API ws://127.0.0.1:{lock}/ws  peers http://127.0.0.1:{peer}\n");
+        banner +=
+            &format!("  s{i}: etcd API http://127.0.0.1:{client}  lock API ws://127.0.0.1:{lock}/ws  peers http://127.0.0.1:{peer}\n");
     }
     banner += &format!("  data store: POST http://127.0.0.1:{store_port}/write\n");
     if !args.bugs.is_empty() {
