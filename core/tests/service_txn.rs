@@ -180,6 +180,9 @@ fn range_counts_sorts_and_limits_as_etcd() {
     assert_eq!(keys(RangeRequest { limit: 2, ..all.clone() }), (vec!["a=3".into(), "b=4".into()], 3, true));
     let by_value = RangeRequest { sort_order: SortOrder::Descend, sort_target: SortTarget::Value, ..all.clone() };
     assert_eq!(keys(by_value), (vec!["b=4".into(), "a=3".into(), "c=2".into()], 3, false));
+    // Ties stay in key order when descending, as etcd's.
+    let by_mod = RangeRequest { sort_order: SortOrder::Descend, sort_target: SortTarget::Mod, ..all.clone() };
+    assert_eq!(keys(by_mod), (vec!["b=4".into(), "a=3".into(), "c=2".into()], 3, false));
     // A target other than the key sorts ascending without being asked.
     let by_version = RangeRequest { sort_target: SortTarget::Version, limit: 1, ..all.clone() };
     assert_eq!(keys(by_version), (vec!["a=3".into()], 3, true));

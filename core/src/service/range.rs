@@ -82,16 +82,22 @@ impl RangeRequest {
             (order, _) => order,
         };
         if order != SortOrder::None {
-            kvs.sort_by(|(ka, a), (kb, b)| match self.sort_target {
-                SortTarget::Key => ka.cmp(kb),
-                SortTarget::Version => a.version.cmp(&b.version),
-                SortTarget::Create => a.create_revision.cmp(&b.create_revision),
-                SortTarget::Mod => a.mod_revision.cmp(&b.mod_revision),
-                SortTarget::Value => a.value.cmp(&b.value),
+            // Stable, with ties in key order both ways (as etcd's sort of a
+            // short list: `sort.Reverse` flips the comparison, not the list).
+            kvs.sort_by(|(ka, a), (kb, b)| {
+                let ordering = match self.sort_target {
+                    SortTarget::Key => ka.cmp(kb),
+                    SortTarget::Version => a.version.cmp(&b.version),
+                    SortTarget::Create => a.create_revision.cmp(&b.create_revision),
+                    SortTarget::Mod => a.mod_revision.cmp(&b.mod_revision),
+                    SortTarget::Value => a.value.cmp(&b.value),
+                };
+                if order == SortOrder::Descend {
+                    ordering.reverse()
+                } else {
+                    ordering
+                }
             });
-            if order == SortOrder::Descend {
-                kvs.reverse();
-            }
         }
         let mut more = false;
         if self.limit > 0 && kvs.len() as u64 > self.limit {
