@@ -185,7 +185,7 @@ impl Branch {
 }
 
 fn client_response(parts: Vec<TxnOpResponse>, key: &[u8], header: &Option<ResponseHeader>) -> TxnResp {
-    let header = header.clone();
+    let header = *header;
     match parts.first() {
         Some(TxnOpResponse::Put { prev_kv }) => {
             TxnResp::ResponsePut(PutResponse { header, prev_kv: prev_kv.as_ref().map(|v| key_value(key, v, false)) })
