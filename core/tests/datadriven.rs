@@ -335,7 +335,7 @@ impl ServiceStory {
             out.push(format!("{}: leader {:?}", fmt_secs(self.cluster.now_ns), self.cluster.leader()));
             for (id, sm) in self.cluster.state_machines() {
                 let leases: Vec<u64> = sm.leases().iter().map(|lease| lease.id).collect();
-                let keys: Vec<&str> = sm.kv().iter().map(|(key, _)| key.as_str()).collect();
+                let keys: Vec<String> = sm.kv().iter().map(|(key, _)| String::from_utf8_lossy(key).into_owned()).collect();
                 out.push(format!("s{id}: leases {leases:?} keys {keys:?}"));
             }
         }

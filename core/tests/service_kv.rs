@@ -4,7 +4,7 @@
 
 mod service_support;
 
-use leasesim_core::service::{CompareResult, CompareTarget, KeyCompare, Op, Response, ServiceError};
+use leasesim_core::service::{Op, Response, ServiceError};
 use service_support::Fixture;
 
 #[test]
@@ -27,7 +27,7 @@ fn overwrite_keeps_create_revision_and_moves_mod_revision() {
     let index = f.next_index();
     f.put(1, "a", "y", None);
     let stored = f.sm.kv().get("a").unwrap();
-    assert_eq!((stored.value.as_str(), stored.create_revision, stored.mod_revision), ("y", created, index));
+    assert_eq!((stored.value.as_slice(), stored.create_revision, stored.mod_revision), (&b"y"[..], created, index));
 }
 
 #[test]
@@ -118,11 +118,11 @@ fn put_with_lease_attaches_and_rewrites_move_the_attachment() {
     let l1 = f.grant(1);
     let l2 = f.grant(1);
     f.put(1, "a", "x", Some(l1));
-    assert!(f.sm.leases().get(l1).unwrap().keys.contains("a"));
+    assert!(f.sm.leases().get(l1).unwrap().keys.contains(&b"a"[..]));
     assert_eq!(f.sm.kv().get("a").unwrap().lease, Some(l1));
     f.put(1, "a", "y", Some(l2));
-    assert!(!f.sm.leases().get(l1).unwrap().keys.contains("a"));
-    assert!(f.sm.leases().get(l2).unwrap().keys.contains("a"));
+    assert!(!f.sm.leases().get(l1).unwrap().keys.contains(&b"a"[..]));
+    assert!(f.sm.leases().get(l2).unwrap().keys.contains(&b"a"[..]));
     // A put without a lease detaches (etcd semantics).
     f.put(1, "a", "z", None);
     assert!(f.sm.leases().get(l2).unwrap().keys.is_empty());
@@ -134,7 +134,7 @@ fn cas_with_lease_attaches() {
     let mut f = Fixture::new();
     let lease = f.grant(1);
     f.call(1, Op::Cas { key: "a".into(), expected: None, value: "x".into(), lease: Some(lease) });
-    assert!(f.sm.leases().get(lease).unwrap().keys.contains("a"));
+    assert!(f.sm.leases().get(lease).unwrap().keys.contains(&b"a"[..]));
 }
 
 #[test]
@@ -156,45 +156,4 @@ fn noop_entries_advance_the_applied_index_only() {
     f.noop();
     assert_eq!(f.sm.applied_index(), revision + 2);
     assert_eq!(f.sm.kv().revision(), revision);
-}
-
-fn compare_and_put(key: &str, target: CompareTarget, result: CompareResult, value: &str) -> Op {
-    Op::CompareAndPut { key: key.into(), compare: KeyCompare { target, result }, value: value.into(), lease: None }
-}
-
-#[test]
-fn compare_and_put_on_mod_revision_sees_a_rewrite_of_the_same_value() {
-    // The ABA a value compare cannot see: x, then x again at a new revision.
-    let mut f = Fixture::new();
-    f.put(1, "a", "x", None);
-    let first = f.sm.kv().get("a").unwrap().mod_revision;
-    f.put(2, "a", "x", None);
-    let second = f.sm.kv().get("a").unwrap().mod_revision;
-    let reply = f.call(1, compare_and_put("a", CompareTarget::ModRevision(first), CompareResult::Equal, "y"));
-    assert_eq!(reply, Some(Response::Cas { succeeded: false, current: Some("x".into()), revision: second }));
-    let index = f.next_index();
-    let reply = f.call(1, compare_and_put("a", CompareTarget::ModRevision(second), CompareResult::Equal, "y"));
-    assert_eq!(reply, Some(Response::Cas { succeeded: true, current: Some("y".into()), revision: index }));
-}
-
-#[test]
-fn compare_and_put_compares_an_absent_key_as_etcd_does() {
-    let mut f = Fixture::new();
-    // Create revision 0: "the key does not exist" (etcd's lock and election recipes).
-    let reply = f.call(1, compare_and_put("a", CompareTarget::CreateRevision(0), CompareResult::Equal, "x"));
-    assert!(matches!(reply, Some(Response::Cas { succeeded: true, .. })), "{reply:?}");
-    let reply = f.call(1, compare_and_put("a", CompareTarget::CreateRevision(0), CompareResult::Equal, "y"));
-    assert!(matches!(reply, Some(Response::Cas { succeeded: false, .. })), "{reply:?}");
-    // A value compare on an absent key fails whatever the result asked.
-    let reply = f.call(1, compare_and_put("b", CompareTarget::Value(String::new()), CompareResult::NotEqual, "y"));
-    assert_eq!(reply, Some(Response::Cas { succeeded: false, current: None, revision: 0 }));
-    // Greater / Less on revisions, and the lease a key is attached to.
-    let created = f.sm.kv().get("a").unwrap().create_revision;
-    let reply = f.call(1, compare_and_put("a", CompareTarget::CreateRevision(created - 1), CompareResult::Greater, "z"));
-    assert!(matches!(reply, Some(Response::Cas { succeeded: true, .. })), "{reply:?}");
-    let reply = f.call(1, compare_and_put("a", CompareTarget::ModRevision(created), CompareResult::Less, "w"));
-    assert!(matches!(reply, Some(Response::Cas { succeeded: false, .. })), "{reply:?}");
-    let reply = f.call(1, compare_and_put("a", CompareTarget::Lease(0), CompareResult::Equal, "w"));
-    assert!(matches!(reply, Some(Response::Cas { succeeded: true, .. })), "{reply:?}");
-    assert_eq!(f.value("a").as_deref(), Some("w"));
 }

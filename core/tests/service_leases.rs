@@ -168,7 +168,7 @@ fn stamped_expiry_is_judged_by_this_servers_wall_clock() {
     behind.ctx.wall_ns = 10 * NS_PER_SEC + TTL_NS - 1;
     let effects = ahead.noop();
     assert!(
-        matches!(&effects[..], [Effect::LeaseRevoked { cause: RevokeCause::WallClockExpiry, deleted_keys, .. }] if deleted_keys == &vec!["k".to_string()])
+        matches!(&effects[..], [Effect::LeaseRevoked { cause: RevokeCause::WallClockExpiry, deleted_keys, .. }] if deleted_keys == &vec![b"k".to_vec()])
     );
     assert!(behind.noop().is_empty());
     assert_eq!(ahead.value("k"), None);

@@ -135,7 +135,7 @@ fn time_to_live_and_list_are_answered_from_the_leader() {
     match call(&mut c, Op::LeaseTimeToLive { lease }) {
         Response::TimeToLive { remaining_ns, granted_ttl_ns, keys, .. } => {
             assert!(remaining_ns <= TTL_NS && remaining_ns > TTL_NS / 2, "{remaining_ns}");
-            assert_eq!((granted_ttl_ns, keys), (TTL_NS, vec!["k".to_string()]));
+            assert_eq!((granted_ttl_ns, keys), (TTL_NS, vec![b"k".to_vec()]));
         }
         other => panic!("{other:?}"),
     }

@@ -268,6 +268,8 @@ impl Server {
                 }
                 Effect::LeaseRevoked { lease, cause, deleted_keys } => {
                     self.on_lease_ended(lease);
+                    // The simulator's keys are text; the event reports them so.
+                    let deleted_keys = deleted_keys.iter().map(|k| String::from_utf8_lossy(k).into_owned()).collect();
                     ServerEvent::LeaseRevoked { lease, index, cause, deleted_keys }
                 }
                 Effect::LeaseRefreshed { lease, expiry_wall_ns } => ServerEvent::LeaseRefreshed { lease, index, expiry_wall_ns },

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::service::auth::{AuthAnswer, AuthError, AuthRequest};
+use crate::service::txn::{KvError, TxnRequest, TxnResponse};
 use crate::types::{ClientId, LeaseId, LogIndex, NodeId};
 
 /// A client's request, as sent to a server.
@@ -82,69 +83,16 @@ pub enum Op {
         key: String,
         token: u64,
     },
-    /// etcd's Txn on one key: put `value` (attached to `lease`) if the key
-    /// compares as asked. The compare is judged when the entry applies, so
-    /// no write slips in between compare and put (a compare on revisions
-    /// cannot be emulated by a compare on values: a key rewritten with the
-    /// same value has a new revision). Answered as `Cas`.
-    CompareAndPut {
-        key: String,
-        compare: KeyCompare,
-        value: String,
-        lease: Option<LeaseId>,
+    /// etcd's Txn (see `txn`): compares, then one branch of puts, deletes
+    /// and ranges, applied as this one entry at one revision.
+    Txn(TxnRequest),
+    /// etcd's Compact: forget the history at and below `revision`.
+    Compact {
+        revision: LogIndex,
     },
     /// etcd's Auth service (users, roles, permissions; see `auth`). Logged,
     /// reads included. Never issued by the simulator.
     Auth(AuthRequest),
-}
-
-/// One of etcd's Txn compares on a single key (`etcdserverpb.Compare`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct KeyCompare {
-    pub target: CompareTarget,
-    pub result: CompareResult,
-}
-
-/// What a compare looks at, and the operand.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CompareTarget {
-    Value(String),
-    CreateRevision(LogIndex),
-    ModRevision(LogIndex),
-    /// 0: no lease.
-    Lease(LeaseId),
-    /// Keys keep no version counter here: 1 while present, 0 when absent.
-    Version(u64),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CompareResult {
-    Equal,
-    NotEqual,
-    Greater,
-    Less,
-}
-
-impl KeyCompare {
-    /// Whether the key's current state (`None`: absent) compares as asked.
-    /// As etcd's `applyCompare`: a value compare on an absent key fails;
-    /// the other targets compare an absent key's zeros.
-    pub fn holds(&self, current: Option<&crate::service::kv::KvValue>) -> bool {
-        let ordering = match (&self.target, current) {
-            (CompareTarget::Value(_), None) => return false,
-            (CompareTarget::Value(operand), Some(kv)) => kv.value.as_str().cmp(operand.as_str()),
-            (CompareTarget::CreateRevision(operand), kv) => kv.map_or(0, |kv| kv.create_revision).cmp(operand),
-            (CompareTarget::ModRevision(operand), kv) => kv.map_or(0, |kv| kv.mod_revision).cmp(operand),
-            (CompareTarget::Lease(operand), kv) => kv.and_then(|kv| kv.lease).unwrap_or(0).cmp(operand),
-            (CompareTarget::Version(operand), kv) => u64::from(kv.is_some()).cmp(operand),
-        };
-        match self.result {
-            CompareResult::Equal => ordering.is_eq(),
-            CompareResult::NotEqual => ordering.is_ne(),
-            CompareResult::Greater => ordering.is_gt(),
-            CompareResult::Less => ordering.is_lt(),
-        }
-    }
 }
 
 /// What the Raft log carries for the service.
@@ -210,7 +158,7 @@ pub enum Response {
         lease: LeaseId,
         remaining_ns: u64,
         granted_ttl_ns: u64,
-        keys: Vec<String>,
+        keys: Vec<Vec<u8>>,
     },
     Leases {
         ids: Vec<LeaseId>,
@@ -221,6 +169,11 @@ pub enum Response {
     },
     Released {
         key: String,
+    },
+    Txn(TxnResponse),
+    /// A compaction at `revision` applied.
+    Compacted {
+        revision: LogIndex,
     },
     Error(ServiceError),
     Auth(AuthAnswer),
@@ -259,6 +212,8 @@ pub enum ServiceError {
     SessionExpired,
     /// etcd's auth store refused the request.
     Auth(AuthError),
+    /// etcd's KV checks refused the request (see `txn::KvError`).
+    Kv(KvError),
 }
 
 /// A server's answer to one request.

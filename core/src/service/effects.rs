@@ -59,7 +59,7 @@ pub enum Effect {
     LeaseRevoked {
         lease: LeaseId,
         cause: RevokeCause,
-        deleted_keys: Vec<String>,
+        deleted_keys: Vec<Vec<u8>>,
     },
     /// `leader-stamped-wall`: a keep-alive moved the stamped expiry.
     LeaseRefreshed {

@@ -23,16 +23,17 @@ impl StateMachine {
     fn check_attachments(&self) -> Result<(), String> {
         for (key, value) in self.kv.iter() {
             if let Some(id) = value.lease {
-                let lease = self.leases.get(id).ok_or_else(|| format!("key {key} attached to missing lease {id}"))?;
+                let lease =
+                    self.leases.get(id).ok_or_else(|| format!("key {} attached to missing lease {id}", String::from_utf8_lossy(key)))?;
                 if !lease.keys.contains(key) {
-                    return Err(format!("key {key} says lease {id}, lease does not list it"));
+                    return Err(format!("key {} says lease {id}, lease does not list it", String::from_utf8_lossy(key)));
                 }
             }
         }
         for lease in self.leases.iter() {
             for key in &lease.keys {
                 if self.kv.get(key).and_then(|v| v.lease) != Some(lease.id) {
-                    return Err(format!("lease {} lists key {key}, which is not attached to it", lease.id));
+                    return Err(format!("lease {} lists key {}, which is not attached to it", lease.id, String::from_utf8_lossy(key)));
                 }
             }
         }
@@ -110,7 +111,7 @@ mod tests {
     fn a_key_attached_to_a_missing_lease_fails_the_invariant_check() {
         let mut sm = StateMachine::new(MachineSettings::new(ExpiryStrategy::LeaderMonotonic, 300 * NS_PER_MS, Bugs::default()));
         assert_eq!(sm.check_invariants(), Ok(()));
-        sm.kv.put("k", "v", Some(7), 1);
+        sm.kv.put(b"k", b"v", Some(7), 1);
         let err = sm.check_invariants().expect_err("a key attached to lease 7, which does not exist");
         assert!(err.contains("missing lease 7"), "{err}");
     }

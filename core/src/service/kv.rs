@@ -1,13 +1,28 @@
-//! The key-value store: values stamped with the revision (log index) of the
-//! entry that last changed them, optionally attached to a lease.
+//! The key-value store as etcd's MVCC keeps it: byte keys and values, a
+//! global revision, per-key create/mod revisions and version, and a history
+//! of changes kept until compaction (for reads at a past revision and for
+//! watches that replay).
 //!
 //! It exists apart from leases so that the rules "a revision is the log index
 //! of the change" and "a key belongs to at most one lease" live in one place;
 //! the state machine keeps the lease side of the attachment in step (the
 //! consistent-core lease design: keys attached to a lease go when the lease
 //! goes).
+//!
+//! The global revision is the index of the log entry that last changed the
+//! store. It grows with every change, as etcd's does, but not by exactly one:
+//! entries that change no key (lease grants, no-ops) leave gaps. Every change
+//! made by one entry, however many keys it touches, carries that entry's
+//! index, so a multi-key txn is one revision.
+//!
+//! Memory: the current values plus one [`Change`] per key changed since the
+//! last compaction (each holding the value before and after). Compaction at
+//! revision `c` drops every change at or below `c`, so the history is
+//! bounded by whatever compacts (etcd's Compact call; leasesim-node's
+//! `--auto-compaction-*` flags).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 
@@ -16,25 +31,76 @@ use crate::types::{LeaseId, LogIndex};
 /// One stored value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct KvValue {
-    pub value: String,
+    pub value: Vec<u8>,
     /// Revision of the entry that created the key (since it was last absent).
     pub create_revision: LogIndex,
     /// Revision of the entry that last changed it.
     pub mod_revision: LogIndex,
+    /// Puts since the key was created (1 after the creating put); a delete
+    /// resets it, as etcd's version does.
+    pub version: u64,
     /// The lease the key is attached to, if any.
     pub lease: Option<LeaseId>,
+}
+
+/// One change of one key, at `revision`. `current: None` is a deletion.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Change {
+    pub revision: LogIndex,
+    pub key: Vec<u8>,
+    pub prev: Option<KvValue>,
+    pub current: Option<KvValue>,
+}
+
+/// etcd's key range: `range_end` empty means the single key `key`; `[0]`
+/// means every key from `key` on; anything else the half-open range
+/// `[key, range_end)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct KeyRange {
+    pub key: Vec<u8>,
+    pub range_end: Vec<u8>,
+}
+
+impl KeyRange {
+    pub fn single(key: &[u8]) -> Self {
+        KeyRange { key: key.to_vec(), range_end: Vec::new() }
+    }
+
+    pub fn contains(&self, key: &[u8]) -> bool {
+        if self.range_end.is_empty() {
+            return key == self.key.as_slice();
+        }
+        key >= self.key.as_slice() && (self.range_end == [0] || key < self.range_end.as_slice())
+    }
+}
+
+/// Why a read or a compaction at some revision is refused (etcd's mvcc
+/// errors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RevisionError {
+    /// Below the compaction: "mvcc: required revision has been compacted".
+    Compacted { compact_revision: LogIndex },
+    /// Above the store's revision: "mvcc: required revision is a future
+    /// revision".
+    Future { current: LogIndex },
 }
 
 /// The store. `revision` is the index of the last entry that changed any key.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Kv {
-    values: BTreeMap<String, KvValue>,
+    values: BTreeMap<Vec<u8>, KvValue>,
     revision: LogIndex,
+    /// Every change above `compact_revision`, in revision order.
+    #[serde(default)]
+    history: VecDeque<Change>,
+    /// The last compaction's revision (0: never compacted).
+    #[serde(default)]
+    compact_revision: LogIndex,
 }
 
 impl Kv {
-    pub fn get(&self, key: &str) -> Option<&KvValue> {
-        self.values.get(key)
+    pub fn get<K: AsRef<[u8]> + ?Sized>(&self, key: &K) -> Option<&KvValue> {
+        self.values.get(key.as_ref())
     }
 
     /// The index of the last entry that changed the store (0: never changed).
@@ -42,46 +108,161 @@ impl Kv {
         self.revision
     }
 
+    /// The revision of the last compaction (0: never compacted).
+    pub fn compact_revision(&self) -> LogIndex {
+        self.compact_revision
+    }
+
+    /// The changes kept (every change above the compaction), oldest first.
+    pub fn history(&self) -> &VecDeque<Change> {
+        &self.history
+    }
+
     /// Keys and values in key order.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &KvValue)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&Vec<u8>, &KvValue)> {
         self.values.iter()
     }
 
     /// Keys from `start` on, in key order (a prefix scan without walking
     /// the whole store).
-    pub fn iter_from<'a>(&'a self, start: &str) -> impl Iterator<Item = (&'a String, &'a KvValue)> {
-        self.values.range::<str, _>((std::ops::Bound::Included(start), std::ops::Bound::Unbounded))
+    pub fn iter_from<'a>(&'a self, start: &[u8]) -> impl Iterator<Item = (&'a Vec<u8>, &'a KvValue)> {
+        self.values.range::<[u8], _>((Bound::Included(start), Bound::Unbounded))
+    }
+
+    /// The keys of `range` as they were at `at_revision` (0: now), in key
+    /// order: the current values with every later change undone.
+    pub fn range(&self, range: &KeyRange, at_revision: LogIndex) -> Result<Vec<(Vec<u8>, KvValue)>, RevisionError> {
+        self.check_readable(at_revision)?;
+        let mut found: BTreeMap<Vec<u8>, KvValue> = if range.range_end.is_empty() {
+            self.values.get(&range.key).map(|v| (range.key.clone(), v.clone())).into_iter().collect()
+        } else {
+            self.iter_from(&range.key).take_while(|(k, _)| range.contains(k)).map(|(k, v)| (k.clone(), v.clone())).collect()
+        };
+        if at_revision != 0 {
+            for change in self.history.iter().rev().take_while(|c| c.revision > at_revision) {
+                if !range.contains(&change.key) {
+                    continue;
+                }
+                match &change.prev {
+                    Some(prev) => found.insert(change.key.clone(), prev.clone()),
+                    None => found.remove(&change.key),
+                };
+            }
+        }
+        Ok(found.into_iter().collect())
+    }
+
+    /// Whether a read at `revision` (0: now) can be answered.
+    pub fn check_readable(&self, revision: LogIndex) -> Result<(), RevisionError> {
+        if revision > self.revision {
+            return Err(RevisionError::Future { current: self.revision });
+        }
+        if revision != 0 && revision < self.compact_revision {
+            return Err(RevisionError::Compacted { compact_revision: self.compact_revision });
+        }
+        Ok(())
+    }
+
+    /// Forgets every change at or below `revision` (etcd's Compact): reads
+    /// below it are refused from now on. As etcd, compacting at or below the
+    /// last compaction, or above the store's revision, is an error.
+    pub fn compact(&mut self, revision: LogIndex) -> Result<(), RevisionError> {
+        if revision <= self.compact_revision {
+            return Err(RevisionError::Compacted { compact_revision: self.compact_revision });
+        }
+        if revision > self.revision {
+            return Err(RevisionError::Future { current: self.revision });
+        }
+        while self.history.front().is_some_and(|c| c.revision <= revision) {
+            self.history.pop_front();
+        }
+        self.compact_revision = revision;
+        Ok(())
     }
 
     /// Writes `value` at revision `index`, attached to `lease`. Returns the
-    /// lease the key was attached to before, so the caller can detach it.
-    pub(crate) fn put(&mut self, key: &str, value: &str, lease: Option<LeaseId>, index: LogIndex) -> Option<LeaseId> {
+    /// key's previous state, so the caller can detach its lease.
+    pub(crate) fn put(&mut self, key: &[u8], value: &[u8], lease: Option<LeaseId>, index: LogIndex) -> Option<KvValue> {
         invariant!(index >= self.revision, "revisions only grow");
         self.revision = index;
-        match self.values.get_mut(key) {
-            Some(existing) => {
-                let previous = existing.lease;
-                existing.value = value.to_string();
-                existing.mod_revision = index;
-                existing.lease = lease;
-                previous
-            }
-            None => {
-                let stored = KvValue { value: value.to_string(), create_revision: index, mod_revision: index, lease };
-                self.values.insert(key.to_string(), stored);
-                None
-            }
-        }
+        let prev = self.values.get(key).cloned();
+        let stored = KvValue {
+            value: value.to_vec(),
+            create_revision: prev.as_ref().map_or(index, |p| p.create_revision),
+            mod_revision: index,
+            version: prev.as_ref().map_or(1, |p| p.version + 1),
+            lease,
+        };
+        self.values.insert(key.to_vec(), stored.clone());
+        self.history.push_back(Change { revision: index, key: key.to_vec(), prev: prev.clone(), current: Some(stored) });
+        prev
     }
 
     /// Deletes `key` at revision `index`; the store's revision moves only if
     /// the key existed. Returns what was removed.
-    pub(crate) fn delete(&mut self, key: &str, index: LogIndex) -> Option<KvValue> {
+    pub(crate) fn delete(&mut self, key: &[u8], index: LogIndex) -> Option<KvValue> {
         let removed = self.values.remove(key);
-        if removed.is_some() {
+        if let Some(prev) = &removed {
             invariant!(index >= self.revision, "revisions only grow");
             self.revision = index;
+            self.history.push_back(Change { revision: index, key: key.to_vec(), prev: Some(prev.clone()), current: None });
         }
         removed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> Kv {
+        let mut kv = Kv::default();
+        kv.put(b"a", b"1", None, 3);
+        kv.put(b"b", b"1", None, 3);
+        kv.put(b"a", b"2", None, 5);
+        kv.delete(b"b", 7);
+        kv.put(b"a", b"3", None, 9);
+        kv
+    }
+
+    fn values(kvs: &[(Vec<u8>, KvValue)]) -> Vec<(&[u8], &[u8], u64)> {
+        kvs.iter().map(|(k, v)| (k.as_slice(), v.value.as_slice(), v.version)).collect()
+    }
+
+    #[test]
+    fn a_range_at_a_past_revision_undoes_later_changes() {
+        let kv = store();
+        let all = KeyRange { key: vec![0], range_end: vec![0] };
+        assert_eq!(values(&kv.range(&all, 0).unwrap()), vec![(&b"a"[..], &b"3"[..], 3)]);
+        assert_eq!(values(&kv.range(&all, 3).unwrap()), vec![(&b"a"[..], &b"1"[..], 1), (&b"b"[..], &b"1"[..], 1)]);
+        assert_eq!(values(&kv.range(&all, 6).unwrap()), vec![(&b"a"[..], &b"2"[..], 2), (&b"b"[..], &b"1"[..], 1)]);
+        assert_eq!(values(&kv.range(&all, 8).unwrap()), vec![(&b"a"[..], &b"2"[..], 2)]);
+        assert_eq!(values(&kv.range(&KeyRange::single(b"b"), 4).unwrap()), vec![(&b"b"[..], &b"1"[..], 1)]);
+        assert_eq!(kv.range(&all, 2).unwrap(), vec![], "before the first write: empty");
+        assert_eq!(kv.range(&all, 10), Err(RevisionError::Future { current: 9 }));
+    }
+
+    #[test]
+    fn version_counts_puts_and_a_delete_resets_it() {
+        let mut kv = store();
+        assert_eq!(kv.get("a").map(|v| (v.version, v.create_revision, v.mod_revision)), Some((3, 3, 9)));
+        kv.delete(b"a", 11);
+        kv.put(b"a", b"x", None, 12);
+        assert_eq!(kv.get("a").map(|v| (v.version, v.create_revision, v.mod_revision)), Some((1, 12, 12)));
+    }
+
+    #[test]
+    fn compaction_drops_history_and_refuses_older_reads() {
+        let mut kv = store();
+        assert_eq!(kv.history().len(), 5);
+        assert_eq!(kv.compact(5), Ok(()));
+        assert_eq!(kv.history().iter().map(|c| c.revision).collect::<Vec<_>>(), vec![7, 9]);
+        let all = KeyRange { key: vec![0], range_end: vec![0] };
+        assert_eq!(kv.range(&all, 4), Err(RevisionError::Compacted { compact_revision: 5 }));
+        assert_eq!(values(&kv.range(&all, 5).unwrap()), vec![(&b"a"[..], &b"2"[..], 2), (&b"b"[..], &b"1"[..], 1)]);
+        assert_eq!(kv.compact(5), Err(RevisionError::Compacted { compact_revision: 5 }));
+        assert_eq!(kv.compact(10), Err(RevisionError::Future { current: 9 }));
+        assert_eq!(kv.compact(9), Ok(()));
+        assert!(kv.history().is_empty(), "nothing above the store's revision is kept");
     }
 }

@@ -24,7 +24,7 @@ pub struct Lease {
     /// Index of the grant entry.
     pub granted_index: LogIndex,
     /// Keys attached to this lease; deleted with it.
-    pub keys: BTreeSet<String>,
+    pub keys: BTreeSet<Vec<u8>>,
     /// `leader-stamped-wall` only: the absolute wall-clock expiry stamped by
     /// the leader (its wall clock + TTL at proposal), extended by refreshes.
     pub expiry_wall_ns: Option<u64>,

@@ -4,7 +4,8 @@
 //!
 //! One concept per file: [`command`] is the wire vocabulary, [`kv`],
 //! [`lease`], [`lock`] and [`session`] hold the replicated data,
-//! [`state_machine`] applies entries to them, [`effects`] is what an apply
+//! [`state_machine`] applies entries to them ([`txn`] and [`range`]
+//! are etcd's Txn and Range over [`kv`]'s revisions), [`effects`] is what an apply
 //! reports and [`invariants`] what must hold after each; [`writer_clock`] is
 //! the Juju lease design's clock document and its expiry rules; [`auth`] is
 //! etcd's users, roles and permissions.
@@ -16,10 +17,15 @@ mod invariants;
 pub mod kv;
 pub mod lease;
 pub mod lock;
+pub mod range;
 pub mod session;
 pub mod state_machine;
+pub mod txn;
+mod txn_apply;
 pub mod writer_clock;
 
 pub use command::*;
 pub use effects::{Effect, ReleaseCause, RevokeCause};
+pub use range::{RangeRequest, RangeResponse, SortOrder, SortTarget};
 pub use state_machine::{ApplyContext, MachineSettings, StateMachine};
+pub use txn::{Compare, CompareResult, CompareTarget, DeleteRequest, KvError, PutRequest, TxnOp, TxnOpResponse, TxnRequest, TxnResponse};

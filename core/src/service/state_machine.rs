@@ -73,6 +73,12 @@ pub struct ApplyContext {
     pub local_grants: u64,
 }
 
+/// A stored value as the simulator's text API answers it (values written
+/// through it are text; bytes from etcd's API are shown lossily).
+fn text(value: &[u8]) -> String {
+    String::from_utf8_lossy(value).into_owned()
+}
+
 /// The service state: the Raft snapshot type.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StateMachine {
@@ -250,7 +256,7 @@ impl StateMachine {
     /// Answers a read from this server's applied state.
     pub fn read_value(&self, key: &str) -> Response {
         match self.kv.get(key) {
-            Some(v) => Response::Value { value: Some(v.value.clone()), revision: v.mod_revision },
+            Some(v) => Response::Value { value: Some(text(&v.value)), revision: v.mod_revision },
             None => Response::Value { value: None, revision: 0 },
         }
     }
@@ -338,13 +344,11 @@ impl StateMachine {
             Op::Put { key, value, lease } => self.put(key, value, *lease, index),
             Op::Delete { key } => self.delete(key, index),
             Op::Cas { key, expected, value, lease } => {
-                let holds = self.kv.get(key).map(|v| v.value.as_str()) == expected.as_deref();
+                let holds = self.kv.get(key).map(|v| v.value.as_slice()) == expected.as_deref().map(str::as_bytes);
                 self.put_if(key, holds, value, *lease, index)
             }
-            Op::CompareAndPut { key, compare, value, lease } => {
-                let holds = compare.holds(self.kv.get(key));
-                self.put_if(key, holds, value, *lease, index)
-            }
+            Op::Txn(txn) => self.txn(txn, index),
+            Op::Compact { revision } => self.compact(*revision),
             Op::LeaseGrant { ttl_ns, id } => self.grant_lease(*ttl_ns, *id, stamp_wall_ns, batch),
             Op::LeaseRevoke { lease } => {
                 if !self.leases.contains(*lease) {
@@ -380,15 +384,15 @@ impl StateMachine {
             // applied.
             return Response::Error(ServiceError::LeaseNotFound { lease });
         }
-        let previous = self.kv.put(key, value, lease, index);
-        self.reattach(key, previous, lease);
+        let previous = self.kv.put(key.as_bytes(), value.as_bytes(), lease, index);
+        self.reattach(key.as_bytes(), previous.and_then(|p| p.lease), lease);
         Response::Done { revision: index }
     }
 
     fn delete(&mut self, key: &str, index: LogIndex) -> Response {
-        match self.kv.delete(key, index) {
+        match self.kv.delete(key.as_bytes(), index) {
             Some(removed) => {
-                self.reattach(key, removed.lease, None);
+                self.reattach(key.as_bytes(), removed.lease, None);
                 Response::Done { revision: index }
             }
             None => Response::Done { revision: self.kv.revision() },
@@ -406,17 +410,17 @@ impl StateMachine {
         if !holds {
             return Response::Cas {
                 succeeded: false,
-                current: current.map(|v| v.value.clone()),
+                current: current.map(|v| text(&v.value)),
                 revision: current.map_or(0, |v| v.mod_revision),
             };
         }
-        let previous = self.kv.put(key, value, lease, index);
-        self.reattach(key, previous, lease);
+        let previous = self.kv.put(key.as_bytes(), value.as_bytes(), lease, index);
+        self.reattach(key.as_bytes(), previous.and_then(|p| p.lease), lease);
         Response::Cas { succeeded: true, current: Some(value.to_string()), revision: index }
     }
 
     /// Moves `key`'s attachment from lease `from` to lease `to`.
-    fn reattach(&mut self, key: &str, from: Option<LeaseId>, to: Option<LeaseId>) {
+    pub(crate) fn reattach(&mut self, key: &[u8], from: Option<LeaseId>, to: Option<LeaseId>) {
         if from == to {
             return;
         }
@@ -424,7 +428,7 @@ impl StateMachine {
             old.keys.remove(key);
         }
         if let Some(new) = to.and_then(|id| self.leases.get_mut(id)) {
-            new.keys.insert(key.to_string());
+            new.keys.insert(key.to_vec());
         }
     }
 

@@ -80,7 +80,7 @@ impl Fixture {
     }
 
     pub fn value(&self, key: &str) -> Option<String> {
-        self.sm.kv().get(key).map(|v| v.value.clone())
+        self.sm.kv().get(key).map(|v| String::from_utf8(v.value.clone()).expect("the fixture writes text"))
     }
 }
 

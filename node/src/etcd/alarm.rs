@@ -77,7 +77,10 @@ fn parse_key(key: &str) -> Option<AlarmMember> {
 
 /// Every active alarm in `kv`, in key order.
 pub fn active(kv: &Kv) -> Vec<AlarmMember> {
-    kv.iter_from(ALARM_PREFIX).map_while(|(k, _)| k.starts_with(ALARM_PREFIX).then(|| parse_key(k))).flatten().collect()
+    kv.iter_from(ALARM_PREFIX.as_bytes())
+        .map_while(|(k, _)| is_reserved(k).then(|| parse_key(&String::from_utf8_lossy(k))))
+        .flatten()
+        .collect()
 }
 
 /// The driver's side of a full disk: the storage gave up its reserve to
@@ -174,9 +177,9 @@ impl Api {
     async fn alarms(&self) -> Result<Vec<AlarmMember>, Status> {
         let mut end = ALARM_PREFIX.as_bytes().to_vec();
         *end.last_mut().expect("non-empty prefix") += 1;
-        let spec = RangeSpec { key: ALARM_PREFIX.as_bytes().to_vec(), range_end: end };
+        let spec = RangeSpec::keys(ALARM_PREFIX.as_bytes().to_vec(), end);
         let answer = self.node.front.call_view(Op::Get { key: ALARM_PREFIX.to_string() }, Some(spec)).await.map_err(status)?;
-        Ok(answer.view.unwrap_or_default().kvs.iter().filter_map(|(k, _)| parse_key(k)).collect())
+        Ok(answer.view.unwrap_or_default().kvs.iter().filter_map(|(k, _)| parse_key(&String::from_utf8_lossy(k))).collect())
     }
 
     /// etcd's Alarm call: list (`GET`, of one type or all), raise

@@ -1,22 +1,21 @@
-//! etcd's KV service onto core: `Range` is a linearizable `Get` plus a read
-//! of the leader's state (for ranges and revisions), `Put` and `DeleteRange`
-//! are core's `Put`/`Delete`, and `Txn` covers compare-and-set: one compare
-//! (value, create or mod revision, version, lease; any of etcd's four
-//! results) fused with a put of the same key into core's `CompareAndPut`,
-//! judged atomically as its entry applies.
+//! etcd's KV service onto core's data model: `Range` is a linearizable
+//! `Get` plus core's range on the leader's store (at any revision since the
+//! last compaction, with etcd's limit, sort and count); `Put`,
+//! `DeleteRange` and `Txn` are each one core `Txn` (compares, then puts,
+//! deletes and ranges applied by one log entry at one revision); `Compact`
+//! is core's `Compact`. Keys and values are bytes end to end.
 //!
-//! What core cannot do atomically is done as a sequence and said so: a
-//! prefix delete deletes key by key, `deleted` counts what a read just
-//! before saw, a txn's other ops run one after another after its
-//! compare-and-put, and its range ops are read after its write. Keys have
-//! no version counter in core: `version` is 1 for any existing key.
+//! The alarms' reserved keys (see `alarm`) are hidden here: a client
+//! cannot write them, a delete over a range that holds them is split
+//! around them (within the same txn), and a range leaves them out.
 
-use leasesim_core::service::kv::KvValue;
-use leasesim_core::service::{self as core, KeyCompare, Op, Response};
+use leasesim_core::service::kv::{KeyRange, KvValue, RevisionError};
+use leasesim_core::service::{self as core, KvError, Op, Response, TxnOpResponse};
 use tonic::{Request, Status};
 
+use super::alarm::{is_reserved, ALARM_PREFIX};
 use super::guard::{txn_needs, Need};
-use super::{status, text, unimplemented, Api, MAX_REQUEST_BYTES};
+use super::{status, unimplemented, Api, MAX_REQUEST_BYTES};
 use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use crate::pb::etcdserverpb::kv_server::Kv;
 use crate::pb::etcdserverpb::range_request::{SortOrder, SortTarget};
@@ -28,14 +27,28 @@ use crate::view::{RangeSpec, RangeView};
 
 type Reply<T> = Result<tonic::Response<T>, Status>;
 
-pub(super) fn key_value(key: &str, v: &KvValue, keys_only: bool) -> KeyValue {
+pub(super) fn key_value(key: &[u8], v: &KvValue, keys_only: bool) -> KeyValue {
     KeyValue {
-        key: key.as_bytes().to_vec(),
+        key: key.to_vec(),
         create_revision: v.create_revision as i64,
         mod_revision: v.mod_revision as i64,
-        version: 1,
-        value: if keys_only { Vec::new() } else { v.value.as_bytes().to_vec() },
+        version: v.version as i64,
+        value: if keys_only { Vec::new() } else { v.value.clone() },
         lease: v.lease.unwrap_or(0) as i64,
+    }
+}
+
+/// etcd's gRPC error for a KV request error.
+pub(super) fn kv_status(error: KvError) -> Status {
+    match error {
+        KvError::EmptyKey => Status::invalid_argument("etcdserver: key is not provided"),
+        KvError::DuplicateKey => Status::invalid_argument("etcdserver: duplicate key given in txn request"),
+        KvError::TooManyOps => Status::invalid_argument("etcdserver: too many operations in txn request"),
+        KvError::KeyNotFound => Status::invalid_argument("etcdserver: key not found"),
+        KvError::Revision(RevisionError::Compacted { .. }) => {
+            Status::out_of_range("etcdserver: mvcc: required revision has been compacted")
+        }
+        KvError::Revision(RevisionError::Future { .. }) => Status::out_of_range("etcdserver: mvcc: required revision is a future revision"),
     }
 }
 
@@ -43,178 +56,229 @@ impl Api {
     /// A linearizable read of `spec` on the leader.
     pub(super) async fn read_range(&self, spec: RangeSpec) -> Result<RangeView, Status> {
         // The `Get` goes through the read index; its key does not matter.
-        let key = String::from_utf8_lossy(&spec.key).into_owned();
+        let key = String::from_utf8_lossy(&spec.request.range.key).into_owned();
         let answer = self.node.front.call_view(Op::Get { key }, Some(spec)).await.map_err(status)?;
-        let mut view = answer.view.unwrap_or_default();
-        // Alarms live in the store but are no client's keys.
-        view.kvs.retain(|(k, _)| !super::alarm::is_reserved(k.as_bytes()));
-        Ok(view)
+        let view = answer.view.unwrap_or_default();
+        match view.error {
+            Some(e) => Err(kv_status(KvError::Revision(e))),
+            None => Ok(view),
+        }
     }
 
     pub async fn range_op(&self, req: RangeRequest) -> Result<RangeResponse, Status> {
-        if req.key.is_empty() {
-            return Err(Status::invalid_argument("etcdserver: key is not provided"));
-        }
-        if req.revision > 0 {
-            return Err(unimplemented("reading at a past revision"));
-        }
-        let view = self.read_range(RangeSpec { key: req.key.clone(), range_end: req.range_end.clone() }).await?;
-        let mut kvs: Vec<(String, KvValue)> = view
-            .kvs
-            .into_iter()
-            .filter(|(_, v)| {
-                let (c, m) = (v.create_revision as i64, v.mod_revision as i64);
-                (req.min_create_revision == 0 || c >= req.min_create_revision)
-                    && (req.max_create_revision == 0 || c <= req.max_create_revision)
-                    && (req.min_mod_revision == 0 || m >= req.min_mod_revision)
-                    && (req.max_mod_revision == 0 || m <= req.max_mod_revision)
-            })
-            .collect();
-        let order = SortOrder::try_from(req.sort_order).unwrap_or(SortOrder::None);
-        let target = SortTarget::try_from(req.sort_target).unwrap_or(SortTarget::Key);
-        if order != SortOrder::None {
-            kvs.sort_by(|(ka, a), (kb, b)| match target {
-                SortTarget::Key => ka.cmp(kb),
-                SortTarget::Version => ka.cmp(kb),
-                SortTarget::Create => a.create_revision.cmp(&b.create_revision),
-                SortTarget::Mod => a.mod_revision.cmp(&b.mod_revision),
-                SortTarget::Value => a.value.cmp(&b.value),
-            });
-            if order == SortOrder::Descend {
-                kvs.reverse();
-            }
-        }
-        let count = kvs.len() as i64;
-        let limit = if req.limit > 0 { req.limit as usize } else { usize::MAX };
-        let more = kvs.len() > limit;
-        let kvs = if req.count_only { Vec::new() } else { kvs.iter().take(limit).map(|(k, v)| key_value(k, v, req.keys_only)).collect() };
-        Ok(RangeResponse { header: self.header(view.revision), kvs, more, count })
+        let request = core_range(&req)?;
+        let view = self.read_range(RangeSpec::client(request)).await?;
+        let kvs = view.kvs.iter().map(|(k, v)| key_value(k, v, req.keys_only)).collect();
+        Ok(RangeResponse { header: self.header(view.revision), kvs, more: view.more, count: view.count as i64 })
     }
 
     pub async fn put_op(&self, req: PutRequest) -> Result<PutResponse, Status> {
-        if req.key.is_empty() {
-            return Err(Status::invalid_argument("etcdserver: key is not provided"));
-        }
-        if req.key.len() + req.value.len() > MAX_REQUEST_BYTES {
-            return Err(Status::invalid_argument("etcdserver: request is too large"));
-        }
-        if req.ignore_value || req.ignore_lease {
-            return Err(unimplemented("put with ignore_value or ignore_lease"));
-        }
-        reserved(&req.key)?;
-        self.check_space(req.key.len() + req.value.len())?;
-        let key = text(req.key, "key")?;
-        let value = text(req.value, "value")?;
-        let lease = (req.lease != 0).then_some(req.lease as u64);
-        let prev_kv = if req.prev_kv { self.get_one(&key).await?.map(|v| key_value(&key, &v, false)) } else { None };
-        match self.node.front.call(Op::Put { key, value, lease }).await.map_err(status)? {
-            Response::Done { revision } => Ok(PutResponse { header: self.header(revision), prev_kv }),
+        let op = RequestOp { request: Some(TxnOp::RequestPut(req)) };
+        let resp = self.txn_op(TxnRequest { compare: vec![], success: vec![op], failure: vec![] }).await?;
+        match resp.responses.into_iter().next().and_then(|r| r.response) {
+            Some(TxnResp::ResponsePut(put)) => Ok(put),
             other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
     }
 
-    async fn get_one(&self, key: &str) -> Result<Option<KvValue>, Status> {
-        let view = self.read_range(RangeSpec { key: key.as_bytes().to_vec(), range_end: Vec::new() }).await?;
-        Ok(view.kvs.into_iter().next().map(|(_, v)| v))
-    }
-
     pub async fn delete_op(&self, req: DeleteRangeRequest) -> Result<DeleteRangeResponse, Status> {
-        if req.key.is_empty() {
-            return Err(Status::invalid_argument("etcdserver: key is not provided"));
+        let op = RequestOp { request: Some(TxnOp::RequestDeleteRange(req)) };
+        let resp = self.txn_op(TxnRequest { compare: vec![], success: vec![op], failure: vec![] }).await?;
+        match resp.responses.into_iter().next().and_then(|r| r.response) {
+            Some(TxnResp::ResponseDeleteRange(del)) => Ok(del),
+            other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
-        reserved(&req.key)?;
-        let view = self.read_range(RangeSpec { key: req.key, range_end: req.range_end }).await?;
-        let mut revision = view.revision;
-        let mut prev_kvs = Vec::new();
-        for (key, value) in &view.kvs {
-            if let Response::Done { revision: r } = self.node.front.call(Op::Delete { key: key.clone() }).await.map_err(status)? {
-                revision = revision.max(r);
-            }
-            if req.prev_kv {
-                prev_kvs.push(key_value(key, value, false));
-            }
-        }
-        Ok(DeleteRangeResponse { header: self.header(revision), deleted: view.kvs.len() as i64, prev_kvs })
     }
 
+    /// One core `Txn`: checked here as etcd's gRPC layer does (so a bad
+    /// request is refused before it is proposed), applied as one entry.
     pub async fn txn_op(&self, req: TxnRequest) -> Result<TxnResponse, Status> {
         // etcd's capped applier: a txn that may put is refused under NOSPACE.
-        let put_bytes: usize = req
-            .success
-            .iter()
-            .chain(&req.failure)
-            .filter_map(|op| match &op.request {
-                Some(TxnOp::RequestPut(put)) => Some(put.key.len() + put.value.len()),
-                _ => None,
-            })
-            .sum();
+        let mut put_bytes = 0;
+        for op in req.success.iter().chain(&req.failure) {
+            if let Some(TxnOp::RequestPut(put)) = &op.request {
+                if put.key.len() + put.value.len() > MAX_REQUEST_BYTES {
+                    return Err(Status::invalid_argument("etcdserver: request is too large"));
+                }
+                put_bytes += put.key.len() + put.value.len();
+            }
+        }
         if put_bytes > 0 {
             self.check_space(put_bytes)?;
         }
-        let (succeeded, revision) = match req.compare.as_slice() {
-            [] => (true, 0),
-            [compare] => self.compare_and_put(compare, &req.success).await?,
-            _ => return Err(unimplemented("a txn with more than one compare")),
-        };
-        let ops = if succeeded { req.success } else { req.failure };
-        let mut responses = Vec::new();
-        let mut wrote = revision;
-        for (i, op) in ops.into_iter().enumerate() {
-            let response = match op.request {
-                // The first put of a compared txn was done by the compare-and-set.
-                Some(TxnOp::RequestPut(_)) if i == 0 && revision > 0 => {
-                    TxnResp::ResponsePut(PutResponse { header: self.header(revision), prev_kv: None })
-                }
-                Some(TxnOp::RequestPut(put)) => {
-                    let resp = self.put_op(put).await?;
-                    wrote = wrote.max(resp.header.as_ref().map_or(0, |h| h.revision as u64));
-                    TxnResp::ResponsePut(resp)
-                }
-                Some(TxnOp::RequestRange(range)) => TxnResp::ResponseRange(self.range_op(range).await?),
-                Some(TxnOp::RequestDeleteRange(del)) => TxnResp::ResponseDeleteRange(self.delete_op(del).await?),
-                Some(TxnOp::RequestTxn(_)) => return Err(unimplemented("nested txn")),
-                None => continue,
-            };
-            responses.push(ResponseOp { response: Some(response) });
-        }
-        Ok(TxnResponse { header: self.header(wrote), succeeded, responses })
-    }
-
-    /// Evaluates one compare; when the success branch starts with a put of
-    /// the same key, the compare and that put are one core
-    /// `CompareAndPut`, judged as the entry applies. Returns whether the
-    /// compare held and the put's revision (0: no put).
-    async fn compare_and_put(&self, compare: &Compare, success: &[RequestOp]) -> Result<(bool, u64), Status> {
-        if !compare.range_end.is_empty() {
-            return Err(unimplemented("a txn compare over a range"));
-        }
-        let key = text(compare.key.clone(), "key")?;
-        let compare = key_compare(compare)?;
-        let put = match success.first().and_then(|op| op.request.as_ref()) {
-            Some(TxnOp::RequestPut(put)) if put.key == key.as_bytes() => put.clone(),
-            // No put to fuse with: the compare on a linearizable read.
-            _ => return Ok((compare.holds(self.get_one(&key).await?.as_ref()), 0)),
-        };
-        let value = text(put.value, "value")?;
-        let lease = (put.lease != 0).then_some(put.lease as u64);
-        match self.node.front.call(Op::CompareAndPut { key, compare, value, lease }).await.map_err(status)? {
-            Response::Cas { succeeded: true, revision, .. } => Ok((true, revision)),
-            Response::Cas { succeeded: false, .. } => Ok((false, 0)),
+        let compares = req.compare.iter().map(core_compare).collect::<Result<Vec<_>, _>>()?;
+        let success = Branch::new(req.success)?;
+        let failure = Branch::new(req.failure)?;
+        let txn = core::TxnRequest { compares, success: success.ops.clone(), failure: failure.ops.clone() };
+        // Validated on the pieces a split delete became: those are what
+        // etcd would have seen as one range.
+        txn.validate().map_err(kv_status)?;
+        match self.node.front.call(Op::Txn(txn)).await.map_err(status)? {
+            Response::Txn(done) => {
+                let branch = if done.succeeded { success } else { failure };
+                let header = self.header(done.revision);
+                let responses = branch.responses(done.responses, &header);
+                Ok(TxnResponse { header, succeeded: done.succeeded, responses })
+            }
             other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         }
     }
 }
 
+/// One branch of a client's txn in core's terms: `ops` for core, and for
+/// each client operation how many core operations it became (a delete
+/// split around the reserved keys becomes two) and the put's key.
+struct Branch {
+    ops: Vec<core::TxnOp>,
+    shapes: Vec<(usize, Vec<u8>)>,
+}
+
+impl Branch {
+    fn new(ops: Vec<RequestOp>) -> Result<Self, Status> {
+        let mut branch = Branch { ops: Vec::new(), shapes: Vec::new() };
+        for op in ops {
+            let before = branch.ops.len();
+            let key = match op.request {
+                Some(TxnOp::RequestPut(put)) => {
+                    reserved(&put.key)?;
+                    let lease = (put.lease != 0).then_some(put.lease as u64);
+                    let (prev_kv, ignore_value, ignore_lease) = (put.prev_kv, put.ignore_value, put.ignore_lease);
+                    let key = put.key.clone();
+                    branch.ops.push(core::TxnOp::Put(core::PutRequest {
+                        key: put.key,
+                        value: put.value,
+                        lease,
+                        prev_kv,
+                        ignore_value,
+                        ignore_lease,
+                    }));
+                    key
+                }
+                Some(TxnOp::RequestDeleteRange(del)) => {
+                    reserved(&del.key)?;
+                    for range in around_reserved(KeyRange { key: del.key, range_end: del.range_end }) {
+                        branch.ops.push(core::TxnOp::Delete(core::DeleteRequest { range, prev_kv: del.prev_kv }));
+                    }
+                    Vec::new()
+                }
+                Some(TxnOp::RequestRange(range)) => {
+                    branch.ops.push(core::TxnOp::Range(core_range(&range)?));
+                    Vec::new()
+                }
+                Some(TxnOp::RequestTxn(_)) => return Err(unimplemented("nested txn")),
+                None => return Err(Status::invalid_argument("leasesim: a txn operation without a request")),
+            };
+            branch.shapes.push((branch.ops.len() - before, key));
+        }
+        Ok(branch)
+    }
+
+    /// The client's responses from core's, one per client operation.
+    fn responses(self, core: Vec<TxnOpResponse>, header: &Option<ResponseHeader>) -> Vec<ResponseOp> {
+        let mut core = core.into_iter();
+        let shaped = self.shapes.into_iter().map(|(n, key)| {
+            let parts: Vec<TxnOpResponse> = core.by_ref().take(n).collect();
+            ResponseOp { response: Some(client_response(parts, &key, header)) }
+        });
+        shaped.collect()
+    }
+}
+
+fn client_response(parts: Vec<TxnOpResponse>, key: &[u8], header: &Option<ResponseHeader>) -> TxnResp {
+    let header = *header;
+    match parts.first() {
+        Some(TxnOpResponse::Put { prev_kv }) => {
+            TxnResp::ResponsePut(PutResponse { header, prev_kv: prev_kv.as_ref().map(|v| key_value(key, v, false)) })
+        }
+        Some(TxnOpResponse::Range(found)) => {
+            let kvs: Vec<KeyValue> = found.kvs.iter().filter(|(k, _)| !is_reserved(k)).map(|(k, v)| key_value(k, v, false)).collect();
+            let hidden = (found.kvs.len() - kvs.len()) as u64;
+            TxnResp::ResponseRange(RangeResponse { header, more: found.more, count: (found.count - hidden) as i64, kvs })
+        }
+        _ => {
+            let (mut deleted, mut prev_kvs) = (0, Vec::new());
+            for part in parts {
+                if let TxnOpResponse::Delete { deleted: d, prev_kvs: p } = part {
+                    deleted += d as i64;
+                    prev_kvs.extend(p.iter().map(|(k, v)| key_value(k, v, false)));
+                }
+            }
+            TxnResp::ResponseDeleteRange(DeleteRangeResponse { header, deleted, prev_kvs })
+        }
+    }
+}
+
+/// `range` without the alarms' reserved prefix: itself, or the one or two
+/// pieces on either side of the prefix.
+fn around_reserved(range: KeyRange) -> Vec<KeyRange> {
+    if range.range_end.is_empty() {
+        return vec![range];
+    }
+    let start = ALARM_PREFIX.as_bytes().to_vec();
+    let mut end = start.clone();
+    *end.last_mut().expect("non-empty prefix") += 1;
+    let unbounded = range.range_end == [0];
+    let overlaps = range.key < end && (unbounded || range.range_end > start);
+    if !overlaps {
+        return vec![range];
+    }
+    let mut pieces = Vec::new();
+    if range.key < start {
+        pieces.push(KeyRange { key: range.key.clone(), range_end: start });
+    }
+    if unbounded || range.range_end > end {
+        pieces.push(KeyRange { key: end.max(range.key), range_end: range.range_end });
+    }
+    pieces
+}
+
 /// Refuses a write into the alarms' reserved prefix.
 fn reserved(key: &[u8]) -> Result<(), Status> {
-    if super::alarm::is_reserved(key) {
+    if is_reserved(key) {
         return Err(Status::invalid_argument("leasesim: keys under \\0leasesim/alarm/ are reserved for alarms"));
     }
     Ok(())
 }
 
+/// A revision or count field of a request: etcd's are int64, never negative.
+fn unsigned(value: i64, field: &str) -> Result<u64, Status> {
+    u64::try_from(value).map_err(|_| Status::invalid_argument(format!("leasesim: {field} must not be negative")))
+}
+
+/// etcd's range request in core's terms.
+fn core_range(req: &RangeRequest) -> Result<core::RangeRequest, Status> {
+    let sort_order = match SortOrder::try_from(req.sort_order).map_err(|_| Status::invalid_argument("leasesim: unknown sort_order"))? {
+        SortOrder::None => core::SortOrder::None,
+        SortOrder::Ascend => core::SortOrder::Ascend,
+        SortOrder::Descend => core::SortOrder::Descend,
+    };
+    let sort_target = match SortTarget::try_from(req.sort_target).map_err(|_| Status::invalid_argument("leasesim: unknown sort_target"))? {
+        SortTarget::Key => core::SortTarget::Key,
+        SortTarget::Version => core::SortTarget::Version,
+        SortTarget::Create => core::SortTarget::Create,
+        SortTarget::Mod => core::SortTarget::Mod,
+        SortTarget::Value => core::SortTarget::Value,
+    };
+    if req.key.is_empty() {
+        return Err(kv_status(KvError::EmptyKey));
+    }
+    Ok(core::RangeRequest {
+        range: KeyRange { key: req.key.clone(), range_end: req.range_end.clone() },
+        revision: unsigned(req.revision, "revision")?,
+        limit: unsigned(req.limit, "limit")?,
+        keys_only: req.keys_only,
+        count_only: req.count_only,
+        sort_order,
+        sort_target,
+        min_mod_revision: unsigned(req.min_mod_revision, "min_mod_revision")?,
+        max_mod_revision: unsigned(req.max_mod_revision, "max_mod_revision")?,
+        min_create_revision: unsigned(req.min_create_revision, "min_create_revision")?,
+        max_create_revision: unsigned(req.max_create_revision, "max_create_revision")?,
+    })
+}
+
 /// etcd's compare in core's terms.
-fn key_compare(compare: &Compare) -> Result<KeyCompare, Status> {
+fn core_compare(compare: &Compare) -> Result<core::Compare, Status> {
     let bad = || Status::invalid_argument("etcdserver: bad compare");
     let result = match CompareResult::try_from(compare.result).map_err(|_| bad())? {
         CompareResult::Equal => core::CompareResult::Equal,
@@ -222,16 +286,16 @@ fn key_compare(compare: &Compare) -> Result<KeyCompare, Status> {
         CompareResult::Greater => core::CompareResult::Greater,
         CompareResult::Less => core::CompareResult::Less,
     };
-    let revision = |r: i64| u64::try_from(r).map_err(|_| bad());
+    let number = |r: i64| u64::try_from(r).map_err(|_| bad());
     let target = match (CompareTarget::try_from(compare.target).map_err(|_| bad())?, &compare.target_union) {
-        (CompareTarget::Value, Some(TargetUnion::Value(v))) => core::CompareTarget::Value(text(v.clone(), "value")?),
-        (CompareTarget::Create, Some(TargetUnion::CreateRevision(r))) => core::CompareTarget::CreateRevision(revision(*r)?),
-        (CompareTarget::Mod, Some(TargetUnion::ModRevision(r))) => core::CompareTarget::ModRevision(revision(*r)?),
-        (CompareTarget::Version, Some(TargetUnion::Version(v))) => core::CompareTarget::Version(revision(*v)?),
-        (CompareTarget::Lease, Some(TargetUnion::Lease(l))) => core::CompareTarget::Lease(revision(*l)?),
+        (CompareTarget::Value, Some(TargetUnion::Value(v))) => core::CompareTarget::Value(v.clone()),
+        (CompareTarget::Create, Some(TargetUnion::CreateRevision(r))) => core::CompareTarget::CreateRevision(number(*r)?),
+        (CompareTarget::Mod, Some(TargetUnion::ModRevision(r))) => core::CompareTarget::ModRevision(number(*r)?),
+        (CompareTarget::Version, Some(TargetUnion::Version(v))) => core::CompareTarget::Version(number(*v)?),
+        (CompareTarget::Lease, Some(TargetUnion::Lease(l))) => core::CompareTarget::Lease(number(*l)?),
         _ => return Err(bad()),
     };
-    Ok(KeyCompare { target, result })
+    Ok(core::Compare { range: KeyRange { key: compare.key.clone(), range_end: compare.range_end.clone() }, target, result })
 }
 
 #[tonic::async_trait]
@@ -270,7 +334,13 @@ impl Kv for Api {
         self.txn_op(request.into_inner()).await.map(tonic::Response::new)
     }
 
-    async fn compact(&self, _: Request<CompactionRequest>) -> Reply<CompactionResponse> {
-        Ok(tonic::Response::new(CompactionResponse { header: self.header(0) }))
+    async fn compact(&self, request: Request<CompactionRequest>) -> Reply<CompactionResponse> {
+        // A valid token when auth is on; no key permission is involved.
+        self.permit(&request, &[]).await?;
+        let revision = unsigned(request.get_ref().revision, "revision")?;
+        match self.node.front.call(Op::Compact { revision }).await.map_err(status)? {
+            Response::Compacted { revision } => Ok(tonic::Response::new(CompactionResponse { header: self.header(revision) })),
+            other => Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
+        }
     }
 }

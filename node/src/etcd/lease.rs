@@ -80,7 +80,7 @@ impl Lease for Api {
         // caller needs write permission on each of them.
         if self.auth_store().enabled {
             let needs = match self.node.front.call(Op::LeaseTimeToLive { lease }).await.map_err(status)? {
-                Response::TimeToLive { keys, .. } => keys.iter().map(|k| Need::write(k.as_bytes(), &[])).collect(),
+                Response::TimeToLive { keys, .. } => keys.iter().map(|k| Need::write(k, &[])).collect(),
                 _ => Vec::new(),
             };
             self.permit(&request, &needs).await?;
@@ -116,7 +116,7 @@ impl Lease for Api {
                 id: req.id,
                 ttl: secs_up(remaining_ns),
                 granted_ttl: secs_up(granted_ttl_ns),
-                keys: if req.keys { keys.into_iter().map(String::into_bytes).collect() } else { Vec::new() },
+                keys: if req.keys { keys } else { Vec::new() },
             },
             Err(CallError::Service(ServiceError::LeaseNotFound { .. })) => {
                 LeaseTimeToLiveResponse { header: self.header(0), id: req.id, ttl: -1, granted_ttl: 0, keys: Vec::new() }

@@ -113,6 +113,7 @@ fn service_status(error: ServiceError) -> Status {
         ServiceError::NotLeader { .. } => Status::unavailable("etcdserver: no leader"),
         ServiceError::Retry => Status::unavailable("etcdserver: leader changed"),
         ServiceError::Auth(e) => guard::auth_status(e),
+        ServiceError::Kv(e) => kv::kv_status(e),
     }
 }
 

@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::time::Duration;
 
-use leasesim_core::service::kv::KvValue;
+use leasesim_core::service::kv::{KeyRange, KvValue};
+use leasesim_core::service::RangeRequest;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 use tokio_stream::{Stream, StreamExt};
@@ -35,35 +36,35 @@ pub const POLL: Duration = Duration::from_millis(100);
 type Reply<T> = Result<tonic::Response<T>, Status>;
 type Out = mpsc::UnboundedSender<Result<WatchResponse, Status>>;
 
-fn deleted(key: &str, revision: u64) -> Event {
-    let kv = KeyValue { key: key.as_bytes().to_vec(), mod_revision: revision as i64, ..Default::default() };
+fn deleted(key: &[u8], revision: u64) -> Event {
+    let kv = KeyValue { key: key.to_vec(), mod_revision: revision as i64, ..Default::default() };
     Event { r#type: EventType::Delete as i32, kv: Some(kv), prev_kv: None }
 }
 
-fn put(key: &str, value: &KvValue) -> Event {
+fn put(key: &[u8], value: &KvValue) -> Event {
     Event { r#type: EventType::Put as i32, kv: Some(key_value(key, value, false)), prev_kv: None }
 }
 
 impl Api {
     /// One watch: polls its range until the client cancels or goes away.
     async fn run_watch(self, id: i64, create: WatchCreateRequest, out: Out) {
-        let spec = RangeSpec { key: create.key.clone(), range_end: create.range_end.clone() };
+        let spec = RangeSpec::client(RangeRequest::of(KeyRange { key: create.key.clone(), range_end: create.range_end.clone() }));
         let single = create.range_end.is_empty();
         let start = create.start_revision.max(0) as u64;
-        let mut seen: Option<BTreeMap<String, KvValue>> = None;
+        let mut seen: Option<BTreeMap<Vec<u8>, KvValue>> = None;
         loop {
             let Ok(view) = self.read_range(spec.clone()).await else {
                 tokio::time::sleep(POLL).await;
                 continue;
             };
-            let now: BTreeMap<String, KvValue> = view.kvs.into_iter().collect();
+            let now: BTreeMap<Vec<u8>, KvValue> = view.kvs.into_iter().collect();
             let mut events = Vec::new();
             match &seen {
                 None => {
                     if start > 0 {
                         events.extend(now.iter().filter(|(_, v)| v.mod_revision >= start).map(|(k, v)| put(k, v)));
                         if single && now.is_empty() {
-                            events.push(deleted(&String::from_utf8_lossy(&create.key), view.revision));
+                            events.push(deleted(&create.key, view.revision));
                         }
                     }
                 }

@@ -234,7 +234,7 @@ fn final_state(slot: &ServerSlot, id: NodeId, up: bool) -> FinalServer {
         probe: Some(ServerProbe::of(raft)),
         first_index: raft.first_index(),
         log_terms: raft.entries(raft.first_index(), raft.last_index()).iter().map(|e| (e.index, e.term)).collect(),
-        keys: server.state_machine().kv().iter().map(|(key, _)| key.clone()).collect(),
+        keys: server.state_machine().kv().iter().map(|(key, _)| String::from_utf8_lossy(key).into_owned()).collect(),
     }
 }
 
