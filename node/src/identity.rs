@@ -49,28 +49,12 @@ fn path(data_dir: &Path) -> PathBuf {
 impl Identity {
     /// The identity saved in `data_dir`, if any.
     pub fn load(data_dir: &Path) -> Result<Option<Identity>, String> {
-        let path = path(data_dir);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| format!("{}: {e}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", path.display())),
-        }
+        crate::json_file::load(&path(data_dir))
     }
 
-    /// Saves it (a temporary file, synced, renamed over the old one).
+    /// Saves it (see `json_file::save`: a crash leaves the old file or the new).
     pub fn save(&self, data_dir: &Path) -> Result<(), String> {
-        std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
-        let path = path(data_dir);
-        let tmp = path.with_extension("json.tmp");
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        let write = || -> std::io::Result<()> {
-            let mut file = std::fs::File::create(&tmp)?;
-            std::io::Write::write_all(&mut file, text.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, &path)?;
-            std::fs::File::open(data_dir)?.sync_all()
-        };
-        write().map_err(|e| format!("{}: {e}", path.display()))
+        crate::json_file::save(data_dir, &path(data_dir), self)
     }
 
     /// The members, keyed by id.

@@ -94,27 +94,12 @@ impl Joined {
 
     /// The peer list saved by an earlier join into this directory.
     pub fn load(data_dir: &Path) -> Result<Option<Joined>, String> {
-        let path = Joined::path(data_dir);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| format!("{}: {e}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", path.display())),
-        }
+        crate::json_file::load(&Joined::path(data_dir))
     }
 
-    /// Saves the peer list (written to a temporary file, synced, renamed).
+    /// Saves it (see `json_file::save`: a crash leaves the old file or the new).
     pub fn save(&self, data_dir: &Path) -> Result<(), String> {
-        std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
-        let path = Joined::path(data_dir);
-        let tmp = path.with_extension("json.tmp");
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        let write = || -> std::io::Result<()> {
-            let mut file = std::fs::File::create(&tmp)?;
-            std::io::Write::write_all(&mut file, text.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, &path)
-        };
-        write().map_err(|e| format!("{}: {e}", path.display()))
+        crate::json_file::save(data_dir, &Joined::path(data_dir), self)
     }
 }
 

@@ -23,6 +23,7 @@ pub mod faults;
 pub mod front;
 pub mod identity;
 pub mod join;
+pub mod json_file;
 pub mod load;
 pub mod local;
 pub mod nemesis;
