@@ -59,8 +59,10 @@ fn a_fast_leader_clock_ends_leases_early_and_an_exact_one_never_does() {
     let (code, body) = set_clock(control[leader], r#"{"monotonic": {"rate": 2.0}}"#);
     assert_eq!(code, 200, "{body}");
     let fast = lease_lifetime(&cluster.url(leader));
-    // At rate 2 the leader counts 4 s in 2 s of true time.
-    assert!(fast < Duration::from_secs(TTL_S as u64) * 3 / 4, "a clock at rate 2 ended a {TTL_S} s lease after {fast:?}");
+    // At rate 2 the leader counts 4 s in 2 s of true time. The bound is the
+    // TTL itself, which an exact clock never beats (asserted above and
+    // below): a loaded machine may add a second to the 2 s, never remove it.
+    assert!(fast < Duration::from_secs(TTL_S as u64), "a clock at rate 2 ended a {TTL_S} s lease after {fast:?}");
     assert_eq!(cluster.status(leader).expect("leader status").raft_term, term, "the leader changed: another clock timed the lease");
     assert_eq!(cluster.wait_for_leader(), leader);
 
