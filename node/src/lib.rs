@@ -3,15 +3,20 @@
 //! gRPC API. The simulator and this binary drive the same core, so a bug
 //! the simulator finds is a bug of a program people can run.
 //!
-//! Modules: `config` (etcd-style flags), `backup` (snapshot files and
-//! restore), `digests` and `corrupt` (state hashes and the corruption check), `storage` (write-ahead log and
-//! snapshots), `driver` (the task that drives core), `transport` (peer
-//! frames over TCP), `front` (requests with retries), `join` (joining by
-//! hopping to the leader), `identity` (the member a data directory holds), `view` (range reads),
-//! `etcd` (the gRPC services), `ws` (the Raft lock-service design's WebSocket lock API),
-//! `store` (the Raft lock-service design's data store), `serve` (starting a member), `local`
-//! (a whole cluster on one machine), `faults` (fault injection for tests on
-//! real processes: skewable clocks).
+//! Modules, the server's first: `config` (etcd-style flags), `identity`
+//! (the member a data directory holds), `json_file` (small JSON files
+//! written atomically), `storage` (write-ahead log and snapshots),
+//! `backup` (snapshot files and restore), `digests` and `corrupt` (state
+//! hashes and the corruption check), `driver` (the task that drives core),
+//! `transport` (peer frames over TCP), `front` (requests with retries),
+//! `join` (joining by hopping to the leader), `view` (range reads), `pb`
+//! (etcd's generated protobuf types), `etcd` (the gRPC services), `ws` (the
+//! WebSocket lock API of the lock-service design), `store` (its data store,
+//! which checks fencing tokens), `tls` (certificates), `serve` (starting a
+//! member), `faults` (fault injection hooks for tests on real processes:
+//! skewable clocks, link proxies). Then the tools, which no server module
+//! imports: `tools` (`local`, a whole cluster on one machine; `load` and
+//! `nemesis`, a client workload under faults; `roster`).
 
 pub mod backup;
 pub mod config;
@@ -24,15 +29,12 @@ pub mod front;
 pub mod identity;
 pub mod join;
 pub mod json_file;
-pub mod load;
-pub mod local;
-pub mod nemesis;
 pub mod pb;
-pub mod roster;
 pub mod serve;
 pub mod storage;
 pub mod store;
 pub mod tls;
+pub mod tools;
 pub mod transport;
 pub mod view;
 pub mod ws;

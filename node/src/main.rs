@@ -5,9 +5,9 @@
 use clap::{Parser, Subcommand};
 use leasesim_node::backup::SnapshotArgs;
 use leasesim_node::config::ServeArgs;
-use leasesim_node::load::LoadArgs;
-use leasesim_node::local::LocalArgs;
 use leasesim_node::store::StoreArgs;
+use leasesim_node::tools::load::LoadArgs;
+use leasesim_node::tools::local::LocalArgs;
 
 #[derive(Parser)]
 #[command(
@@ -52,8 +52,8 @@ fn main() {
     let result = rt.block_on(async {
         match cli.command {
             Some(Cmd::Store(args)) => leasesim_node::store::run(args).await,
-            Some(Cmd::Local(args)) => leasesim_node::local::run(args).await,
-            Some(Cmd::Load(args)) => leasesim_node::load::run(args).await,
+            Some(Cmd::Local(args)) => leasesim_node::tools::local::run(args).await,
+            Some(Cmd::Load(args)) => leasesim_node::tools::load::run(args).await,
             Some(Cmd::Snapshot(args)) => leasesim_node::backup::run(args),
             None => leasesim_node::serve::serve(cli.serve).await,
         }

@@ -17,10 +17,10 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::Cluster;
-use leasesim_node::load::registry::Episode;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, PutRequest, RangeRequest};
+use leasesim_node::tools::load::registry::Episode;
 
 const TTL_S: i64 = 10;
 const RENEWALS: usize = 6;

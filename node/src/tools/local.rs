@@ -13,7 +13,7 @@ use std::process::Child;
 use clap::Args;
 
 use crate::config::LeaseExpiry;
-use crate::roster::{self, RosterEntry};
+use crate::tools::roster::{self, RosterEntry};
 
 #[derive(Args, Clone, Debug)]
 pub struct LocalArgs {

@@ -37,7 +37,7 @@ use leasesim_history::{History, KvInput, KvOutput, Operation};
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 
-use crate::nemesis::Nemesis;
+use crate::tools::nemesis::Nemesis;
 
 mod checks;
 pub mod registry;
@@ -201,7 +201,7 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         registry: Mutex::default(),
     });
     let nemesis = match (args.nemesis, args.cluster_dir.clone()) {
-        (Some(kind), Some(dir)) => Some(tokio::spawn(crate::nemesis::run(kind, args.every, dir, started, shared.until))),
+        (Some(kind), Some(dir)) => Some(tokio::spawn(crate::tools::nemesis::run(kind, args.every, dir, started, shared.until))),
         _ => None,
     };
     let run_prefix = format!("kv/{:08x}/", rand::random::<u32>());

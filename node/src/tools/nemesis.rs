@@ -11,7 +11,7 @@ use tonic::transport::Channel;
 
 use crate::pb::etcdserverpb::maintenance_client::MaintenanceClient;
 use crate::pb::etcdserverpb::StatusRequest;
-use crate::roster;
+use crate::tools::roster;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Nemesis {
