@@ -5,6 +5,12 @@
 #[cfg(madsim)]
 fn main() {
     use clap::Parser;
+    // `leasesim sweep ... | head` closes the pipe early: die of SIGPIPE as
+    // other Unix tools do instead of panicking in println!. The binary
+    // writes to no socket, so no other write can be hit by this.
+    // SAFETY: restoring a signal's default disposition at start-up, before
+    // any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = match leasesim::cli::Cli::try_parse() {
         Ok(cli) => cli,
         // A bad flag asked for JSON is answered in JSON (exit 2), like any

@@ -131,3 +131,28 @@ fn readme_planted_bug_examples_fail_as_they_claim() {
         assert_eq!(out.status.code(), Some(1), "`{example}` claims to fail: {}", text(&out.stdout));
     }
 }
+
+/// `leasesim sweep ... | head -1`: the reader goes away after one line. The
+/// sweep must end quietly (killed by SIGPIPE, as `seq 1 1000000 | head -1`
+/// is), never print a Rust panic about a broken pipe.
+#[test]
+fn a_reader_that_stops_early_ends_the_sweep_without_a_panic() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leasesim"))
+        .args(["sweep", TWO[0], "--seeds", "0..400", "--json"])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run leasesim");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with('{'), "a JSON line first: {first}");
+    // Dropping the reader closed the pipe; the next line the sweep writes fails.
+    let output = child.wait_with_output().unwrap();
+    let stderr = text(&output.stderr);
+    assert!(!stderr.contains("panicked"), "no panic on a closed pipe:\n{stderr}");
+    assert_eq!(output.status.signal(), Some(libc::SIGPIPE), "ended by SIGPIPE: {:?}", output.status);
+}
