@@ -10,33 +10,19 @@ use leasesim_core::NodeId;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{member_id, parse_initial_cluster, ClusterState, Member, ServeArgs, DEFAULT_CLUSTER_TOKEN};
-use crate::driver::{Driver, Input, Probe};
+use crate::config::{ClusterState, ServeArgs};
+use crate::corrupt::CorruptCheck;
+use crate::driver::{Driver, Input, MemberStatus};
 use crate::faults::clock::ClockSource;
+use crate::frame::PeerFrame;
 use crate::front::Front;
 use crate::identity::Identity;
-use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined, PeerEntry};
+use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined};
+use crate::members::{member_id, parse_initial_cluster, Member, PeerEntry, DEFAULT_CLUSTER_TOKEN};
+use crate::node_handle::NodeHandle;
 use crate::storage::space::RESERVE_BYTES;
 use crate::storage::{Storage, StorageOptions};
-use crate::transport::{serve_peers, Links, MemberInfo, PeerFrame};
-
-/// What a running member exposes to the API layers.
-#[derive(Clone)]
-pub struct NodeHandle {
-    pub front: Front,
-    pub directory: crate::transport::Directory,
-    pub name: String,
-    /// etcd's cluster id: a digest of `--initial-cluster`.
-    pub cluster_id: u64,
-    /// `--quota-backend-bytes` (etcd's default when 0 was given).
-    pub quota_backend_bytes: u64,
-    /// How this member dials another's client API (None: plain).
-    pub client_tls: Option<tonic::transport::ClientTlsConfig>,
-    /// The state digest of each recently applied index (HashKV).
-    pub digests: crate::digests::Digests,
-    /// The corruption check's alarms.
-    pub corruption: Arc<crate::corrupt::Corruption>,
-}
+use crate::transport::{serve_peers, Links, MemberInfo};
 
 /// Who this member is and whom it starts with.
 struct Start {
@@ -228,9 +214,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let links = Links::new(id, hello.clone(), directory.clone()).with_tls(peer_tls.clone()).with_routes(routes);
 
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
-    let (probe_tx, probe_rx) = watch::channel(Probe::default());
+    let (status_tx, status_rx) = watch::channel(MemberStatus::default());
     let digests = crate::digests::Digests::default();
-    let driver = Driver::new(server, storage, links.clone(), clocks.clone(), probe_tx, digests.clone()).with_bugs(&args.bugs);
+    let driver = Driver::new(server, storage, links.clone(), clocks.clone(), status_tx, digests.clone()).with_bugs(&args.bugs);
     std::thread::Builder::new()
         .name(format!("driver-{}", args.name))
         .spawn(move || {
@@ -240,7 +226,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
 
     // Peer frames go straight to the driver; join calls to the desk.
-    let front = Front::new(input_tx.clone(), probe_rx);
+    let front = Front::new(input_tx.clone(), status_rx);
     let desk = JoinDesk { front: front.clone(), directory: directory.clone(), cluster_id };
     let (peer_tx, mut peer_rx) = mpsc::unbounded_channel();
     tokio::spawn(serve_peers(peer_listener, directory.clone(), peer_tx, desk, peer_tls));
@@ -276,7 +262,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         corruption: Arc::default(),
     };
     if let Some(period) = args.corrupt_check_period() {
-        tokio::spawn(crate::corrupt::run(handle.clone(), period));
+        let check = CorruptCheck {
+            front: handle.front.clone(),
+            directory: handle.directory.clone(),
+            digests: handle.digests.clone(),
+            corruption: handle.corruption.clone(),
+        };
+        tokio::spawn(crate::corrupt::run(check, period));
     }
     tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
     if let Some(listener) = control_listener {

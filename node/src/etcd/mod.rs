@@ -28,6 +28,7 @@ use tokio::net::TcpListener;
 use tonic::Status;
 
 use crate::front::CallError;
+use crate::node_handle::NodeHandle;
 use crate::pb::etcdserverpb::cluster_server::ClusterServer;
 use crate::pb::etcdserverpb::kv_server::KvServer;
 use crate::pb::etcdserverpb::lease_server::LeaseServer;
@@ -35,7 +36,6 @@ use crate::pb::etcdserverpb::maintenance_server::MaintenanceServer;
 use crate::pb::etcdserverpb::watch_server::WatchServer;
 use crate::pb::etcdserverpb::ResponseHeader;
 use crate::pb::v3lockpb::lock_server::LockServer;
-use crate::serve::NodeHandle;
 
 /// etcd's default largest request (`--max-request-bytes`, 1.5 MiB).
 pub const MAX_REQUEST_BYTES: usize = 1536 * 1024;
@@ -50,9 +50,9 @@ pub struct Api {
 
 impl Api {
     pub fn header(&self, revision: u64) -> Option<ResponseHeader> {
-        let probe = self.node.front.probe();
-        let revision = revision.max(probe.revision);
-        Some(ResponseHeader { cluster_id: self.node.cluster_id, member_id: probe.id, revision: revision as i64, raft_term: probe.term })
+        let current = self.node.front.status();
+        let revision = revision.max(current.revision);
+        Some(ResponseHeader { cluster_id: self.node.cluster_id, member_id: current.id, revision: revision as i64, raft_term: current.term })
     }
 }
 
