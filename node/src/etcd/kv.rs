@@ -5,7 +5,7 @@
 //! deletes and ranges applied by one log entry at one revision); `Compact`
 //! is core's `Compact`. Keys and values are bytes end to end.
 //!
-//! The alarms' reserved keys (see `alarm`) are hidden here: a client
+//! The alarms' reserved keys (see `crate::nospace`) are hidden here: a client
 //! cannot write them, a delete over a range that holds them is split
 //! around them (within the same txn), and a range leaves them out.
 

@@ -2,7 +2,8 @@
 //! consistent backup of this member's applied state, streamed in blobs as
 //! etcd streams its bolt file), `HashKV` and `Hash` (see `digests.rs` for
 //! what is hashed), and `MoveLeader` through Raft's leadership transfer.
-//! Alarm lists the NOSPACE alarms kept in the log (`alarm.rs`) and the
+//! Alarm lists the NOSPACE alarms kept in the log (`alarm.rs`, over
+//! `nospace.rs`) and the
 //! corruption check's CORRUPT alarms (`corrupt.rs`, in memory);
 //! Defragment has nothing to defragment. Snapshot, Hash, HashKV and
 //! Defragment need the root role when auth is on, as on etcd 3.4.

@@ -1,7 +1,6 @@
 //! etcd's v3 gRPC API on a member's client URL: the subset `etcdctl` and
 //! etcd clients need (KV, Lease, Lock, Watch by polling, Maintenance,
-//! Cluster, Auth), as
-//! adapters onto core's requests. Any member answers; a follower forwards
+//! Cluster, Auth, Alarm), as adapters onto core's requests. Any member answers; a follower forwards
 //! to the leader (the driver does it for core requests).
 //!
 //! Errors carry etcd's gRPC codes and messages (`etcdserver: requested
@@ -10,9 +9,9 @@
 // tonic's `Status` is large, and it is what every handler returns.
 #![allow(clippy::result_large_err)]
 
-// etcd's Auth service, its tokens and the checks in front
-// of every call.
 pub mod alarm;
+// Auth: `auth` is the service, `guard` the checks in front of every call,
+// `token` the signed tokens.
 mod auth;
 mod cluster;
 pub mod guard;
