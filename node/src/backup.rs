@@ -24,10 +24,9 @@ use leasesim_core::{LogIndex, NodeId, Term};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::{member_id, parse_initial_cluster, DEFAULT_CLUSTER_TOKEN};
 use crate::driver::Backup;
 use crate::identity::Identity;
-use crate::join::PeerEntry;
+use crate::members::{member_id, parse_initial_cluster, PeerEntry, DEFAULT_CLUSTER_TOKEN};
 use crate::storage::{record, Storage};
 
 /// The first bytes of every backup file.
@@ -133,7 +132,7 @@ pub struct RestoreArgs {
     #[arg(long, default_value = DEFAULT_CLUSTER_TOKEN)]
     pub initial_cluster_token: String,
     /// This member's peer URL; must match its --initial-cluster entry.
-    #[arg(long, value_parser = crate::config::parse_url)]
+    #[arg(long, value_parser = crate::members::parse_url)]
     pub initial_advertise_peer_urls: Option<std::net::SocketAddr>,
 }
 

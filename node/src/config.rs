@@ -1,18 +1,18 @@
 //! The server's command-line settings, named after etcd's flags so etcd
 //! users feel at home, and their translation into core's `ServerConfig`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
+use crate::members::parse_url;
 use clap::{Args, ValueEnum};
 use leasesim_core::bugs::Bugs;
+use leasesim_core::duration::parse_duration as parse_duration_ns;
 use leasesim_core::raft::RaftConfig;
 use leasesim_core::server::ServerConfig;
 use leasesim_core::{ExpiryStrategy, NodeId, NS_PER_MS};
-
-/// etcd's default `--initial-cluster-token`.
-pub const DEFAULT_CLUSTER_TOKEN: &str = "etcd-cluster";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ClusterState {
@@ -87,16 +87,16 @@ pub struct ServeArgs {
     pub snapshot_count: u64,
     /// How often members compare state hashes (etcd's flag; 0s: never), e.g.
     /// 5s, 500ms, 1m.
-    #[arg(long = "experimental-corrupt-check-time", default_value = "0s", value_parser = parse_duration_ms)]
-    pub corrupt_check_ms: u64,
+    #[arg(long = "experimental-corrupt-check-time", default_value = "0s", value_parser = parse_duration)]
+    pub corrupt_check_time: Duration,
     /// Plant a bug in the engine (repeatable): the simulator's switches
     /// (e.g. follower-expires-leases), so that a real cluster can show the
     /// checkers of `leasesim-node load` catching it. For tests only.
     #[arg(long = "bug", value_name = "NAME", value_parser = parse_bug)]
     pub bugs: Vec<String>,
-    // Disk faults (see etcd/alarm.rs, storage).
+    // Disk quota and faults (see nospace.rs, storage).
     #[command(flatten)]
-    pub disk: crate::etcd::alarm::DiskArgs,
+    pub disk: crate::nospace::DiskArgs,
     // TLS (see tls.rs).
     #[command(flatten)]
     pub tls: crate::tls::TlsArgs,
@@ -105,18 +105,21 @@ pub struct ServeArgs {
     pub test: crate::faults::TestArgs,
 }
 
-/// An etcd-style duration (`500ms`, `5s`, `1m`, `0s`) in milliseconds.
-pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let n: u64 = number.parse().map_err(|_| format!("{s}: expected a duration such as 500ms, 5s or 1m"))?;
-    let scale = match unit {
-        "ms" => 1,
-        "s" => 1000,
-        "m" => 60_000,
-        _ => return Err(format!("{s}: expected a duration such as 500ms, 5s or 1m (units ms, s, m)")),
-    };
-    Ok(n * scale)
+/// A duration flag as etcd takes one (a Go duration: `500ms`, `5s`, `1m`,
+/// `1.5s`, or a bare `0`), read by the workspace's one duration parser
+/// (`leasesim_core::duration`). etcd's flags that take plain milliseconds
+/// (`--heartbeat-interval`, `--election-timeout`) stay integers, as on
+/// etcd. Go also takes sums such as `1m30s`; this parser does not (the
+/// error says what it takes).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    // Go's time.ParseDuration takes "0" without a unit, and so does etcd.
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("`{s}` has no unit: write {s}s, {s}ms or {s}m"));
+    }
+    parse_duration_ns(s).map(Duration::from_nanos).map_err(|e| format!("`{s}`: {e}"))
 }
 
 /// A planted bug's name, checked against core's list.
@@ -133,62 +136,10 @@ pub fn parse_bug(name: &str) -> Result<String, String> {
         .map_err(|e| format!("{e} (or one of the node's own: {})", crate::driver::NODE_BUGS.join(", ")))
 }
 
-/// Parses `http://host:port`, `https://host:port` (or `host:port`) into a
-/// socket address; the first of a comma-separated list. Whether TLS is on
-/// is decided by the certificate flags, which `tls::TlsArgs::check` holds
-/// against the schemes.
-pub fn parse_url(s: &str) -> Result<SocketAddr, String> {
-    let first = s.split(',').next().unwrap_or_default().trim();
-    let bare = first.strip_prefix("http://").or_else(|| first.strip_prefix("https://")).unwrap_or(first);
-    let bare = bare.trim_end_matches('/');
-    let bare = bare.replacen("localhost:", "127.0.0.1:", 1);
-    bare.parse().map_err(|e| format!("{s}: expected http://IP:PORT or https://IP:PORT ({e})"))
-}
-
-/// One member of the cluster as the flags name it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Member {
-    pub id: NodeId,
-    pub name: String,
-    pub peer: SocketAddr,
-}
-
-/// A member's id, derived from its name so every server agrees without
-/// talking: `sN` is N, anything else a hash (never 0).
-pub fn member_id(name: &str) -> NodeId {
-    if let Some(n) = name.strip_prefix('s').and_then(|n| n.parse::<u64>().ok()).filter(|n| *n > 0) {
-        return n;
-    }
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in name.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    (hash >> 12).max(1_000_000)
-}
-
-/// Parses `--initial-cluster`.
-pub fn parse_initial_cluster(s: &str) -> Result<BTreeMap<NodeId, Member>, String> {
-    let mut members = BTreeMap::new();
-    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
-        let (name, url) = part.split_once('=').ok_or_else(|| format!("--initial-cluster: `{part}` is not name=url"))?;
-        let name = name.trim().to_string();
-        let peer = parse_url(url).map_err(|e| format!("--initial-cluster: {e}"))?;
-        let id = member_id(&name);
-        if members.insert(id, Member { id, name: name.clone(), peer }).is_some() {
-            return Err(format!("--initial-cluster: member {name} appears twice"));
-        }
-    }
-    if members.is_empty() {
-        return Err("--initial-cluster names no member".into());
-    }
-    Ok(members)
-}
-
 impl ServeArgs {
     /// The corruption check's period, if it is on.
-    pub fn corrupt_check_period(&self) -> Option<std::time::Duration> {
-        (self.corrupt_check_ms > 0).then(|| std::time::Duration::from_millis(self.corrupt_check_ms))
+    pub fn corrupt_check_period(&self) -> Option<Duration> {
+        (!self.corrupt_check_time.is_zero()).then_some(self.corrupt_check_time)
     }
 
     /// The settings core runs with, shared by every member (they must match).
@@ -212,21 +163,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_and_clusters_parse() {
-        assert_eq!(parse_url("http://127.0.0.1:2380").unwrap(), "127.0.0.1:2380".parse().unwrap());
-        assert_eq!(parse_url("localhost:1,http://x:2").unwrap(), "127.0.0.1:1".parse().unwrap());
-        assert_eq!(parse_url("https://127.0.0.1:1").unwrap(), "127.0.0.1:1".parse().unwrap());
-        assert!(parse_url("https://host-name:1").unwrap_err().contains("https://IP:PORT"));
-        let members = parse_initial_cluster("s1=http://127.0.0.1:1,s2=http://127.0.0.1:2").unwrap();
-        assert_eq!(members.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
-        assert!(parse_initial_cluster("s1").is_err());
-        assert!(parse_initial_cluster("s1=http://127.0.0.1:1,s1=http://127.0.0.1:2").is_err());
-        assert!(member_id("alpha") >= 1_000_000);
+    fn bugs_parse_against_both_lists() {
         assert_eq!(parse_bug("follower-expires-leases").as_deref(), Ok("follower-expires-leases"));
+        assert_eq!(parse_bug("ack-before-fsync").as_deref(), Ok("ack-before-fsync"));
         assert!(parse_bug("follower-expires-lease").unwrap_err().contains("follower-expires-leases"), "the error lists the names");
         assert!(parse_bug("completion-without-token-check").is_err());
-        assert_eq!((parse_duration_ms("500ms"), parse_duration_ms("5s"), parse_duration_ms("1m")), (Ok(500), Ok(5000), Ok(60_000)));
-        assert!(parse_duration_ms("5").unwrap_err().contains("units"));
-        assert!(parse_duration_ms("s").is_err());
+    }
+
+    #[test]
+    fn durations_parse_as_etcd_takes_them() {
+        let ms = Duration::from_millis;
+        assert_eq!((parse_duration("500ms"), parse_duration("5s"), parse_duration("1m")), (Ok(ms(500)), Ok(ms(5000)), Ok(ms(60_000))));
+        assert_eq!((parse_duration("0s"), parse_duration("0"), parse_duration("1.5s")), (Ok(ms(0)), Ok(ms(0)), Ok(ms(1500))));
+        assert_eq!(parse_duration("5").unwrap_err(), "`5` has no unit: write 5s, 5ms or 5m");
+        for bad in ["s", "", "5 s", "1m30s", "-1s"] {
+            let error = parse_duration(bad).unwrap_err();
+            assert!(error.starts_with(&format!("`{bad}`: ")), "{bad:?}: {error}");
+        }
+        assert!(parse_duration("1m30s").unwrap_err().contains("e.g. 500ms, 5s or 1m"));
     }
 }

@@ -17,15 +17,16 @@
 //! refuses writes within one period.
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use leasesim_core::{LogIndex, NodeId};
 
-use crate::digests::fold;
+use crate::digests::{fold, Digests};
+use crate::front::Front;
 use crate::pb::etcdserverpb::maintenance_client::MaintenanceClient;
 use crate::pb::etcdserverpb::HashKvRequest;
-use crate::serve::NodeHandle;
+use crate::transport::Directory;
 
 /// How long one peer may take to answer.
 const PEER_TIMEOUT: Duration = Duration::from_secs(3);
@@ -50,8 +51,19 @@ impl Corruption {
     }
 }
 
+/// What the check reads (this member's digests and status, the peers'
+/// client URLs) and the alarms it raises: the parts of the member's
+/// `NodeHandle` it needs, so that the handle, which holds the alarms, and
+/// this module do not import each other.
+pub struct CorruptCheck {
+    pub front: Front,
+    pub directory: Directory,
+    pub digests: Digests,
+    pub corruption: Arc<Corruption>,
+}
+
 /// Runs the check every `period` until the process stops.
-pub async fn run(node: NodeHandle, period: Duration) {
+pub async fn run(node: CorruptCheck, period: Duration) {
     let mut previous: Option<LogIndex> = None;
     loop {
         tokio::time::sleep(period).await;
@@ -62,7 +74,7 @@ pub async fn run(node: NodeHandle, period: Duration) {
     }
 }
 
-async fn check_at(node: &NodeHandle, index: LogIndex) {
+async fn check_at(node: &CorruptCheck, index: LogIndex) {
     // Revision 0 would ask peers for their latest state.
     if index == 0 {
         return;
@@ -71,9 +83,9 @@ async fn check_at(node: &NodeHandle, index: LogIndex) {
         return;
     };
     let mine = fold(mine);
-    let me = node.front.probe().id;
+    let me = node.front.status().id;
     let peers: Vec<(NodeId, String)> = {
-        let voters = node.front.probe().voters;
+        let voters = node.front.status().voters;
         let dir = node.directory.lock().expect("directory lock");
         voters
             .into_iter()

@@ -21,8 +21,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::digests::Digests;
 use crate::faults::clock::ClockSource;
+use crate::frame::PeerFrame;
 use crate::storage::Storage;
-use crate::transport::{Links, PeerFrame};
+use crate::transport::Links;
 use crate::view::{RangeSpec, RangeView};
 
 /// A forwarded or local request's waiter is dropped after this long.
@@ -77,10 +78,12 @@ pub struct Backup {
     pub state: StateMachine,
 }
 
-/// What the driver publishes after every batch (status, member list,
-/// leader hints for redirects).
+/// This member as its driver last saw it, published after every batch:
+/// its Raft role, term and indices, the voters, the leader it knows (for
+/// redirects), its disk use, and the applied auth store and alarms that the
+/// API layers check requests against.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Probe {
+pub struct MemberStatus {
     pub id: NodeId,
     pub role: Option<Role>,
     pub term: Term,
@@ -137,8 +140,8 @@ pub struct Driver {
     /// Every clock reading core gets comes from here (skewable in tests).
     clocks: Arc<ClockSource>,
     pending: BTreeMap<(ClientId, u64), Pending>,
-    probe: watch::Sender<Probe>,
-    disk: crate::etcd::alarm::DiskWatch,
+    status: watch::Sender<MemberStatus>,
+    disk: crate::nospace::DiskWatch,
     /// The planted bug `ack-before-fsync`.
     ack_before_fsync: bool,
     digests: Digests,
@@ -150,7 +153,7 @@ impl Driver {
         storage: Storage,
         links: Links,
         clocks: Arc<ClockSource>,
-        probe: watch::Sender<Probe>,
+        status: watch::Sender<MemberStatus>,
         digests: Digests,
     ) -> Self {
         Driver {
@@ -159,8 +162,8 @@ impl Driver {
             links,
             clocks,
             pending: BTreeMap::new(),
-            probe,
-            disk: crate::etcd::alarm::DiskWatch::default(),
+            status,
+            disk: crate::nospace::DiskWatch::default(),
             ack_before_fsync: false,
             digests,
         }
@@ -335,7 +338,7 @@ impl Driver {
         let raft = self.server.raft();
         let sm = self.server.state_machine();
         let auth = {
-            let old = &self.probe.borrow().auth;
+            let old = &self.status.borrow().auth;
             let applied = sm.auth();
             if old.revision == applied.revision && old.enabled == applied.enabled {
                 old.clone()
@@ -343,7 +346,7 @@ impl Driver {
                 std::sync::Arc::new(applied.clone())
             }
         };
-        let probe = Probe {
+        let status = MemberStatus {
             auth,
             id: raft.id(),
             role: Some(raft.role()),
@@ -354,13 +357,13 @@ impl Driver {
             revision: sm.kv().revision(),
             voters: raft.voters().iter().copied().collect(),
             db_size_bytes: self.storage.size_bytes(),
-            alarms: crate::etcd::alarm::active(sm.kv()),
+            alarms: crate::nospace::active(sm.kv()),
             disk_full: false,
         };
-        let probe = Probe { disk_full: self.disk.after_batch(&mut self.storage, probe.id, &probe.alarms), ..probe };
-        self.probe.send_if_modified(|old| {
-            let changed = *old != probe;
-            *old = probe;
+        let status = MemberStatus { disk_full: self.disk.after_batch(&mut self.storage, status.id, &status.alarms), ..status };
+        self.status.send_if_modified(|old| {
+            let changed = *old != status;
+            *old = status;
             changed
         });
     }

@@ -12,7 +12,7 @@ use leasesim_core::service::{ClientRequest, Op, Response, ServiceError};
 use leasesim_core::{ClientId, LogIndex};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::driver::{Answer, Input, Probe};
+use crate::driver::{Answer, Input, MemberStatus};
 use crate::view::RangeSpec;
 
 /// How long one attempt waits for its answer.
@@ -34,7 +34,7 @@ pub enum CallError {
 #[derive(Clone)]
 pub struct Front {
     inputs: mpsc::UnboundedSender<Input>,
-    probe: watch::Receiver<Probe>,
+    status: watch::Receiver<MemberStatus>,
     clients: Arc<ClientIds>,
 }
 
@@ -74,10 +74,10 @@ impl ClientIds {
 }
 
 impl Front {
-    pub fn new(inputs: mpsc::UnboundedSender<Input>, probe: watch::Receiver<Probe>) -> Self {
+    pub fn new(inputs: mpsc::UnboundedSender<Input>, status: watch::Receiver<MemberStatus>) -> Self {
         // Ids above 2^40 keep clear of the small ids scenarios and tools use.
         let base = (rand::random::<u64>() >> 8) | (1 << 40);
-        Front { inputs, probe, clients: Arc::new(ClientIds { base, next: AtomicU64::new(0), free: Mutex::default() }) }
+        Front { inputs, status, clients: Arc::new(ClientIds { base, next: AtomicU64::new(0), free: Mutex::default() }) }
     }
 
     /// Hands `input` to the driver (an error once it has stopped).
@@ -85,12 +85,14 @@ impl Front {
         self.inputs.send(input).map_err(|_| CallError::Stopped)
     }
 
-    pub fn probe(&self) -> Probe {
-        self.probe.borrow().clone()
+    /// This member's latest published status.
+    pub fn status(&self) -> MemberStatus {
+        self.status.borrow().clone()
     }
 
-    pub fn probe_watch(&self) -> watch::Receiver<Probe> {
-        self.probe.clone()
+    /// A receiver that wakes at every status change.
+    pub fn status_watch(&self) -> watch::Receiver<MemberStatus> {
+        self.status.clone()
     }
 
     /// Runs `op` to completion: the service's answer, or why there is none.

@@ -19,8 +19,7 @@ use std::time::Duration;
 use leasesim_core::NodeId;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{parse_url, Member};
-use crate::join::PeerEntry;
+use crate::members::{parse_url, Member, PeerEntry};
 use crate::transport::Directory;
 
 const FILE: &str = "member.json";

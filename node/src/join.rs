@@ -29,9 +29,10 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
-use crate::config::{parse_url, Member};
+use crate::frame::{read_frame, write_frame, JoinReply, PeerFrame, PeerList};
 use crate::front::Front;
-use crate::transport::{read_frame, write_frame, Directory, PeerFrame};
+use crate::members::{parse_url, Member, PeerEntry};
+use crate::transport::{Directory, Requests};
 
 /// Redirects a joining server follows before it gives up (the design's 5).
 pub const MAX_REDIRECTS: usize = 5;
@@ -41,38 +42,6 @@ const LEADERLESS_RETRIES: usize = 40;
 /// How long one call may take: the leader answers a join only once the
 /// change has committed.
 const CALL_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// `JoinCluster`'s answer (the design's `JoinClusterReply`, with a reason
-/// when the leader refuses).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JoinReply {
-    pub success: bool,
-    pub leader_id: Option<NodeId>,
-    /// The leader's peer URL, `http://host:port` ("" when unknown).
-    pub leader_addr: String,
-    pub term: Term,
-    /// Why a leader refused ("" when it did not, or when this is a redirect).
-    pub error: String,
-}
-
-/// `FetchPeerList`'s answer: every voter with its name and peer URL.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PeerList {
-    pub success: bool,
-    pub leader_id: Option<NodeId>,
-    pub leader_addr: String,
-    pub term: Term,
-    pub peers: Vec<PeerEntry>,
-    /// The cluster's id, so a joined member reports the same one.
-    pub cluster_id: u64,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PeerEntry {
-    pub id: NodeId,
-    pub name: String,
-    pub peer_url: String,
-}
 
 /// What a joined server starts with: the voters (itself among them once
 /// the change applies) and the cluster's id.
@@ -219,29 +188,31 @@ pub struct JoinDesk {
     pub cluster_id: u64,
 }
 
-impl JoinDesk {
+impl Requests for JoinDesk {
     /// The answer to one request frame (`None` for any other frame).
-    pub async fn answer(&self, request: PeerFrame) -> Option<PeerFrame> {
+    async fn answer(&self, request: PeerFrame) -> Option<PeerFrame> {
         match request {
             PeerFrame::Join { id, name, peer_url } => Some(PeerFrame::JoinReply(self.join(id, name, peer_url).await)),
             PeerFrame::FetchPeers { .. } => Some(PeerFrame::PeerList(self.peer_list())),
             _ => None,
         }
     }
+}
 
+impl JoinDesk {
     fn peer_url_of(&self, id: NodeId) -> String {
         self.directory.lock().expect("directory lock").get(&id).map(|m| m.peer_url.clone()).unwrap_or_default()
     }
 
     /// Not the leader: where to go instead ("" when no leader is known).
     fn leader_hint(&self) -> (Option<NodeId>, String, Term) {
-        let probe = self.front.probe();
-        let leader = probe.leader.filter(|l| *l != probe.id);
-        (leader, leader.map(|l| self.peer_url_of(l)).unwrap_or_default(), probe.term)
+        let status = self.front.status();
+        let leader = status.leader.filter(|l| *l != status.id);
+        (leader, leader.map(|l| self.peer_url_of(l)).unwrap_or_default(), status.term)
     }
 
     fn leads(&self) -> bool {
-        self.front.probe().role == Some(Role::Leader)
+        self.front.status().role == Some(Role::Leader)
     }
 
     async fn join(&self, id: NodeId, name: String, peer_url: String) -> JoinReply {
@@ -250,17 +221,17 @@ impl JoinDesk {
             let (leader_id, leader_addr, term) = self.leader_hint();
             return JoinReply { success: false, leader_id, leader_addr, term, error: String::new() };
         }
-        let probe = self.front.probe();
+        let status = self.front.status();
         let peer_url = match parse_url(&peer_url) {
             Ok(addr) => format!("http://{addr}"),
-            Err(e) => return refuse(format!("bad peer URL: {e}"), probe.term),
+            Err(e) => return refuse(format!("bad peer URL: {e}"), status.term),
         };
         if id == 0 {
-            return refuse("member id 0 is reserved".into(), probe.term);
+            return refuse("member id 0 is reserved".into(), status.term);
         }
         let known = self.peer_url_of(id);
-        if probe.voters.contains(&id) && known != peer_url {
-            return refuse(format!("member id {id} is already in the cluster at {known}; pick another --name"), probe.term);
+        if status.voters.contains(&id) && known != peer_url {
+            return refuse(format!("member id {id} is already in the cluster at {known}; pick another --name"), status.term);
         }
         {
             let mut dir = self.directory.lock().expect("directory lock");
@@ -268,37 +239,37 @@ impl JoinDesk {
             entry.name = name;
             entry.peer_url = peer_url;
         }
-        if !probe.voters.contains(&id) {
+        if !status.voters.contains(&id) {
             let index = match self.front.conf_change(ConfChange::AddServer(id)).await {
                 Ok(index) => index,
-                Err(e) => return refuse(format!("the membership change failed: {e:?}"), self.front.probe().term),
+                Err(e) => return refuse(format!("the membership change failed: {e:?}"), self.front.status().term),
             };
             // Answer only once a majority holds the change.
-            let mut watch = self.front.probe_watch();
+            let mut watch = self.front.status_watch();
             let committed = tokio::time::timeout(CALL_TIMEOUT, watch.wait_for(|p| p.commit_index >= index)).await;
             if !matches!(committed, Ok(Ok(_))) {
                 let (leader_id, leader_addr, term) = self.leader_hint();
                 return JoinReply { success: false, leader_id, leader_addr, term, error: String::new() };
             }
         }
-        let probe = self.front.probe();
+        let status = self.front.status();
         JoinReply {
             success: true,
-            leader_id: Some(probe.id),
-            leader_addr: self.peer_url_of(probe.id),
-            term: probe.term,
+            leader_id: Some(status.id),
+            leader_addr: self.peer_url_of(status.id),
+            term: status.term,
             error: String::new(),
         }
     }
 
     fn peer_list(&self) -> PeerList {
-        let probe = self.front.probe();
+        let status = self.front.status();
         if !self.leads() {
             let (leader_id, leader_addr, term) = self.leader_hint();
             return PeerList { success: false, leader_id, leader_addr, term, peers: Vec::new(), cluster_id: self.cluster_id };
         }
         let dir = self.directory.lock().expect("directory lock");
-        let peers = probe
+        let peers = status
             .voters
             .iter()
             .map(|id| {
@@ -308,9 +279,9 @@ impl JoinDesk {
             .collect();
         PeerList {
             success: true,
-            leader_id: Some(probe.id),
-            leader_addr: dir.get(&probe.id).map(|m| m.peer_url.clone()).unwrap_or_default(),
-            term: probe.term,
+            leader_id: Some(status.id),
+            leader_addr: dir.get(&status.id).map(|m| m.peer_url.clone()).unwrap_or_default(),
+            term: status.term,
             peers,
             cluster_id: self.cluster_id,
         }

@@ -1,6 +1,8 @@
 //! The `leasesim-node` binary: one member of a leasesim cluster serving
-//! etcd's v3 API (flags after etcd's own); `store` runs the Raft lock-service design's data
-//! store, `local` a whole cluster on this machine.
+//! etcd's v3 API (flags after etcd's own); `snapshot` restores and
+//! inspects backups, `store` runs the Raft lock-service design's data
+//! store, and the tools: `local` a whole cluster on this machine, `load` a
+//! client workload against one, judged by leasesim's checkers.
 
 use clap::{Parser, Subcommand};
 use leasesim_node::backup::SnapshotArgs;

@@ -10,33 +10,20 @@ use leasesim_core::NodeId;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{member_id, parse_initial_cluster, ClusterState, Member, ServeArgs, DEFAULT_CLUSTER_TOKEN};
-use crate::driver::{Driver, Input, Probe};
+use crate::config::{ClusterState, ServeArgs};
+use crate::corrupt::CorruptCheck;
+use crate::driver::{Driver, Input, MemberStatus};
 use crate::faults::clock::ClockSource;
+use crate::frame::PeerFrame;
 use crate::front::Front;
 use crate::identity::Identity;
-use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined, PeerEntry};
+use crate::join::{ask_to_join, fetch_peers, JoinDesk, Joined};
+use crate::members::{member_id, parse_initial_cluster, Member, PeerEntry, DEFAULT_CLUSTER_TOKEN};
+use crate::node_handle::NodeHandle;
 use crate::storage::space::RESERVE_BYTES;
 use crate::storage::{Storage, StorageOptions};
-use crate::transport::{serve_peers, Links, MemberInfo, PeerFrame};
-
-/// What a running member exposes to the API layers.
-#[derive(Clone)]
-pub struct NodeHandle {
-    pub front: Front,
-    pub directory: crate::transport::Directory,
-    pub name: String,
-    /// etcd's cluster id: a digest of `--initial-cluster`.
-    pub cluster_id: u64,
-    /// `--quota-backend-bytes` (etcd's default when 0 was given).
-    pub quota_backend_bytes: u64,
-    /// How this member dials another's client API (None: plain).
-    pub client_tls: Option<tonic::transport::ClientTlsConfig>,
-    /// The state digest of each recently applied index (HashKV).
-    pub digests: crate::digests::Digests,
-    /// The corruption check's alarms.
-    pub corruption: Arc<crate::corrupt::Corruption>,
-}
+use crate::tls::PeerTls;
+use crate::transport::{serve_peers, Directory, Links, MemberInfo};
 
 /// Who this member is and whom it starts with.
 struct Start {
@@ -148,31 +135,18 @@ impl Start {
     }
 }
 
-/// Runs a member until the process is stopped.
+/// Runs a member until the process is stopped: check the flags, find out
+/// who it is, open its data directory, bind its sockets, start its driver,
+/// its peer transport and its APIs, and, for `--join`, ask to be added.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
-    // TLS and disk-fault settings, checked before anything starts.
-    let (client_scheme, peer_scheme) = (args.tls.client_scheme(), args.tls.peer_scheme());
-    let server_tls = args.tls.client_server()?;
-    let client_tls = args.tls.client_dialer()?;
-    let peer_tls = args.tls.peer()?;
-    if args.join.is_none() {
-        args.tls.check_peer_urls(&args.initial_cluster)?;
-    }
-    if peer_tls.is_on() && args.join.is_some() {
-        return Err("--join does not speak peer TLS yet: start TLS members with --initial-cluster".into());
-    }
+    let tls = Tls::from_flags(&args)?;
     let storage_options = StorageOptions { lose_unsynced: args.disk.unsafe_test_lose_unsynced, reserve_bytes: RESERVE_BYTES };
     if storage_options.lose_unsynced {
         tracing::warn!("--unsafe-test-lose-unsynced: log writes stay in memory until fsynced (for crash tests only)");
     }
-    let (Start { id, members, voters, client_urls, cluster_id, join }, identity) = Start::resolve(&args).await?;
-    let config = args.server_config(id, voters);
-
-    let storage =
-        Storage::open_with(&args.data_dir, &storage_options).map_err(|e| format!("--data-dir {}: {e}", args.data_dir.display()))?;
-    if storage.recovered_torn_bytes > 0 {
-        tracing::warn!("cut a torn tail of {} bytes off the write-ahead log", storage.recovered_torn_bytes);
-    }
+    let (start, identity) = Start::resolve(&args).await?;
+    let config = args.server_config(start.id, start.voters.clone());
+    let storage = open_storage(&args, &storage_options)?;
     let clocks = Arc::new(ClockSource::new());
     let control_listener = match args.test.unsafe_test_control_url {
         Some(addr) => Some(crate::faults::control::bind(addr).await?),
@@ -180,57 +154,170 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     };
     let persisted = storage.persisted();
     let server = Server::new(config, persisted, rand::random(), clocks.now());
-
-    let peer_listener =
-        TcpListener::bind(args.listen_peer_urls).await.map_err(|e| format!("--listen-peer-urls {}: {e}", args.listen_peer_urls))?;
-    let client_listener =
-        TcpListener::bind(args.listen_client_urls).await.map_err(|e| format!("--listen-client-urls {}: {e}", args.listen_client_urls))?;
-    let client_addr = client_listener.local_addr().map_err(|e| e.to_string())?;
-    let advertised = args.advertise_client_urls.unwrap_or(client_addr);
-    let lock_listener = match args.listen_lock_urls {
-        Some(addr) => Some(TcpListener::bind(addr).await.map_err(|e| format!("--listen-lock-urls {addr}: {e}"))?),
-        None => None,
+    let sockets = Sockets::bind(&args).await?;
+    let own = Announced {
+        client_url: format!("{}://{}", tls.client_scheme, sockets.advertised),
+        peer_url: format!("{}://{}", tls.peer_scheme, args.listen_peer_urls),
+        lock_url: sockets.lock_url.clone(),
     };
-    let lock_url = match &lock_listener {
-        Some(l) => format!("http://{}", l.local_addr().map_err(|e| e.to_string())?),
-        None => String::new(),
-    };
-
-    let directory = Arc::new(Mutex::new(
-        members
-            .values()
-            .map(|m| {
-                let client_url = client_urls.get(&m.id).cloned().unwrap_or_default();
-                let info = MemberInfo {
-                    name: m.name.clone(),
-                    peer_url: format!("{peer_scheme}://{}", m.peer),
-                    client_url,
-                    ..MemberInfo::default()
-                };
-                (m.id, info)
-            })
-            .collect::<std::collections::BTreeMap<_, _>>(),
-    ));
-    {
-        let mut dir = directory.lock().expect("directory lock");
-        let mine = dir.entry(id).or_default();
-        mine.client_url = format!("{client_scheme}://{advertised}");
-        mine.lock_url = lock_url.clone();
-    }
+    let directory = directory_of(&start, tls.peer_scheme, &own);
     let hello = PeerFrame::Hello {
-        from: id,
+        from: start.id,
         name: args.name.clone(),
-        peer_url: format!("{peer_scheme}://{}", args.listen_peer_urls),
-        client_url: format!("{client_scheme}://{advertised}"),
-        lock_url,
+        peer_url: own.peer_url.clone(),
+        client_url: own.client_url.clone(),
+        lock_url: own.lock_url.clone(),
     };
     let routes = args.test.unsafe_test_peer_routes.iter().map(|(name, addr)| (member_id(name), *addr)).collect();
-    let links = Links::new(id, hello.clone(), directory.clone()).with_tls(peer_tls.clone()).with_routes(routes);
-
-    let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
-    let (probe_tx, probe_rx) = watch::channel(Probe::default());
+    let links = Links::new(start.id, hello.clone(), directory.clone()).with_tls(tls.peer.clone()).with_routes(routes);
     let digests = crate::digests::Digests::default();
-    let driver = Driver::new(server, storage, links.clone(), clocks.clone(), probe_tx, digests.clone()).with_bugs(&args.bugs);
+    let (input_tx, front) = start_driver(&args, server, storage, &links, &clocks, &digests)?;
+    let desk = JoinDesk { front: front.clone(), directory: directory.clone(), cluster_id: start.cluster_id };
+    let (peer_tx, peer_rx) = mpsc::unbounded_channel();
+    tokio::spawn(serve_peers(sockets.peer, directory.clone(), peer_tx, desk, tls.peer));
+    crate::etcd::alarm::spawn_raiser(front.clone());
+    tokio::spawn(pass_peer_frames(peer_rx, input_tx, links.clone()));
+    if let Some(identity) = identity {
+        tokio::spawn(crate::identity::keep_members_saved(identity, args.data_dir.clone(), directory.clone()));
+    }
+    // Say hello to every peer now, so member lists fill in before traffic.
+    for peer in start.members.keys().filter(|p| **p != start.id) {
+        links.send(*peer, hello.clone());
+    }
+    let handle = NodeHandle {
+        front,
+        directory,
+        name: args.name.clone(),
+        cluster_id: start.cluster_id,
+        quota_backend_bytes: args.disk.quota_bytes(),
+        client_tls: tls.client_dialer,
+        digests,
+        corruption: Arc::default(),
+    };
+    tracing::info!(name = %args.name, id = start.id, peer = %args.listen_peer_urls, client = %sockets.client_addr, "leasesim-node started");
+    let api = start_apis(&args, handle, clocks, control_listener, sockets.lock, sockets.client, tls.server);
+    match start.join {
+        None => api.await,
+        Some((leader, joined)) => finish_join(&args, start.id, leader, joined, api).await,
+    }
+}
+
+/// The TLS settings of the flags, checked before anything starts.
+struct Tls {
+    client_scheme: &'static str,
+    peer_scheme: &'static str,
+    /// How this member serves its client API (None: plain).
+    server: Option<tonic::transport::ServerTlsConfig>,
+    /// How it dials another member's client API (None: plain).
+    client_dialer: Option<tonic::transport::ClientTlsConfig>,
+    peer: PeerTls,
+}
+
+impl Tls {
+    fn from_flags(args: &ServeArgs) -> Result<Tls, String> {
+        let tls = Tls {
+            client_scheme: args.tls.client_scheme(),
+            peer_scheme: args.tls.peer_scheme(),
+            server: args.tls.client_server()?,
+            client_dialer: args.tls.client_dialer()?,
+            peer: args.tls.peer()?,
+        };
+        if args.join.is_none() {
+            args.tls.check_peer_urls(&args.initial_cluster)?;
+        }
+        if tls.peer.is_on() && args.join.is_some() {
+            return Err("--join does not speak peer TLS yet: start TLS members with --initial-cluster".into());
+        }
+        Ok(tls)
+    }
+}
+
+/// The data directory's log and snapshot, a torn tail cut off.
+fn open_storage(args: &ServeArgs, options: &StorageOptions) -> Result<Storage, String> {
+    let storage = Storage::open_with(&args.data_dir, options).map_err(|e| format!("--data-dir {}: {e}", args.data_dir.display()))?;
+    if storage.recovered_torn_bytes > 0 {
+        tracing::warn!("cut a torn tail of {} bytes off the write-ahead log", storage.recovered_torn_bytes);
+    }
+    Ok(storage)
+}
+
+/// The sockets a member listens on, bound before anything is served.
+struct Sockets {
+    peer: TcpListener,
+    client: TcpListener,
+    client_addr: SocketAddr,
+    /// The client address told to others (`--advertise-client-urls`).
+    advertised: SocketAddr,
+    lock: Option<TcpListener>,
+    /// The WebSocket lock API's URL ("" when there is none).
+    lock_url: String,
+}
+
+impl Sockets {
+    async fn bind(args: &ServeArgs) -> Result<Sockets, String> {
+        let peer =
+            TcpListener::bind(args.listen_peer_urls).await.map_err(|e| format!("--listen-peer-urls {}: {e}", args.listen_peer_urls))?;
+        let client = TcpListener::bind(args.listen_client_urls)
+            .await
+            .map_err(|e| format!("--listen-client-urls {}: {e}", args.listen_client_urls))?;
+        let client_addr = client.local_addr().map_err(|e| e.to_string())?;
+        let advertised = args.advertise_client_urls.unwrap_or(client_addr);
+        let lock = match args.listen_lock_urls {
+            Some(addr) => Some(TcpListener::bind(addr).await.map_err(|e| format!("--listen-lock-urls {addr}: {e}"))?),
+            None => None,
+        };
+        let lock_url = match &lock {
+            Some(l) => format!("http://{}", l.local_addr().map_err(|e| e.to_string())?),
+            None => String::new(),
+        };
+        Ok(Sockets { peer, client, client_addr, advertised, lock, lock_url })
+    }
+}
+
+/// The URLs this member tells its peers in its hello.
+struct Announced {
+    client_url: String,
+    peer_url: String,
+    lock_url: String,
+}
+
+/// The member directory at start: every member known, with the client
+/// URLs saved in the data directory, and this member's own URLs.
+fn directory_of(start: &Start, peer_scheme: &str, own: &Announced) -> Directory {
+    let members = start
+        .members
+        .values()
+        .map(|m| {
+            let client_url = start.client_urls.get(&m.id).cloned().unwrap_or_default();
+            let info =
+                MemberInfo { name: m.name.clone(), peer_url: format!("{peer_scheme}://{}", m.peer), client_url, ..MemberInfo::default() };
+            (m.id, info)
+        })
+        .collect::<BTreeMap<_, _>>();
+    let directory = Arc::new(Mutex::new(members));
+    {
+        let mut dir = directory.lock().expect("directory lock");
+        let mine = dir.entry(start.id).or_default();
+        mine.client_url = own.client_url.clone();
+        mine.lock_url = own.lock_url.clone();
+    }
+    directory
+}
+
+/// Starts the driver on a thread of its own (an fsync blocks it, not the
+/// rest of the process): the sender of its inputs, and the front the APIs
+/// call it through.
+fn start_driver(
+    args: &ServeArgs,
+    server: Server,
+    storage: Storage,
+    links: &Links,
+    clocks: &Arc<ClockSource>,
+    digests: &crate::digests::Digests,
+) -> Result<(mpsc::UnboundedSender<Input>, Front), String> {
+    let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
+    let (status_tx, status_rx) = watch::channel(MemberStatus::default());
+    let driver = Driver::new(server, storage, links.clone(), clocks.clone(), status_tx, digests.clone()).with_bugs(&args.bugs);
     std::thread::Builder::new()
         .name(format!("driver-{}", args.name))
         .spawn(move || {
@@ -238,58 +325,67 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
             rt.block_on(driver.run(input_rx));
         })
         .map_err(|e| e.to_string())?;
+    let front = Front::new(input_tx.clone(), status_rx);
+    Ok((input_tx, front))
+}
 
-    // Peer frames go straight to the driver; join calls to the desk.
-    let front = Front::new(input_tx.clone(), probe_rx);
-    let desk = JoinDesk { front: front.clone(), directory: directory.clone(), cluster_id };
-    let (peer_tx, mut peer_rx) = mpsc::unbounded_channel();
-    tokio::spawn(serve_peers(peer_listener, directory.clone(), peer_tx, desk, peer_tls));
-    crate::etcd::alarm::spawn_raiser(front.clone());
-    let to_driver = input_tx.clone();
-    let hello_back = links.clone();
-    tokio::spawn(async move {
-        while let Some((from, frame)) = peer_rx.recv().await {
-            if matches!(frame, PeerFrame::Hello { .. }) {
-                hello_back.ensure(from);
-            }
-            if to_driver.send(Input::Peer { from, frame }).is_err() {
-                return;
-            }
+/// Peer frames go straight to the driver (join calls went to the desk); a
+/// hello also opens this member's link back to its sender.
+async fn pass_peer_frames(
+    mut peer_rx: mpsc::UnboundedReceiver<(NodeId, PeerFrame)>,
+    to_driver: mpsc::UnboundedSender<Input>,
+    hello_back: Links,
+) {
+    while let Some((from, frame)) = peer_rx.recv().await {
+        if matches!(frame, PeerFrame::Hello { .. }) {
+            hello_back.ensure(from);
         }
-    });
-    if let Some(identity) = identity {
-        tokio::spawn(crate::identity::keep_members_saved(identity, args.data_dir.clone(), directory.clone()));
+        if to_driver.send(Input::Peer { from, frame }).is_err() {
+            return;
+        }
     }
-    // Say hello to every peer now, so member lists fill in before traffic.
-    for peer in members.keys().filter(|p| **p != id) {
-        links.send(*peer, hello.clone());
-    }
+}
 
-    let handle = NodeHandle {
-        front,
-        directory,
-        name: args.name.clone(),
-        cluster_id,
-        quota_backend_bytes: args.disk.quota_bytes(),
-        client_tls,
-        digests,
-        corruption: Arc::default(),
-    };
+/// Starts the corruption check, the test control endpoint and the
+/// WebSocket lock API when asked for, and returns the etcd API's server,
+/// which runs until the process stops.
+fn start_apis(
+    args: &ServeArgs,
+    handle: NodeHandle,
+    clocks: Arc<ClockSource>,
+    control_listener: Option<TcpListener>,
+    lock_listener: Option<TcpListener>,
+    client_listener: TcpListener,
+    server_tls: Option<tonic::transport::ServerTlsConfig>,
+) -> impl std::future::Future<Output = Result<(), String>> {
     if let Some(period) = args.corrupt_check_period() {
-        tokio::spawn(crate::corrupt::run(handle.clone(), period));
+        let check = CorruptCheck {
+            front: handle.front.clone(),
+            directory: handle.directory.clone(),
+            digests: handle.digests.clone(),
+            corruption: handle.corruption.clone(),
+        };
+        tokio::spawn(crate::corrupt::run(check, period));
     }
-    tracing::info!(name = %args.name, id, peer = %args.listen_peer_urls, client = %client_addr, "leasesim-node started");
     if let Some(listener) = control_listener {
         tokio::spawn(crate::faults::control::serve(listener, crate::faults::control::Controls { clocks }));
     }
     if let Some(listener) = lock_listener {
         tokio::spawn(crate::ws::serve(handle.clone(), listener));
     }
-    let api = crate::etcd::serve(handle, client_listener, server_tls);
-    let Some((leader, joined)) = join else {
-        return api.await;
-    };
-    // Serve while the leader adds this member; stop if it will not.
+    crate::etcd::serve(handle, client_listener, server_tls)
+}
+
+/// `--join`: serve while the leader adds this member; stop if it will not.
+/// The peer list is saved once the leader said yes, so a restart needs no
+/// leader.
+async fn finish_join(
+    args: &ServeArgs,
+    id: NodeId,
+    leader: SocketAddr,
+    joined: Joined,
+    api: impl std::future::Future<Output = Result<(), String>>,
+) -> Result<(), String> {
     tokio::pin!(api);
     let peer_url = format!("http://{}", args.listen_peer_urls);
     tokio::select! {

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Args, Clone, Debug)]
 pub struct StoreArgs {
     /// Where to listen (http://host:port).
-    #[arg(long, default_value = "http://127.0.0.1:8000", value_parser = crate::config::parse_url)]
+    #[arg(long, default_value = "http://127.0.0.1:8000", value_parser = crate::members::parse_url)]
     pub listen_url: SocketAddr,
     /// The text file accepted writes are appended to.
     #[arg(long, default_value = "data.txt")]

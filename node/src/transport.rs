@@ -1,4 +1,4 @@
-//! Peer transport: length-prefixed bincode frames over TCP, one outbound
+//! Peer transport: the frames of `frame.rs` over TCP, one outbound
 //! connection per peer (reconnected with backoff) and any number inbound.
 //!
 //! Raft tolerates lost and repeated messages, so the transport is plain
@@ -13,59 +13,19 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use leasesim_core::server::PeerMessage;
-use leasesim_core::service::{ClientRequest, ClientResponse};
-use leasesim_core::{NodeId, Term};
-use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
+use std::future::Future;
+
+use leasesim_core::NodeId;
+use tokio::io::{AsyncWriteExt, BufWriter};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::join::{JoinDesk, JoinReply, PeerList};
+use crate::frame::{read_frame, write_frame, PeerFrame};
+use crate::members::parse_url;
 use crate::tls::PeerTls;
-use crate::view::{RangeSpec, RangeView};
 
-/// Largest frame accepted (a snapshot travels in one frame).
-const MAX_FRAME_BYTES: usize = 512 * 1024 * 1024;
 /// Frames queued per peer before new ones are dropped.
 const QUEUE_FRAMES: usize = 8192;
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub enum PeerFrame {
-    Hello {
-        from: NodeId,
-        name: String,
-        peer_url: String,
-        client_url: String,
-        lock_url: String,
-    },
-    Raft(PeerMessage),
-    /// A client request a follower forwards to the leader; `view` asks for
-    /// a range of the leader's state after the request is answered.
-    Forward {
-        req: ClientRequest,
-        view: Option<RangeSpec>,
-    },
-    /// The leader's answer to a forwarded request.
-    Reply {
-        resp: ClientResponse,
-        view: Option<RangeView>,
-    },
-    /// A new server asks to be added (`join`): the first frame of a short
-    /// connection of its own, answered by `JoinReply` on it.
-    Join {
-        id: NodeId,
-        name: String,
-        peer_url: String,
-    },
-    JoinReply(JoinReply),
-    /// A joined server asks the leader for the voters (`join`), answered by
-    /// `PeerList` on the same connection.
-    FetchPeers {
-        term: Term,
-    },
-    PeerList(PeerList),
-}
 
 /// What is known of a member: from the flags, then from its `Hello`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -147,31 +107,8 @@ impl Links {
             return Some(*route);
         }
         let dir = self.directory.lock().expect("directory lock");
-        dir.get(&id).and_then(|m| crate::config::parse_url(&m.peer_url).ok())
+        dir.get(&id).and_then(|m| parse_url(&m.peer_url).ok())
     }
-}
-
-pub async fn write_frame<W: AsyncWriteExt + Unpin>(w: &mut W, frame: &PeerFrame) -> std::io::Result<()> {
-    let bytes = bincode::serialize(frame).map_err(std::io::Error::other)?;
-    w.write_all(&(bytes.len() as u32).to_le_bytes()).await?;
-    w.write_all(&bytes).await
-}
-
-/// Reads one frame; `Ok(None)` at a clean end of stream.
-pub async fn read_frame<R: AsyncReadExt + Unpin>(r: &mut R) -> std::io::Result<Option<PeerFrame>> {
-    let mut len = [0u8; 4];
-    match r.read_exact(&mut len).await {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_FRAME_BYTES {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "peer frame too large"));
-    }
-    let mut buf = vec![0u8; len];
-    r.read_exact(&mut buf).await?;
-    bincode::deserialize(&buf).map(Some).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// Owns the connection to one peer: connects (retrying), says hello, then
@@ -216,6 +153,15 @@ async fn run_link(addr: SocketAddr, hello: PeerFrame, mut rx: mpsc::Receiver<Pee
     }
 }
 
+/// Who answers a connection that opens with a request instead of a hello
+/// (the join desk, `join::JoinDesk`). A trait, so that the transport,
+/// which the driver uses, does not depend on what answers joins, which
+/// uses the driver.
+pub trait Requests: Clone + Send + Sync + 'static {
+    /// The answer to one request frame (`None`: nothing to answer).
+    fn answer(&self, request: PeerFrame) -> impl Future<Output = Option<PeerFrame>> + Send;
+}
+
 /// Accepts peer connections and hands every frame, with its sender, to
 /// `deliver` (the opening hello included). A connection that opens with a
 /// join request instead is answered by `desk` on the same connection.
@@ -223,7 +169,7 @@ pub async fn serve_peers(
     listener: TcpListener,
     directory: Directory,
     deliver: mpsc::UnboundedSender<(NodeId, PeerFrame)>,
-    desk: JoinDesk,
+    desk: impl Requests,
     tls: PeerTls,
 ) {
     loop {

@@ -6,7 +6,7 @@
 //! after it answered a `Get` through the read index, so the state it reads
 //! includes every write acknowledged before the request began.
 //!
-//! The alarms' reserved keys (see `etcd::alarm`) live in the same store but
+//! The alarms' reserved keys (see `nospace`) live in the same store but
 //! are no client's: a client's range skips them, and counts and limits as
 //! if they were not there.
 
@@ -14,7 +14,7 @@ use leasesim_core::service::kv::{KeyRange, KvValue, RevisionError};
 use leasesim_core::service::{RangeRequest, StateMachine};
 use serde::{Deserialize, Serialize};
 
-use crate::etcd::alarm::{is_reserved, ALARM_PREFIX};
+use crate::nospace::{is_reserved, ALARM_PREFIX};
 
 /// What to read: one of etcd's range requests.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,7 +29,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::front::CallError;
-use crate::serve::NodeHandle;
+use crate::node_handle::NodeHandle;
 use crate::store::FencingToken;
 
 pub const ACQUIRE: u8 = 0;
@@ -82,12 +82,12 @@ pub async fn serve(node: NodeHandle, listener: TcpListener) {
 
 /// The leader as this member knows it; `redirect` when it is another.
 fn leader_info(node: &NodeHandle) -> LeaderInfo {
-    let probe = node.front.probe();
-    let leader = probe.leader.unwrap_or(0);
+    let status = node.front.status();
+    let leader = status.leader.unwrap_or(0);
     let leader_addr = node.directory.lock().expect("directory lock").get(&leader).map(|m| m.lock_url.clone());
     let leader_addr = leader_addr.unwrap_or_default().replacen("http://", "ws://", 1);
     let leader_addr = if leader_addr.is_empty() { leader_addr } else { format!("{leader_addr}/ws") };
-    LeaderInfo { redirect: leader != 0 && leader != probe.id && !leader_addr.is_empty(), leader_id: leader, leader_addr }
+    LeaderInfo { redirect: leader != 0 && leader != status.id && !leader_addr.is_empty(), leader_id: leader, leader_addr }
 }
 
 async fn leader(State(node): State<NodeHandle>) -> Json<LeaderInfo> {

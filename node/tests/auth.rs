@@ -15,7 +15,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{have_etcd, have_etcdctl, Cluster, Kind};
+use common::{have_etcd, have_etcdctl, Kind, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::auth_client::AuthClient;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::{AuthenticateRequest, PutRequest, RangeRequest};
@@ -107,7 +107,7 @@ const SCRIPT: &[(&[&str], &str)] = &[
 /// Runs the script against `kind`'s cluster (through one member; for
 /// leasesim-node a follower, so that forwarding is exercised too).
 fn transcript(kind: Kind) -> Vec<String> {
-    let mut cluster = Cluster::start_kind(kind, 3, 100, 1000);
+    let mut cluster = ProcessCluster::start_kind(kind, 3, 100, 1000);
     let leader = cluster.wait_for_leader();
     let endpoint = cluster.endpoint((leader + 1) % 3);
     SCRIPT
@@ -172,7 +172,7 @@ fn refusals_carry_etcds_grpc_codes() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let mut seen = Vec::new();
     for kind in [Kind::Etcd, Kind::Leasesim] {
-        let mut cluster = Cluster::start_kind(kind, 3, 100, 1000);
+        let mut cluster = ProcessCluster::start_kind(kind, 3, 100, 1000);
         let leader = cluster.wait_for_leader();
         let at = cluster.endpoint(leader);
         for (args, stdin) in [
@@ -190,7 +190,7 @@ fn refusals_carry_etcds_grpc_codes() {
 }
 
 /// Waits until `args` (run against every member) succeeds and prints `want`.
-fn eventually(cluster: &Cluster, args: &[&str], want: &str) {
+fn eventually(cluster: &ProcessCluster, args: &[&str], want: &str) {
     let started = Instant::now();
     loop {
         let (out, code) = ctl(&cluster.endpoints(), args, "");
@@ -207,7 +207,7 @@ fn users_and_roles_survive_sigkill_and_snapshots() {
     if !have_etcdctl() {
         return;
     }
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     cluster.wait_for_leader();
     let at = cluster.endpoints();
     for args in [

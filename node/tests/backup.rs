@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{free_port, have_etcd, have_etcdctl, Cluster};
+use common::{free_port, have_etcd, have_etcdctl, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::{PutRequest, RangeRequest};
 
@@ -105,7 +105,7 @@ fn a_backup_taken_under_load_restores_every_key_into_a_new_cluster() {
     if !have_etcdctl() {
         return;
     }
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     cluster.wait_for_leader();
     let lease = cluster.ctl_ok(&["lease", "grant", "600"]);
     let lease = lease.split_whitespace().nth(1).unwrap().to_string();
@@ -181,7 +181,7 @@ fn a_lease_survives_a_restore_with_its_keys_as_on_etcd() {
     }
     let mut seen = Vec::new();
     for kind in [common::Kind::Leasesim, common::Kind::Etcd] {
-        let mut cluster = Cluster::start_kind(kind, 1, 50, 500);
+        let mut cluster = ProcessCluster::start_kind(kind, 1, 50, 500);
         cluster.wait_for_leader();
         let granted = cluster.ctl_ok(&["lease", "grant", "600"]);
         let lease = granted.split_whitespace().nth(1).unwrap().to_string();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{have_etcdctl, Cluster};
+use common::{have_etcdctl, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, PutRequest, RangeRequest};
@@ -15,7 +15,7 @@ fn stderr_of(out: &std::process::Output) -> String {
 
 #[test]
 fn bad_requests_get_errors_not_crashes() {
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     cluster.wait_for_leader();
     let all = cluster.endpoints();
 
@@ -32,7 +32,7 @@ fn bad_requests_get_errors_not_crashes() {
     assert!(kv.is_some());
 }
 
-fn etcdctl_errors(cluster: &Cluster, all: &str) {
+fn etcdctl_errors(cluster: &ProcessCluster, all: &str) {
     let err = stderr_of(&cluster.etcdctl(all, &["put", "--lease=12345", "k", "v"]));
     assert!(err.contains("requested lease not found"), "{err}");
     let err = stderr_of(&cluster.etcdctl(all, &["lease", "revoke", "12345"]));
@@ -47,7 +47,7 @@ fn etcdctl_errors(cluster: &Cluster, all: &str) {
     assert_eq!(cluster.ctl_ok(&["put", "after", "ok"]).trim(), "OK");
 }
 
-fn grpc_errors(cluster: &Cluster) {
+fn grpc_errors(cluster: &ProcessCluster) {
     let url = cluster.url(0);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {

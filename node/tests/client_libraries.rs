@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{have_etcd, Cluster, Kind};
+use common::{have_etcd, Kind, ProcessCluster};
 
 /// (client, check) → passed, for one server.
 type Verdicts = BTreeMap<(String, String), bool>;
@@ -109,9 +109,9 @@ fn etcd_client_libraries_behave_as_against_etcd_except_the_listed_differences() 
     if !have_clients() || !have_etcd() {
         return;
     }
-    let mut etcd = Cluster::start_kind(Kind::Etcd, 3, 100, 1000);
+    let mut etcd = ProcessCluster::start_kind(Kind::Etcd, 3, 100, 1000);
     etcd.wait_for_leader();
-    let mut node = Cluster::start_kind(Kind::Leasesim, 3, 100, 1000);
+    let mut node = ProcessCluster::start_kind(Kind::Leasesim, 3, 100, 1000);
     node.wait_for_leader();
     let (on_etcd, on_node) = std::thread::scope(|s| {
         let e = s.spawn(|| run_both(&etcd.endpoint(0)));

@@ -9,7 +9,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{free_port, http, http_when_up, Cluster, Kind};
+use common::{free_port, http, http_when_up, Kind, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseTimeToLiveRequest};
 
@@ -44,7 +44,7 @@ fn set_clock(port: u16, body: &str) -> (u16, String) {
 #[test]
 fn a_fast_leader_clock_ends_leases_early_and_an_exact_one_never_does() {
     let control: Vec<u16> = (0..3).map(|_| free_port()).collect();
-    let mut cluster = Cluster::start_each(3, 50, 500, Kind::Leasesim, &[], |i, _| {
+    let mut cluster = ProcessCluster::start_each(3, 50, 500, Kind::Leasesim, &[], |i, _| {
         vec!["--unsafe-test-control-url".into(), format!("http://127.0.0.1:{}", control[i])]
     });
     let leader = cluster.wait_for_leader();
@@ -76,7 +76,7 @@ fn a_fast_leader_clock_ends_leases_early_and_an_exact_one_never_does() {
 #[test]
 fn bad_clock_requests_are_refused_with_the_reason() {
     let control = free_port();
-    let cluster = Cluster::start_each(1, 50, 500, Kind::Leasesim, &[], |_, _| {
+    let cluster = ProcessCluster::start_each(1, 50, 500, Kind::Leasesim, &[], |_, _| {
         vec!["--unsafe-test-control-url".into(), format!("http://127.0.0.1:{control}")]
     });
     let (code, _) = http_when_up(control, "GET", "/clock", "");

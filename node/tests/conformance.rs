@@ -14,7 +14,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{have_etcd, have_etcdctl, Cluster, Kind};
+use common::{have_etcd, have_etcdctl, Kind, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::LeaseGrantRequest;
 use leasesim_node::pb::v3lockpb::lock_client::LockClient;
@@ -41,7 +41,7 @@ fn out(o: &std::process::Output) -> String {
     text.trim().lines().last().unwrap_or_default().to_string()
 }
 
-fn lease_cases(cluster: &Cluster, seen: &mut Observed) {
+fn lease_cases(cluster: &ProcessCluster, seen: &mut Observed) {
     let all = cluster.endpoints();
     seen.grant_30 = cluster.ctl_ok(&["lease", "grant", "30"]).trim().to_string();
     let id = seen.grant_30.split_whitespace().nth(1).unwrap().to_string();
@@ -61,7 +61,7 @@ fn lease_cases(cluster: &Cluster, seen: &mut Observed) {
 /// Three clients lock the same name in turn: A holds, B then C queue; A and
 /// B unlock. Returns the order of grants and whether the tokens (the
 /// response header's revision) increase.
-fn lock_case(cluster: &Cluster, seen: &mut Observed) {
+fn lock_case(cluster: &ProcessCluster, seen: &mut Observed) {
     let url = cluster.url(0);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async move {
@@ -99,7 +99,7 @@ fn lock_case(cluster: &Cluster, seen: &mut Observed) {
 /// Grants a TTL 5 s lease through the leader, attaches a key, keeps it
 /// alive once, then SIGKILLs the leader (the holder dies with it) and
 /// polls the survivors until the key is gone.
-fn leader_kill_case(cluster: &mut Cluster, seen: &mut Observed) {
+fn leader_kill_case(cluster: &mut ProcessCluster, seen: &mut Observed) {
     let leader = cluster.wait_for_leader();
     let at_leader = cluster.endpoint(leader);
     let ok = |o: std::process::Output| {
@@ -130,7 +130,7 @@ fn leader_kill_case(cluster: &mut Cluster, seen: &mut Observed) {
 
 fn observe(kind: Kind) -> Observed {
     let mut seen = Observed::default();
-    let mut cluster = Cluster::start_kind(kind, 3, 100, 1000);
+    let mut cluster = ProcessCluster::start_kind(kind, 3, 100, 1000);
     cluster.wait_for_leader();
     lease_cases(&cluster, &mut seen);
     lock_case(&cluster, &mut seen);

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use common::acked::{lost, read_back, wait_for_acks, writer, Acked};
-use common::Cluster;
+use common::ProcessCluster;
 
 const ROUNDS: usize = 6;
 const ACKS_PER_ROUND: usize = 40;
@@ -31,7 +31,7 @@ struct Outcome {
 
 /// Runs the loop.
 fn crash_loop(extra_args: &[&str]) -> Outcome {
-    let mut cluster = Cluster::start_with(3, extra_args);
+    let mut cluster = ProcessCluster::start_with(3, extra_args);
     cluster.wait_for_leader();
     let urls: Vec<String> = (0..3).map(|i| cluster.url(i)).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{have_etcd, have_etcdctl, Cluster, Kind};
+use common::{have_etcd, have_etcdctl, Kind, ProcessCluster};
 
 /// The value of `"Name" : value` in etcdctl's `-w fields` output.
 fn field(out: &str, name: &str) -> String {
@@ -16,7 +16,7 @@ fn field(out: &str, name: &str) -> String {
 }
 
 /// etcdctl's stdout, or `ERR <last stderr line>` when it fails.
-fn run(cluster: &Cluster, args: &[&str], stdin: Option<&str>) -> String {
+fn run(cluster: &ProcessCluster, args: &[&str], stdin: Option<&str>) -> String {
     use std::io::Write;
     let mut cmd = std::process::Command::new("etcdctl");
     cmd.env("ETCDCTL_API", "3").arg(format!("--endpoints={}", cluster.endpoints())).arg("--command-timeout=20s").args(args);
@@ -32,7 +32,7 @@ fn run(cluster: &Cluster, args: &[&str], stdin: Option<&str>) -> String {
 }
 
 fn transcript(kind: Kind) -> Vec<String> {
-    let mut cluster = Cluster::start_kind(kind, 1, 50, 500);
+    let mut cluster = ProcessCluster::start_kind(kind, 1, 50, 500);
     cluster.wait_for_leader();
     let mut t = Vec::new();
     let first = field(&run(&cluster, &["put", "k", "v1", "-w", "fields"], None), "Revision");

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{have_etcdctl, Cluster};
+use common::{have_etcdctl, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::PutRequest;
 
@@ -65,7 +65,7 @@ fn last_line(out: &std::process::Output) -> String {
 }
 
 /// Polls `alarm list` on member `i` until it answers `want`.
-fn wait_for_alarms(cluster: &Cluster, i: usize, want: &str) {
+fn wait_for_alarms(cluster: &ProcessCluster, i: usize, want: &str) {
     let started = Instant::now();
     loop {
         let got = last_line(&cluster.etcdctl(&cluster.endpoint(i), &["alarm", "list"]));
@@ -82,7 +82,7 @@ fn a_full_disk_raises_nospace_cluster_wide_until_space_returns_and_it_is_disarme
     if !have_etcdctl() {
         return;
     }
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     cluster.wait_for_leader();
     // Member s2 moves, with its data, onto an 8 MiB tmpfs.
     let full = 1;

@@ -12,7 +12,7 @@ mod common;
 
 use std::process::Output;
 
-use common::{have_etcd, have_etcdctl, Cluster, Kind};
+use common::{have_etcd, have_etcdctl, Kind, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::PutRequest;
 
@@ -44,7 +44,7 @@ fn mask(line: &str) -> String {
 
 /// One session; returns each command with its (masked) answer.
 fn session(kind: Kind) -> Vec<(String, String)> {
-    let mut cluster = Cluster::start_kind_with(kind, 1, &["--quota-backend-bytes", QUOTA, "--snapshot-count", "4"]);
+    let mut cluster = ProcessCluster::start_kind_with(kind, 1, &["--quota-backend-bytes", QUOTA, "--snapshot-count", "4"]);
     cluster.wait_for_leader();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     // Fill: 100 kB puts until the quota refuses one.

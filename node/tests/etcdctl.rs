@@ -3,14 +3,14 @@
 
 mod common;
 
-use common::{have_etcdctl, Cluster};
+use common::{have_etcdctl, ProcessCluster};
 
 #[test]
 fn etcdctl_commands_work_against_a_three_member_cluster() {
     if !have_etcdctl() {
         return;
     }
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     let leader = cluster.wait_for_leader();
     let follower = (leader + 1) % 3;
 
@@ -71,7 +71,7 @@ fn contended_etcdctl_locks_and_watch() {
     if !have_etcdctl() {
         return;
     }
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     cluster.wait_for_leader();
     let dir = cluster.dir.path().to_path_buf();
     let script = dir.join("hold.sh");

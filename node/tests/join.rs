@@ -11,12 +11,12 @@ use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{free_port, Cluster};
-use leasesim_node::join::{PeerList, MAX_REDIRECTS};
+use common::{free_port, ProcessCluster};
+use leasesim_node::frame::{read_frame, write_frame, PeerFrame, PeerList};
+use leasesim_node::join::MAX_REDIRECTS;
 use leasesim_node::pb::etcdserverpb::cluster_client::ClusterClient;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::{MemberListRequest, PutRequest, RangeRequest};
-use leasesim_node::transport::{read_frame, write_frame, PeerFrame};
 
 /// Polls member `url` until it serves `key` (a joined member catching up).
 async fn wait_for_key(url: &str, key: &[u8]) {
@@ -36,7 +36,7 @@ async fn wait_for_key(url: &str, key: &[u8]) {
 
 #[test]
 fn a_server_given_a_follower_hops_to_the_leader_and_is_added_through_the_log() {
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     let leader = cluster.wait_for_leader();
     let follower = (leader + 1) % 3;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -147,7 +147,7 @@ fn a_server_that_is_only_ever_redirected_gives_up_after_five_redirects() {
 fn a_server_joins_a_one_member_cluster_whose_change_needs_its_own_vote() {
     // Two voters after the change: its commit needs the new server's
     // acknowledgement, so the new server must listen before it asks.
-    let mut cluster = Cluster::start(1);
+    let mut cluster = ProcessCluster::start(1);
     let leader = cluster.wait_for_leader();
     let joined = cluster.join_via("s2", leader);
     let url = cluster.url(joined);

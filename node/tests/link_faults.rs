@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::{Cluster, Kind};
+use common::{Kind, ProcessCluster};
 use leasesim_node::faults::mesh::{Mesh, MeshMember};
 use leasesim_node::faults::proxy::{Framing, LinkFault, LinkProxy};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
@@ -108,7 +108,7 @@ fn until(what: &str, mut check: impl FnMut() -> bool) {
 fn cutting_the_leaders_links_elects_another_and_lifting_it_heals() {
     let rt = runtime();
     let mesh: RefCell<Option<Mesh>> = RefCell::new(None);
-    let mut cluster = Cluster::start_each(3, 50, 500, Kind::Leasesim, &[], |i, members| {
+    let mut cluster = ProcessCluster::start_each(3, 50, 500, Kind::Leasesim, &[], |i, members| {
         let mut mesh = mesh.borrow_mut();
         let mesh = mesh.get_or_insert_with(|| {
             let members = members

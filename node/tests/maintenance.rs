@@ -10,10 +10,10 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{have_etcd, have_etcdctl, Cluster, Kind};
+use common::{have_etcd, have_etcdctl, Kind, ProcessCluster};
 
 /// Waits until every member has applied the same index, and returns it.
-fn settled(cluster: &Cluster) -> u64 {
+fn settled(cluster: &ProcessCluster) -> u64 {
     let started = Instant::now();
     loop {
         let applied: Vec<u64> = (0..cluster.members.len()).map(|i| cluster.status(i).map_or(0, |s| s.raft_applied_index)).collect();
@@ -25,7 +25,7 @@ fn settled(cluster: &Cluster) -> u64 {
     }
 }
 
-fn leader_id(cluster: &Cluster, i: usize) -> u64 {
+fn leader_id(cluster: &ProcessCluster, i: usize) -> u64 {
     cluster.status(i).map_or(0, |s| s.leader)
 }
 
@@ -39,7 +39,7 @@ struct Seen {
 }
 
 fn exercise(kind: Kind) -> Seen {
-    let mut cluster = Cluster::start_kind(kind, 3, 50, 500);
+    let mut cluster = ProcessCluster::start_kind(kind, 3, 50, 500);
     let leader = cluster.wait_for_leader();
     for n in 0..20 {
         cluster.ctl_ok(&["put", &format!("k{n}"), "v"]);
@@ -97,7 +97,7 @@ fn hashkv_agrees_and_move_leader_moves_as_on_etcd() {
 /// leader for a few TTLs, then writes 40 keys (past a whole-state digest
 /// point, every 32 indices). Returns whether a write was then refused as
 /// corrupt within 20 s, and the alarms etcdctl lists.
-fn keep_alive_then_write(cluster: &Cluster) -> (bool, String) {
+fn keep_alive_then_write(cluster: &ProcessCluster) -> (bool, String) {
     let granted = cluster.ctl_ok(&["lease", "grant", "1"]);
     let lease = granted.split_whitespace().nth(1).unwrap().to_string();
     cluster.ctl_ok(&["put", "held", "v", &format!("--lease={lease}")]);
@@ -131,7 +131,7 @@ fn the_corruption_check_catches_a_planted_divergence() {
         return;
     }
     let check = ["--experimental-corrupt-check-time", "1s"];
-    let cluster = Cluster::start_with(3, &[&check[..], &["--bug", "follower-expires-leases"]].concat());
+    let cluster = ProcessCluster::start_with(3, &[&check[..], &["--bug", "follower-expires-leases"]].concat());
     let mut cluster = cluster;
     cluster.wait_for_leader();
     let (refused, alarms) = keep_alive_then_write(&cluster);
@@ -148,7 +148,7 @@ fn the_corruption_check_is_silent_when_members_agree() {
     if !have_etcdctl() {
         return;
     }
-    let mut cluster = Cluster::start_with(3, &["--experimental-corrupt-check-time", "1s"]);
+    let mut cluster = ProcessCluster::start_with(3, &["--experimental-corrupt-check-time", "1s"]);
     cluster.wait_for_leader();
     let (refused, alarms) = keep_alive_then_write(&cluster);
     assert!(!refused, "no write was refused");

@@ -7,14 +7,14 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{free_port, Cluster};
+use common::{free_port, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::cluster_client::ClusterClient;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::{MemberAddRequest, MemberListRequest, MemberRemoveRequest, PutRequest, RangeRequest};
 
 #[test]
 fn a_member_is_added_catches_up_and_is_removed() {
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     let leader = cluster.wait_for_leader();
     let follower = (leader + 1) % 3;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

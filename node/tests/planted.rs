@@ -16,7 +16,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::Cluster;
+use common::ProcessCluster;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, PutRequest, RangeRequest};
@@ -28,7 +28,7 @@ const RENEW_EVERY: Duration = Duration::from_secs(2);
 
 /// Runs the registration and returns it as the load tool records it.
 fn renewed_then_leader_killed(extra_args: &[&str]) -> Episode {
-    let mut cluster = Cluster::start_with(3, extra_args);
+    let mut cluster = ProcessCluster::start_with(3, extra_args);
     let leader = cluster.wait_for_leader();
     let started = Instant::now();
     let since = |t: Instant| t.duration_since(started).as_nanos() as u64;

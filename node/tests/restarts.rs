@@ -15,10 +15,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::acked::{lost, read_back, wait_for_acks, writer, Acked};
-use common::{have_etcdctl, Cluster};
+use common::{have_etcdctl, ProcessCluster};
 
 /// Member list as `etcdctl member list` prints it, sorted.
-fn member_list(cluster: &Cluster) -> Vec<String> {
+fn member_list(cluster: &ProcessCluster) -> Vec<String> {
     let mut lines: Vec<String> = cluster.ctl_ok(&["member", "list"]).lines().map(str::to_string).collect();
     lines.sort();
     lines
@@ -26,7 +26,7 @@ fn member_list(cluster: &Cluster) -> Vec<String> {
 
 #[test]
 fn every_member_restarts_in_turn_with_new_and_with_existing_and_nothing_is_lost() {
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     cluster.wait_for_leader();
     let members_before = have_etcdctl().then(|| member_list(&cluster));
     let ids_before: Vec<u64> = (0..3).map(|i| cluster.status(i).and_then(|s| s.header).map_or(0, |h| h.member_id)).collect();
@@ -85,16 +85,16 @@ fn every_member_restarts_in_turn_with_new_and_with_existing_and_nothing_is_lost(
 
 #[test]
 fn a_data_directory_of_another_member_or_cluster_is_refused() {
-    let mut first = Cluster::start(3);
+    let mut first = ProcessCluster::start(3);
     first.wait_for_leader();
     first.ctl_ok(&["put", "a", "1"]);
-    let mut second = Cluster::start(3);
+    let mut second = ProcessCluster::start(3);
     second.wait_for_leader();
     for i in 0..3 {
         first.kill(i);
         second.kill(i);
     }
-    let identity = |c: &Cluster, i: usize| std::fs::read_to_string(c.data_dir(i).join("member.json")).unwrap();
+    let identity = |c: &ProcessCluster, i: usize| std::fs::read_to_string(c.data_dir(i).join("member.json")).unwrap();
     let s1_dir = first.data_dir(0);
     let before = (identity(&first, 0), std::fs::read(s1_dir.join("wal.log")).unwrap());
 

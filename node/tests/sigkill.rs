@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::acked::{lost, read_back, wait_for_acks, writer, Acked};
-use common::Cluster;
+use common::ProcessCluster;
 
 #[test]
 fn a_sigkilled_leader_loses_no_acknowledged_write() {
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     let leader = cluster.wait_for_leader();
     let urls: Vec<String> = (0..3).map(|i| cluster.url(i)).collect();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Cluster, Kind};
+use common::{Kind, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::request_op::Request as TxnOp;
@@ -38,7 +38,7 @@ fn etcd_refuses_the_same_stale_txn() {
 }
 
 fn the_rewrite_fails_a_stale_txn(kind: Kind) {
-    let mut cluster = Cluster::start_kind(kind, 3, 50, 500);
+    let mut cluster = ProcessCluster::start_kind(kind, 3, 50, 500);
     let leader = cluster.wait_for_leader();
     let follower = (leader + 1) % 3;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();

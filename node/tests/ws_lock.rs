@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{http_when_up, start_store, Cluster};
+use common::{http_when_up, start_store, ProcessCluster};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
@@ -40,7 +40,7 @@ fn write(store_port: u16, client: &str, token: &Value, data: &str) -> Value {
 
 #[test]
 fn websocket_locks_are_fifo_fenced_and_redirect_to_the_leader() {
-    let mut cluster = Cluster::start(3);
+    let mut cluster = ProcessCluster::start(3);
     let leader = cluster.wait_for_leader();
     let follower = (leader + 1) % 3;
     let (mut store, store_port) = start_store(&cluster.dir.path().join("data.txt"), &cluster.dir.path().join("store.log"));

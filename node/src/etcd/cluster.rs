@@ -6,7 +6,7 @@ use leasesim_core::raft::ConfChange;
 use tonic::{Request, Status};
 
 use super::{status, unimplemented, Api};
-use crate::config::member_id;
+use crate::members::member_id;
 use crate::pb::etcdserverpb::cluster_client::ClusterClient;
 use crate::pb::etcdserverpb::cluster_server::Cluster;
 use crate::pb::etcdserverpb::*;
@@ -16,7 +16,7 @@ type Reply<T> = Result<tonic::Response<T>, Status>;
 
 impl Api {
     fn members(&self) -> Vec<Member> {
-        let voters = self.node.front.probe().voters;
+        let voters = self.node.front.status().voters;
         let dir = self.node.directory.lock().expect("directory lock");
         voters
             .iter()
@@ -36,15 +36,15 @@ impl Api {
     /// Waits (briefly) until this member's configuration shows the change
     /// it just proposed, so the answer lists the new membership.
     async fn config_settles(&self, id: u64, present: bool) {
-        let mut watch = self.node.front.probe_watch();
-        let settled = |p: &crate::driver::Probe| p.voters.contains(&id) == present;
+        let mut watch = self.node.front.status_watch();
+        let settled = |p: &crate::driver::MemberStatus| p.voters.contains(&id) == present;
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), watch.wait_for(settled)).await;
     }
 
     /// A client on the leader's Cluster service, when this member is not it.
     async fn leader_cluster(&self) -> Result<Option<ClusterClient<tonic::transport::Channel>>, Status> {
-        let probe = self.node.front.probe();
-        let Some(leader) = probe.leader.filter(|l| *l != probe.id) else {
+        let current = self.node.front.status();
+        let Some(leader) = current.leader.filter(|l| *l != current.id) else {
             return Ok(None);
         };
         let url = self.node.directory.lock().expect("directory lock").get(&leader).map(|m| m.client_url.clone());
@@ -70,7 +70,7 @@ impl Cluster for Api {
             return leader.member_add(Api::with_token_of(&request, req)).await;
         }
         let peer_url = req.peer_ur_ls.first().cloned().ok_or_else(|| Status::invalid_argument("etcdserver: no peer URL"))?;
-        let peer_url = format!("http://{}", crate::config::parse_url(&peer_url).map_err(Status::invalid_argument)?);
+        let peer_url = format!("http://{}", crate::members::parse_url(&peer_url).map_err(Status::invalid_argument)?);
         // A joining member derives the same id from its own peer URL.
         let id = member_id(&peer_url);
         self.node.directory.lock().expect("directory lock").insert(id, MemberInfo { peer_url: peer_url.clone(), ..MemberInfo::default() });
@@ -86,7 +86,7 @@ impl Cluster for Api {
         if let Some(mut leader) = self.leader_cluster().await? {
             return leader.member_remove(Api::with_token_of(&request, req)).await;
         }
-        if !self.node.front.probe().voters.contains(&req.id) {
+        if !self.node.front.status().voters.contains(&req.id) {
             return Err(Status::not_found("etcdserver: member not found"));
         }
         self.node.front.conf_change(ConfChange::RemoveServer(req.id)).await.map_err(status)?;

@@ -143,7 +143,7 @@ pub fn token_of<T>(request: &Request<T>) -> Option<String> {
 impl Api {
     /// This member's applied auth store.
     pub fn auth_store(&self) -> Arc<AuthStore> {
-        self.node.front.probe().auth
+        self.node.front.status().auth
     }
 
     /// Who calls: `None` without a token or while auth is off; a token
@@ -160,8 +160,8 @@ impl Api {
             Response::Auth(AuthAnswer::Done { revision }) => revision,
             other => return Err(Status::internal(format!("leasesim: unexpected answer {other:?}"))),
         };
-        let mut probe = self.node.front.probe_watch();
-        let caught_up = tokio::time::timeout(CATCH_UP, probe.wait_for(|p| p.auth.revision >= revision)).await;
+        let mut current = self.node.front.status_watch();
+        let caught_up = tokio::time::timeout(CATCH_UP, current.wait_for(|p| p.auth.revision >= revision)).await;
         match caught_up {
             Ok(Ok(p)) => Ok(p.auth.clone()),
             _ => Err(Status::unavailable("etcdserver: request timed out")),

@@ -5,7 +5,7 @@
 //! deletes and ranges applied by one log entry at one revision); `Compact`
 //! is core's `Compact`. Keys and values are bytes end to end.
 //!
-//! The alarms' reserved keys (see `alarm`) are hidden here: a client
+//! The alarms' reserved keys (see `crate::nospace`) are hidden here: a client
 //! cannot write them, a delete over a range that holds them is split
 //! around them (within the same txn), and a range leaves them out.
 
@@ -13,9 +13,9 @@ use leasesim_core::service::kv::{KeyRange, KvValue, RevisionError};
 use leasesim_core::service::{self as core, KvError, Op, Response, TxnOpResponse};
 use tonic::{Request, Status};
 
-use super::alarm::{is_reserved, ALARM_PREFIX};
 use super::guard::{txn_needs, Need};
 use super::{status, unimplemented, Api, MAX_REQUEST_BYTES};
+use crate::nospace::{is_reserved, ALARM_PREFIX};
 use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use crate::pb::etcdserverpb::kv_server::Kv;
 use crate::pb::etcdserverpb::range_request::{SortOrder, SortTarget};

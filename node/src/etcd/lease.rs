@@ -36,9 +36,9 @@ impl Api {
         loop {
             match self.node.front.call(Op::LeaseGrant { ttl_ns, id }).await {
                 Ok(Response::LeaseGranted { lease, ttl_ns }) => {
-                    let probe = self.node.front.probe();
+                    let current = self.node.front.status();
                     return Ok(LeaseGrantResponse {
-                        header: self.header(probe.revision),
+                        header: self.header(current.revision),
                         id: lease as i64,
                         ttl: secs_up(ttl_ns),
                         error: String::new(),

@@ -2,7 +2,8 @@
 //! consistent backup of this member's applied state, streamed in blobs as
 //! etcd streams its bolt file), `HashKV` and `Hash` (see `digests.rs` for
 //! what is hashed), and `MoveLeader` through Raft's leadership transfer.
-//! Alarm lists the NOSPACE alarms kept in the log (`alarm.rs`) and the
+//! Alarm lists the NOSPACE alarms kept in the log (`alarm.rs`, over
+//! `nospace.rs`) and the
 //! corruption check's CORRUPT alarms (`corrupt.rs`, in memory);
 //! Defragment has nothing to defragment. Snapshot, Hash, HashKV and
 //! Defragment need the root role when auth is on, as on etcd 3.4.
@@ -40,13 +41,13 @@ impl Api {
     }
 
     fn status_now(&self) -> StatusResponse {
-        let probe = self.node.front.probe();
+        let current = self.node.front.status();
         let mut errors = Vec::new();
-        if probe.leader.is_none() {
+        if current.leader.is_none() {
             errors.push("etcdserver: no leader".to_string());
         }
         errors.extend(
-            probe
+            current
                 .alarms
                 .iter()
                 .filter(|a| a.alarm == AlarmType::Nospace as i32)
@@ -56,13 +57,13 @@ impl Api {
         StatusResponse {
             header: self.header(0),
             version: API_VERSION.to_string(),
-            db_size: probe.db_size_bytes as i64,
-            leader: probe.leader.unwrap_or(0),
-            raft_index: probe.commit_index,
-            raft_term: probe.term,
-            raft_applied_index: probe.applied_index,
+            db_size: current.db_size_bytes as i64,
+            leader: current.leader.unwrap_or(0),
+            raft_index: current.commit_index,
+            raft_term: current.term,
+            raft_applied_index: current.applied_index,
             errors,
-            db_size_in_use: probe.db_size_bytes as i64,
+            db_size_in_use: current.db_size_bytes as i64,
             is_learner: false,
             storage_version: String::new(),
             db_size_quota: 0,
@@ -94,8 +95,8 @@ impl Api {
     }
 
     async fn move_leader_to(&self, target: u64) -> Result<MoveLeaderResponse, Status> {
-        let probe = self.node.front.probe();
-        if probe.leader != Some(probe.id) {
+        let current = self.node.front.status();
+        if current.leader != Some(current.id) {
             return Err(Status::failed_precondition("etcdserver: not leader"));
         }
         match self.ask(|reply| Input::Transfer { target, reply }).await? {
@@ -106,12 +107,12 @@ impl Api {
                 return Err(Status::failed_precondition("etcdserver: leader transfer already in progress"))
             }
         }
-        let mut watch = self.node.front.probe_watch();
+        let mut watch = self.node.front.status_watch();
         let moved = tokio::time::timeout(TRANSFER_WAIT, watch.wait_for(|p| p.leader == Some(target))).await;
         if !matches!(moved, Ok(Ok(_))) {
             return Err(Status::unavailable("etcdserver: request timed out, leader transfer took too long"));
         }
-        tracing::info!(from = probe.id, to = target, "leadership moved");
+        tracing::info!(from = current.id, to = target, "leadership moved");
         Ok(MoveLeaderResponse { header: self.header(0) })
     }
 }
@@ -158,8 +159,8 @@ impl Maintenance for Api {
     async fn snapshot(&self, request: Request<SnapshotRequest>) -> Reply<Self::SnapshotStream> {
         self.permit_maintenance(&request).await?;
         let backup = self.ask(|reply| Input::Backup { reply }).await?;
-        let probe = self.node.front.probe();
-        let file = BackupFile::new(self.node.cluster_id, probe.id, backup);
+        let current = self.node.front.status();
+        let file = BackupFile::new(self.node.cluster_id, current.id, backup);
         tracing::info!(index = file.index, revision = file.state.kv().revision(), "sending a snapshot");
         let bytes = file.encode().map_err(Status::internal)?;
         let total = bytes.len();

@@ -1,7 +1,6 @@
 //! etcd's v3 gRPC API on a member's client URL: the subset `etcdctl` and
 //! etcd clients need (KV, Lease, Lock, Watch by polling, Maintenance,
-//! Cluster, Auth), as
-//! adapters onto core's requests. Any member answers; a follower forwards
+//! Cluster, Auth, Alarm), as adapters onto core's requests. Any member answers; a follower forwards
 //! to the leader (the driver does it for core requests).
 //!
 //! Errors carry etcd's gRPC codes and messages (`etcdserver: requested
@@ -10,9 +9,9 @@
 // tonic's `Status` is large, and it is what every handler returns.
 #![allow(clippy::result_large_err)]
 
-// etcd's Auth service, its tokens and the checks in front
-// of every call.
 pub mod alarm;
+// Auth: `auth` is the service, `guard` the checks in front of every call,
+// `token` the signed tokens.
 mod auth;
 mod cluster;
 pub mod guard;
@@ -28,6 +27,7 @@ use tokio::net::TcpListener;
 use tonic::Status;
 
 use crate::front::CallError;
+use crate::node_handle::NodeHandle;
 use crate::pb::etcdserverpb::cluster_server::ClusterServer;
 use crate::pb::etcdserverpb::kv_server::KvServer;
 use crate::pb::etcdserverpb::lease_server::LeaseServer;
@@ -35,7 +35,6 @@ use crate::pb::etcdserverpb::maintenance_server::MaintenanceServer;
 use crate::pb::etcdserverpb::watch_server::WatchServer;
 use crate::pb::etcdserverpb::ResponseHeader;
 use crate::pb::v3lockpb::lock_server::LockServer;
-use crate::serve::NodeHandle;
 
 /// etcd's default largest request (`--max-request-bytes`, 1.5 MiB).
 pub const MAX_REQUEST_BYTES: usize = 1536 * 1024;
@@ -50,9 +49,9 @@ pub struct Api {
 
 impl Api {
     pub fn header(&self, revision: u64) -> Option<ResponseHeader> {
-        let probe = self.node.front.probe();
-        let revision = revision.max(probe.revision);
-        Some(ResponseHeader { cluster_id: self.node.cluster_id, member_id: probe.id, revision: revision as i64, raft_term: probe.term })
+        let current = self.node.front.status();
+        let revision = revision.max(current.revision);
+        Some(ResponseHeader { cluster_id: self.node.cluster_id, member_id: current.id, revision: revision as i64, raft_term: current.term })
     }
 }
 

@@ -22,7 +22,7 @@ pub struct TestArgs {
     /// Serve the test control endpoint here (http://127.0.0.1:PORT,
     /// loopback only): skew this member's clocks at run time (see
     /// node/README.md). For tests only; absent, nothing can skew them.
-    #[arg(long, value_parser = crate::config::parse_url)]
+    #[arg(long, value_parser = crate::members::parse_url)]
     pub unsafe_test_control_url: Option<SocketAddr>,
     /// Dial peer NAME at this address instead of its peer URL
     /// (NAME=http://127.0.0.1:PORT, repeatable): a fault proxy on the link
@@ -33,5 +33,5 @@ pub struct TestArgs {
 
 fn parse_route(s: &str) -> Result<(String, SocketAddr), String> {
     let (name, url) = s.split_once('=').ok_or_else(|| format!("{s}: expected NAME=http://IP:PORT"))?;
-    Ok((name.to_string(), crate::config::parse_url(url)?))
+    Ok((name.to_string(), crate::members::parse_url(url)?))
 }

@@ -10,7 +10,7 @@
 //!   held `delay_ms` plus a uniform draw in `[0, jitter_ms]`, never
 //!   overtaking the one before (TCP keeps order, so must the proxy).
 //! - *Loss*: only where the framing lets whole messages be dropped. Peer
-//!   links carry length-prefixed frames (`transport.rs`), each one Raft
+//!   links carry length-prefixed frames (`frame.rs`), each one Raft
 //!   message or forwarded request, and Raft tolerates lost messages; so a
 //!   lost unit is a whole frame, never the connection's opening hello
 //!   (without it the receiver closes the connection, which would be a cut,

@@ -35,7 +35,11 @@ pub enum Kind {
     Etcd,
 }
 
-pub struct Cluster {
+/// A cluster of real server processes (leasesim-node or etcd) on this
+/// machine, with their data in one temporary directory; dropping it kills
+/// them. (Named apart from the simulator's and core's clusters, which are
+/// in-memory.)
+pub struct ProcessCluster {
     pub dir: tempfile::TempDir,
     pub members: Vec<Member>,
     pub kind: Kind,
@@ -66,17 +70,17 @@ pub fn free_port() -> u16 {
     }
 }
 
-impl Cluster {
-    pub fn start(n: usize) -> Cluster {
-        Cluster::start_kind(Kind::Leasesim, n, 50, 500)
+impl ProcessCluster {
+    pub fn start(n: usize) -> ProcessCluster {
+        ProcessCluster::start_kind(Kind::Leasesim, n, 50, 500)
     }
 
-    pub fn start_kind(kind: Kind, n: usize, heartbeat_ms: u64, election_ms: u64) -> Cluster {
-        Cluster::start_full(kind, n, heartbeat_ms, election_ms, &[])
+    pub fn start_kind(kind: Kind, n: usize, heartbeat_ms: u64, election_ms: u64) -> ProcessCluster {
+        ProcessCluster::start_full(kind, n, heartbeat_ms, election_ms, &[])
     }
 
-    fn start_full(kind: Kind, n: usize, heartbeat_ms: u64, election_ms: u64, extra_args: &[&str]) -> Cluster {
-        Cluster::start_each(n, heartbeat_ms, election_ms, kind, extra_args, |_, _| Vec::new())
+    fn start_full(kind: Kind, n: usize, heartbeat_ms: u64, election_ms: u64, extra_args: &[&str]) -> ProcessCluster {
+        ProcessCluster::start_each(n, heartbeat_ms, election_ms, kind, extra_args, |_, _| Vec::new())
     }
 
     /// A cluster whose member `i` also gets `member_args(i, members)` (e.g.
@@ -88,7 +92,7 @@ impl Cluster {
         kind: Kind,
         extra_args: &[&str],
         member_args: impl Fn(usize, &[Member]) -> Vec<String>,
-    ) -> Cluster {
+    ) -> ProcessCluster {
         let dir = tempfile::tempdir().expect("temp dir");
         let members: Vec<Member> = (1..=n)
             .map(|i| Member {
@@ -105,7 +109,7 @@ impl Cluster {
         let extra_args = extra_args.iter().map(ToString::to_string).collect();
         let member_args = (0..n).map(|i| member_args(i, &members)).collect();
         let mut cluster =
-            Cluster { dir, members, kind, heartbeat_ms, election_ms, extra_args, member_args, cluster_state: None, initial_cluster };
+            ProcessCluster { dir, members, kind, heartbeat_ms, election_ms, extra_args, member_args, cluster_state: None, initial_cluster };
         for i in 0..n {
             cluster.launch(i);
         }
@@ -114,14 +118,14 @@ impl Cluster {
 
     /// A leasesim-node cluster whose members all get `extra_args` (e.g. a
     /// planted bug).
-    pub fn start_with(n: usize, extra_args: &[&str]) -> Cluster {
-        Cluster::start_full(Kind::Leasesim, n, 50, 500, extra_args)
+    pub fn start_with(n: usize, extra_args: &[&str]) -> ProcessCluster {
+        ProcessCluster::start_full(Kind::Leasesim, n, 50, 500, extra_args)
     }
 
     /// A cluster of either kind whose members all get `extra_args` (flags
     /// both servers share, e.g. `--quota-backend-bytes`).
-    pub fn start_kind_with(kind: Kind, n: usize, extra_args: &[&str]) -> Cluster {
-        Cluster::start_full(kind, n, 50, 500, extra_args)
+    pub fn start_kind_with(kind: Kind, n: usize, extra_args: &[&str]) -> ProcessCluster {
+        ProcessCluster::start_full(kind, n, 50, 500, extra_args)
     }
 
     pub fn data_dir(&self, i: usize) -> PathBuf {
@@ -303,7 +307,7 @@ impl Cluster {
     }
 }
 
-impl Drop for Cluster {
+impl Drop for ProcessCluster {
     fn drop(&mut self) {
         if std::thread::panicking() {
             // A failed test: show what the members said.
