@@ -488,6 +488,33 @@ fn bugs() -> BoxedStrategy<Bugs> {
         .boxed()
 }
 
+/// `[cluster]` with `servers` and `spares` as drawn for the rest of the
+/// file.
+fn cluster(servers: u64, spares: u64) -> impl Strategy<Value = Cluster> {
+    let knobs = (1u64..=100_000, 1u64..=1_000, 1u64..=10_000_000, any::<bool>());
+    (range_ns().prop_filter("election timeout above zero", |r| r.0 > 0), positive_ns(), any::<bool>(), fraction(), knobs).prop_map(
+        move |(
+            election_timeout_ns,
+            heartbeat_ns,
+            wall,
+            drift_bound,
+            (max_append_entries, max_in_flight_appends, snapshot_every, keepalive_read_index),
+        )| Cluster {
+            servers,
+            election_timeout_ns,
+            heartbeat_ns,
+            lease_expiry: if wall { ExpiryStrategy::LeaderStampedWall } else { ExpiryStrategy::LeaderMonotonic },
+            spares,
+            drift_bound,
+            max_append_entries,
+            max_in_flight_appends,
+            snapshot_every,
+            keepalive_read_index,
+            client_timeout_ns: 250 * MS,
+        },
+    )
+}
+
 fn scenario() -> impl Strategy<Value = Scenario> {
     (1u64..=9, 0u64..=3, workloads(), positive_ns()).prop_flat_map(|(servers, spares, workloads, duration_ns)| {
         let clients = workloads.iter().map(|w| w.clients).sum();
@@ -501,29 +528,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             .flatten()
             .collect();
         let world = World { servers, spares, clients, keys };
-        let knobs = (1u64..=100_000, 1u64..=1_000, 1u64..=10_000_000, any::<bool>());
-        let cluster = (range_ns().prop_filter("election timeout above zero", |r| r.0 > 0), positive_ns(), any::<bool>(), fraction(), knobs)
-            .prop_map(
-                move |(
-                    election_timeout_ns,
-                    heartbeat_ns,
-                    wall,
-                    drift_bound,
-                    (max_append_entries, max_in_flight_appends, snapshot_every, keepalive_read_index),
-                )| Cluster {
-                    servers,
-                    election_timeout_ns,
-                    heartbeat_ns,
-                    lease_expiry: if wall { ExpiryStrategy::LeaderStampedWall } else { ExpiryStrategy::LeaderMonotonic },
-                    spares,
-                    drift_bound,
-                    max_append_entries,
-                    max_in_flight_appends,
-                    snapshot_every,
-                    keepalive_read_index,
-                    client_timeout_ns: 250 * MS,
-                },
-            );
+        let cluster = cluster(servers, spares);
         let network =
             (range_ns(), probability(), probability()).prop_map(|(latency_ns, loss, duplicate)| Network { latency_ns, loss, duplicate });
         let clocks: BoxedStrategy<BTreeMap<Process, ClockSpec>> = proptest::collection::btree_map(
