@@ -214,8 +214,9 @@ impl<'n> EdnBuilder<'n> {
     fn invoke(&mut self, node: &Node, event: &Event<'_>, shape: Shape, instant: Instant) -> Result<(), ParseError> {
         let line = node.pos.line;
         if let Some(p) = self.pending.get(&event.process) {
-            return Err(node
-                .error(format!("process {} invokes again while its invocation at line {} has not completed", event.process, p.line)));
+            return Err(
+                node.error(format!("process {} invokes again while its invocation at line {} has not completed", event.process, p.line))
+            );
         }
         let input = input_of(event, shape)?;
         self.pending.insert(event.process, Pending { op: self.ops.len(), line, function: event.function });

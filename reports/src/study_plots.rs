@@ -196,8 +196,13 @@ fn heatmap_axes(s: &mut String, h: &Heatmap, l: &HeatmapLayout) {
         let centre = LEFT_PX + CELL_W * c as f64 + CELL_W / 2.0;
         let _ = write!(s, r#"<text x="{centre}" y="{}" text-anchor="middle">{}</text>"#, TOP_PX + grid_h + 14.0, short(*x));
     }
-    let _ =
-        write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, LEFT_PX + l.grid_w / 2.0, TOP_PX + grid_h + 32.0, xml(&h.x_label));
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        LEFT_PX + l.grid_w / 2.0,
+        TOP_PX + grid_h + 32.0,
+        xml(&h.x_label)
+    );
     let _ = write!(
         s,
         r#"<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle">{1}</text>"#,
@@ -389,8 +394,13 @@ impl Chart {
             let _ = write!(s, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, left - 6.0, self.py(yv) + 4.0, short(yv));
             let _ = write!(s, r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#eeeeee"/>"##, self.py(yv), self.px(x_max));
         }
-        let _ =
-            write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, self.px(x_max / 2.0), self.py(0.0) + 32.0, xml(x_label));
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            self.px(x_max / 2.0),
+            self.py(0.0) + 32.0,
+            xml(x_label)
+        );
         let _ = write!(
             s,
             r#"<text x="16" y="{0:.1}" transform="rotate(-90 16 {0:.1})" text-anchor="middle">{1}</text>"#,

@@ -20,7 +20,9 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::scenario::{Chaos, ChaosJumps, ChaosRate, ClockSpec, Fault, FaultAction, MessageKind, Point, Process, Scenario, Selector};
+use crate::scenario::{
+    Chaos, ChaosJumps, ChaosRate, ClockSpec, FaultAction, MessageKind, Point, Process, Scenario, ScheduledFault, Selector,
+};
 
 /// What chaos decided for one seed.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,7 +30,7 @@ pub struct Decided {
     /// The chaos this seed ran with: the file's, after the swarm draw.
     pub chaos: Chaos,
     /// In time order; `line` is 0 (they were never written in a file).
-    pub faults: Vec<Fault>,
+    pub faults: Vec<ScheduledFault>,
     /// Drawn rate error of every process the file gives no `[clocks.X]`
     /// (empty when the drift rate is zero: those clocks stay exact).
     pub drifts: BTreeMap<Process, f64>,
@@ -194,13 +196,13 @@ fn draw_jump(range: (i64, i64), rng: &mut ChaCha8Rng) -> i64 {
     }
 }
 
-fn fault(at_ns: u64, action: FaultAction, for_ns: Option<u64>) -> Fault {
-    Fault { at_ns, action, for_ns, line: 0, when: None }
+fn fault(at_ns: u64, action: FaultAction, for_ns: Option<u64>) -> ScheduledFault {
+    ScheduledFault { at_ns, action, for_ns, line: 0, when: None }
 }
 
 /// Draws this seed's chaos faults, in time order (a stable sort: faults at
 /// one instant keep the order they were drawn in).
-pub fn draw(scenario: &Scenario, chaos: &Chaos, rng: &mut ChaCha8Rng) -> Vec<Fault> {
+pub fn draw(scenario: &Scenario, chaos: &Chaos, rng: &mut ChaCha8Rng) -> Vec<ScheduledFault> {
     let mut d = Draw::new(scenario, rng);
     // One kind after the other, in this order: the order is part of every
     // seed's random stream.
@@ -252,7 +254,7 @@ struct Draw<'a> {
     clients: Vec<Selector>,
     everyone: Vec<Selector>,
     replaceable: Replaceable,
-    drawn: Vec<Fault>,
+    drawn: Vec<ScheduledFault>,
 }
 
 impl<'a> Draw<'a> {
@@ -410,8 +412,7 @@ impl<'a> Draw<'a> {
 
     fn timer_jumps(&mut self, jumps: ChaosJumps) {
         for at_ns in self.arrivals(jumps.mean_interval_ns) {
-            let target =
-                [Selector::Leader, Selector::RandomServer, Selector::RandomClient].choose(self.rng).cloned().expect("three");
+            let target = [Selector::Leader, Selector::RandomServer, Selector::RandomClient].choose(self.rng).cloned().expect("three");
             let jump_ns = draw_jump(jumps.jump_ns, self.rng);
             let mut f = fault(at_ns, FaultAction::Clock { target, drift: None, jump_ns: Some(jump_ns) }, None);
             f.when = Some(Point::Timer);
@@ -452,7 +453,7 @@ impl Replaceable {
     }
 
     /// One replacement at `at_ns` (an add alone when nothing may go).
-    fn replacement(&self, at_ns: u64, rng: &mut ChaCha8Rng) -> Vec<Fault> {
+    fn replacement(&self, at_ns: u64, rng: &mut ChaCha8Rng) -> Vec<ScheduledFault> {
         let Some(&added) = self.spares.choose(rng) else { return Vec::new() };
         let others: Vec<u64> = self.removable.iter().copied().filter(|n| *n != added).collect();
         let mut out = vec![fault(at_ns, FaultAction::Add(added), None)];
@@ -522,7 +523,7 @@ mod tests {
         let has = |f: &dyn Fn(&FaultAction) -> bool| e.faults.iter().any(|x| f(&x.action));
         assert!(has(&|a| *a == FaultAction::Crash(Selector::Leader)));
         assert!(has(&|a| *a == FaultAction::Pause(Selector::Holder("a".into()))));
-        let adds: Vec<&Fault> = e.faults.iter().filter(|f| matches!(f.action, FaultAction::Add(_))).collect();
+        let adds: Vec<&ScheduledFault> = e.faults.iter().filter(|f| matches!(f.action, FaultAction::Add(_))).collect();
         assert!(!adds.is_empty());
         for add in adds {
             let removed_then = e.faults.iter().any(|f| f.at_ns == add.at_ns && matches!(f.action, FaultAction::Remove(_)));

@@ -11,7 +11,7 @@ use std::ops::Range;
 use super::error::Diags;
 use super::fields::{Field, TableReader, Val};
 use super::model::{Chaos, ChaosJumps, ChaosRate};
-use super::selector::World;
+use super::selector::ScenarioFacts;
 
 const KEYS: [&str; 31] = [
     "slow_links",
@@ -63,7 +63,7 @@ pub(crate) const PAUSE_POINT_FOR_NS: (u64, u64) = (5 * NS_PER_MS, NS_PER_SEC);
 /// so replies arrive after the term they answer has ended.
 pub(crate) const SLOW_LINK_BY_NS: (u64, u64) = (200 * NS_PER_MS, NS_PER_SEC);
 
-pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Option<Chaos> {
+pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<Chaos> {
     let partitions = paired(&mut t, d, "partitions", "partition_for", |v, d| v.duration_range(d), PARTITION_FOR_NS);
     let crashes = paired(&mut t, d, "crashes", "crash_for", |v, d| v.duration_range(d), CRASH_FOR_NS);
     let pauses = paired(&mut t, d, "pauses", "pause_for", |v, d| v.duration_range(d), PAUSE_FOR_NS);
@@ -76,10 +76,10 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
     let crash_points = paired(&mut t, d, "crash_points", "crash_point_for", |v, d| v.duration_range(d), CRASH_POINT_FOR_NS);
     let pause_points = paired(&mut t, d, "pause_points", "pause_point_for", |v, d| v.duration_range(d), PAUSE_POINT_FOR_NS);
     let timer_jumps = paired(&mut t, d, "timer_jumps", "timer_jump", |v, d| v.signed_range(d), JUMP_NS);
-    let holder_pauses = needs(&mut t, d, "holder_pauses", holder_problem(world), |t, d| {
+    let holder_pauses = needs(&mut t, d, "holder_pauses", holder_problem(facts), |t, d| {
         paired(t, d, "holder_pauses", "holder_pause_for", |v, d| v.duration_range(d), PAUSE_FOR_NS)
     });
-    let membership = membership(&mut t, d, world);
+    let membership = membership(&mut t, d, facts);
     let (clients_span, partition_clients) = probability(&mut t, d, "partition_clients");
     let (isolation_clients_span, leader_isolation_clients) = probability(&mut t, d, "leader_isolation_clients");
     let (replacements_span, partition_replacements) = probability(&mut t, d, "partition_replacements");
@@ -91,7 +91,7 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
     // A setting that would do nothing is an error at its key (the first
     // one found: they are checked in this order).
     let pointless = [
-        (replacements_span, replacements_problem(partition_replacements, is_off(&partitions), world)),
+        (replacements_span, replacements_problem(partition_replacements, is_off(&partitions), facts)),
         (clients_span, no_effect("partition_clients", partition_clients, is_off(&partitions), "`partitions`", "partitions = \"10s\"")),
         (
             isolation_clients_span,
@@ -112,7 +112,9 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
     }
     let rate =
         |pair: Option<Option<(u64, (u64, u64))>>| pair.map(|p| p.map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
-    let jumps = |pair: Option<Option<(u64, (i64, i64))>>| pair.map(|p| p.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }));
+    let jumps = |pair: Option<Option<(u64, (i64, i64))>>| {
+        pair.map(|p| p.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }))
+    };
     Some(Chaos {
         partitions: rate(partitions)?,
         crashes: rate(crashes)?,
@@ -137,8 +139,8 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
 }
 
 /// `membership`, off when absent; an error when there is no spare to add.
-fn membership(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<Option<u64>> {
-    needs(t, d, "membership", membership_problem(world), |t, d| match t.get("membership", d, |v, d| v.positive_duration(d)) {
+fn membership(t: &mut TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<Option<u64>> {
+    needs(t, d, "membership", membership_problem(facts), |t, d| match t.get("membership", d, |v, d| v.positive_duration(d)) {
         Field::Missing => Some(None),
         Field::Bad => None,
         Field::Ok(ns) => Some(Some(ns)),
@@ -165,12 +167,12 @@ fn no_effect(key: &str, p: Option<f64>, needed_off: bool, needed: &str, add: &st
 
 /// Why `partition_replacements` would do nothing: no partitions to follow,
 /// or no spare to add.
-fn replacements_problem(p: Option<f64>, partitions_off: bool, world: &World) -> Option<(String, String)> {
+fn replacements_problem(p: Option<f64>, partitions_off: bool, facts: &ScenarioFacts) -> Option<(String, String)> {
     let p = p.filter(|p| *p > 0.0)?;
     if partitions_off {
         return no_effect("partition_replacements", Some(p), true, "`partitions`", "partitions = \"10s\"");
     }
-    let (_, fix) = membership_problem(world)?;
+    let (_, fix) = membership_problem(facts)?;
     Some(("`partition_replacements` needs spare servers to add".to_string(), fix))
 }
 
@@ -186,8 +188,8 @@ fn slow_by_problem(slow_links_off: bool, by: Option<(u64, u64)>) -> Option<(Stri
 
 /// Why `holder_pauses` could never fire, if it could not: there is no lock
 /// to hold. `None` also when the workloads were bad (reported there).
-fn holder_problem(world: &World) -> Option<(String, String)> {
-    let keys = world.lock_keys.as_ref()?;
+fn holder_problem(facts: &ScenarioFacts) -> Option<(String, String)> {
+    let keys = facts.lock_keys.as_ref()?;
     keys.is_empty().then(|| {
         (
             "`holder_pauses` needs a lock or singleton workload: no client ever holds a lock or a role here".to_string(),
@@ -198,8 +200,8 @@ fn holder_problem(world: &World) -> Option<(String, String)> {
 
 /// Why `membership` could never do anything, if it could not: there is no
 /// spare to add (removals alone would only shrink the cluster).
-fn membership_problem(world: &World) -> Option<(String, String)> {
-    (world.spares? == 0).then(|| {
+fn membership_problem(facts: &ScenarioFacts) -> Option<(String, String)> {
+    (facts.spares? == 0).then(|| {
         (
             "`membership` needs spare servers to add: each change adds a spare and removes a server".to_string(),
             "add `spares = 2` to [cluster], or remove the membership chaos".to_string(),
