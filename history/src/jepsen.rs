@@ -177,124 +177,191 @@ pub fn parse_jepsen(text: &str) -> Result<RegisterHistory, ParseError> {
 
 /// [`parse_jepsen`], with counts.
 pub fn parse_jepsen_log(text: &str) -> Result<JepsenLog, ParseError> {
-    let mut ops: Vec<Operation<RegisterInput, RegisterOutput>> = Vec::new();
-    let mut dropped: Vec<bool> = Vec::new();
-    let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
-    let mut steps = 0u64;
+    let mut log = LogBuilder::default();
     for (index, raw) in text.lines().enumerate() {
-        let line = index + 1;
-        steps += raw.len() as u64 + 1;
-        let column_of = |offset: usize| raw[..offset].chars().count() + 1;
-        let at_col = |column: usize, message: String| ParseError { line, column: Some(column), message };
-        let start = match shape(raw) {
-            LineShape::Skip => continue,
-            LineShape::Event(start) => start,
-            LineShape::Unknown(first) => {
-                return Err(at_col(
-                    column_of(raw.len() - raw.trim_start().len()),
-                    format!(
-                        "`{}` does not start a Jepsen event; expected `INFO  jepsen.util - P :TYPE :F VALUE` or `P :TYPE \
-                         :F VALUE`",
-                        clip(first)
-                    ),
-                ))
-            }
-        };
-        // The first three fields, then the value's offset.
-        let mut fields: Vec<Field> = Vec::with_capacity(3);
-        let mut offset = start;
-        while fields.len() < 3 {
-            let rest = &raw[offset..];
-            let skipped = rest.len() - rest.trim_start().len();
-            offset += skipped;
-            let len = raw[offset..].find(char::is_whitespace).unwrap_or(raw.len() - offset);
-            if len == 0 {
-                break;
-            }
-            fields.push(Field { text: &raw[offset..offset + len], column: column_of(offset) });
-            offset += len;
+        log.steps += raw.len() as u64 + 1;
+        if let Some(event) = event(raw, index + 1)? {
+            log.apply(&event)?;
         }
-        if fields.len() < 3 {
+    }
+    Ok(log.finish())
+}
+
+/// One event line's fields, read and checked; its value is read only
+/// where it matters ([`Event::value`]).
+struct Event<'a> {
+    raw: &'a str,
+    line: usize,
+    process: u64,
+    process_column: usize,
+    kind: Kind,
+    kind_column: usize,
+    function: &'static str,
+    function_column: usize,
+    /// Byte offset of the value in `raw`.
+    value_start: usize,
+}
+
+/// The event on line `line`; `None` for a line that holds none (blank,
+/// another logger's, the nemesis's).
+fn event(raw: &str, line: usize) -> Result<Option<Event<'_>>, ParseError> {
+    let column_of = |offset: usize| raw[..offset].chars().count() + 1;
+    let at_col = |column: usize, message: String| ParseError { line, column: Some(column), message };
+    let start = match shape(raw) {
+        LineShape::Skip => return Ok(None),
+        LineShape::Event(start) => start,
+        LineShape::Unknown(first) => {
             return Err(at_col(
-                column_of(offset),
+                column_of(raw.len() - raw.trim_start().len()),
                 format!(
-                    "expected an event's fields (process, type, function, value), found {}; write e.g. `0 :invoke \
-                     :read nil`",
-                    fields.len()
+                    "`{}` does not start a Jepsen event; expected `INFO  jepsen.util - P :TYPE :F VALUE` or `P :TYPE :F VALUE`",
+                    clip(first)
                 ),
+            ))
+        }
+    };
+    let (fields, offset) = leading_fields(raw, start);
+    let [process_f, type_f, function_f] = fields[..] else {
+        return Err(at_col(
+            column_of(offset),
+            format!(
+                "expected an event's fields (process, type, function, value), found {}; write e.g. `0 :invoke :read nil`",
+                fields.len()
+            ),
+        ));
+    };
+    if process_f.text == ":nemesis" {
+        return Ok(None);
+    }
+    let Ok(process) = process_f.text.parse::<u64>() else {
+        return Err(at_col(process_f.column, format!("process `{}` is not a number or :nemesis", clip(process_f.text))));
+    };
+    let kind = match type_f.text {
+        ":invoke" => Kind::Invoke,
+        ":ok" => Kind::Ok,
+        ":fail" => Kind::Fail,
+        ":info" => Kind::Info,
+        other => return Err(at_col(type_f.column, format!("type `{}` is not :invoke, :ok, :fail or :info", clip(other)))),
+    };
+    let function: &'static str = match function_f.text {
+        ":read" => "read",
+        ":write" => "write",
+        ":cas" => "cas",
+        other => return Err(at_col(function_f.column, format!("function `{}` is not :read, :write or :cas", clip(other)))),
+    };
+    let value_start = skip_space(raw, offset);
+    Ok(Some(Event {
+        raw,
+        line,
+        process,
+        process_column: process_f.column,
+        kind,
+        kind_column: type_f.column,
+        function,
+        function_column: function_f.column,
+        value_start,
+    }))
+}
+
+/// Up to the first three whitespace-separated fields from `start`, and the
+/// offset where reading stopped (the value follows).
+fn leading_fields(raw: &str, start: usize) -> (Vec<Field<'_>>, usize) {
+    let mut fields: Vec<Field> = Vec::with_capacity(3);
+    let mut offset = start;
+    while fields.len() < 3 {
+        offset = skip_space(raw, offset);
+        let len = raw[offset..].find(char::is_whitespace).unwrap_or(raw.len() - offset);
+        if len == 0 {
+            break;
+        }
+        fields.push(Field { text: &raw[offset..offset + len], column: raw[..offset].chars().count() + 1 });
+        offset += len;
+    }
+    (fields, offset)
+}
+
+impl Event<'_> {
+    fn error(&self, column: usize, message: String) -> ParseError {
+        ParseError { line: self.line, column: Some(column), message }
+    }
+
+    /// The event's value (one EDN form), counting the reader's work in
+    /// `steps`. An :info's value is whatever the client had, often not a
+    /// register value: it is never read.
+    fn value(&self, steps: &mut u64) -> Result<Node, ParseError> {
+        let column = self.raw[..self.value_start].chars().count() + 1;
+        let mut reader = Reader::at_position(&self.raw[self.value_start..], Pos { line: self.line, column });
+        let node = reader.next_form();
+        *steps += reader.steps();
+        node?.ok_or_else(|| self.error(column, format!("the :{} has no value", self.function)))
+    }
+}
+
+/// The history as the events build it.
+#[derive(Default)]
+struct LogBuilder {
+    ops: Vec<Operation<RegisterInput, RegisterOutput>>,
+    /// Per op: left out (a failed write).
+    dropped: Vec<bool>,
+    pending: BTreeMap<u64, Pending>,
+    steps: u64,
+}
+
+impl LogBuilder {
+    fn apply(&mut self, e: &Event<'_>) -> Result<(), ParseError> {
+        if e.kind == Kind::Invoke {
+            self.invoke(e)
+        } else {
+            self.complete(e)
+        }
+    }
+
+    fn invoke(&mut self, e: &Event<'_>) -> Result<(), ParseError> {
+        let (process, function) = (e.process, e.function);
+        if let Some(p) = self.pending.get(&process) {
+            return Err(e.error(
+                e.kind_column,
+                format!("process {process} invokes :{function} while its :{} from line {} has not completed", p.function, p.line),
             ));
         }
-        let [process_f, type_f, function_f] = [fields[0], fields[1], fields[2]];
-        if process_f.text == ":nemesis" {
-            continue;
-        }
-        let Ok(process) = process_f.text.parse::<u64>() else {
-            return Err(at_col(process_f.column, format!("process `{}` is not a number or :nemesis", clip(process_f.text))));
-        };
-        let kind = match type_f.text {
-            ":invoke" => Kind::Invoke,
-            ":ok" => Kind::Ok,
-            ":fail" => Kind::Fail,
-            ":info" => Kind::Info,
-            other => return Err(at_col(type_f.column, format!("type `{}` is not :invoke, :ok, :fail or :info", clip(other)))),
-        };
-        let function: &'static str = match function_f.text {
-            ":read" => "read",
-            ":write" => "write",
-            ":cas" => "cas",
-            other => return Err(at_col(function_f.column, format!("function `{}` is not :read, :write or :cas", clip(other)))),
-        };
-        // The value, read only where it matters (an :info's value is
-        // whatever the client had, often not a register value).
-        let value_start = offset + (raw[offset..].len() - raw[offset..].trim_start().len());
-        let mut value = || -> Result<Node, ParseError> {
-            let mut reader = Reader::at_position(&raw[value_start..], Pos { line, column: column_of(value_start) });
-            let node = reader.next_form();
-            steps += reader.steps();
-            node?.ok_or_else(|| at_col(column_of(value_start), format!("the :{function} has no value")))
-        };
-
-        if kind == Kind::Invoke {
-            if let Some(p) = pending.get(&process) {
-                return Err(at_col(
-                    type_f.column,
-                    format!("process {process} invokes :{function} while its :{} from line {} has not completed", p.function, p.line),
-                ));
+        let v = e.value(&mut self.steps)?;
+        let (raw, value_start) = (e.raw, e.value_start);
+        let input = match function {
+            "read" => match v.value {
+                Edn::Nil => RegisterInput::Read,
+                _ => return Err(v.error(format!("a read is invoked with `nil`, not `{}`", source(raw, value_start, &v)))),
+            },
+            "write" => RegisterInput::Write { value: int(&v, raw, value_start)? },
+            _ => {
+                let (expected, new) = cas(&v, raw, value_start)?;
+                RegisterInput::Cas { expected, new }
             }
-            let v = value()?;
-            let input = match function {
-                "read" => match v.value {
-                    Edn::Nil => RegisterInput::Read,
-                    _ => return Err(v.error(format!("a read is invoked with `nil`, not `{}`", source(raw, value_start, &v)))),
-                },
-                "write" => RegisterInput::Write { value: int(&v, raw, value_start)? },
-                _ => {
-                    let (expected, new) = cas(&v, raw, value_start)?;
-                    RegisterInput::Cas { expected, new }
-                }
-            };
-            pending.insert(process, Pending { op: ops.len(), line, function });
-            ops.push(Operation { client: process, call_ns: line as u64, return_ns: None, input, output: None });
-            dropped.push(false);
-            continue;
-        }
+        };
+        self.pending.insert(process, Pending { op: self.ops.len(), line: e.line, function });
+        self.ops.push(Operation { client: process, call_ns: e.line as u64, return_ns: None, input, output: None });
+        self.dropped.push(false);
+        Ok(())
+    }
 
-        let Some(p) = pending.remove(&process) else {
-            return Err(at_col(process_f.column, format!("process {process} completes :{function} but has no pending invocation")));
+    fn complete(&mut self, e: &Event<'_>) -> Result<(), ParseError> {
+        let (process, function, line) = (e.process, e.function, e.line);
+        let Some(p) = self.pending.remove(&process) else {
+            return Err(e.error(e.process_column, format!("process {process} completes :{function} but has no pending invocation")));
         };
         if p.function != function {
-            return Err(at_col(
-                function_f.column,
+            return Err(e.error(
+                e.function_column,
                 format!("process {process} completes :{function} but its pending invocation (line {}) is :{}", p.line, p.function),
             ));
         }
-        let op = &mut ops[p.op];
-        match kind {
+        let (raw, value_start) = (e.raw, e.value_start);
+        let op = &mut self.ops[p.op];
+        match e.kind {
             // Info: an unknown outcome, open to the end of the history.
-            // (Invocations were handled above.)
+            // (Invocations are not completions.)
             Kind::Info | Kind::Invoke => {}
             Kind::Ok => {
-                let v = value()?;
+                let v = e.value(&mut self.steps)?;
                 op.return_ns = Some(line as u64);
                 op.output = Some(match &op.input {
                     RegisterInput::Read => RegisterOutput::Read { value: int_or_nil(&v, raw, value_start)? },
@@ -311,21 +378,24 @@ pub fn parse_jepsen_log(text: &str) -> Result<JepsenLog, ParseError> {
             Kind::Fail => match &op.input {
                 // A failed read returned nothing: unknown, constrains nothing.
                 RegisterInput::Read => op.return_ns = Some(line as u64),
-                RegisterInput::Write { .. } => dropped[p.op] = true,
+                RegisterInput::Write { .. } => self.dropped[p.op] = true,
                 RegisterInput::Cas { expected, new } => {
                     let (expected, new) = (*expected, *new);
-                    let v = value()?;
+                    let v = e.value(&mut self.steps)?;
                     echoes(&v, cas(&v, raw, value_start)?, (expected, new), p.line)?;
-                    let op = &mut ops[p.op];
                     op.return_ns = Some(line as u64);
                     op.output = Some(RegisterOutput::Cas { succeeded: false });
                 }
             },
         }
+        Ok(())
     }
-    let invocations = ops.len();
-    let ops = ops.into_iter().zip(dropped).filter(|(_, d)| !d).map(|(op, _)| op).collect();
-    Ok(JepsenLog { history: RegisterHistory { ops }, invocations, steps })
+
+    fn finish(self) -> JepsenLog {
+        let invocations = self.ops.len();
+        let ops = self.ops.into_iter().zip(self.dropped).filter(|(_, d)| !d).map(|(op, _)| op).collect();
+        JepsenLog { history: RegisterHistory { ops }, invocations, steps: self.steps }
+    }
 }
 
 /// The value's text as written.

@@ -134,43 +134,71 @@ pub fn parse_edn_history(text: &str) -> Result<EdnHistory, ParseError> {
     while let Some(form) = reader.next_form()? {
         forms.push(form);
     }
-    let mut steps = reader.steps();
     let events: Vec<&Node> = match forms.as_slice() {
         [Node { value: Edn::Vector(items), .. }] => items.iter().collect(),
         _ => forms.iter().collect(),
     };
-    let mut ops: Vec<Operation<KeyedInput, KeyedOutput>> = Vec::new();
-    let mut instants: Vec<(Instant, Option<Instant>)> = Vec::new();
-    let mut op_lines = Vec::new();
-    let mut dropped = Vec::new();
-    let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
-    let mut shape: Option<(Shape, usize)> = None;
-    // The first client event with and without a :time.
-    let (mut timed_at, mut untimed_at): (Option<&Node>, Option<&Node>) = (None, None);
+    let mut history = EdnBuilder { steps: reader.steps(), ..EdnBuilder::default() };
     for (ordinal, node) in events.iter().enumerate() {
-        steps += 1;
-        let ordinal = ordinal as u64 + 1;
+        history.steps += 1;
         let Some(event) = event(node)? else { continue };
-        let line = node.pos.line;
-        match event.time {
-            Some(_) => timed_at = timed_at.or(Some(node)),
-            None => untimed_at = untimed_at.or(Some(node)),
+        history.check_timing(node, &event)?;
+        let shape = history.check_shape(node, &event)?;
+        let instant = (ordinal as u64 + 1, event.time);
+        if event.kind == Kind::Invoke {
+            history.invoke(node, &event, shape, instant)?;
+        } else {
+            history.complete(node, &event, shape, instant)?;
         }
-        if let (Some(with), Some(without)) = (timed_at, untimed_at) {
+    }
+    Ok(history.finish())
+}
+
+/// The history as the events build it.
+#[derive(Default)]
+struct EdnBuilder<'n> {
+    ops: Vec<Operation<KeyedInput, KeyedOutput>>,
+    /// Per op: its invocation and, once completed, its completion.
+    instants: Vec<(Instant, Option<Instant>)>,
+    op_lines: Vec<usize>,
+    /// Per op: left out (a failed write or append).
+    dropped: Vec<bool>,
+    pending: BTreeMap<u64, Pending>,
+    /// The first read value's shape, and its line.
+    shape: Option<(Shape, usize)>,
+    /// The first client event with and without a :time.
+    timed_at: Option<&'n Node>,
+    untimed_at: Option<&'n Node>,
+    steps: u64,
+}
+
+impl<'n> EdnBuilder<'n> {
+    /// Every event has a :time, or none does.
+    fn check_timing(&mut self, node: &'n Node, event: &Event<'_>) -> Result<(), ParseError> {
+        match event.time {
+            Some(_) => self.timed_at = self.timed_at.or(Some(node)),
+            None => self.untimed_at = self.untimed_at.or(Some(node)),
+        }
+        if let (Some(with), Some(without)) = (self.timed_at, self.untimed_at) {
             return Err(without
                 .error(format!("this event has no `:time` but the one at line {} has; give every event a :time or none", with.pos.line)));
         }
-        let this_shape = shape_of(&event);
-        // Only values that are read decide the shape (an :info's value is
-        // whatever the client had, e.g. `:timed-out`).
+        Ok(())
+    }
+
+    /// The event's shape, which must be the history's. Only values that
+    /// are read decide the shape (an :info's value is whatever the client
+    /// had, e.g. `:timed-out`).
+    fn check_shape(&mut self, node: &Node, event: &Event<'_>) -> Result<Shape, ParseError> {
+        let this_shape = shape_of(event);
         let value_read = match event.kind {
             Kind::Invoke | Kind::Ok => true,
             Kind::Fail => event.function == Function::Cas,
             Kind::Info => false,
         };
-        match shape {
+        match self.shape {
             _ if !value_read => {}
-            None => shape = Some((this_shape, line)),
+            None => self.shape = Some((this_shape, node.pos.line)),
             Some((first, first_line)) if first != this_shape => {
                 return Err(node.error(format!(
                     "this event has {} shape but the one at line {first_line} has {} shape; a history has one shape",
@@ -180,21 +208,27 @@ pub fn parse_edn_history(text: &str) -> Result<EdnHistory, ParseError> {
             }
             Some(_) => {}
         }
-        let instant = (ordinal, event.time);
-        if event.kind == Kind::Invoke {
-            if let Some(p) = pending.get(&event.process) {
-                return Err(node
-                    .error(format!("process {} invokes again while its invocation at line {} has not completed", event.process, p.line)));
-            }
-            let input = input_of(&event, this_shape)?;
-            pending.insert(event.process, Pending { op: ops.len(), line, function: event.function });
-            ops.push(Operation { client: event.process, call_ns: 0, return_ns: None, input, output: None });
-            instants.push((instant, None));
-            op_lines.push(line);
-            dropped.push(false);
-            continue;
+        Ok(this_shape)
+    }
+
+    fn invoke(&mut self, node: &Node, event: &Event<'_>, shape: Shape, instant: Instant) -> Result<(), ParseError> {
+        let line = node.pos.line;
+        if let Some(p) = self.pending.get(&event.process) {
+            return Err(
+                node.error(format!("process {} invokes again while its invocation at line {} has not completed", event.process, p.line))
+            );
         }
-        let Some(p) = pending.remove(&event.process) else {
+        let input = input_of(event, shape)?;
+        self.pending.insert(event.process, Pending { op: self.ops.len(), line, function: event.function });
+        self.ops.push(Operation { client: event.process, call_ns: 0, return_ns: None, input, output: None });
+        self.instants.push((instant, None));
+        self.op_lines.push(line);
+        self.dropped.push(false);
+        Ok(())
+    }
+
+    fn complete(&mut self, node: &Node, event: &Event<'_>, shape: Shape, instant: Instant) -> Result<(), ParseError> {
+        let Some(p) = self.pending.remove(&event.process) else {
             return Err(node.error(format!("process {} completes an operation it never invoked", event.process)));
         };
         if p.function != event.function {
@@ -206,49 +240,62 @@ pub fn parse_edn_history(text: &str) -> Result<EdnHistory, ParseError> {
                 p.function.name()
             )));
         }
-        let input = ops[p.op].input.clone();
+        let input = self.ops[p.op].input.clone();
         match event.kind {
             Kind::Invoke | Kind::Info => {}
             Kind::Ok => {
-                ops[p.op].output = Some(output_of(&event, this_shape, &input, p.line)?);
-                instants[p.op].1 = Some(instant);
+                self.ops[p.op].output = Some(output_of(event, shape, &input, p.line)?);
+                self.instants[p.op].1 = Some(instant);
             }
             Kind::Fail => match input {
                 // A failed read returned nothing: it constrains nothing.
-                KeyedInput::Read { .. } => instants[p.op].1 = Some(instant),
-                KeyedInput::Write { .. } | KeyedInput::Append { .. } => dropped[p.op] = true,
+                KeyedInput::Read { .. } => self.instants[p.op].1 = Some(instant),
+                KeyedInput::Write { .. } | KeyedInput::Append { .. } => self.dropped[p.op] = true,
                 KeyedInput::Cas { .. } => {
-                    let (key, seen) = keyed_value(&event, this_shape)?;
-                    check_key(&input, key, &event)?;
-                    let Some(seen) = seen else {
-                        return Err(event.map.error("a :fail of :cas needs its [A B] value"));
-                    };
-                    let (expected, new) = cas_value(seen)?;
-                    if !matches!(&input, KeyedInput::Cas { expected: e, new: n, .. } if *e == expected && *n == new) {
-                        return Err(seen.error(format!("completion value differs from the invocation's (line {})", p.line)));
-                    }
-                    ops[p.op].output = Some(KeyedOutput::Cas { succeeded: false });
-                    instants[p.op].1 = Some(instant);
+                    failed_cas(event, shape, &input, p.line)?;
+                    self.ops[p.op].output = Some(KeyedOutput::Cas { succeeded: false });
+                    self.instants[p.op].1 = Some(instant);
                 }
             },
         }
+        Ok(())
     }
-    let timed = timed_at.is_some();
-    let invocations = ops.len();
-    let pick = |(ordinal, time): Instant| if timed { time.unwrap_or(0) } else { ordinal };
-    let mut kept = Vec::with_capacity(ops.len());
-    let mut kept_lines = Vec::with_capacity(ops.len());
-    for (((mut op, (call, ret)), line), drop) in ops.into_iter().zip(instants).zip(op_lines).zip(dropped) {
-        if drop {
-            continue;
+
+    /// The history on its time base (`:time` when events carry one, else
+    /// the events' order), without the dropped operations.
+    fn finish(self) -> EdnHistory {
+        let timed = self.timed_at.is_some();
+        let invocations = self.ops.len();
+        let pick = |(ordinal, time): Instant| if timed { time.unwrap_or(0) } else { ordinal };
+        let mut kept = Vec::with_capacity(self.ops.len());
+        let mut kept_lines = Vec::with_capacity(self.ops.len());
+        for (((mut op, (call, ret)), line), drop) in self.ops.into_iter().zip(self.instants).zip(self.op_lines).zip(self.dropped) {
+            if drop {
+                continue;
+            }
+            op.call_ns = pick(call);
+            op.return_ns = ret.map(pick);
+            kept.push(op);
+            kept_lines.push(line);
         }
-        op.call_ns = pick(call);
-        op.return_ns = ret.map(pick);
-        kept.push(op);
-        kept_lines.push(line);
+        let initial = (self.shape.map(|(s, _)| s) == Some(Shape::Kv)).then(String::new);
+        let history = KeyedHistory { ops: kept };
+        EdnHistory { history, model: KeyedModel { initial }, op_lines: kept_lines, invocations, timed, steps: self.steps }
     }
-    let initial = (shape.map(|(s, _)| s) == Some(Shape::Kv)).then(String::new);
-    Ok(EdnHistory { history: KeyedHistory { ops: kept }, model: KeyedModel { initial }, op_lines: kept_lines, invocations, timed, steps })
+}
+
+/// A :fail of a :cas names the invocation's key and `[A B]` value.
+fn failed_cas(event: &Event<'_>, shape: Shape, input: &KeyedInput, invoke_line: usize) -> Result<(), ParseError> {
+    let (key, seen) = keyed_value(event, shape)?;
+    check_key(input, key, event)?;
+    let Some(seen) = seen else {
+        return Err(event.map.error("a :fail of :cas needs its [A B] value"));
+    };
+    let (expected, new) = cas_value(seen)?;
+    if !matches!(input, KeyedInput::Cas { expected: e, new: n, .. } if *e == expected && *n == new) {
+        return Err(seen.error(format!("completion value differs from the invocation's (line {invoke_line})")));
+    }
+    Ok(())
 }
 
 /// An event's fields; `None` for a nemesis event.

@@ -97,16 +97,41 @@ fn edge_text(v: f64) -> String {
     format!("{v:.3}")
 }
 
+/// Where a heatmap's parts go: the grid's size, the legend's top, the
+/// picture's size.
+struct HeatmapLayout {
+    cols: usize,
+    rows: usize,
+    grid_w: f64,
+    cell_h: f64,
+    grid_h: f64,
+    legend_top: f64,
+    width: f64,
+    height: f64,
+}
+
+impl HeatmapLayout {
+    fn of(h: &Heatmap) -> HeatmapLayout {
+        let (cols, rows) = (h.xs.len(), h.ys.len());
+        let grid_w = CELL_W * cols as f64;
+        let cell_h = CELL_H_MIN.max(MIN_GRID_H / rows.max(1) as f64);
+        let grid_h = cell_h * rows as f64;
+        let legend_top = TOP_PX + grid_h + 62.0 + 14.0 * h.edges.len() as f64;
+        let width = (LEFT_PX + grid_w + 30.0).max(780.0);
+        let height = legend_top + 26.0 + 18.0 * h.edges.len() as f64 + 40.0;
+        HeatmapLayout { cols, rows, grid_w, cell_h, grid_h, legend_top, width, height }
+    }
+
+    /// The pixel y of a position in row units (0 = centre of the first row).
+    fn row_y(&self, pos: f64) -> f64 {
+        TOP_PX + self.grid_h - self.cell_h * (pos + 0.5)
+    }
+}
+
 pub fn heatmap_svg(h: &Heatmap) -> String {
-    let (cols, rows) = (h.xs.len(), h.ys.len());
-    let grid_w = CELL_W * cols as f64;
-    let cell_h = CELL_H_MIN.max(MIN_GRID_H / rows.max(1) as f64);
-    let grid_h = cell_h * rows as f64;
-    let legend_top = TOP_PX + grid_h + 62.0 + 14.0 * h.edges.len() as f64;
-    let width = (LEFT_PX + grid_w + 30.0).max(780.0);
-    let height = legend_top + 26.0 + 18.0 * h.edges.len() as f64 + 40.0;
-    let row_y = |pos: f64| TOP_PX + grid_h - cell_h * (pos + 0.5);
+    let l = HeatmapLayout::of(h);
     let mut s = String::new();
+    let (width, height) = (l.width, l.height);
     let _ =
         write!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">"#);
     let _ = write!(s, r##"<rect width="{width}" height="{height}" fill="#ffffff"/>"##);
@@ -119,15 +144,29 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
     let _ = write!(
         s,
         r##"<line x1="{LEFT_PX}" y1="{TOP_PX}" x2="{}" y2="{TOP_PX}" stroke="#bbbbbb" stroke-dasharray="2 2"/>"##,
-        LEFT_PX + grid_w
+        LEFT_PX + l.grid_w
     );
-    // Rows with the largest y at the top; the cells' text is written after
-    // the edges, on a white halo, so a line never runs through a number.
+    // The cells' text is written after the edges, on a white halo, so a
+    // line never runs through a number.
+    let texts = heatmap_cells(&mut s, h, &l);
+    heatmap_axes(&mut s, h, &l);
+    heatmap_edges(&mut s, h, &l);
+    s.push_str(&texts);
+    heatmap_edge_table(&mut s, h, &l);
+    heatmap_legend(&mut s, h, &l);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The cells, rows with the largest y at the top, each with its row's
+/// label; returns the cells' text, to be written last.
+fn heatmap_cells(s: &mut String, h: &Heatmap, l: &HeatmapLayout) -> String {
+    let cell_h = l.cell_h;
     let mut texts = String::new();
     for (r, y) in h.ys.iter().enumerate() {
-        let top = TOP_PX + cell_h * (rows - 1 - r) as f64;
+        let top = TOP_PX + cell_h * (l.rows - 1 - r) as f64;
         let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT_PX - 6.0, top + cell_h / 2.0 + 4.0, short(*y));
-        for c in 0..cols {
+        for c in 0..l.cols {
             let v = h.values.get(r).and_then(|row| row.get(c)).copied().flatten();
             let left = LEFT_PX + CELL_W * c as f64;
             let _ = write!(s, r##"<rect x="{left}" y="{top}" width="{CELL_W}" height="{cell_h}" fill="{}" stroke="#ffffff"/>"##, colour(v));
@@ -147,27 +186,41 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
             }
         }
     }
+    texts
+}
+
+/// The columns' labels and both axes' names.
+fn heatmap_axes(s: &mut String, h: &Heatmap, l: &HeatmapLayout) {
+    let grid_h = l.grid_h;
     for (c, x) in h.xs.iter().enumerate() {
         let centre = LEFT_PX + CELL_W * c as f64 + CELL_W / 2.0;
         let _ = write!(s, r#"<text x="{centre}" y="{}" text-anchor="middle">{}</text>"#, TOP_PX + grid_h + 14.0, short(*x));
     }
-    let _ =
-        write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, LEFT_PX + grid_w / 2.0, TOP_PX + grid_h + 32.0, xml(&h.x_label));
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        LEFT_PX + l.grid_w / 2.0,
+        TOP_PX + grid_h + 32.0,
+        xml(&h.x_label)
+    );
     let _ = write!(
         s,
         r#"<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle">{1}</text>"#,
         TOP_PX + grid_h / 2.0,
         xml(&h.y_label)
     );
-    // Edges: in each column a thin line at the exact value with thick
-    // stubs at both sides (clear of the centred cell text); the values are
-    // written in a table under the axis, one row per edge, so no number
-    // sits on a cell or on another.
+}
+
+/// Edges: in each column a thin line at the exact value with thick stubs
+/// at both sides (clear of the centred cell text); the values are written
+/// in a table under the axis (`heatmap_edge_table`), so no number sits on
+/// a cell or on another.
+fn heatmap_edges(s: &mut String, h: &Heatmap, l: &HeatmapLayout) {
     for edge in &h.edges {
         let dash = if edge.dashed { r#" stroke-dasharray="5 3""# } else { "" };
-        for (c, y) in edge.ys.iter().enumerate().take(cols) {
+        for (c, y) in edge.ys.iter().enumerate().take(l.cols) {
             let Some(y) = y else { continue };
-            let py = row_y(position(&h.ys, *y)).max(TOP_PX - 26.0);
+            let py = l.row_y(position(&h.ys, *y)).max(TOP_PX - 26.0);
             let left = LEFT_PX + CELL_W * c as f64;
             let _ = write!(
                 s,
@@ -182,9 +235,13 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
             }
         }
     }
-    s.push_str(&texts);
+}
+
+/// Under the axis, one row per edge: its short name and its value in each
+/// column.
+fn heatmap_edge_table(s: &mut String, h: &Heatmap, l: &HeatmapLayout) {
     for (e, edge) in h.edges.iter().enumerate() {
-        let y = TOP_PX + grid_h + 50.0 + 14.0 * e as f64;
+        let y = TOP_PX + l.grid_h + 50.0 + 14.0 * e as f64;
         let _ = write!(
             s,
             r#"<text x="{}" y="{y}" text-anchor="end" font-size="9" fill="{}">{}</text>"#,
@@ -192,7 +249,7 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
             edge.colour,
             xml(&edge.short)
         );
-        for (c, v) in edge.ys.iter().enumerate().take(cols) {
+        for (c, v) in edge.ys.iter().enumerate().take(l.cols) {
             if let Some(v) = v {
                 let centre = LEFT_PX + CELL_W * c as f64 + CELL_W / 2.0;
                 let _ = write!(
@@ -204,7 +261,11 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
             }
         }
     }
-    // Legend: the colour scale with its unit, then one line per edge.
+}
+
+/// Legend: the colour scale with its unit, then one line per edge.
+fn heatmap_legend(s: &mut String, h: &Heatmap, l: &HeatmapLayout) {
+    let legend_top = l.legend_top;
     let bar_w = 160.0;
     for k in 0..=20 {
         let f = k as f64 / 20.0;
@@ -235,8 +296,6 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
         );
         let _ = write!(s, r#"<text x="{}" y="{y}">{}</text>"#, LEFT_PX + 38.0, xml(&edge.label));
     }
-    s.push_str("</svg>\n");
-    s
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -253,101 +312,23 @@ const PALETTE: [&str; 6] = ["#1f4e9c", "#c0392b", "#27ae60", "#8e44ad", "#d35400
 /// whiskers where a series has a spread, an optional y = x reference line,
 /// and the legend in its own column right of the plot (never over a line).
 pub fn line_chart_svg(title: &str, x_label: &str, y_label: &str, series: &[Series], reference: Option<&str>, note: &str) -> String {
-    let (plot_w, plot_h, left, top) = (380.0, 240.0, 70.0, 40.0);
-    let legend_x = left + plot_w + 24.0;
-    let w = legend_x + 230.0;
-    let h = top + plot_h + 70.0;
-    let all = series.iter().flat_map(|s| s.points.iter().copied().chain(s.spread.iter().map(|(lo, hi)| (lo.min(*hi), lo.max(*hi)))));
-    let mut x_max = all.clone().map(|p| p.0).fold(0.0_f64, f64::max).max(1e-9);
-    let mut y_max = all.map(|p| p.1).fold(0.0_f64, f64::max).max(1e-9);
-    if reference.is_some() {
-        y_max = y_max.max(x_max);
-    }
-    // Round each axis up to four ticks of a 1, 2 or 5 step.
-    let (x_step, y_step) = (nice_step(x_max / 4.0), nice_step(y_max / 4.0));
-    x_max = (x_max / x_step).ceil().max(1.0) * x_step;
-    y_max = (y_max / y_step).ceil().max(1.0) * y_step;
-    let px = |x: f64| left + plot_w * x / x_max;
-    let py = |y: f64| top + plot_h * (1.0 - y / y_max);
+    let c = Chart::fitting(series, reference.is_some());
+    let (w, h) = (c.legend_x + 230.0, c.top + c.plot_h + 70.0);
     let mut s = String::new();
     let _ = write!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">"#);
     let _ = write!(s, r##"<rect width="{w}" height="{h}" fill="#ffffff"/>"##);
     let _ = write!(s, r#"<text x="10" y="18" font-size="13" font-weight="bold">{}</text>"#, xml(title));
-    let _ = write!(s, r##"<line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="#333"/>"##, py(0.0), px(x_max), py(0.0));
-    let _ = write!(s, r##"<line x1="{left}" y1="{}" x2="{left}" y2="{}" stroke="#333"/>"##, py(0.0), py(y_max));
-    for k in 0..=((x_max / x_step).round() as usize) {
-        let xv = x_step * k as f64;
-        let _ = write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, px(xv), py(0.0) + 14.0, short(xv));
-    }
-    for k in 0..=((y_max / y_step).round() as usize) {
-        let yv = y_step * k as f64;
-        let _ = write!(s, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, left - 6.0, py(yv) + 4.0, short(yv));
-        let _ = write!(s, r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#eeeeee"/>"##, py(yv), px(x_max));
-    }
-    let _ = write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, px(x_max / 2.0), py(0.0) + 32.0, xml(x_label));
-    let _ = write!(
-        s,
-        r#"<text x="16" y="{0:.1}" transform="rotate(-90 16 {0:.1})" text-anchor="middle">{1}</text>"#,
-        py(y_max / 2.0),
-        xml(y_label)
-    );
-    let mut legend_y = top + 6.0;
+    c.axes(&mut s, x_label, y_label);
+    let mut legend_y = c.top + 6.0;
     if let Some(label) = reference {
-        let end = x_max.min(y_max);
-        let _ = write!(
-            s,
-            r##"<line x1="{}" y1="{}" x2="{:.1}" y2="{:.1}" stroke="#888888" stroke-dasharray="5 4"/>"##,
-            px(0.0),
-            py(0.0),
-            px(end),
-            py(end)
-        );
-        let _ = write!(
-            s,
-            r##"<line x1="{legend_x}" y1="{0}" x2="{1}" y2="{0}" stroke="#888888" stroke-dasharray="5 4"/>"##,
-            legend_y - 4.0,
-            legend_x + 24.0
-        );
-        let _ = write!(s, r#"<text x="{}" y="{legend_y}">{}</text>"#, legend_x + 30.0, xml(label));
+        c.reference(&mut s, label, legend_y);
         legend_y += 18.0;
     }
-    // Series side by side: a small x offset each, so whiskers do not overlap.
-    let n = series.len().max(1) as f64;
-    for (i, series) in series.iter().enumerate() {
-        let colour = PALETTE[i % PALETTE.len()];
-        let dx = (i as f64 - (n - 1.0) / 2.0) * 5.0;
-        let points: Vec<String> = series.points.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x) + dx, py(*y))).collect();
-        let _ = write!(s, r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#, points.join(" "));
-        for (k, (x, y)) in series.points.iter().enumerate() {
-            if let Some((lo, hi)) = series.spread.get(k) {
-                let _ = write!(
-                    s,
-                    r#"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="{colour}" stroke-width="1.2"/>"#,
-                    px(*x) + dx,
-                    py(*lo),
-                    py(*hi)
-                );
-                for yy in [lo, hi] {
-                    let _ = write!(
-                        s,
-                        r#"<line x1="{0:.1}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="{colour}" stroke-width="1.2"/>"#,
-                        px(*x) + dx - 3.0,
-                        py(*yy),
-                        px(*x) + dx + 3.0
-                    );
-                }
-            }
-            let _ = write!(s, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"/>"#, px(*x) + dx, py(*y));
-        }
-        let _ = write!(
-            s,
-            r#"<line x1="{legend_x}" y1="{0}" x2="{1}" y2="{0}" stroke="{colour}" stroke-width="2"/>"#,
-            legend_y - 4.0,
-            legend_x + 24.0
-        );
-        let _ = write!(s, r#"<text x="{}" y="{legend_y}" fill="{colour}">{}</text>"#, legend_x + 30.0, xml(&series.name));
+    for (i, one) in series.iter().enumerate() {
+        c.series(&mut s, one, i, series.len(), legend_y);
         legend_y += 18.0;
     }
+    let legend_x = c.legend_x;
     for (k, line) in note.lines().enumerate() {
         let _ = write!(
             s,
@@ -358,6 +339,136 @@ pub fn line_chart_svg(title: &str, x_label: &str, y_label: &str, series: &[Serie
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// A line chart's plot area and its axes' ranges and ticks.
+struct Chart {
+    plot_w: f64,
+    plot_h: f64,
+    left: f64,
+    top: f64,
+    legend_x: f64,
+    x_max: f64,
+    y_max: f64,
+    x_step: f64,
+    y_step: f64,
+}
+
+impl Chart {
+    /// Axes from 0 past every point and whisker (and, with a y = x
+    /// reference, as high as they are wide), each rounded up to four ticks
+    /// of a 1, 2 or 5 step.
+    fn fitting(series: &[Series], reference: bool) -> Chart {
+        let (plot_w, plot_h, left, top) = (380.0, 240.0, 70.0, 40.0);
+        let all = series.iter().flat_map(|s| s.points.iter().copied().chain(s.spread.iter().map(|(lo, hi)| (lo.min(*hi), lo.max(*hi)))));
+        let mut x_max = all.clone().map(|p| p.0).fold(0.0_f64, f64::max).max(1e-9);
+        let mut y_max = all.map(|p| p.1).fold(0.0_f64, f64::max).max(1e-9);
+        if reference {
+            y_max = y_max.max(x_max);
+        }
+        let (x_step, y_step) = (nice_step(x_max / 4.0), nice_step(y_max / 4.0));
+        x_max = (x_max / x_step).ceil().max(1.0) * x_step;
+        y_max = (y_max / y_step).ceil().max(1.0) * y_step;
+        Chart { plot_w, plot_h, left, top, legend_x: left + plot_w + 24.0, x_max, y_max, x_step, y_step }
+    }
+
+    fn px(&self, x: f64) -> f64 {
+        self.left + self.plot_w * x / self.x_max
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        self.top + self.plot_h * (1.0 - y / self.y_max)
+    }
+
+    /// Both axes with their ticks, grid lines and names.
+    fn axes(&self, s: &mut String, x_label: &str, y_label: &str) {
+        let (left, x_max, y_max) = (self.left, self.x_max, self.y_max);
+        let _ = write!(s, r##"<line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="#333"/>"##, self.py(0.0), self.px(x_max), self.py(0.0));
+        let _ = write!(s, r##"<line x1="{left}" y1="{}" x2="{left}" y2="{}" stroke="#333"/>"##, self.py(0.0), self.py(y_max));
+        for k in 0..=((x_max / self.x_step).round() as usize) {
+            let xv = self.x_step * k as f64;
+            let _ = write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, self.px(xv), self.py(0.0) + 14.0, short(xv));
+        }
+        for k in 0..=((y_max / self.y_step).round() as usize) {
+            let yv = self.y_step * k as f64;
+            let _ = write!(s, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, left - 6.0, self.py(yv) + 4.0, short(yv));
+            let _ = write!(s, r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#eeeeee"/>"##, self.py(yv), self.px(x_max));
+        }
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            self.px(x_max / 2.0),
+            self.py(0.0) + 32.0,
+            xml(x_label)
+        );
+        let _ = write!(
+            s,
+            r#"<text x="16" y="{0:.1}" transform="rotate(-90 16 {0:.1})" text-anchor="middle">{1}</text>"#,
+            self.py(y_max / 2.0),
+            xml(y_label)
+        );
+    }
+
+    /// The y = x line, dashed, and its legend line at `legend_y`.
+    fn reference(&self, s: &mut String, label: &str, legend_y: f64) {
+        let (legend_x, end) = (self.legend_x, self.x_max.min(self.y_max));
+        let _ = write!(
+            s,
+            r##"<line x1="{}" y1="{}" x2="{:.1}" y2="{:.1}" stroke="#888888" stroke-dasharray="5 4"/>"##,
+            self.px(0.0),
+            self.py(0.0),
+            self.px(end),
+            self.py(end)
+        );
+        let _ = write!(
+            s,
+            r##"<line x1="{legend_x}" y1="{0}" x2="{1}" y2="{0}" stroke="#888888" stroke-dasharray="5 4"/>"##,
+            legend_y - 4.0,
+            legend_x + 24.0
+        );
+        let _ = write!(s, r#"<text x="{}" y="{legend_y}">{}</text>"#, legend_x + 30.0, xml(label));
+    }
+
+    /// Series `i` of `n`, with its whiskers and its legend line at
+    /// `legend_y`. Series sit side by side, a small x offset each, so
+    /// whiskers do not overlap.
+    fn series(&self, s: &mut String, series: &Series, i: usize, n: usize, legend_y: f64) {
+        let colour = PALETTE[i % PALETTE.len()];
+        let n = n.max(1) as f64;
+        let dx = (i as f64 - (n - 1.0) / 2.0) * 5.0;
+        let points: Vec<String> = series.points.iter().map(|(x, y)| format!("{:.1},{:.1}", self.px(*x) + dx, self.py(*y))).collect();
+        let _ = write!(s, r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#, points.join(" "));
+        for (k, (x, y)) in series.points.iter().enumerate() {
+            let x = self.px(*x) + dx;
+            if let Some((lo, hi)) = series.spread.get(k) {
+                let _ = write!(
+                    s,
+                    r#"<line x1="{0:.1}" y1="{1:.1}" x2="{0:.1}" y2="{2:.1}" stroke="{colour}" stroke-width="1.2"/>"#,
+                    x,
+                    self.py(*lo),
+                    self.py(*hi)
+                );
+                for yy in [lo, hi] {
+                    let _ = write!(
+                        s,
+                        r#"<line x1="{0:.1}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="{colour}" stroke-width="1.2"/>"#,
+                        x - 3.0,
+                        self.py(*yy),
+                        x + 3.0
+                    );
+                }
+            }
+            let _ = write!(s, r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"/>"#, x, self.py(*y));
+        }
+        let legend_x = self.legend_x;
+        let _ = write!(
+            s,
+            r#"<line x1="{legend_x}" y1="{0}" x2="{1}" y2="{0}" stroke="{colour}" stroke-width="2"/>"#,
+            legend_y - 4.0,
+            legend_x + 24.0
+        );
+        let _ = write!(s, r#"<text x="{}" y="{legend_y}" fill="{colour}">{}</text>"#, legend_x + 30.0, xml(&series.name));
+    }
 }
 
 /// The smallest step of 1, 2 or 5 × 10^k at least `raw`.

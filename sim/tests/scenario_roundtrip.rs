@@ -79,7 +79,7 @@ fn defaults_are_the_documented_ones() {
     assert_eq!((s.settle_ns, s.seeds.clone()), (10 * SEC, 0..100));
     assert_eq!(
         s.cluster,
-        Cluster {
+        ClusterSpec {
             servers: 3,
             election_timeout_ns: (150 * MS, 300 * MS),
             heartbeat_ns: 50 * MS,
@@ -297,14 +297,14 @@ fn workloads() -> BoxedStrategy<Vec<Workload>> {
 
 /// What selectors may name in a generated scenario.
 #[derive(Clone, Debug)]
-struct World {
+struct GeneratedFacts {
     servers: u64,
     spares: u64,
     clients: u64,
     keys: Vec<String>,
 }
 
-impl World {
+impl GeneratedFacts {
     fn processes(&self) -> Vec<Process> {
         let servers = (1..=self.servers + self.spares).map(Process::Server);
         servers.chain((1..=self.clients).map(Process::Client)).chain([Process::Store]).collect()
@@ -388,7 +388,7 @@ impl World {
         Union::new(options).boxed()
     }
 
-    fn fault(&self, duration_ns: u64) -> BoxedStrategy<Fault> {
+    fn fault(&self, duration_ns: u64) -> BoxedStrategy<ScheduledFault> {
         let points: Vec<Point> = Point::all().into_iter().filter(|p| p.servers_only()).chain([Point::Timer]).collect();
         (0..=duration_ns, self.action(), proptest::option::of(positive_ns()), proptest::option::of(proptest::sample::select(points)))
             .prop_map(|(at_ns, action, for_ns, point)| {
@@ -400,21 +400,21 @@ impl World {
                     FaultAction::Crash(_) | FaultAction::Pause(_) | FaultAction::Clock { .. } => point.filter(|p| *p == Point::Timer),
                     _ => None,
                 };
-                Fault { at_ns, action, for_ns: for_ns.filter(|_| undoable), line: 0, when }
+                ScheduledFault { at_ns, action, for_ns: for_ns.filter(|_| undoable), line: 0, when }
             })
             .boxed()
     }
 }
 
-/// Kinds aimed at a lock holder or at membership only where the world has
+/// Kinds aimed at a lock holder or at membership only where the facts has
 /// a lock or spares: elsewhere the loader rejects them.
-fn chaos(world: &World) -> BoxedStrategy<Option<Chaos>> {
+fn chaos(facts: &GeneratedFacts) -> BoxedStrategy<Option<Chaos>> {
     let rate =
         || proptest::option::of((positive_ns(), range_ns()).prop_map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
     let jumps = proptest::option::of(
         (positive_ns(), signed_range_ns()).prop_map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),
     );
-    let (has_lock, has_spares) = (!world.keys.is_empty(), world.spares > 0);
+    let (has_lock, has_spares) = (!facts.keys.is_empty(), facts.spares > 0);
     let roles = (rate(), rate(), proptest::option::of(positive_ns()), probability()).prop_map(
         move |(leader_crashes, holder_pauses, membership_ns, replacements)| {
             (
@@ -488,6 +488,33 @@ fn bugs() -> BoxedStrategy<Bugs> {
         .boxed()
 }
 
+/// `[cluster]` with `servers` and `spares` as drawn for the rest of the
+/// file.
+fn cluster(servers: u64, spares: u64) -> impl Strategy<Value = ClusterSpec> {
+    let knobs = (1u64..=100_000, 1u64..=1_000, 1u64..=10_000_000, any::<bool>());
+    (range_ns().prop_filter("election timeout above zero", |r| r.0 > 0), positive_ns(), any::<bool>(), fraction(), knobs).prop_map(
+        move |(
+            election_timeout_ns,
+            heartbeat_ns,
+            wall,
+            drift_bound,
+            (max_append_entries, max_in_flight_appends, snapshot_every, keepalive_read_index),
+        )| ClusterSpec {
+            servers,
+            election_timeout_ns,
+            heartbeat_ns,
+            lease_expiry: if wall { ExpiryStrategy::LeaderStampedWall } else { ExpiryStrategy::LeaderMonotonic },
+            spares,
+            drift_bound,
+            max_append_entries,
+            max_in_flight_appends,
+            snapshot_every,
+            keepalive_read_index,
+            client_timeout_ns: 250 * MS,
+        },
+    )
+}
+
 fn scenario() -> impl Strategy<Value = Scenario> {
     (1u64..=9, 0u64..=3, workloads(), positive_ns()).prop_flat_map(|(servers, spares, workloads, duration_ns)| {
         let clients = workloads.iter().map(|w| w.clients).sum();
@@ -500,41 +527,19 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             })
             .flatten()
             .collect();
-        let world = World { servers, spares, clients, keys };
-        let knobs = (1u64..=100_000, 1u64..=1_000, 1u64..=10_000_000, any::<bool>());
-        let cluster = (range_ns().prop_filter("election timeout above zero", |r| r.0 > 0), positive_ns(), any::<bool>(), fraction(), knobs)
-            .prop_map(
-                move |(
-                    election_timeout_ns,
-                    heartbeat_ns,
-                    wall,
-                    drift_bound,
-                    (max_append_entries, max_in_flight_appends, snapshot_every, keepalive_read_index),
-                )| Cluster {
-                    servers,
-                    election_timeout_ns,
-                    heartbeat_ns,
-                    lease_expiry: if wall { ExpiryStrategy::LeaderStampedWall } else { ExpiryStrategy::LeaderMonotonic },
-                    spares,
-                    drift_bound,
-                    max_append_entries,
-                    max_in_flight_appends,
-                    snapshot_every,
-                    keepalive_read_index,
-                    client_timeout_ns: 250 * MS,
-                },
-            );
+        let facts = GeneratedFacts { servers, spares, clients, keys };
+        let cluster = cluster(servers, spares);
         let network =
             (range_ns(), probability(), probability()).prop_map(|(latency_ns, loss, duplicate)| Network { latency_ns, loss, duplicate });
         let clocks: BoxedStrategy<BTreeMap<Process, ClockSpec>> = proptest::collection::btree_map(
-            world.process(),
+            facts.process(),
             (drift(), signed_ns()).prop_map(|(drift, offset_ns)| ClockSpec { drift, offset_ns }),
             0..4,
         )
         .boxed();
         let top =
             ("[a-z0-9]{1,6}(-[a-z0-9]{1,6}){0,3}", proptest::option::of(any::<String>()), ns(), (0u64..u64::MAX - 1, any::<u64>()), bugs());
-        (top, cluster, network, clocks, Just(workloads), proptest::collection::vec(world.fault(duration_ns), 0..6), chaos(&world), expect())
+        (top, cluster, network, clocks, Just(workloads), proptest::collection::vec(facts.fault(duration_ns), 0..6), chaos(&facts), expect())
             .prop_map(
                 move |(
                     (name, description, settle_ns, (seed, span), bugs),

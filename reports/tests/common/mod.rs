@@ -27,6 +27,42 @@ fn lane(name: &str, kind: LaneKind, roles: Vec<RoleSpan>, end_ns: u64) -> Lane {
 
 pub fn small_run() -> RunView {
     let end_ns = 12 * S;
+    RunView {
+        scenario: "small-lock".into(),
+        file: "scenarios/small-lock.toml".into(),
+        seed: 7,
+        verdict: "violation".into(),
+        expected: false,
+        trace_digest: "00c0ffee00c0ffee".into(),
+        replay: "leasesim replay scenarios/small-lock.toml --seed 7".into(),
+        sim_seconds: 12.0,
+        wall_seconds: 0.05,
+        events: 1234,
+        end_ns,
+        settle_at_ns: 10 * S,
+        drift_bound: 0.01,
+        lanes: lanes(end_ns),
+        link_faults: vec![LinkFault {
+            start_ns: 2 * S,
+            end_ns: 3500 * MS,
+            label: "partition [s3] | [s1,s2]".into(),
+            procs: vec!["s3".into()],
+        }],
+        fault_notes: vec![FaultNote {
+            at_ns: 9 * S,
+            label: "skipped crash holder:orders: the selector matched no process".into(),
+            skipped: true,
+        }],
+        locks: vec![orders()],
+        violations: violations(),
+        trace: trace(),
+        notes: vec![],
+    }
+}
+
+/// s1 leads, crashes and comes back; s2 leads after it; s3's clock jumps
+/// and drifts; c1 pauses.
+fn lanes(end_ns: u64) -> Vec<Lane> {
     let s1 = lane(
         "s1",
         LaneKind::Server,
@@ -61,7 +97,13 @@ pub fn small_run() -> RunView {
     c1.paused = vec![Span { start_ns: 5 * S, end_ns: 8 * S }];
     let c2 = lane("c2", LaneKind::Client, vec![span(0, end_ns, Role::Up)], end_ns);
     let store = lane("store", LaneKind::Store, vec![span(0, end_ns, Role::Up)], end_ns);
-    let orders = LockTrack {
+    vec![s1, s2, s3, c1, c2, store]
+}
+
+/// Two holds whose beliefs overlap, and four store writes (one backwards,
+/// one rejected).
+fn orders() -> LockTrack {
+    LockTrack {
         key: "orders".into(),
         holds: vec![
             Hold { client: 1, token: 5, lease: 3, start_ns: S, end_ns: 6500 * MS, end: "lease 3 expired".into() },
@@ -77,8 +119,12 @@ pub fn small_run() -> RunView {
             StoreWrite { at_ns: 8300 * MS, client: 1, token: 5, accepted: true, highest: None },
             StoreWrite { at_ns: 9500 * MS, client: 1, token: 5, accepted: false, highest: Some(9) },
         ],
-    };
-    let violations = vec![
+    }
+}
+
+/// A bug (the beliefs overlap) and an assumption broken (fencing order).
+fn violations() -> Vec<ViolationMark> {
+    vec![
         ViolationMark {
             invariant: "lock-belief-overlap".into(),
             at_ns: 6700 * MS,
@@ -95,7 +141,11 @@ pub fn small_run() -> RunView {
             procs: vec!["c1".into(), "c2".into(), "store".into()],
             keys: vec!["orders".into()],
         },
-    ];
+    ]
+}
+
+/// Sixty lines of text to escape, and the lines the violations point at.
+fn trace() -> Vec<TraceLine> {
     let mut trace = Vec::new();
     for i in 0..60u64 {
         let at_ns = i * 200 * MS + 7 * MS;
@@ -105,37 +155,7 @@ pub fn small_run() -> RunView {
     trace.push(TraceLine { at_ns: 6700 * MS, proc: "c2".into(), text: "BeliefStarted { key: \"orders\", lease: 4, token: 9 }".into() });
     trace.push(TraceLine { at_ns: 8300 * MS, proc: "store".into(), text: "StoreAccepted { client: 1, key: \"orders\", token: 5 }".into() });
     trace.sort_by_key(|t| t.at_ns);
-    RunView {
-        scenario: "small-lock".into(),
-        file: "scenarios/small-lock.toml".into(),
-        seed: 7,
-        verdict: "violation".into(),
-        expected: false,
-        trace_digest: "00c0ffee00c0ffee".into(),
-        replay: "leasesim replay scenarios/small-lock.toml --seed 7".into(),
-        sim_seconds: 12.0,
-        wall_seconds: 0.05,
-        events: 1234,
-        end_ns,
-        settle_at_ns: 10 * S,
-        drift_bound: 0.01,
-        lanes: vec![s1, s2, s3, c1, c2, store],
-        link_faults: vec![LinkFault {
-            start_ns: 2 * S,
-            end_ns: 3500 * MS,
-            label: "partition [s3] | [s1,s2]".into(),
-            procs: vec!["s3".into()],
-        }],
-        fault_notes: vec![FaultNote {
-            at_ns: 9 * S,
-            label: "skipped crash holder:orders: the selector matched no process".into(),
-            skipped: true,
-        }],
-        locks: vec![orders],
-        violations,
-        trace,
-        notes: vec![],
-    }
+    trace
 }
 
 /// The structure of an SVG/XML document, one element per line, indented by

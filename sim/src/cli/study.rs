@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::scenario;
-use crate::study::{output, run_study, spec, SeedPlan};
+use crate::scenario::{self, Scenario};
+use crate::study::spec::StudySpec;
+use crate::study::{output, run_study, spec, SeedPlan, StudyResults};
 
 #[derive(Args, Debug)]
 pub struct StudyArgs {
@@ -31,46 +32,9 @@ pub struct StudyArgs {
 }
 
 pub fn study_command(args: &StudyArgs) -> i32 {
-    let spec = match spec::load(&args.spec) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            return 2;
-        }
-    };
-    let base = match scenario::load(&spec.base) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            eprintln!("(the base scenario named by `base` in {})", args.spec.display());
-            return 2;
-        }
-    };
-    let text = std::fs::read_to_string(&args.spec).unwrap_or_default();
-    if let Err(e) = spec::check_cells(&spec, &base, &text, &args.spec.display().to_string()) {
-        eprintln!("{e}");
-        return 2;
-    }
+    let Some((spec, base)) = load_checked(args) else { return 2 };
     if let Some(which) = &args.scenario_of {
-        let cells = crate::study::grid::cells(&spec);
-        let parsed = which.split_once(':').and_then(|(c, s)| Some((c.parse::<usize>().ok()?, s.parse::<u64>().ok()?)));
-        let Some((cell, seed)) = parsed.filter(|(c, _)| *c < cells.len()) else {
-            eprintln!(
-                "--scenario-of {which}: expected CELL:SEED with CELL a cell index below {} (results.json `cells[].index`) and SEED a run's seed (runs.csv.gz)",
-                cells.len()
-            );
-            return 2;
-        };
-        let mut s = crate::study::grid::apply_run(&base, &spec, &cells[cell], seed);
-        s.name = format!("{}-cell{cell}-seed{seed}", spec.name);
-        s.description = Some(format!(
-            "Study {} cell {cell} ({}), the run with seed {seed}: replay with `leasesim run FILE --seed {seed}`.",
-            spec.name,
-            crate::study::grid::label(&cells[cell])
-        ));
-        s.seeds = seed..seed + 1;
-        print!("{}", scenario::to_toml(&s));
-        return 0;
+        return print_scenario_of(which, &spec, &base);
     }
     let Some(out) = &args.out else {
         eprintln!("--out DIR is required (except with --scenario-of)");
@@ -82,6 +46,65 @@ pub fn study_command(args: &StudyArgs) -> i32 {
     let cells = crate::study::grid::cells(&spec).len();
     eprintln!("study {}: {cells} cells, seeds {plan:?}, on {jobs} threads", spec.name);
     let results = run_study(&spec, &base, plan, jobs);
+    print_cells(&results);
+    match output::write_all(out, &results) {
+        Ok(files) => {
+            eprintln!("wrote {} files to {} in {:.1}s", files.len(), out.display(), results.wall_seconds);
+            0
+        }
+        Err(e) => {
+            eprintln!("{}: cannot write the results: {e}", out.display());
+            2
+        }
+    }
+}
+
+/// The spec, its base scenario, and every cell checked against the base;
+/// `None` (the errors printed) when any of them is bad.
+fn load_checked(args: &StudyArgs) -> Option<(StudySpec, Scenario)> {
+    let spec = spec::load(&args.spec).map_err(|e| eprintln!("{e}")).ok()?;
+    let base = match scenario::load(&spec.base) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            eprintln!("(the base scenario named by `base` in {})", args.spec.display());
+            return None;
+        }
+    };
+    let text = std::fs::read_to_string(&args.spec).unwrap_or_default();
+    if let Err(e) = spec::check_cells(&spec, &base, &text, &args.spec.display().to_string()) {
+        eprintln!("{e}");
+        return None;
+    }
+    Some((spec, base))
+}
+
+/// `--scenario-of CELL:SEED`: prints the scenario that run ran, as TOML.
+fn print_scenario_of(which: &str, spec: &StudySpec, base: &Scenario) -> i32 {
+    let cells = crate::study::grid::cells(spec);
+    let parsed = which.split_once(':').and_then(|(c, s)| Some((c.parse::<usize>().ok()?, s.parse::<u64>().ok()?)));
+    let Some((cell, seed)) = parsed.filter(|(c, _)| *c < cells.len()) else {
+        eprintln!(
+            "--scenario-of {which}: expected CELL:SEED with CELL a cell index below {} (results.json `cells[].index`) and SEED a run's seed (runs.csv.gz)",
+            cells.len()
+        );
+        return 2;
+    };
+    let mut s = crate::study::grid::apply_run(base, spec, &cells[cell], seed);
+    s.name = format!("{}-cell{cell}-seed{seed}", spec.name);
+    s.description = Some(format!(
+        "Study {} cell {cell} ({}), the run with seed {seed}: replay with `leasesim run FILE --seed {seed}`.",
+        spec.name,
+        crate::study::grid::label(&cells[cell])
+    ));
+    s.seeds = seed..seed + 1;
+    print!("{}", scenario::to_toml(&s));
+    0
+}
+
+/// One line per cell on stdout, flagging those where measurement and
+/// theory disagree.
+fn print_cells(results: &StudyResults) {
     println!("build {}", results.build);
     println!(
         "{:<70} {:>5} {:>17} {:>10}  {:<8} {:<8} {:<9} invariants fired (count)",
@@ -106,15 +129,5 @@ pub fn study_command(args: &StudyArgs) -> i32 {
             "{:<70} {:>5} {:>17} {:>10}  {:<8} {:<8} {:<9} {fired}{flag}",
             c.label, m.runs, unsafe_runs, gap, theory, c.measured, per_run
         );
-    }
-    match output::write_all(out, &results) {
-        Ok(files) => {
-            eprintln!("wrote {} files to {} in {:.1}s", files.len(), out.display(), results.wall_seconds);
-            0
-        }
-        Err(e) => {
-            eprintln!("{}: cannot write the results: {e}", out.display());
-            2
-        }
     }
 }

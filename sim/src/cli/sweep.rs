@@ -77,12 +77,7 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
     let options = RunOptions { trace: false, extra_bugs: args.bugs.to_bugs(), keep_observations: false, ..RunOptions::default() };
 
     let mut summaries = Summaries::new();
-    let mut planned: Vec<(usize, u64)> = Vec::new();
-    for (i, s) in scenarios.iter().enumerate() {
-        summaries.declare(&s.name, &s.path.display().to_string());
-        let range = args.seeds.clone().unwrap_or_else(|| s.seeds.clone());
-        planned.extend(shard_seeds(range, args.shard).into_iter().map(|seed| (i, seed)));
-    }
+    let planned = plan(&scenarios, args, &mut summaries);
 
     let mut sink = Sink { stdout: args.json, files: Vec::new() };
     let mut work = planned.clone();
@@ -119,8 +114,27 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
     }
     let wall = started.elapsed().as_secs_f64();
 
-    let rendered = table(summaries.scenarios(), Some((wall, work.len())));
-    if args.json {
+    print_table(&table(summaries.scenarios(), Some((wall, work.len()))), args.json);
+    if let Err(message) = write_reports(args, &summaries, results_for_report.as_deref(), wall) {
+        return crate::json_error::report_message(&message, args.json);
+    }
+    i32::from(!summaries.all_met())
+}
+
+/// Every (scenario, seed) this sweep (or shard) runs, in work order; each
+/// scenario declared in `summaries`, so one with no seed here still shows.
+fn plan(scenarios: &[Scenario], args: &SweepArgs, summaries: &mut Summaries) -> Vec<(usize, u64)> {
+    let mut planned = Vec::new();
+    for (i, s) in scenarios.iter().enumerate() {
+        summaries.declare(&s.name, &s.path.display().to_string());
+        let range = args.seeds.clone().unwrap_or_else(|| s.seeds.clone());
+        planned.extend(shard_seeds(range, args.shard).into_iter().map(|seed| (i, seed)));
+    }
+    planned
+}
+
+fn print_table(rendered: &str, json: bool) {
+    if json {
         // stdout carries JSON lines only.
         eprint!("{rendered}");
     } else {
@@ -129,21 +143,19 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
             println!("({TABLE_LEGEND})");
         }
     }
-    if let (Some(dir), Some(results)) = (&args.report, &results_for_report) {
-        match super::report::write_sweep_report(dir, results, &args.bugs.bugs, Some(wall)) {
-            // On stderr, so `--json` output stays JSON lines.
-            Ok((index, timelines)) => eprintln!("report: {} ({timelines} run timeline(s))", index.display()),
-            Err(message) => {
-                return crate::json_error::report_message(&message, args.json);
-            }
-        }
+}
+
+/// The HTML report (`--report`) and the JUnit file (`--junit`), if asked.
+fn write_reports(args: &SweepArgs, summaries: &Summaries, results: Option<&Path>, wall: f64) -> Result<(), String> {
+    if let (Some(dir), Some(results)) = (&args.report, results) {
+        let (index, timelines) = super::report::write_sweep_report(dir, results, &args.bugs.bugs, Some(wall))?;
+        // On stderr, so `--json` output stays JSON lines.
+        eprintln!("report: {} ({timelines} run timeline(s))", index.display());
     }
     if let Some(path) = &args.junit {
-        if let Err(message) = super::junit::write(path, summaries.scenarios(), "leasesim sweep") {
-            return crate::json_error::report_message(&message, args.json);
-        }
+        super::junit::write(path, summaries.scenarios(), "leasesim sweep")?;
     }
-    i32::from(!summaries.all_met())
+    Ok(())
 }
 
 /// Where finished runs' JSON lines go, each flushed as it is written.

@@ -20,35 +20,17 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::scenario::{Chaos, ChaosRate, ClockSpec, Fault, FaultAction, MessageKind, Point, Process, Scenario, Selector};
-
-/// The chaos settings this seed runs with (after the swarm draw).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Rates {
-    pub partitions: Option<ChaosRate>,
-    pub crashes: Option<ChaosRate>,
-    pub pauses: Option<ChaosRate>,
-    pub clock_jumps: Option<(u64, (i64, i64))>,
-    pub leader_crashes: Option<ChaosRate>,
-    pub leader_isolations: Option<ChaosRate>,
-    pub slow_links: Option<(ChaosRate, (u64, u64))>,
-    pub crash_points: Option<ChaosRate>,
-    pub pause_points: Option<ChaosRate>,
-    pub timer_jumps: Option<(u64, (i64, i64))>,
-    pub holder_pauses: Option<ChaosRate>,
-    pub membership_ns: Option<u64>,
-    pub partition_replacements: f64,
-    pub partition_clients: f64,
-    pub leader_isolation_clients: f64,
-    pub drift: f64,
-}
+use crate::scenario::{
+    Chaos, ChaosJumps, ChaosRate, ClockSpec, FaultAction, MessageKind, Point, Process, Scenario, ScheduledFault, Selector,
+};
 
 /// What chaos decided for one seed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decided {
-    pub rates: Rates,
+    /// The chaos this seed ran with: the file's, after the swarm draw.
+    pub chaos: Chaos,
     /// In time order; `line` is 0 (they were never written in a file).
-    pub faults: Vec<Fault>,
+    pub faults: Vec<ScheduledFault>,
     /// Drawn rate error of every process the file gives no `[clocks.X]`
     /// (empty when the drift rate is zero: those clocks stay exact).
     pub drifts: BTreeMap<Process, f64>,
@@ -58,18 +40,18 @@ pub struct Decided {
 pub fn decide(scenario: &Scenario, seed: u64) -> Option<Decided> {
     let chaos = scenario.chaos.as_ref()?;
     let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, Stream::Chaos, 0));
-    let rates = rates(chaos, &mut rng);
-    let faults = draw(scenario, &rates, &mut rng);
+    let chaos = for_seed(chaos, &mut rng);
+    let faults = draw(scenario, &chaos, &mut rng);
     let mut drifts = BTreeMap::new();
-    if rates.drift > 0.0 {
+    if chaos.drift > 0.0 {
         for p in scenario.processes() {
-            let drift = rng.gen_range(-rates.drift..=rates.drift);
+            let drift = rng.gen_range(-chaos.drift..=chaos.drift);
             if !scenario.clocks.contains_key(&p) {
                 drifts.insert(p, drift);
             }
         }
     }
-    Some(Decided { rates, faults, drifts })
+    Some(Decided { chaos, faults, drifts })
 }
 
 /// The scenario without `[chaos]` that runs exactly like `seed` of this
@@ -109,42 +91,28 @@ pub fn explicit(scenario: &Scenario, seed: u64) -> Scenario {
     out
 }
 
-pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
-    let swarm = chaos.swarm;
-    // A factor near zero means "none of this kind in this seed"; with
-    // `swarm_off`, a coin leaves the kind out as well (drawn only then, so
-    // scenarios without it keep their streams).
-    let mut factor = || -> Option<f64> {
-        let f = if swarm { rng.gen_range(0.0..=1.0) } else { 1.0 };
-        let left_out = swarm && chaos.swarm_off > 0.0 && rng.gen_bool(chaos.swarm_off);
-        (f > 0.05 && !left_out).then_some(f)
-    };
-    let mut scaled = |rate: Option<ChaosRate>| -> Option<ChaosRate> {
-        let rate = rate?;
-        let f = factor()?;
-        Some(ChaosRate { mean_interval_ns: (rate.mean_interval_ns as f64 / f) as u64, ..rate })
-    };
-    let partitions = scaled(chaos.partitions);
-    let crashes = scaled(chaos.crashes);
-    let pauses = scaled(chaos.pauses);
-    let clock_jumps = scaled(chaos.clock_jumps.map(|j| ChaosRate { mean_interval_ns: j.mean_interval_ns, for_ns: (0, 0) }))
-        .zip(chaos.clock_jumps)
-        .map(|(rate, j)| (rate.mean_interval_ns, j.jump_ns));
-    let leader_crashes = scaled(chaos.leader_crashes);
-    let holder_pauses = scaled(chaos.holder_pauses);
-    let membership_ns = scaled(chaos.membership_ns.map(|mean_interval_ns| ChaosRate { mean_interval_ns, for_ns: (0, 0) }))
-        .map(|rate| rate.mean_interval_ns);
-    // No draw when off, so scenarios without them keep their streams.
-    let leader_isolations = chaos.leader_isolations.and_then(|r| scaled(Some(r)));
-    let slow_links = chaos.slow_links.and_then(|(r, by)| scaled(Some(r)).map(|r| (r, by)));
-    let crash_points = chaos.crash_points.and_then(|r| scaled(Some(r)));
-    let pause_points = chaos.pause_points.and_then(|r| scaled(Some(r)));
-    let timer_jumps = chaos.timer_jumps.and_then(|j| {
-        scaled(Some(ChaosRate { mean_interval_ns: j.mean_interval_ns, for_ns: (0, 0) })).map(|r| (r.mean_interval_ns, j.jump_ns))
-    });
-    let drift = if swarm { chaos.drift * rng.gen_range(0.0..=1.0) } else { chaos.drift };
-    let partition_replacements = chaos.partition_replacements;
-    Rates {
+/// The chaos this seed runs with: the file's `[chaos]` with, under
+/// `swarm`, each kind's mean interval stretched by the seed's own draw (or
+/// the kind left out) and the drift scaled. The result's own `swarm` is off:
+/// its draws are done.
+pub fn for_seed(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Chaos {
+    let mut swarm = Swarm { chaos, rng };
+    // The draws' order is part of every seed's stream: keep it. A kind that
+    // is off draws nothing, so scenarios without it keep their streams.
+    let partitions = swarm.rate(chaos.partitions);
+    let crashes = swarm.rate(chaos.crashes);
+    let pauses = swarm.rate(chaos.pauses);
+    let clock_jumps = swarm.jumps(chaos.clock_jumps);
+    let leader_crashes = swarm.rate(chaos.leader_crashes);
+    let holder_pauses = swarm.rate(chaos.holder_pauses);
+    let membership_ns = swarm.interval(chaos.membership_ns);
+    let leader_isolations = swarm.rate(chaos.leader_isolations);
+    let slow_links = chaos.slow_links.and_then(|(rate, by_ns)| Some((swarm.rate(Some(rate))?, by_ns)));
+    let crash_points = swarm.rate(chaos.crash_points);
+    let pause_points = swarm.rate(chaos.pause_points);
+    let timer_jumps = swarm.jumps(chaos.timer_jumps);
+    let drift = if chaos.swarm { chaos.drift * swarm.rng.gen_range(0.0..=1.0) } else { chaos.drift };
+    Chaos {
         partitions,
         crashes,
         pauses,
@@ -157,10 +125,45 @@ pub fn rates(chaos: &Chaos, rng: &mut ChaCha8Rng) -> Rates {
         timer_jumps,
         holder_pauses,
         membership_ns,
-        partition_replacements,
-        partition_clients: chaos.partition_clients,
-        leader_isolation_clients: chaos.leader_isolation_clients,
         drift,
+        swarm: false,
+        swarm_off: 0.0,
+        ..chaos.clone()
+    }
+}
+
+/// The swarm draw of one seed: a factor in [0, 1] per kind that is on.
+struct Swarm<'a> {
+    chaos: &'a Chaos,
+    rng: &'a mut ChaCha8Rng,
+}
+
+impl Swarm<'_> {
+    /// A factor near zero means "none of this kind in this seed"; with
+    /// `swarm_off`, a coin leaves the kind out as well (drawn only then, so
+    /// scenarios without it keep their streams). Without `swarm`: 1.
+    fn factor(&mut self) -> Option<f64> {
+        let swarm = self.chaos.swarm;
+        let f = if swarm { self.rng.gen_range(0.0..=1.0) } else { 1.0 };
+        let left_out = swarm && self.chaos.swarm_off > 0.0 && self.rng.gen_bool(self.chaos.swarm_off);
+        (f > 0.05 && !left_out).then_some(f)
+    }
+
+    /// A mean interval stretched by this kind's factor: rarer faults.
+    fn interval(&mut self, mean_interval_ns: Option<u64>) -> Option<u64> {
+        let mean_interval_ns = mean_interval_ns?;
+        let f = self.factor()?;
+        Some((mean_interval_ns as f64 / f) as u64)
+    }
+
+    fn rate(&mut self, rate: Option<ChaosRate>) -> Option<ChaosRate> {
+        let rate = rate?;
+        Some(ChaosRate { mean_interval_ns: self.interval(Some(rate.mean_interval_ns))?, ..rate })
+    }
+
+    fn jumps(&mut self, jumps: Option<ChaosJumps>) -> Option<ChaosJumps> {
+        let jumps = jumps?;
+        Some(ChaosJumps { mean_interval_ns: self.interval(Some(jumps.mean_interval_ns))?, ..jumps })
     }
 }
 
@@ -185,154 +188,237 @@ fn draw_for(range: (u64, u64), rng: &mut ChaCha8Rng) -> u64 {
     }
 }
 
-fn fault(at_ns: u64, action: FaultAction, for_ns: Option<u64>) -> Fault {
-    Fault { at_ns, action, for_ns, line: 0, when: None }
+fn draw_jump(range: (i64, i64), rng: &mut ChaCha8Rng) -> i64 {
+    if range.0 >= range.1 {
+        range.0
+    } else {
+        rng.gen_range(range.0..=range.1)
+    }
+}
+
+fn fault(at_ns: u64, action: FaultAction, for_ns: Option<u64>) -> ScheduledFault {
+    ScheduledFault { at_ns, action, for_ns, line: 0, when: None }
 }
 
 /// Draws this seed's chaos faults, in time order (a stable sort: faults at
 /// one instant keep the order they were drawn in).
-pub fn draw(scenario: &Scenario, rates: &Rates, rng: &mut ChaCha8Rng) -> Vec<Fault> {
-    let servers: Vec<Selector> = (1..=scenario.cluster.servers).map(Selector::Server).collect();
-    let clients: Vec<Selector> = (1..=scenario.client_count()).map(Selector::Client).collect();
-    let everyone: Vec<Selector> = servers.iter().chain(clients.iter()).cloned().collect();
-    let duration_ns = scenario.duration_ns;
-    let mut drawn = Vec::new();
-    let replaceable = Replaceable::draw(scenario, rng);
-    if let Some(rate) = rates.partitions {
-        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
-            let mut shuffled = servers.clone();
-            shuffled.shuffle(rng);
-            let cut = rng.gen_range(1..shuffled.len().max(2));
-            let (a, b) = shuffled.split_at(cut.min(shuffled.len()));
-            if a.is_empty() || b.is_empty() {
-                continue;
-            }
-            let (mut a, mut b) = (sorted(a), sorted(b));
-            if rates.partition_clients > 0.0 && rng.gen_bool(rates.partition_clients) {
-                // Clients too: one that lands with a minority reaches only
-                // servers that may still believe they lead.
-                for c in &clients {
-                    if rng.gen_bool(0.5) {
-                        a.push(c.clone())
-                    } else {
-                        b.push(c.clone())
-                    }
-                }
-            }
-            let action = FaultAction::Partition(vec![a, b]);
-            drawn.push(fault(at_ns, action, Some(draw_for(rate.for_ns, rng))));
-            if rates.partition_replacements > 0.0 && rng.gen_bool(rates.partition_replacements) {
+pub fn draw(scenario: &Scenario, chaos: &Chaos, rng: &mut ChaCha8Rng) -> Vec<ScheduledFault> {
+    let mut d = Draw::new(scenario, rng);
+    // One kind after the other, in this order: the order is part of every
+    // seed's random stream.
+    if let Some(rate) = chaos.partitions {
+        d.partitions(rate, chaos.partition_clients, chaos.partition_replacements);
+    }
+    if let Some(rate) = chaos.crashes {
+        d.anyone(rate, FaultAction::Crash);
+    }
+    if let Some(rate) = chaos.pauses {
+        d.anyone(rate, FaultAction::Pause);
+    }
+    if let Some(jumps) = chaos.clock_jumps {
+        d.clock_jumps(jumps);
+    }
+    if let Some(rate) = chaos.leader_crashes {
+        d.leader_crashes(rate);
+    }
+    if let Some(rate) = chaos.holder_pauses {
+        d.holder_pauses(rate);
+    }
+    if let Some(mean_ns) = chaos.membership_ns {
+        d.replacements(mean_ns);
+    }
+    if let Some(rate) = chaos.leader_isolations {
+        d.leader_isolations(rate, chaos.leader_isolation_clients);
+    }
+    if let Some((rate, by_ns)) = chaos.slow_links {
+        d.slow_links(rate, by_ns);
+    }
+    if let Some(rate) = chaos.crash_points {
+        d.at_points(rate, FaultAction::Crash);
+    }
+    if let Some(rate) = chaos.pause_points {
+        d.at_points(rate, FaultAction::Pause);
+    }
+    if let Some(jumps) = chaos.timer_jumps {
+        d.timer_jumps(jumps);
+    }
+    d.drawn.sort_by_key(|f| f.at_ns);
+    d.drawn
+}
+
+/// One seed's fault draw: whom faults may aim at, and what is drawn so far.
+struct Draw<'a> {
+    scenario: &'a Scenario,
+    rng: &'a mut ChaCha8Rng,
+    servers: Vec<Selector>,
+    clients: Vec<Selector>,
+    everyone: Vec<Selector>,
+    replaceable: Replaceable,
+    drawn: Vec<ScheduledFault>,
+}
+
+impl<'a> Draw<'a> {
+    fn new(scenario: &'a Scenario, rng: &'a mut ChaCha8Rng) -> Draw<'a> {
+        let servers: Vec<Selector> = (1..=scenario.cluster.servers).map(Selector::Server).collect();
+        let clients: Vec<Selector> = (1..=scenario.client_count()).map(Selector::Client).collect();
+        let everyone: Vec<Selector> = servers.iter().chain(clients.iter()).cloned().collect();
+        let replaceable = Replaceable::draw(scenario, rng);
+        Draw { scenario, rng, servers, clients, everyone, replaceable, drawn: Vec::new() }
+    }
+
+    /// When faults of a kind with this mean interval start, over the run.
+    fn arrivals(&mut self, mean_ns: u64) -> Vec<u64> {
+        arrivals(mean_ns, self.scenario.duration_ns, self.rng)
+    }
+
+    fn partitions(&mut self, rate: ChaosRate, with_clients: f64, replacements: f64) {
+        for at_ns in self.arrivals(rate.mean_interval_ns) {
+            let Some(groups) = self.partition_groups(with_clients) else { continue };
+            let for_ns = draw_for(rate.for_ns, self.rng);
+            self.drawn.push(fault(at_ns, FaultAction::Partition(groups), Some(for_ns)));
+            if replacements > 0.0 && self.rng.gen_bool(replacements) {
                 // Failover automation reacts while the cut is fresh: within
                 // two election timeouts, often before a new leader exists.
-                let delay_ns = rng.gen_range(0..=2 * scenario.cluster.election_timeout_ns.1);
-                let at_ns = (at_ns + delay_ns).min(duration_ns);
-                drawn.extend(replaceable.replacement(at_ns, rng));
+                let delay_ns = self.rng.gen_range(0..=2 * self.scenario.cluster.election_timeout_ns.1);
+                let at_ns = (at_ns + delay_ns).min(self.scenario.duration_ns);
+                self.drawn.extend(self.replaceable.replacement(at_ns, self.rng));
             }
         }
     }
-    if let Some(rate) = rates.crashes {
-        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
-            let target = everyone.choose(rng).cloned().expect("a scenario has servers");
-            drawn.push(fault(at_ns, FaultAction::Crash(target), Some(draw_for(rate.for_ns, rng))));
+
+    /// The servers cut in two at a drawn point (`None` when one side came
+    /// out empty), the clients spread over both sides with probability
+    /// `with_clients`.
+    fn partition_groups(&mut self, with_clients: f64) -> Option<Vec<Vec<Selector>>> {
+        let mut shuffled = self.servers.clone();
+        shuffled.shuffle(self.rng);
+        let cut = self.rng.gen_range(1..shuffled.len().max(2));
+        let (a, b) = shuffled.split_at(cut.min(shuffled.len()));
+        if a.is_empty() || b.is_empty() {
+            return None;
+        }
+        let (mut a, mut b) = (sorted(a), sorted(b));
+        if with_clients > 0.0 && self.rng.gen_bool(with_clients) {
+            // Clients too: one that lands with a minority reaches only
+            // servers that may still believe they lead.
+            self.spread_clients(&mut a, &mut b);
+        }
+        Some(vec![a, b])
+    }
+
+    /// Each client drawn to one side or the other, a fair coin each.
+    fn spread_clients(&mut self, a: &mut Vec<Selector>, b: &mut Vec<Selector>) {
+        for c in &self.clients {
+            if self.rng.gen_bool(0.5) {
+                a.push(c.clone())
+            } else {
+                b.push(c.clone())
+            }
         }
     }
-    if let Some(rate) = rates.pauses {
-        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
-            let target = everyone.choose(rng).cloned().expect("a scenario has servers");
-            drawn.push(fault(at_ns, FaultAction::Pause(target), Some(draw_for(rate.for_ns, rng))));
+
+    /// Crashes or pauses of any process, server or client.
+    fn anyone(&mut self, rate: ChaosRate, action: fn(Selector) -> FaultAction) {
+        for at_ns in self.arrivals(rate.mean_interval_ns) {
+            let target = self.everyone.choose(self.rng).cloned().expect("a scenario has servers");
+            let for_ns = draw_for(rate.for_ns, self.rng);
+            self.drawn.push(fault(at_ns, action(target), Some(for_ns)));
         }
     }
-    if let Some((mean_ns, (lo, hi))) = rates.clock_jumps {
-        for at_ns in arrivals(mean_ns, duration_ns, rng) {
-            let target = everyone.choose(rng).cloned().expect("a scenario has servers");
-            let jump_ns = if lo >= hi { lo } else { rng.gen_range(lo..=hi) };
-            drawn.push(fault(at_ns, FaultAction::Clock { target, drift: None, jump_ns: Some(jump_ns) }, None));
+
+    fn clock_jumps(&mut self, jumps: ChaosJumps) {
+        for at_ns in self.arrivals(jumps.mean_interval_ns) {
+            let target = self.everyone.choose(self.rng).cloned().expect("a scenario has servers");
+            let jump_ns = draw_jump(jumps.jump_ns, self.rng);
+            self.drawn.push(fault(at_ns, FaultAction::Clock { target, drift: None, jump_ns: Some(jump_ns) }, None));
         }
     }
-    if let Some(rate) = rates.leader_crashes {
-        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
-            drawn.push(fault(at_ns, FaultAction::Crash(Selector::Leader), Some(draw_for(rate.for_ns, rng))));
+
+    fn leader_crashes(&mut self, rate: ChaosRate) {
+        for at_ns in self.arrivals(rate.mean_interval_ns) {
+            let for_ns = draw_for(rate.for_ns, self.rng);
+            self.drawn.push(fault(at_ns, FaultAction::Crash(Selector::Leader), Some(for_ns)));
         }
     }
-    if let Some(rate) = rates.holder_pauses {
+
+    fn holder_pauses(&mut self, rate: ChaosRate) {
         // `holder:` names a lock's holder or a singleton role's.
-        let keys: Vec<&str> = scenario.lock_keys().into_iter().chain(scenario.singleton_roles()).collect();
-        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
-            let Some(key) = keys.choose(rng) else { break };
+        let keys: Vec<&str> = self.scenario.lock_keys().into_iter().chain(self.scenario.singleton_roles()).collect();
+        for at_ns in self.arrivals(rate.mean_interval_ns) {
+            let Some(key) = keys.choose(self.rng) else { break };
             let action = FaultAction::Pause(Selector::Holder(key.to_string()));
-            drawn.push(fault(at_ns, action, Some(draw_for(rate.for_ns, rng))));
+            let for_ns = draw_for(rate.for_ns, self.rng);
+            self.drawn.push(fault(at_ns, action, Some(for_ns)));
         }
     }
-    if let Some(mean_ns) = rates.membership_ns {
-        for at_ns in arrivals(mean_ns, duration_ns, rng) {
-            drawn.extend(replaceable.replacement(at_ns, rng));
+
+    fn replacements(&mut self, mean_ns: u64) {
+        for at_ns in self.arrivals(mean_ns) {
+            self.drawn.extend(self.replaceable.replacement(at_ns, self.rng));
         }
     }
-    if let Some(rate) = rates.leader_isolations {
-        // Two one-way blocks resolved at one instant: the leader to every
-        // server, and every server to the leader; clients reach everyone.
-        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
-            let for_ns = Some(draw_for(rate.for_ns, rng));
-            if rates.leader_isolation_clients > 0.0 && rng.gen_bool(rates.leader_isolation_clients) {
-                // A zone cut off with the leader: the clients are drawn to
-                // its side or the others'. The other side names every
-                // server, spares included (they may have joined); the
-                // leader, named by role, stays on its own side.
-                let mut zone = vec![Selector::Leader];
-                let mut rest: Vec<Selector> = (1..=scenario.cluster.servers + scenario.cluster.spares).map(Selector::Server).collect();
-                for c in &clients {
-                    if rng.gen_bool(0.5) {
-                        zone.push(c.clone())
-                    } else {
-                        rest.push(c.clone())
-                    }
-                }
-                drawn.push(fault(at_ns, FaultAction::Partition(vec![zone, rest]), for_ns));
+
+    /// Two one-way blocks resolved at one instant: the leader to every
+    /// server, and every server to the leader; clients reach everyone. With
+    /// probability `with_clients`, a zone cut off instead (`leader_zone`).
+    fn leader_isolations(&mut self, rate: ChaosRate, with_clients: f64) {
+        for at_ns in self.arrivals(rate.mean_interval_ns) {
+            let for_ns = Some(draw_for(rate.for_ns, self.rng));
+            if with_clients > 0.0 && self.rng.gen_bool(with_clients) {
+                let groups = self.leader_zone();
+                self.drawn.push(fault(at_ns, FaultAction::Partition(groups), for_ns));
                 continue;
             }
-            drawn.push(fault(at_ns, FaultAction::Block { from: Selector::Leader, to: servers.clone() }, for_ns));
-            for s in &servers {
-                drawn.push(fault(at_ns, FaultAction::Block { from: s.clone(), to: vec![Selector::Leader] }, for_ns));
+            let servers = self.servers.clone();
+            self.drawn.push(fault(at_ns, FaultAction::Block { from: Selector::Leader, to: servers.clone() }, for_ns));
+            for s in servers {
+                self.drawn.push(fault(at_ns, FaultAction::Block { from: s, to: vec![Selector::Leader] }, for_ns));
             }
         }
     }
-    if let Some((rate, by_ns)) = rates.slow_links {
-        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
-            let from = [Selector::Leader, Selector::RandomServer].choose(rng).cloned().expect("two");
-            let action = FaultAction::Delay { from, to: servers.clone(), by_ns: draw_for(by_ns, rng) };
-            drawn.push(fault(at_ns, action, Some(draw_for(rate.for_ns, rng))));
+
+    /// A zone cut off with the leader: the clients are drawn to its side or
+    /// the others'. The other side names every server, spares included
+    /// (they may have joined); the leader, named by role, stays on its own
+    /// side.
+    fn leader_zone(&mut self) -> Vec<Vec<Selector>> {
+        let cluster = &self.scenario.cluster;
+        let mut zone = vec![Selector::Leader];
+        let mut rest: Vec<Selector> = (1..=cluster.servers + cluster.spares).map(Selector::Server).collect();
+        self.spread_clients(&mut zone, &mut rest);
+        vec![zone, rest]
+    }
+
+    fn slow_links(&mut self, rate: ChaosRate, by_ns: (u64, u64)) {
+        for at_ns in self.arrivals(rate.mean_interval_ns) {
+            let from = [Selector::Leader, Selector::RandomServer].choose(self.rng).cloned().expect("two");
+            let action = FaultAction::Delay { from, to: self.servers.clone(), by_ns: draw_for(by_ns, self.rng) };
+            let for_ns = draw_for(rate.for_ns, self.rng);
+            self.drawn.push(fault(at_ns, action, Some(for_ns)));
         }
     }
-    let points = Point::all();
-    if let Some(rate) = rates.crash_points {
-        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
-            let point = *points.choose(rng).expect("points exist");
-            let target = point_target(point, rng);
-            let mut f = fault(at_ns, FaultAction::Crash(target), Some(draw_for(rate.for_ns, rng)));
+
+    /// Crashes or pauses at a fault point drawn among every point.
+    fn at_points(&mut self, rate: ChaosRate, action: fn(Selector) -> FaultAction) {
+        let points = Point::all();
+        for at_ns in self.arrivals(rate.mean_interval_ns) {
+            let point = *points.choose(self.rng).expect("points exist");
+            let target = point_target(point, self.rng);
+            let mut f = fault(at_ns, action(target), Some(draw_for(rate.for_ns, self.rng)));
             f.when = Some(point);
-            drawn.push(f);
+            self.drawn.push(f);
         }
     }
-    if let Some(rate) = rates.pause_points {
-        for at_ns in arrivals(rate.mean_interval_ns, duration_ns, rng) {
-            let point = *points.choose(rng).expect("points exist");
-            let target = point_target(point, rng);
-            let mut f = fault(at_ns, FaultAction::Pause(target), Some(draw_for(rate.for_ns, rng)));
-            f.when = Some(point);
-            drawn.push(f);
-        }
-    }
-    if let Some((mean_ns, (lo, hi))) = rates.timer_jumps {
-        for at_ns in arrivals(mean_ns, duration_ns, rng) {
-            let target = [Selector::Leader, Selector::RandomServer, Selector::RandomClient].choose(rng).cloned().expect("three");
-            let jump_ns = if lo >= hi { lo } else { rng.gen_range(lo..=hi) };
+
+    fn timer_jumps(&mut self, jumps: ChaosJumps) {
+        for at_ns in self.arrivals(jumps.mean_interval_ns) {
+            let target = [Selector::Leader, Selector::RandomServer, Selector::RandomClient].choose(self.rng).cloned().expect("three");
+            let jump_ns = draw_jump(jumps.jump_ns, self.rng);
             let mut f = fault(at_ns, FaultAction::Clock { target, drift: None, jump_ns: Some(jump_ns) }, None);
             f.when = Some(Point::Timer);
-            drawn.push(f);
+            self.drawn.push(f);
         }
     }
-    drawn.sort_by_key(|f| f.at_ns);
-    drawn
 }
 
 /// Who node replacements may add and remove. A replacement adds a spare
@@ -367,7 +453,7 @@ impl Replaceable {
     }
 
     /// One replacement at `at_ns` (an add alone when nothing may go).
-    fn replacement(&self, at_ns: u64, rng: &mut ChaCha8Rng) -> Vec<Fault> {
+    fn replacement(&self, at_ns: u64, rng: &mut ChaCha8Rng) -> Vec<ScheduledFault> {
         let Some(&added) = self.spares.choose(rng) else { return Vec::new() };
         let others: Vec<u64> = self.removable.iter().copied().filter(|n| *n != added).collect();
         let mut out = vec![fault(at_ns, FaultAction::Add(added), None)];
@@ -437,7 +523,7 @@ mod tests {
         let has = |f: &dyn Fn(&FaultAction) -> bool| e.faults.iter().any(|x| f(&x.action));
         assert!(has(&|a| *a == FaultAction::Crash(Selector::Leader)));
         assert!(has(&|a| *a == FaultAction::Pause(Selector::Holder("a".into()))));
-        let adds: Vec<&Fault> = e.faults.iter().filter(|f| matches!(f.action, FaultAction::Add(_))).collect();
+        let adds: Vec<&ScheduledFault> = e.faults.iter().filter(|f| matches!(f.action, FaultAction::Add(_))).collect();
         assert!(!adds.is_empty());
         for add in adds {
             let removed_then = e.faults.iter().any(|f| f.at_ns == add.at_ns && matches!(f.action, FaultAction::Remove(_)));

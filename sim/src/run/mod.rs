@@ -123,7 +123,46 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
     let scenario = Arc::new(chaos::explicit(&scenario, seed));
     let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, Stream::Setup, 0));
     let bugs = merge_bugs(scenario.bugs, options.extra_bugs);
-    let clocks = setup::clocks(&scenario, 0.0, &mut rng);
+    let world = build_world(&scenario, seed, &options, &mut rng);
+    // Each server's core, shared by its process and, when the run ends, the
+    // judge (`final_state`).
+    let servers = 1..=scenario.cluster.servers + scenario.cluster.spares;
+    let slots: BTreeMap<NodeId, ServerSlot> = servers.map(|id| (id, ServerSlot::default())).collect();
+    let ids = setup::spawn_processes(&handle, &world, &slots, &scenario, seed, bugs);
+    nodes.lock().expect("node list").extend(ids.values().copied());
+    let mut injector = Injector::new(handle.clone(), world.clone(), scenario.clone(), ids, rng);
+    let settle_at_ns = scenario.duration_ns;
+    run_timeline(&world, &scenario, &mut injector).await;
+    madsim::time::sleep_until(world.instant_of(settle_at_ns)).await;
+    injector.heal_all();
+    // Steps due past the nominal start (the end of a fault that outlasts
+    // `duration`) ran first, and armed fault points could still fire until
+    // now: the faults stopped only here, so the checkers count their
+    // recovery deadlines from here (chaos-nemesis seed 471: a slow link
+    // ended and a crashed leader came back at 32.321 s, yet a lease was
+    // judged due by 30 s + TTL + slack). The run still ends on time.
+    let healed_at_ns = world.now_ns().max(settle_at_ns);
+    let end_ns = settle_at_ns + scenario.settle_ns;
+    madsim::time::sleep_until(world.instant_of(end_ns)).await;
+    let simulated = Simulated {
+        recorder: world.take_recorder(),
+        phases: world.phases.totals(),
+        clocks: world.clocks_snapshot(),
+        finals: slots.iter().map(|(id, slot)| (*id, final_state(slot, *id, world.is_up(Proc::Server(*id))))).collect(),
+        settle_at_ns: healed_at_ns,
+        end_ns,
+        explicit: scenario.clone(),
+    };
+    // Tear down: without it every run's world outlives its runtime.
+    injector.kill_everything();
+    madsim::task::yield_now().await;
+    simulated
+}
+
+/// The world of one run: every process's clock (drawn from `rng`, the
+/// setup stream), the network, and the recorder the options ask for.
+fn build_world(scenario: &Scenario, seed: u64, options: &RunOptions, rng: &mut ChaCha8Rng) -> Arc<World> {
+    let clocks = setup::clocks(scenario, 0.0, rng);
     let servers = 1..=scenario.cluster.servers + scenario.cluster.spares;
     let procs: Vec<Proc> = clocks.keys().copied().collect();
     let network = Network::new(
@@ -133,32 +172,30 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
         procs,
         ChaCha8Rng::seed_from_u64(derive_seed(seed, Stream::Network, 0)),
     );
-    let world = Arc::new(
+    Arc::new(
         World::new(
             clocks,
-            servers.clone(),
+            servers,
             network,
             options.trace,
             options.trace || options.keep_observations,
             options.observations_in_memory.unwrap_or(leasesim_judge::observe::IN_MEMORY_DEFAULT),
         )
         .with_phase_clock(phases::PhaseClock::new(options.time_phases)),
-    );
-    // Each server's core, shared by its process and, when the run ends, the
-    // judge (`final_state`).
-    let slots: BTreeMap<NodeId, ServerSlot> = servers.clone().map(|id| (id, ServerSlot::default())).collect();
-    let ids = setup::spawn_processes(&handle, &world, &slots, &scenario, seed, bugs);
-    nodes.lock().expect("node list").extend(ids.values().copied());
+    )
+}
 
+/// The fault phase: the scenario's timeline, step by step, until the
+/// settle phase starts. A crash at a fault point adds its restart while the
+/// run goes on. Steps past the settle phase's start still run, before it
+/// heals everything.
+async fn run_timeline(world: &World, scenario: &Scenario, injector: &mut Injector) {
     // A fault aimed at a point is armed at its `at`; its `for` counts from
     // when it fires, so the timeline holds no undo for it.
     let faults: Vec<_> = scenario.faults.iter().map(|f| (f.at_ns, f.action.clone(), f.for_ns.filter(|_| f.when.is_none()))).collect();
     let points: Vec<_> = scenario.faults.iter().map(|f| f.when.map(|point| (point, f.for_ns))).collect();
-    let mut injector = Injector::new(handle.clone(), world.clone(), scenario.clone(), ids, rng);
-    // The timeline, in (time, order) order; a crash at a fault point adds
-    // its restart while the run goes on. Steps past the settle phase's
-    // start still run, before it heals everything.
     let settle_at_ns = scenario.duration_ns;
+    // In (time, order) order.
     let mut pending: BTreeMap<(u64, usize), Step> = timeline(&faults).into_iter().enumerate().map(|(n, (at, s))| ((at, n), s)).collect();
     let mut added = pending.len();
     loop {
@@ -194,30 +231,6 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
             }
         }
     }
-    madsim::time::sleep_until(world.instant_of(settle_at_ns)).await;
-    injector.heal_all();
-    // Steps due past the nominal start (the end of a fault that outlasts
-    // `duration`) ran first, and armed fault points could still fire until
-    // now: the faults stopped only here, so the checkers count their
-    // recovery deadlines from here (chaos-nemesis seed 471: a slow link
-    // ended and a crashed leader came back at 32.321 s, yet a lease was
-    // judged due by 30 s + TTL + slack). The run still ends on time.
-    let healed_at_ns = world.now_ns().max(settle_at_ns);
-    let end_ns = settle_at_ns + scenario.settle_ns;
-    madsim::time::sleep_until(world.instant_of(end_ns)).await;
-    let simulated = Simulated {
-        recorder: world.take_recorder(),
-        phases: world.phases.totals(),
-        clocks: world.clocks_snapshot(),
-        finals: slots.iter().map(|(id, slot)| (*id, final_state(slot, *id, world.is_up(Proc::Server(*id))))).collect(),
-        settle_at_ns: healed_at_ns,
-        end_ns,
-        explicit: scenario.clone(),
-    };
-    // Tear down: without it every run's world outlives its runtime.
-    injector.kill_everything();
-    madsim::task::yield_now().await;
-    simulated
 }
 
 /// What the judge reads of a server when the run ends, directly from its

@@ -6,10 +6,12 @@
 //! a lock's holder, membership) are checked against the rest of the file:
 //! a kind that could never find its target is an error, not a quiet no-op.
 
+use std::ops::Range;
+
 use super::error::Diags;
 use super::fields::{Field, TableReader, Val};
 use super::model::{Chaos, ChaosJumps, ChaosRate};
-use super::selector::World;
+use super::selector::ScenarioFacts;
 
 const KEYS: [&str; 31] = [
     "slow_links",
@@ -61,7 +63,7 @@ pub(crate) const PAUSE_POINT_FOR_NS: (u64, u64) = (5 * NS_PER_MS, NS_PER_SEC);
 /// so replies arrive after the term they answer has ended.
 pub(crate) const SLOW_LINK_BY_NS: (u64, u64) = (200 * NS_PER_MS, NS_PER_SEC);
 
-pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Option<Chaos> {
+pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<Chaos> {
     let partitions = paired(&mut t, d, "partitions", "partition_for", |v, d| v.duration_range(d), PARTITION_FOR_NS);
     let crashes = paired(&mut t, d, "crashes", "crash_for", |v, d| v.duration_range(d), CRASH_FOR_NS);
     let pauses = paired(&mut t, d, "pauses", "pause_for", |v, d| v.duration_range(d), PAUSE_FOR_NS);
@@ -74,88 +76,56 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
     let crash_points = paired(&mut t, d, "crash_points", "crash_point_for", |v, d| v.duration_range(d), CRASH_POINT_FOR_NS);
     let pause_points = paired(&mut t, d, "pause_points", "pause_point_for", |v, d| v.duration_range(d), PAUSE_POINT_FOR_NS);
     let timer_jumps = paired(&mut t, d, "timer_jumps", "timer_jump", |v, d| v.signed_range(d), JUMP_NS);
-    let holder_pauses = needs(&mut t, d, "holder_pauses", holder_problem(world), |t, d| {
+    let holder_pauses = needs(&mut t, d, "holder_pauses", holder_problem(facts), |t, d| {
         paired(t, d, "holder_pauses", "holder_pause_for", |v, d| v.duration_range(d), PAUSE_FOR_NS)
     });
-    let membership =
-        needs(&mut t, d, "membership", membership_problem(world), |t, d| match t.get("membership", d, |v, d| v.positive_duration(d)) {
-            Field::Missing => Some(None),
-            Field::Bad => None,
-            Field::Ok(ns) => Some(Some(ns)),
-        });
-    let clients_span = t.key_span("partition_clients");
-    let partition_clients = t.get("partition_clients", d, |v, d| v.probability(d)).or(0.0);
-    let isolation_clients_span = t.key_span("leader_isolation_clients");
-    let leader_isolation_clients = t.get("leader_isolation_clients", d, |v, d| v.probability(d)).or(0.0);
-    let replacements_span = t.key_span("partition_replacements");
-    let partition_replacements = t.get("partition_replacements", d, |v, d| v.probability(d)).or(0.0);
+    let membership = membership(&mut t, d, facts);
+    let (clients_span, partition_clients) = probability(&mut t, d, "partition_clients");
+    let (isolation_clients_span, leader_isolation_clients) = probability(&mut t, d, "leader_isolation_clients");
+    let (replacements_span, partition_replacements) = probability(&mut t, d, "partition_replacements");
     let drift = t.get("drift", d, |v, d| v.fraction(d, "0.01")).or(0.0);
     let swarm = t.get("swarm", d, |v, d| v.boolean(d)).or(false);
-    let swarm_off_span = t.key_span("swarm_off");
-    let swarm_off = t.get("swarm_off", d, |v, d| v.probability(d)).or(0.0);
+    let (swarm_off_span, swarm_off) = probability(&mut t, d, "swarm_off");
     let knobs = t.get("knobs", d, |v, d| v.boolean(d)).or(false);
     t.finish(d, &KEYS);
-    if let Some(p) = partition_replacements.filter(|p| *p > 0.0) {
-        let problem = match (&partitions, membership_problem(world)) {
-            (Some(None), _) => Some((
-                format!("`partition_replacements` = {p} has no effect without `partitions`"),
-                "add `partitions = \"10s\"`, or remove `partition_replacements`".to_string(),
-            )),
-            (_, Some((_, fix))) => Some(("`partition_replacements` needs spare servers to add".to_string(), fix)),
-            _ => None,
-        };
-        if let Some((message, fix)) = problem {
-            d.error(replacements_span, message, fix);
-            return None;
-        }
-    }
-    if let (Some(p), Some(None)) = (partition_clients.filter(|p| *p > 0.0), &partitions) {
-        d.error(
-            clients_span,
-            format!("`partition_clients` = {p} has no effect without `partitions`"),
-            "add `partitions = \"10s\"`, or remove `partition_clients`",
-        );
-        return None;
-    }
-    if let (Some(p), Some(None)) = (leader_isolation_clients.filter(|p| *p > 0.0), &leader_isolations) {
-        d.error(
+    // A setting that would do nothing is an error at its key (the first
+    // one found: they are checked in this order).
+    let pointless = [
+        (replacements_span, replacements_problem(partition_replacements, is_off(&partitions), facts)),
+        (clients_span, no_effect("partition_clients", partition_clients, is_off(&partitions), "`partitions`", "partitions = \"10s\"")),
+        (
             isolation_clients_span,
-            format!("`leader_isolation_clients` = {p} has no effect without `leader_isolations`"),
-            "add `leader_isolations = \"10s\"`, or remove `leader_isolation_clients`",
-        );
+            no_effect(
+                "leader_isolation_clients",
+                leader_isolation_clients,
+                is_off(&leader_isolations),
+                "`leader_isolations`",
+                "leader_isolations = \"10s\"",
+            ),
+        ),
+        (swarm_off_span, no_effect("swarm_off", swarm_off, swarm == Some(false), "`swarm = true`", "swarm = true")),
+        (slow_by_span, slow_by_problem(is_off(&slow_links), slow_link_by)),
+    ];
+    if let Some((span, (message, fix))) = pointless.into_iter().find_map(|(span, problem)| Some((span, problem?))) {
+        d.error(span, message, fix);
         return None;
-    }
-    if let (Some(p), Some(false)) = (swarm_off.filter(|p| *p > 0.0), swarm) {
-        d.error(
-            swarm_off_span,
-            format!("`swarm_off` = {p} has no effect without `swarm = true`"),
-            "add `swarm = true`, or remove `swarm_off`",
-        );
-        return None;
-    }
-    if let (Some(None), Some(by)) = (&slow_links, &slow_link_by) {
-        if *by != SLOW_LINK_BY_NS {
-            d.error(
-                slow_by_span,
-                "`slow_link_by` has no effect without `slow_links`",
-                "add `slow_links = \"10s\"`, or remove `slow_link_by`",
-            );
-            return None;
-        }
     }
     let rate =
         |pair: Option<Option<(u64, (u64, u64))>>| pair.map(|p| p.map(|(mean_interval_ns, for_ns)| ChaosRate { mean_interval_ns, for_ns }));
+    let jumps = |pair: Option<Option<(u64, (i64, i64))>>| {
+        pair.map(|p| p.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }))
+    };
     Some(Chaos {
         partitions: rate(partitions)?,
         crashes: rate(crashes)?,
         pauses: rate(pauses)?,
-        clock_jumps: clock_jumps?.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),
+        clock_jumps: jumps(clock_jumps)?,
         leader_crashes: rate(leader_crashes)?,
         leader_isolations: rate(leader_isolations)?,
         slow_links: rate(slow_links)?.map(|rate| (rate, slow_link_by.expect("read above"))),
         crash_points: rate(crash_points)?,
         pause_points: rate(pause_points)?,
-        timer_jumps: timer_jumps?.map(|(mean_interval_ns, jump_ns)| ChaosJumps { mean_interval_ns, jump_ns }),
+        timer_jumps: jumps(timer_jumps)?,
         holder_pauses: rate(holder_pauses)?,
         membership_ns: membership?,
         partition_replacements: partition_replacements?,
@@ -168,10 +138,58 @@ pub(crate) fn chaos(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Opt
     })
 }
 
+/// `membership`, off when absent; an error when there is no spare to add.
+fn membership(t: &mut TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<Option<u64>> {
+    needs(t, d, "membership", membership_problem(facts), |t, d| match t.get("membership", d, |v, d| v.positive_duration(d)) {
+        Field::Missing => Some(None),
+        Field::Bad => None,
+        Field::Ok(ns) => Some(Some(ns)),
+    })
+}
+
+/// A probability (0 when absent; `None` when bad), with its key's span.
+fn probability(t: &mut TableReader<'_>, d: &mut Diags, key: &str) -> (Option<Range<usize>>, Option<f64>) {
+    let span = t.key_span(key);
+    (span, t.get(key, d, |v, d| v.probability(d)).or(0.0))
+}
+
+/// Whether a kind was read and is off (not bad, not on).
+fn is_off<T>(kind: &Option<Option<T>>) -> bool {
+    matches!(kind, Some(None))
+}
+
+/// Why probability `key` = `p` would do nothing: what it acts on,
+/// `needed`, is off. The fix adds `add`.
+fn no_effect(key: &str, p: Option<f64>, needed_off: bool, needed: &str, add: &str) -> Option<(String, String)> {
+    let p = p.filter(|p| *p > 0.0 && needed_off)?;
+    Some((format!("`{key}` = {p} has no effect without {needed}"), format!("add `{add}`, or remove `{key}`")))
+}
+
+/// Why `partition_replacements` would do nothing: no partitions to follow,
+/// or no spare to add.
+fn replacements_problem(p: Option<f64>, partitions_off: bool, facts: &ScenarioFacts) -> Option<(String, String)> {
+    let p = p.filter(|p| *p > 0.0)?;
+    if partitions_off {
+        return no_effect("partition_replacements", Some(p), true, "`partitions`", "partitions = \"10s\"");
+    }
+    let (_, fix) = membership_problem(facts)?;
+    Some(("`partition_replacements` needs spare servers to add".to_string(), fix))
+}
+
+/// Why a `slow_link_by` other than the default would do nothing.
+fn slow_by_problem(slow_links_off: bool, by: Option<(u64, u64)>) -> Option<(String, String)> {
+    (slow_links_off && by.is_some_and(|by| by != SLOW_LINK_BY_NS)).then(|| {
+        (
+            "`slow_link_by` has no effect without `slow_links`".to_string(),
+            "add `slow_links = \"10s\"`, or remove `slow_link_by`".to_string(),
+        )
+    })
+}
+
 /// Why `holder_pauses` could never fire, if it could not: there is no lock
 /// to hold. `None` also when the workloads were bad (reported there).
-fn holder_problem(world: &World) -> Option<(String, String)> {
-    let keys = world.lock_keys.as_ref()?;
+fn holder_problem(facts: &ScenarioFacts) -> Option<(String, String)> {
+    let keys = facts.lock_keys.as_ref()?;
     keys.is_empty().then(|| {
         (
             "`holder_pauses` needs a lock or singleton workload: no client ever holds a lock or a role here".to_string(),
@@ -182,8 +200,8 @@ fn holder_problem(world: &World) -> Option<(String, String)> {
 
 /// Why `membership` could never do anything, if it could not: there is no
 /// spare to add (removals alone would only shrink the cluster).
-fn membership_problem(world: &World) -> Option<(String, String)> {
-    (world.spares? == 0).then(|| {
+fn membership_problem(facts: &ScenarioFacts) -> Option<(String, String)> {
+    (facts.spares? == 0).then(|| {
         (
             "`membership` needs spare servers to add: each change adds a spare and removes a server".to_string(),
             "add `spares = 2` to [cluster], or remove the membership chaos".to_string(),

@@ -7,10 +7,10 @@
 
 use super::error::Diags;
 use super::fields::{TableReader, Val};
-use super::model::{Fault, FaultAction};
+use super::model::{FaultAction, ScheduledFault};
 use super::point::Point;
 use super::raw::Value;
-use super::selector::{name_range, Process, Selector, World};
+use super::selector::{name_range, Process, ScenarioFacts, Selector};
 use leasesim_core::duration::format_duration;
 
 pub(crate) const ACTIONS: [&str; 10] = ["partition", "isolate", "block", "delay", "crash", "pause", "clock", "loss", "add", "remove"];
@@ -18,7 +18,7 @@ const KEYS: [&str; 15] =
     ["at", "for", "when", "partition", "isolate", "block", "delay", "crash", "pause", "clock", "drift", "jump", "loss", "add", "remove"];
 const SELECTORS: &str = "s1…, c1…, store, leader, holder:KEY, follower, random-server, random-client";
 
-pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, world: &World, duration_ns: Option<u64>) -> Option<Fault> {
+pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts, duration_ns: Option<u64>) -> Option<ScheduledFault> {
     let line = d.locate(&t.span).line;
     let at_ns = t.require("at", "\"5s\"", d, |v, d| {
         let at_ns = v.duration(d)?;
@@ -40,7 +40,7 @@ pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, world: &World, durati
             d.error(t.span.clone(), message, format!("add exactly one of: {}", ACTIONS.join(", ")));
             None
         }
-        [name] => t.take(name).and_then(|v| action(&v, &mut t, d, world)),
+        [name] => t.take(name).and_then(|v| action(&v, &mut t, d, facts)),
         [first, second, ..] => {
             let message = format!(
                 "{} has {} actions, `{first}` and `{second}`",
@@ -86,7 +86,7 @@ pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, world: &World, durati
     }
     let when = t.get("when", d, |v, d| when(v, d, present.as_slice(), action.as_ref())).optional();
     t.finish(d, &KEYS);
-    Some(Fault { at_ns: at_ns?, action: action?, for_ns: for_ns.optional()?, line, when: when? })
+    Some(ScheduledFault { at_ns: at_ns?, action: action?, for_ns: for_ns.optional()?, line, when: when? })
 }
 
 /// `when = "after-send:vote-reply"`: a fault point (see `scenario::point`),
@@ -129,23 +129,23 @@ fn when(v: &Val<'_>, d: &mut Diags, present: &[&str], action: Option<&FaultActio
     Some(point)
 }
 
-fn action(v: &Val<'_>, t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {
+fn action(v: &Val<'_>, t: &mut TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<FaultAction> {
     match v.key {
-        "partition" => partition(v, d, world).map(FaultAction::Partition),
-        "isolate" => selector(v, d, world).map(FaultAction::Isolate),
-        "crash" => selector(v, d, world).map(FaultAction::Crash),
-        "pause" => selector(v, d, world).map(FaultAction::Pause),
-        "block" => block(v, d, world),
-        "delay" => delay(v, d, world),
-        "clock" => clock(v, t, d, world),
+        "partition" => partition(v, d, facts).map(FaultAction::Partition),
+        "isolate" => selector(v, d, facts).map(FaultAction::Isolate),
+        "crash" => selector(v, d, facts).map(FaultAction::Crash),
+        "pause" => selector(v, d, facts).map(FaultAction::Pause),
+        "block" => block(v, d, facts),
+        "delay" => delay(v, d, facts),
+        "clock" => clock(v, t, d, facts),
         "loss" => v.probability(d).map(FaultAction::Loss),
-        "add" => add(v, d, world).map(FaultAction::Add),
-        _ => remove(v, d, world).map(FaultAction::Remove),
+        "add" => add(v, d, facts).map(FaultAction::Add),
+        _ => remove(v, d, facts).map(FaultAction::Remove),
     }
 }
 
 /// A selector string that can match something in this scenario.
-pub(crate) fn selector(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Selector> {
+pub(crate) fn selector(v: &Val<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<Selector> {
     let text = v.string(d, "\"s1\"")?;
     let selector = match Selector::parse(text) {
         Ok(selector) => selector,
@@ -154,7 +154,7 @@ pub(crate) fn selector(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Sele
             return None;
         }
     };
-    match world.check_selector(&selector) {
+    match facts.check_selector(&selector) {
         Ok(()) => Some(selector),
         Err((message, fix)) => {
             v.error(d, message, fix);
@@ -163,11 +163,11 @@ pub(crate) fn selector(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Sele
     }
 }
 
-fn selector_list(v: &Val<'_>, d: &mut Diags, world: &World, example: &str) -> Option<Vec<Selector>> {
+fn selector_list(v: &Val<'_>, d: &mut Diags, facts: &ScenarioFacts, example: &str) -> Option<Vec<Selector>> {
     let items = v.array(d, example)?;
     let mut out = Some(Vec::with_capacity(items.len()));
     for item in items {
-        match (selector(&v.element(item), d, world), out.as_mut()) {
+        match (selector(&v.element(item), d, facts), out.as_mut()) {
             (Some(selector), Some(list)) => list.push(selector),
             _ => out = None,
         }
@@ -175,7 +175,7 @@ fn selector_list(v: &Val<'_>, d: &mut Diags, world: &World, example: &str) -> Op
     out
 }
 
-fn partition(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Vec<Vec<Selector>>> {
+fn partition(v: &Val<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<Vec<Vec<Selector>>> {
     const EXAMPLE: &str = "[[\"s1\", \"s2\"], [\"s3\", \"s4\", \"s5\"]]";
     let groups = v.array(d, EXAMPLE)?;
     if groups.len() < 2 {
@@ -199,7 +199,7 @@ fn partition(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Vec<Vec<Select
             out = None;
             continue;
         };
-        let Some(members) = selector_list(&group_val, d, world, EXAMPLE) else {
+        let Some(members) = selector_list(&group_val, d, facts, EXAMPLE) else {
             out = None;
             continue;
         };
@@ -228,28 +228,28 @@ fn partition(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Vec<Vec<Select
     out
 }
 
-fn block(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {
+fn block(v: &Val<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<FaultAction> {
     const EXAMPLE: &str = "{ from = \"s1\", to = [\"s2\", \"s3\"] }";
     let mut t = v.table(d, "`block`", &format!("write e.g. `block = {EXAMPLE}`"))?;
-    let (from, to) = one_way(&mut t, d, world, "block");
+    let (from, to) = one_way(&mut t, d, facts, "block");
     t.finish(d, &["from", "to"]);
     Some(FaultAction::Block { from: from?, to: to? })
 }
 
-fn delay(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {
+fn delay(v: &Val<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<FaultAction> {
     const EXAMPLE: &str = "{ from = \"s1\", to = [\"s2\"], by = \"500ms\" }";
     let mut t = v.table(d, "`delay`", &format!("write e.g. `delay = {EXAMPLE}`"))?;
-    let (from, to) = one_way(&mut t, d, world, "delay");
+    let (from, to) = one_way(&mut t, d, facts, "delay");
     let by_ns = t.require("by", "\"500ms\"", d, |v, d| v.positive_duration(d));
     t.finish(d, &["from", "to", "by"]);
     Some(FaultAction::Delay { from: from?, to: to?, by_ns: by_ns? })
 }
 
 /// The `from` and non-empty `to` of a one-way fault (`block`, `delay`).
-fn one_way(t: &mut TableReader<'_>, d: &mut Diags, world: &World, what: &str) -> (Option<Selector>, Option<Vec<Selector>>) {
-    let from = t.require("from", "\"s1\"", d, |v, d| selector(v, d, world));
+fn one_way(t: &mut TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts, what: &str) -> (Option<Selector>, Option<Vec<Selector>>) {
+    let from = t.require("from", "\"s1\"", d, |v, d| selector(v, d, facts));
     let to = t.require("to", "[\"s2\"]", d, |v, d| {
-        let to = selector_list(v, d, world, "[\"s2\", \"s3\"]")?;
+        let to = selector_list(v, d, facts, "[\"s2\", \"s3\"]")?;
         if to.is_empty() {
             v.error(d, format!("`to` is empty: a {what} needs at least one receiver"), "write e.g. `to = [\"s2\"]`");
             return None;
@@ -259,8 +259,8 @@ fn one_way(t: &mut TableReader<'_>, d: &mut Diags, world: &World, what: &str) ->
     (from, to)
 }
 
-fn clock(v: &Val<'_>, fault: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<FaultAction> {
-    let target = selector(v, d, world);
+fn clock(v: &Val<'_>, fault: &mut TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<FaultAction> {
+    let target = selector(v, d, facts);
     let drift = fault.get("drift", d, |v, d| v.drift(d)).optional();
     let jump_ns = fault.get("jump", d, |v, d| v.signed_duration(d)).optional();
     if drift == Some(None) && jump_ns == Some(None) {
@@ -274,25 +274,25 @@ fn clock(v: &Val<'_>, fault: &mut TableReader<'_>, d: &mut Diags, world: &World)
     Some(FaultAction::Clock { target: target?, drift: drift?, jump_ns: jump_ns? })
 }
 
-fn spares_text(world: &World) -> String {
-    match (world.servers, world.spares) {
+fn spares_text(facts: &ScenarioFacts) -> String {
+    match (facts.servers, facts.spares) {
         (Some(servers), Some(spares)) if spares > 0 => format!("spares here: {}", name_range("s", servers + 1, servers + spares)),
         _ => "there are no spares: set `spares` in [cluster] (spares are numbered after the voters)".to_string(),
     }
 }
 
-fn add(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<u64> {
-    let selector = selector(v, d, world)?;
+fn add(v: &Val<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<u64> {
+    let selector = selector(v, d, facts)?;
     let Selector::Server(n) = selector else {
-        v.error(d, format!("`add = \"{selector}\"`: `add` takes a spare server by name"), spares_text(world));
+        v.error(d, format!("`add = \"{selector}\"`: `add` takes a spare server by name"), spares_text(facts));
         return None;
     };
-    match world.servers {
+    match facts.servers {
         Some(servers) if n <= servers => {
             v.error(
                 d,
                 format!("`add = \"s{n}\"`: s{n} is already a voter (servers = {servers})"),
-                format!("`add` takes a spare; {}", spares_text(world)),
+                format!("`add` takes a spare; {}", spares_text(facts)),
             );
             None
         }
@@ -300,12 +300,12 @@ fn add(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<u64> {
     }
 }
 
-fn remove(v: &Val<'_>, d: &mut Diags, world: &World) -> Option<Selector> {
-    let selector = selector(v, d, world)?;
+fn remove(v: &Val<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<Selector> {
+    let selector = selector(v, d, facts)?;
     if selector.is_server() {
         return Some(selector);
     }
-    let servers = world.servers.map_or_else(|| "s1…".to_string(), |n| name_range("s", 1, n + world.spares.unwrap_or(0)));
+    let servers = facts.servers.map_or_else(|| "s1…".to_string(), |n| name_range("s", 1, n + facts.spares.unwrap_or(0)));
     v.error(
         d,
         format!("`remove = \"{selector}\"`: only a server can be removed"),

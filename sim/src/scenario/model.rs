@@ -29,14 +29,14 @@ pub struct Scenario {
     pub settle_ns: u64,
     /// Default seeds for a sweep; never empty.
     pub seeds: Range<u64>,
-    pub cluster: Cluster,
+    pub cluster: ClusterSpec,
     pub network: Network,
     /// Only the processes the file names; every other clock is exact.
     pub clocks: BTreeMap<Process, ClockSpec>,
     /// In file order; clients are numbered across them.
     pub workloads: Vec<Workload>,
     /// In file order (not sorted by `at_ns`).
-    pub faults: Vec<Fault>,
+    pub faults: Vec<ScheduledFault>,
     pub chaos: Option<Chaos>,
     pub expect: Expect,
     /// Planted bugs the file turns on (the `bugs = [..]` extension).
@@ -106,7 +106,7 @@ impl Scenario {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Cluster {
+pub struct ClusterSpec {
     /// Voters `s1`..=`sN`, 1 to 9.
     pub servers: u64,
     pub election_timeout_ns: (u64, u64),
@@ -132,7 +132,7 @@ pub struct Cluster {
     pub client_timeout_ns: u64,
 }
 
-impl Cluster {
+impl ClusterSpec {
     /// Whether server `n` is one of the spares.
     pub fn is_spare(&self, n: NodeId) -> bool {
         n > self.servers && n <= self.servers + self.spares
@@ -293,7 +293,7 @@ pub struct SingletonWorkload {
 
 /// One `[[fault]]` of the timeline.
 #[derive(Clone, Debug)]
-pub struct Fault {
+pub struct ScheduledFault {
     /// From the start of the run; at most the duration.
     pub at_ns: u64,
     pub action: FaultAction,
@@ -310,7 +310,7 @@ pub struct Fault {
 
 /// Equal when they do the same thing at the same time: `line` only says
 /// where the fault was written.
-impl PartialEq for Fault {
+impl PartialEq for ScheduledFault {
     fn eq(&self, other: &Self) -> bool {
         self.at_ns == other.at_ns && self.action == other.action && self.for_ns == other.for_ns && self.when == other.when
     }

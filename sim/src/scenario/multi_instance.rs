@@ -13,7 +13,7 @@ use std::ops::Range;
 use super::error::Diags;
 use super::fields::{TableReader, Val};
 use super::model::{BeliefFrom, SingletonWorkload, TaskWorkload};
-use super::selector::World;
+use super::selector::ScenarioFacts;
 use super::workload::{belief_from, lease};
 
 pub(crate) const TASK_KEYS: [&str; 10] =
@@ -28,8 +28,8 @@ pub(crate) const DEFAULT_ROLE: &str = "singleton";
 
 const NS_PER_MS: u64 = 1_000_000;
 
-pub(crate) fn task(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<TaskWorkload> {
-    let lease = lease(t, d, world);
+pub(crate) fn task(t: &mut TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<TaskWorkload> {
+    let lease = lease(t, d, facts);
     let fix = format!("`tasks` is how many tasks the generator creates in all, 1 to {MAX_TASKS}");
     let tasks = t.get("tasks", d, |v, d| v.integer(d, 1, MAX_TASKS, &fix)).or(20);
     let task_every_ns = t.get("task_every", d, |v, d| v.duration_range(d)).or((100 * NS_PER_MS, 500 * NS_PER_MS));
@@ -65,7 +65,11 @@ pub(crate) fn check_task_clients(clients: Option<u64>, value: Option<&Val<'_>>, 
 
 /// The singleton and where its role is written (for the checks across
 /// workloads; the table's header when the role is the default).
-pub(crate) fn singleton(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<(SingletonWorkload, Option<Range<usize>>)> {
+pub(crate) fn singleton(
+    t: &mut TableReader<'_>,
+    d: &mut Diags,
+    facts: &ScenarioFacts,
+) -> Option<(SingletonWorkload, Option<Range<usize>>)> {
     let mut role_span = t.span.clone();
     let role = t
         .get("role", d, |v, d| {
@@ -73,7 +77,7 @@ pub(crate) fn singleton(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -
             role(v, d)
         })
         .or_else(|| DEFAULT_ROLE.to_string());
-    let lease = lease(t, d, world);
+    let lease = lease(t, d, facts);
     let interval_ns = t.get("interval", d, |v, d| positive_range(v, d)).or((100 * NS_PER_MS, 300 * NS_PER_MS));
     let poll_ns = t.get("poll", d, |v, d| positive_range(v, d)).or((100 * NS_PER_MS, 300 * NS_PER_MS));
     let margin = t.get("margin", d, |v, d| v.fraction(d, "0.1")).or(0.1);

@@ -2,7 +2,7 @@
 //! `leader`, `holder:KEY`, `follower`, `random-server`, `random-client`).
 //!
 //! Parsing only knows the spelling; whether `s7` or `holder:orders` can
-//! match anything depends on the rest of the file, which `World` describes.
+//! match anything depends on the rest of the file, which `ScenarioFacts` describes.
 //! Selectors that can only be resolved while the run goes on (`leader`…)
 //! are kept symbolic for the simulator.
 
@@ -135,11 +135,12 @@ impl fmt::Display for Selector {
     }
 }
 
-/// What exists in this scenario, as far as validation got; `None` where the
+/// What exists in this scenario (the facts selectors, keys and TTLs are
+/// checked against), as far as validation got; `None` where the
 /// file's own value was bad (then checks against it are skipped instead of
 /// piling up follow-on errors).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct World {
+pub(crate) struct ScenarioFacts {
     pub(crate) servers: Option<u64>,
     pub(crate) spares: Option<u64>,
     pub(crate) clients: Option<u64>,
@@ -161,7 +162,7 @@ pub(crate) fn name_range(prefix: &str, first: u64, last: u64) -> String {
     }
 }
 
-impl World {
+impl ScenarioFacts {
     /// "s1…s5" or "s1…s3 and spares s4…s5".
     fn servers_text(&self, servers: u64, spares: u64) -> String {
         let voters = name_range("s", 1, servers);
@@ -254,18 +255,18 @@ mod tests {
 
     #[test]
     fn world_checks_bounds() {
-        let world = World {
+        let facts = ScenarioFacts {
             servers: Some(3),
             spares: Some(2),
             clients: Some(4),
             lock_keys: Some(["orders".to_string()].into()),
             election_timeout_max_ns: None,
         };
-        assert!(world.check_process(Process::Server(5)).is_ok());
-        let (message, _) = world.check_process(Process::Server(6)).unwrap_err();
+        assert!(facts.check_process(Process::Server(5)).is_ok());
+        let (message, _) = facts.check_process(Process::Server(6)).unwrap_err();
         assert_eq!(message, "`s6` names no server: the cluster has s1…s3 and spares s4…s5");
-        assert!(world.check_selector(&Selector::Client(5)).is_err());
-        assert!(world.check_selector(&Selector::Holder("order".into())).unwrap_err().1.contains("did you mean `orders`"));
-        assert!(World::default().check_selector(&Selector::Server(99)).is_ok());
+        assert!(facts.check_selector(&Selector::Client(5)).is_err());
+        assert!(facts.check_selector(&Selector::Holder("order".into())).unwrap_err().1.contains("did you mean `orders`"));
+        assert!(ScenarioFacts::default().check_selector(&Selector::Server(99)).is_ok());
     }
 }

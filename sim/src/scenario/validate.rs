@@ -15,9 +15,9 @@ use leasesim_core::ExpiryStrategy;
 
 use super::error::{Diagnostic, Diags, Location, ScenarioError};
 use super::fields::{Field, TableReader, Val};
-use super::model::{ClockSpec, Cluster, Network, Process, Scenario, Workload, WorkloadKind};
+use super::model::{ClockSpec, ClusterSpec, Network, Process, Scenario, Workload, WorkloadKind};
 use super::raw::{self, Node, Value};
-use super::selector::World;
+use super::selector::ScenarioFacts;
 use super::{chaos, expect, fault, suggest, workload};
 
 const TOP_KEYS: [&str; 13] =
@@ -125,27 +125,27 @@ fn scenario(root: &Node, d: &mut Diags, file: &str) -> Option<(Scenario, Option<
     let seeds = top.get("seeds", d, seeds).or(0..100);
     let bugs = top.get("bugs", d, bugs).or(Bugs::default());
 
-    let (cluster, mut world) = match section(&mut top, "cluster", "[cluster]", d).or_else(|| TableReader::empty("[cluster]")) {
+    let (cluster, mut facts) = match section(&mut top, "cluster", "[cluster]", d).or_else(|| TableReader::empty("[cluster]")) {
         Some(t) => cluster(t, d),
-        None => (None, World::default()),
+        None => (None, ScenarioFacts::default()),
     };
     let network = section(&mut top, "network", "[network]", d).or_else(|| TableReader::empty("[network]")).and_then(|t| network(t, d));
 
-    let workloads = workloads(&mut top, d, &mut world);
-    let clocks = section(&mut top, "clocks", "[clocks]", d).or_else(|| TableReader::empty("[clocks]")).and_then(|t| clocks(t, d, &world));
+    let workloads = workloads(&mut top, d, &mut facts);
+    let clocks = section(&mut top, "clocks", "[clocks]", d).or_else(|| TableReader::empty("[clocks]")).and_then(|t| clocks(t, d, &facts));
     let faults = match tables(&mut top, "fault", d) {
         Field::Missing => Some(Vec::new()),
         Field::Bad => None,
         Field::Ok(tables) => {
             // Collected in full first: every fault gets checked and reported.
-            let faults: Vec<_> = tables.into_iter().map(|t| fault::fault(t, d, &world, duration_ns)).collect();
+            let faults: Vec<_> = tables.into_iter().map(|t| fault::fault(t, d, &facts, duration_ns)).collect();
             faults.into_iter().collect::<Option<Vec<_>>>()
         }
     };
     let chaos = match section(&mut top, "chaos", "[chaos]", d) {
         Field::Missing => Some(None),
         Field::Bad => None,
-        Field::Ok(t) => chaos::chaos(t, d, &world).map(Some),
+        Field::Ok(t) => chaos::chaos(t, d, &facts).map(Some),
     };
     let expect = match section(&mut top, "expect", "[expect]", d) {
         Field::Bad => None,
@@ -262,9 +262,9 @@ fn bugs(v: &Val<'_>, d: &mut Diags) -> Option<Bugs> {
     bugs
 }
 
-/// `[cluster]`; also starts the `World` with the server counts, which are
+/// `[cluster]`; also starts the `ScenarioFacts` with the server counts, which are
 /// known even when another cluster key is bad.
-fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
+fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<ClusterSpec>, ScenarioFacts) {
     let servers = t.get("servers", d, |v, d| v.integer(d, 1, MAX_SERVERS, "a cluster has 1 to 9 servers, named s1…s9")).or(3);
     let election_timeout_ns = t
         .get("election_timeout", d, |v, d| {
@@ -294,9 +294,10 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
     let keepalive_read_index = t.get("keepalive_read_index", d, |v, d| v.boolean(d)).or(true);
     let client_timeout_ns = t.get("client_timeout", d, |v, d| v.positive_duration(d)).or(DEFAULT_CLIENT_TIMEOUT_NS);
     t.finish(d, &CLUSTER_KEYS);
-    let world = World { servers, spares, election_timeout_max_ns: election_timeout_ns.map(|(_, max)| max), ..World::default() };
+    let facts =
+        ScenarioFacts { servers, spares, election_timeout_max_ns: election_timeout_ns.map(|(_, max)| max), ..ScenarioFacts::default() };
     let cluster = (|| {
-        Some(Cluster {
+        Some(ClusterSpec {
             servers: servers?,
             election_timeout_ns: election_timeout_ns?,
             heartbeat_ns: heartbeat_ns?,
@@ -310,7 +311,7 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<Cluster>, World) {
             client_timeout_ns: client_timeout_ns?,
         })
     })();
-    (cluster, world)
+    (cluster, facts)
 }
 
 fn lease_expiry(v: &Val<'_>, d: &mut Diags) -> Option<ExpiryStrategy> {
@@ -332,15 +333,15 @@ fn network(mut t: TableReader<'_>, d: &mut Diags) -> Option<Network> {
     Some(Network { latency_ns: latency_ns?, loss: loss?, duplicate: duplicate? })
 }
 
-/// Reads the workloads, numbering clients, and completes the `World` with
+/// Reads the workloads, numbering clients, and completes the `ScenarioFacts` with
 /// the client count and lock keys (each left unknown if a workload is bad).
-fn workloads(top: &mut TableReader<'_>, d: &mut Diags, world: &mut World) -> Option<Vec<Workload>> {
+fn workloads(top: &mut TableReader<'_>, d: &mut Diags, facts: &mut ScenarioFacts) -> Option<Vec<Workload>> {
     let tables = match tables(top, "workload", d) {
         Field::Missing => Vec::new(),
         Field::Ok(tables) => tables,
         Field::Bad => {
-            world.clients = None;
-            world.lock_keys = None;
+            facts.clients = None;
+            facts.lock_keys = None;
             return None;
         }
     };
@@ -349,7 +350,7 @@ fn workloads(top: &mut TableReader<'_>, d: &mut Diags, world: &mut World) -> Opt
     let mut lock_keys = Some(BTreeSet::new());
     let mut shared = SharedNames::default();
     for t in tables {
-        let parsed = workload::workload(t, d, world);
+        let parsed = workload::workload(t, d, facts);
         shared.note(&parsed, d);
         match (&mut lock_keys, parsed.lock_keys) {
             (Some(all), Some(keys)) => all.extend(keys),
@@ -362,8 +363,8 @@ fn workloads(top: &mut TableReader<'_>, d: &mut Diags, world: &mut World) -> Opt
             _ => out = None,
         }
     }
-    world.clients = next_client.map(|next| next - 1);
-    world.lock_keys = lock_keys;
+    facts.clients = next_client.map(|next| next - 1);
+    facts.lock_keys = lock_keys;
     if !shared.finish(d) {
         out = None;
     }
@@ -419,12 +420,12 @@ impl SharedNames {
     }
 }
 
-fn clocks(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> Option<BTreeMap<Process, ClockSpec>> {
+fn clocks(mut t: TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<BTreeMap<Process, ClockSpec>> {
     let mut out = Some(BTreeMap::new());
     for v in t.take_all() {
         let title = format!("[clocks.{}]", v.key);
         let process = match Process::parse(v.key) {
-            Ok(process) => world.check_process(process).map(|()| process),
+            Ok(process) => facts.check_process(process).map(|()| process),
             Err(message) => Err((message, "name a process: s1…, c1… or store".to_string())),
         };
         let process = match process {

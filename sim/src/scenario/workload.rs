@@ -12,7 +12,7 @@ use std::ops::Range;
 use super::error::Diags;
 use super::fields::{TableReader, Val};
 use super::model::{BeliefFrom, KvWorkload, LockWorkload, RegistryWorkload, WorkloadKind};
-use super::selector::World;
+use super::selector::ScenarioFacts;
 use super::{multi_instance, suggest};
 
 pub(crate) const KINDS: [&str; 5] = ["lock", "registry", "kv", "task", "singleton"];
@@ -42,7 +42,7 @@ pub(crate) struct ParsedWorkload {
     pub(crate) kind_span: Option<Range<usize>>,
 }
 
-pub(crate) fn workload(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> ParsedWorkload {
+pub(crate) fn workload(mut t: TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> ParsedWorkload {
     let mut kind_span = None;
     let kind_name = t.require("kind", "\"lock\"", d, |v, d| {
         kind_span = v.span.clone();
@@ -59,19 +59,19 @@ pub(crate) fn workload(mut t: TableReader<'_>, d: &mut Diags, world: &World) -> 
     let mut role = None;
     let (kind, lock_keys, valid_keys): (_, _, &[&str]) = match kind_name {
         "lock" => {
-            let lock = lock(&mut t, d, world);
+            let lock = lock(&mut t, d, facts);
             let keys = lock.as_ref().map(|l| l.keys.clone());
             (lock.map(WorkloadKind::Lock), keys, &LOCK_KEYS)
         }
-        "registry" => (registry(&mut t, d, world).map(WorkloadKind::Registry), Some(Vec::new()), &REGISTRY_KEYS),
+        "registry" => (registry(&mut t, d, facts).map(WorkloadKind::Registry), Some(Vec::new()), &REGISTRY_KEYS),
         "kv" => (kv(&mut t, d).map(WorkloadKind::Kv), Some(Vec::new()), &KV_KEYS),
         "task" => {
-            let task = multi_instance::task(&mut t, d, world);
+            let task = multi_instance::task(&mut t, d, facts);
             let enough = multi_instance::check_task_clients(clients, clients_val.as_ref(), d);
             (task.filter(|_| enough).map(WorkloadKind::Task), Some(Vec::new()), &multi_instance::TASK_KEYS)
         }
         _ => {
-            let singleton = multi_instance::singleton(&mut t, d, world);
+            let singleton = multi_instance::singleton(&mut t, d, facts);
             role = singleton.as_ref().map(|(s, span)| (s.role.clone(), span.clone()));
             let keys = singleton.as_ref().map(|(s, _)| vec![s.role.clone()]);
             (singleton.map(|(s, _)| WorkloadKind::Singleton(s)), keys, &multi_instance::SINGLETON_KEYS)
@@ -94,7 +94,7 @@ fn kind<'a>(v: &Val<'a>, d: &mut Diags) -> Option<&'a str> {
 }
 
 /// Reads `ttl` and `keepalive` (default ttl / 3, shorter than the ttl).
-pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<(u64, u64)> {
+pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<(u64, u64)> {
     let mut ttl_span = None;
     let ttl_ns = t.require("ttl", "\"2s\"", d, |v, d| {
         ttl_span = v.span.clone();
@@ -109,7 +109,7 @@ pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Op
     let shown = leasesim_core::duration::format_duration;
     // The cluster refuses shorter grants (core's `min_ttl_ns`): every
     // client would be refused for the whole run.
-    if let Some(election_max_ns) = world.election_timeout_max_ns {
+    if let Some(election_max_ns) = facts.election_timeout_max_ns {
         let min_ttl_ns = leasesim_core::service::state_machine::min_ttl_ns(election_max_ns);
         if ttl_ns < min_ttl_ns {
             let message = format!(
@@ -145,9 +145,9 @@ pub(crate) fn lease(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Op
     None
 }
 
-fn lock(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<LockWorkload> {
+fn lock(t: &mut TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<LockWorkload> {
     let keys = t.require("keys", "[\"orders\"]", d, |v, d| lock_keys(v, d));
-    let lease = lease(t, d, world);
+    let lease = lease(t, d, facts);
     let hold_ns = t.get("hold", d, |v, d| v.duration_range(d)).or((100 * NS_PER_MS, 1000 * NS_PER_MS));
     let think_ns = t.get("think", d, |v, d| v.duration_range(d)).or((0, 200 * NS_PER_MS));
     let margin = t.get("margin", d, |v, d| v.fraction(d, "0.1")).or(0.1);
@@ -198,8 +198,8 @@ pub(crate) fn belief_from(v: &Val<'_>, d: &mut Diags) -> Option<BeliefFrom> {
     }
 }
 
-fn registry(t: &mut TableReader<'_>, d: &mut Diags, world: &World) -> Option<RegistryWorkload> {
-    let (ttl_ns, keepalive_ns) = lease(t, d, world)?;
+fn registry(t: &mut TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts) -> Option<RegistryWorkload> {
+    let (ttl_ns, keepalive_ns) = lease(t, d, facts)?;
     Some(RegistryWorkload { ttl_ns, keepalive_ns })
 }
 

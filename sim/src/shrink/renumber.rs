@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::scenario::{Fault, FaultAction, Process, Scenario, Selector, Workload};
+use crate::scenario::{FaultAction, Process, Scenario, ScheduledFault, Selector, Workload};
 
 /// Old number → new number, `None` when the process is gone.
 type Map<'a> = &'a dyn Fn(u64) -> Option<u64>;
@@ -105,7 +105,7 @@ fn remap(s: &Scenario, client: Map<'_>, server: Map<'_>) -> Scenario {
     out
 }
 
-fn fault(f: &Fault, selector: &dyn Fn(&Selector) -> Option<Selector>, server: Map<'_>) -> Option<Fault> {
+fn fault(f: &ScheduledFault, selector: &dyn Fn(&Selector) -> Option<Selector>, server: Map<'_>) -> Option<ScheduledFault> {
     let action = match &f.action {
         FaultAction::Partition(groups) => {
             let groups: Vec<Vec<Selector>> =
@@ -137,7 +137,7 @@ fn fault(f: &Fault, selector: &dyn Fn(&Selector) -> Option<Selector>, server: Ma
         FaultAction::Loss(p) => FaultAction::Loss(*p),
         FaultAction::Add(n) => FaultAction::Add(server(*n)?),
     };
-    Some(Fault { action, ..f.clone() })
+    Some(ScheduledFault { action, ..f.clone() })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use leasesim_core::ExpiryStrategy;
 use serde::Serialize;
 
 use super::spec::StudySpec;
-use crate::scenario::{BeliefFrom, ClockSpec, Fault, FaultAction, Process, Scenario, Selector, WorkloadKind};
+use crate::scenario::{BeliefFrom, ClockSpec, FaultAction, Process, Scenario, ScheduledFault, Selector, WorkloadKind};
 
 /// One cell's values; `None` keeps the base scenario's.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -180,7 +180,7 @@ fn apply_clocks(s: &mut Scenario, spec: &StudySpec, cell: &CellParams, phase: &P
             let own = s.clocks.get(p).map_or(0.0, |c| c.drift);
             for (at_ns, drift) in [(on_ns, own + slew), (off_ns, own)] {
                 let action = FaultAction::Clock { target: Selector::Server(*n), drift: Some(drift), jump_ns: None };
-                s.faults.push(Fault { at_ns, action, for_ns: None, line: 0, when: None });
+                s.faults.push(ScheduledFault { at_ns, action, for_ns: None, line: 0, when: None });
             }
         }
     }
@@ -189,7 +189,7 @@ fn apply_clocks(s: &mut Scenario, spec: &StudySpec, cell: &CellParams, phase: &P
     }
     if let Some(jump_ns) = cell.leader_jump_ns.filter(|j| *j != 0) {
         let action = FaultAction::Clock { target: Selector::Leader, drift: None, jump_ns: Some(jump_ns) };
-        s.faults.push(Fault { at_ns: phase.jump_at_ns.min(s.duration_ns), action, for_ns: None, line: 0, when: None });
+        s.faults.push(ScheduledFault { at_ns: phase.jump_at_ns.min(s.duration_ns), action, for_ns: None, line: 0, when: None });
     }
 }
 
@@ -230,7 +230,7 @@ fn apply_pauses(s: &mut Scenario, spec: &StudySpec, cell: &CellParams, phase: &P
             for key in &keys {
                 let action = FaultAction::Pause(Selector::Holder(key.clone()));
                 let for_ns = super::pauses::draw(spec.pause_distribution, pause_ns, spec.pause_shape, phase.seed, k, s.duration_ns).max(1);
-                s.faults.push(Fault { at_ns, action, for_ns: Some(for_ns), line: 0, when: None });
+                s.faults.push(ScheduledFault { at_ns, action, for_ns: Some(for_ns), line: 0, when: None });
                 k += 1;
             }
             at_ns += spec.pause_every_ns;

@@ -240,13 +240,22 @@ fn fault_notes(obs: &[Obs]) -> Vec<FaultNote> {
         .collect()
 }
 
+/// Per lock key: who held it when, what each client believed, and which
+/// writes the store took; the scenario's keys first, in its order.
 fn lock_tracks(scenario: &Scenario, outcome: &RunOutcome, end_ns: u64) -> Vec<LockTrack> {
-    let obs = &outcome.obs;
+    let mut tracks = holds_and_writes(&outcome.obs, end_ns);
+    add_beliefs(&mut tracks, &outcome.obs, &outcome.clocks, end_ns);
+    in_scenario_order(scenario, tracks)
+}
+
+/// Tracks (keyed by the map; their `key` field is set when ordered) with
+/// every hold, as the cluster granted and released it, and every write
+/// the store accepted or rejected.
+fn holds_and_writes(obs: &[Obs], end_ns: u64) -> BTreeMap<String, LockTrack> {
     let mut tracks: BTreeMap<String, LockTrack> = BTreeMap::new();
     let mut lease_end: BTreeMap<u64, RevokeCause> = BTreeMap::new();
     let mut open: BTreeMap<(String, u64), Hold> = BTreeMap::new();
     let mut closed: BTreeSet<(String, u64)> = BTreeSet::new();
-    // Tracks are keyed by the map; their `key` field is set when ordered.
     for o in obs {
         match &o.event {
             // Every server applies the same grant; the first apply is when
@@ -255,15 +264,8 @@ fn lock_tracks(scenario: &Scenario, outcome: &RunOutcome, end_ns: u64) -> Vec<Lo
                 let id = (key.clone(), *token);
                 if !open.contains_key(&id) && !closed.contains(&id) {
                     tracks.entry(key.clone()).or_default();
-                    let hold = Hold {
-                        client: *client,
-                        token: *token,
-                        lease: *lease,
-                        start_ns: o.at_ns,
-                        end_ns,
-                        end: "still held at the end".into(),
-                    };
-                    open.insert(id, hold);
+                    let end = "still held at the end".into();
+                    open.insert(id, Hold { client: *client, token: *token, lease: *lease, start_ns: o.at_ns, end_ns, end });
                 }
             }
             Event::Server { event: ServerEvent::LeaseRevoked { lease, cause, .. } } => {
@@ -273,15 +275,7 @@ fn lock_tracks(scenario: &Scenario, outcome: &RunOutcome, end_ns: u64) -> Vec<Lo
                 let id = (key.clone(), *token);
                 if let Some(mut hold) = open.remove(&id) {
                     hold.end_ns = o.at_ns;
-                    hold.end = match cause {
-                        ReleaseCause::Release { by } => format!("released by c{by}"),
-                        ReleaseCause::LeaseEnded => match lease_end.get(&hold.lease) {
-                            Some(RevokeCause::Expire) => format!("lease {} expired", hold.lease),
-                            Some(RevokeCause::WallClockExpiry) => format!("lease {} expired by a wall clock", hold.lease),
-                            Some(RevokeCause::Revoke) => format!("lease {} revoked", hold.lease),
-                            None => format!("lease {} ended", hold.lease),
-                        },
-                    };
+                    hold.end = release_text(cause, lease_end.get(&hold.lease), hold.lease);
                     tracks.entry(key.clone()).or_default().holds.push(hold);
                     closed.insert(id);
                 }
@@ -300,8 +294,26 @@ fn lock_tracks(scenario: &Scenario, outcome: &RunOutcome, end_ns: u64) -> Vec<Lo
     for ((key, _), hold) in open {
         tracks.entry(key).or_default().holds.push(hold);
     }
+    tracks
+}
+
+/// Why a hold ended, in words; `revoked` is how its lease ended, if it did.
+fn release_text(cause: &ReleaseCause, revoked: Option<&RevokeCause>, lease: u64) -> String {
+    match cause {
+        ReleaseCause::Release { by } => format!("released by c{by}"),
+        ReleaseCause::LeaseEnded => match revoked {
+            Some(RevokeCause::Expire) => format!("lease {lease} expired"),
+            Some(RevokeCause::WallClockExpiry) => format!("lease {lease} expired by a wall clock"),
+            Some(RevokeCause::Revoke) => format!("lease {lease} revoked"),
+            None => format!("lease {lease} ended"),
+        },
+    }
+}
+
+/// Each client's belief that it holds a key, with why it ended.
+fn add_beliefs(tracks: &mut BTreeMap<String, LockTrack>, obs: &[Obs], clocks: &BTreeMap<Proc, SimClock>, end_ns: u64) {
     let ends = belief_ends(obs);
-    for (key, windows) in belief_windows(obs, &outcome.clocks, end_ns) {
+    for (key, windows) in belief_windows(obs, clocks, end_ns) {
         let t = tracks.entry(key.clone()).or_default();
         for w in windows {
             let end = match ends.get(&(w.client, key.clone(), w.end_ns)) {
@@ -312,7 +324,11 @@ fn lock_tracks(scenario: &Scenario, outcome: &RunOutcome, end_ns: u64) -> Vec<Lo
             t.beliefs.push(Belief { client: w.client, token: w.token, start_ns: w.start_ns, end_ns: w.end_ns, end });
         }
     }
-    // The scenario's keys first, in its order; then any other key seen.
+}
+
+/// The scenario's keys first, in its order; then any other key seen. Holds
+/// and beliefs in time order.
+fn in_scenario_order(scenario: &Scenario, mut tracks: BTreeMap<String, LockTrack>) -> Vec<LockTrack> {
     let mut ordered = Vec::new();
     for key in scenario.lock_keys() {
         if let Some(mut t) = tracks.remove(key) {
