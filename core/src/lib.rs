@@ -49,7 +49,6 @@ pub mod raft;
 pub mod seed;
 pub mod server;
 pub mod service;
-pub mod testkit;
 pub mod types;
 
 pub use types::*;
