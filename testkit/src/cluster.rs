@@ -264,8 +264,9 @@ impl RaftCluster {
 
     // ----- clocks -----
 
-    /// Brings node `id`'s clock reading up to the global time `now_ns`, by
-    /// its own offset and drift (never behind what it already showed).
+    /// Brings node `id`'s clock reading up to the cluster's global time
+    /// (`self.now_ns`), through the node's own offset and drift, never
+    /// behind what its clock already showed.
     pub(crate) fn sync_clock(&mut self, id: NodeId) {
         let global = self.now_ns;
         let slot = self.slots.get_mut(&id).expect("known node");
