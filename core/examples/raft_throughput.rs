@@ -1,4 +1,4 @@
-//! How fast the pure Raft core runs inside the testkit harness: a cluster
+//! How fast the pure Raft core runs inside leasesim-testkit's harness: a cluster
 //! under a steady proposal load on a slightly lossy network, reporting
 //! messages stepped per wall-clock second — with every safety check after
 //! every input, and with the per-input O(log) checks (Log Matching,
@@ -6,7 +6,7 @@
 //!
 //! `cargo run --release -p leasesim-core --example raft_throughput [simulated_seconds]`
 
-use leasesim_core::testkit::{Cluster, ClusterOptions, NetFaults};
+use leasesim_testkit::{NetFaults, RaftCluster, RaftClusterOptions};
 
 const NS_PER_MS: u64 = 1_000_000;
 
@@ -15,10 +15,10 @@ const NS_PER_MS: u64 = 1_000_000;
 #[allow(clippy::disallowed_methods, clippy::disallowed_types)]
 fn measure(voters: usize, all_checks: bool, simulated_secs: u64) {
     let net = NetFaults { drop_permille: 10, dup_permille: 10, min_delay_ns: NS_PER_MS, max_delay_ns: 5 * NS_PER_MS };
-    let mut opts = ClusterOptions::new(voters).seed(1).net(net).compact_every(64);
+    let mut opts = RaftClusterOptions::new(voters).seed(1).net(net).compact_every(64);
     opts.check_log_matching = all_checks;
     opts.check_durability = all_checks;
-    let mut c = Cluster::new(opts);
+    let mut c = RaftCluster::new(opts);
     let started = std::time::Instant::now();
     let mut command = 0u64;
     // One proposal per simulated millisecond.

@@ -4,7 +4,7 @@
 //! the story; a change in behaviour shows up as a diff of the story.
 //!
 //! A transcript's first command picks its cluster:
-//!   `raft voters=3 seed=1` — core's Raft testkit (`testkit::Cluster`),
+//!   `raft voters=3 seed=1` — the Raft testkit (`leasesim_testkit::RaftCluster`),
 //!     driven by hand: `campaign N`, `elect N`, `deliver`, `drop`, `tick N`,
 //!     `advance DURATION` (every clock), `propose N CMD`, `isolate N`, `partition 1,2 3`, `heal`, `crash N`,
 //!     `restart N`, `status`.
@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use leasesim_core::raft::{RaftEvent, Role};
 use leasesim_core::server::ServerEvent;
 use leasesim_core::service::Op;
-use leasesim_core::testkit::{Cluster, ClusterOptions};
 use leasesim_core::{fmt_secs, NodeId, NS_PER_SEC};
+use leasesim_testkit::{RaftCluster, RaftClusterOptions};
 
 // ----- the transcript format -----
 
@@ -171,7 +171,7 @@ impl Engine {
 
 /// Core's Raft testkit, driven by hand; its output is the testkit's trace.
 struct RaftStory {
-    cluster: Cluster,
+    cluster: RaftCluster,
     /// Trace lines already shown.
     shown: usize,
     /// Node events already shown.
@@ -180,8 +180,8 @@ struct RaftStory {
 
 impl RaftStory {
     fn new(command: &Command<'_>) -> Self {
-        let options = ClusterOptions::new(command.named_u64("voters", 3) as usize).seed(command.named_u64("seed", 1)).trace(true);
-        RaftStory { cluster: Cluster::new(options), shown: 0, events_shown: 0 }
+        let options = RaftClusterOptions::new(command.named_u64("voters", 3) as usize).seed(command.named_u64("seed", 1)).trace(true);
+        RaftStory { cluster: RaftCluster::new(options), shown: 0, events_shown: 0 }
     }
 
     fn run(&mut self, command: &Command<'_>) -> Vec<String> {
@@ -281,7 +281,7 @@ fn role(role: Role) -> &'static str {
 /// decided (elections, grants, keep-alives, expiries) and what the client
 /// was answered.
 struct ServiceStory {
-    cluster: service_harness::Cluster,
+    cluster: service_harness::ServiceCluster,
     /// Server events already shown.
     shown: usize,
 }
@@ -291,8 +291,8 @@ const CLIENT: u64 = 1;
 
 impl ServiceStory {
     fn new(command: &Command<'_>) -> Self {
-        let config = service_harness::ClusterConfig::new(command.named_u64("servers", 3), command.named_u64("seed", 1));
-        let mut cluster = service_harness::Cluster::new(config);
+        let config = service_harness::ServiceClusterConfig::new(command.named_u64("servers", 3), command.named_u64("seed", 1));
+        let mut cluster = service_harness::ServiceCluster::new(config);
         cluster.record_events = true;
         cluster.add_manual_client(CLIENT);
         ServiceStory { cluster, shown: 0 }

@@ -6,11 +6,11 @@
 use std::collections::BTreeSet;
 
 use leasesim_core::raft::{Entry, HardState, Message, Payload, PersistOp, Persisted, RaftConfig, RaftNode, Snapshot};
-use leasesim_core::testkit::{Cluster, ClusterOptions, Envelope, ToyState};
+use leasesim_testkit::{Envelope, RaftCluster, RaftClusterOptions, ToyState};
 
 type Node = RaftNode<u64, ToyState>;
 
-fn heartbeat(c: &mut Cluster, leader: u64) {
+fn heartbeat(c: &mut RaftCluster, leader: u64) {
     c.fire_timeout(leader);
     c.deliver_all();
 }
@@ -31,7 +31,7 @@ fn follower(term: u64, entries: Vec<Entry<u64>>) -> Node {
 
 #[test]
 fn compaction_drops_covered_entries_and_persists_a_snapshot() {
-    let mut c = Cluster::new(ClusterOptions::new(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3));
     assert!(c.elect(1));
     for cmd in 0..10 {
         c.propose(1, cmd).unwrap();
@@ -57,7 +57,7 @@ fn compaction_drops_covered_entries_and_persists_a_snapshot() {
 
 #[test]
 fn a_follower_behind_the_snapshot_receives_it() {
-    let mut c = Cluster::new(ClusterOptions::new(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
     c.isolate(3);
@@ -86,7 +86,7 @@ fn a_follower_behind_the_snapshot_receives_it() {
 /// Delivers everything in flight, first losing every message `lost`
 /// matches (before each delivery, so none gets through); returns how many
 /// were lost.
-fn deliver_all_losing(c: &mut Cluster, lost: impl Fn(&Envelope) -> bool) -> usize {
+fn deliver_all_losing(c: &mut RaftCluster, lost: impl Fn(&Envelope) -> bool) -> usize {
     let mut count = 0;
     loop {
         count += c.drop_where(&lost);
@@ -105,7 +105,7 @@ fn deliver_all_losing(c: &mut Cluster, lost: impl Fn(&Envelope) -> bool) -> usiz
 #[test]
 fn a_snapshot_in_flight_is_resent_only_after_half_an_election_timeout() {
     // Heartbeats every 10 ms: many rounds fit in the 75 ms wait.
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.heartbeat_ns = 10_000_000));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| r.heartbeat_ns = 10_000_000));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
     c.isolate(3);
@@ -221,7 +221,7 @@ fn a_snapshot_older_than_the_commit_index_is_answered_with_it() {
 
 #[test]
 fn memory_stays_bounded_in_a_long_run() {
-    let mut c = Cluster::new(ClusterOptions::new(3).compact_every(16).seed(11));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).compact_every(16).seed(11));
     let timeout = c.node(1).config().election_timeout_max_ns;
     assert!(c.run_until(10 * timeout, |c| c.leader().is_some()));
     let mut largest_log = 0;

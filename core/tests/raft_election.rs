@@ -5,17 +5,17 @@
 use std::collections::BTreeSet;
 
 use leasesim_core::raft::{Message, RaftConfig, RaftEvent, RaftNode, Role};
-use leasesim_core::testkit::{Cluster, ClusterOptions, ToyState};
+use leasesim_testkit::{RaftCluster, RaftClusterOptions, ToyState};
 
 type Node = RaftNode<u64, ToyState>;
 
-fn three() -> Cluster {
-    Cluster::new(ClusterOptions::new(3))
+fn three() -> RaftCluster {
+    RaftCluster::new(RaftClusterOptions::new(3))
 }
 
 #[test]
 fn a_single_voter_elects_itself_at_its_first_timeout() {
-    let mut c = Cluster::new(ClusterOptions::new(1));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(1));
     assert_eq!(c.node(1).role(), Role::Follower);
 
     assert!(c.elect(1));
@@ -85,7 +85,7 @@ fn split_votes_are_broken_by_randomized_timeouts() {
     // Five nodes on a lossy, jittery network, timers running freely: a
     // leader emerges within a few election timeouts, whatever the seed.
     for seed in 0..20 {
-        let mut c = Cluster::new(ClusterOptions::new(5).seed(seed));
+        let mut c = RaftCluster::new(RaftClusterOptions::new(5).seed(seed));
         let max = c.node(1).config().election_timeout_max_ns;
         assert!(c.run_until(8 * max, |c| c.leader().is_some()), "seed {seed}: no leader within 8 timeouts");
         c.check().unwrap();
@@ -112,7 +112,7 @@ fn a_failed_pre_vote_leaves_every_term_alone() {
 
 #[test]
 fn without_pre_vote_a_cut_off_node_inflates_its_term() {
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.pre_vote = false));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| r.pre_vote = false));
     assert!(c.elect(1));
     c.isolate(3);
 
@@ -154,7 +154,7 @@ fn a_rejoining_node_cannot_disrupt_a_healthy_leader() {
 
 #[test]
 fn the_vote_lease_ignores_higher_terms_while_a_leader_is_heard() {
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.pre_vote = false));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| r.pre_vote = false));
     assert!(c.elect(1));
     c.isolate(3);
     c.fire_timeout(3);
@@ -209,7 +209,7 @@ fn check_quorum_makes_a_cut_off_leader_step_down() {
 
 #[test]
 fn without_check_quorum_a_cut_off_leader_keeps_leading() {
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.check_quorum = false));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| r.check_quorum = false));
     assert!(c.elect(1));
     c.isolate(1);
 
@@ -223,7 +223,7 @@ fn without_check_quorum_a_cut_off_leader_keeps_leading() {
 
 #[test]
 fn a_stale_leader_learns_the_new_term_and_steps_down() {
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.check_quorum = false));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| r.check_quorum = false));
     assert!(c.elect(1));
     c.isolate(1);
     assert!(c.elect(2));
@@ -242,7 +242,7 @@ fn a_stale_leader_learns_the_new_term_and_steps_down() {
 
 #[test]
 fn a_node_grants_one_vote_per_term_even_across_a_restart() {
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.pre_vote = false));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| r.pre_vote = false));
     // Nodes 1 and 3 both start an election in term 1; node 2 hears node 1
     // first and votes for it.
     c.fire_timeout(1);
@@ -265,7 +265,7 @@ fn a_node_grants_one_vote_per_term_even_across_a_restart() {
 
 #[test]
 fn a_spare_never_campaigns() {
-    let mut c = Cluster::new(ClusterOptions::new(3).spares(1));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).spares(1));
     assert!(!c.node(4).voters().contains(&4));
 
     for _ in 0..5 {
@@ -301,7 +301,7 @@ fn a_refused_candidate_with_a_higher_term_does_not_restart_the_voters_timer() {
     // and an inflated term. Figure 2: only hearing from the leader or
     // granting a vote restarts the election timer — so node 2 adopts the
     // term, refuses, and still times out on schedule to become leader.
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.pre_vote = false));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| r.pre_vote = false));
     assert!(c.elect(1));
     c.isolate(3);
     c.propose(1, 8).unwrap();

@@ -7,24 +7,24 @@
 use std::collections::BTreeSet;
 
 use leasesim_core::raft::{ConfChange, Message, ProposeError, RaftEvent, Role};
-use leasesim_core::testkit::{Cluster, ClusterOptions};
+use leasesim_testkit::{RaftCluster, RaftClusterOptions};
 
 fn set(ids: &[u64]) -> BTreeSet<u64> {
     ids.iter().copied().collect()
 }
 
-fn heartbeat(c: &mut Cluster, leader: u64) {
+fn heartbeat(c: &mut RaftCluster, leader: u64) {
     c.fire_timeout(leader);
     c.deliver_all();
 }
 
-fn deliver_votes(c: &mut Cluster) {
+fn deliver_votes(c: &mut RaftCluster) {
     while c.deliver_where(|e| matches!(e.msg, Message::RequestVote { .. } | Message::VoteResponse { .. })) > 0 {}
 }
 
 #[test]
 fn an_added_spare_catches_up_and_can_lead() {
-    let mut c = Cluster::new(ClusterOptions::new(3).spares(1));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).spares(1));
     assert!(c.elect(1));
     for cmd in 0..5 {
         c.propose(1, cmd).unwrap();
@@ -53,7 +53,7 @@ fn an_added_spare_catches_up_and_can_lead() {
 
 #[test]
 fn a_removed_follower_stops_counting_and_stays_quiet() {
-    let mut c = Cluster::new(ClusterOptions::new(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3));
     assert!(c.elect(1));
     let index = c.propose_conf_change(1, ConfChange::RemoveServer(3)).unwrap();
     c.deliver_all();
@@ -94,7 +94,7 @@ fn a_leader_cut_off_after_appending_its_own_removal_can_still_finish_it() {
     // restarted without the entry, needs 3's vote, and 3's log is longer:
     // only 3 can be elected, so it must be allowed to campaign although it
     // is not in its own configuration.
-    let mut c = Cluster::new(ClusterOptions::new(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3));
     assert!(c.elect(3));
     c.propose_conf_change(3, ConfChange::RemoveServer(1)).unwrap();
     c.deliver_all();
@@ -116,7 +116,7 @@ fn a_leader_cut_off_after_appending_its_own_removal_can_still_finish_it() {
 
 #[test]
 fn a_change_waits_for_a_committed_entry_of_the_leaders_term() {
-    let mut c = Cluster::new(ClusterOptions::new(3).spares(1));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).spares(1));
     c.fire_timeout(1);
     deliver_votes(&mut c);
     assert_eq!(c.node(1).role(), Role::Leader);
@@ -131,7 +131,7 @@ fn a_change_waits_for_a_committed_entry_of_the_leaders_term() {
 
 #[test]
 fn only_one_change_may_be_uncommitted_at_a_time() {
-    let mut c = Cluster::new(ClusterOptions::new(3).spares(2));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).spares(2));
     assert!(c.elect(1));
 
     c.propose_conf_change(1, ConfChange::AddServer(4)).unwrap();
@@ -147,7 +147,7 @@ fn only_one_change_may_be_uncommitted_at_a_time() {
 
 #[test]
 fn changes_that_would_change_nothing_are_refused() {
-    let mut c = Cluster::new(ClusterOptions::new(1));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(1));
     assert!(c.elect(1));
     let refused = Err(ProposeError::ConfChangeRefused);
     assert_eq!(c.propose_conf_change(1, ConfChange::AddServer(1)), refused);
@@ -157,7 +157,7 @@ fn changes_that_would_change_nothing_are_refused() {
 
 #[test]
 fn a_follower_uses_a_configuration_as_soon_as_it_appends_it() {
-    let mut c = Cluster::new(ClusterOptions::new(3).spares(1));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).spares(1));
     assert!(c.elect(1));
 
     c.propose_conf_change(1, ConfChange::AddServer(4)).unwrap();
@@ -171,7 +171,7 @@ fn a_follower_uses_a_configuration_as_soon_as_it_appends_it() {
 
 #[test]
 fn an_uncommitted_configuration_is_undone_when_its_entry_is_truncated() {
-    let mut c = Cluster::new(ClusterOptions::new(5).spares(1).raft(|r| r.check_quorum = false));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(5).spares(1).raft(|r| r.check_quorum = false));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
     // S1 appends "add 6" and only S2 receives it; then S1 dies.
@@ -195,7 +195,7 @@ fn an_uncommitted_configuration_is_undone_when_its_entry_is_truncated() {
 
 #[test]
 fn a_leader_that_removes_itself_steps_down_once_the_removal_commits() {
-    let mut c = Cluster::new(ClusterOptions::new(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3));
     assert!(c.elect(1));
 
     let index = c.propose_conf_change(1, ConfChange::RemoveServer(1)).unwrap();
@@ -217,7 +217,7 @@ fn a_leader_that_removes_itself_steps_down_once_the_removal_commits() {
 
 #[test]
 fn a_spare_learns_the_configuration_from_a_snapshot() {
-    let mut c = Cluster::new(ClusterOptions::new(3).spares(2));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).spares(2));
     assert!(c.elect(1));
     // 4 joins; then the leader compacts its log past that change.
     c.propose_conf_change(1, ConfChange::AddServer(4)).unwrap();

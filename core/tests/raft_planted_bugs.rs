@@ -7,7 +7,7 @@
 
 use leasesim_core::bugs::Bugs;
 use leasesim_core::raft::{ConfChange, Message, Role};
-use leasesim_core::testkit::{run_schedule, Cluster, ClusterOptions, Schedule, ViolationKind};
+use leasesim_testkit::{run_schedule, RaftCluster, RaftClusterOptions, RaftViolationKind, Schedule};
 
 fn bug(name: &str) -> Bugs {
     let mut bugs = Bugs::default();
@@ -15,19 +15,19 @@ fn bug(name: &str) -> Bugs {
     bugs
 }
 
-fn heartbeat(c: &mut Cluster, leader: u64) {
+fn heartbeat(c: &mut RaftCluster, leader: u64) {
     c.fire_timeout(leader);
     c.deliver_all();
 }
 
-fn deliver_votes(c: &mut Cluster) {
+fn deliver_votes(c: &mut RaftCluster) {
     while c.deliver_where(|e| matches!(e.msg, Message::RequestVote { .. } | Message::VoteResponse { .. })) > 0 {}
 }
 
 /// §5.4.1: node 3 missed a committed entry; the leader dies; node 3 asks
 /// node 2 for its vote.
-fn stale_candidate(bugs: Bugs) -> Cluster {
-    let mut c = Cluster::new(ClusterOptions::new(3).bugs(bugs));
+fn stale_candidate(bugs: Bugs) -> RaftCluster {
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).bugs(bugs));
     assert!(c.elect(1));
     c.isolate(3);
     c.propose(1, 42).unwrap();
@@ -50,7 +50,7 @@ fn vote_without_log_check_elects_a_leader_missing_a_committed_entry() {
     let c = stale_candidate(bug("vote-without-log-check"));
     assert_eq!(c.node(3).role(), Role::Leader);
     let v = c.check().unwrap_err();
-    assert_eq!(v.kind, ViolationKind::LeaderCompleteness, "{v}");
+    assert_eq!(v.kind, RaftViolationKind::LeaderCompleteness, "{v}");
 
     let c = stale_candidate(Bugs::default());
     assert_ne!(c.node(3).role(), Role::Leader);
@@ -59,10 +59,10 @@ fn vote_without_log_check_elects_a_leader_missing_a_committed_entry() {
 
 /// Nodes 1 and 3 run for term 1 at once; node 2 votes for 1, then crashes
 /// before its next input and comes back to node 3's request.
-fn double_vote(bugs: Bugs, check_durability: bool) -> Cluster {
-    let mut opts = ClusterOptions::new(3).bugs(bugs).raft(|r| r.pre_vote = false);
+fn double_vote(bugs: Bugs, check_durability: bool) -> RaftCluster {
+    let mut opts = RaftClusterOptions::new(3).bugs(bugs).raft(|r| r.pre_vote = false);
     opts.check_durability = check_durability;
-    let mut c = Cluster::new(opts);
+    let mut c = RaftCluster::new(opts);
     c.fire_timeout(1);
     c.fire_timeout(3);
     c.deliver_where(|e| e.from == 1 && e.to == 2);
@@ -79,7 +79,7 @@ fn reply_before_persist_breaks_the_durability_contract() {
     // Caught at once: the vote reply leaves while the disk lacks the vote.
     let c = double_vote(bug("reply-before-persist"), true);
     let v = c.check().unwrap_err();
-    assert_eq!(v.kind, ViolationKind::Durability, "{v}");
+    assert_eq!(v.kind, RaftViolationKind::Durability, "{v}");
     assert!(v.detail.contains("vote Some(1)"), "{v}");
 }
 
@@ -89,7 +89,7 @@ fn reply_before_persist_lets_a_restarted_node_vote_twice() {
     let c = double_vote(bug("reply-before-persist"), false);
     assert_eq!((c.node(1).role(), c.node(3).role()), (Role::Leader, Role::Leader));
     let v = c.check().unwrap_err();
-    assert_eq!(v.kind, ViolationKind::ElectionSafety, "{v}");
+    assert_eq!(v.kind, RaftViolationKind::ElectionSafety, "{v}");
 
     let c = double_vote(Bugs::default(), true);
     assert_eq!(c.node(3).role(), Role::Candidate, "node 2 remembered its vote");
@@ -98,8 +98,8 @@ fn reply_before_persist_lets_a_restarted_node_vote_twice() {
 
 /// Node 1 leads term 1 cut off and appends entries nobody gets; node 2 wins
 /// term 2 and commits different ones; then node 1 rejoins.
-fn divergent_suffix(bugs: Bugs) -> Cluster {
-    let mut c = Cluster::new(ClusterOptions::new(3).bugs(bugs).raft(|r| r.check_quorum = false));
+fn divergent_suffix(bugs: Bugs) -> RaftCluster {
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).bugs(bugs).raft(|r| r.check_quorum = false));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
     c.isolate(1);
@@ -121,7 +121,7 @@ fn divergent_suffix(bugs: Bugs) -> Cluster {
 fn no_truncate_conflict_makes_a_follower_apply_entries_that_were_never_committed() {
     let c = divergent_suffix(bug("no-truncate-conflict"));
     let v = c.check().unwrap_err();
-    assert!(matches!(v.kind, ViolationKind::StateMachineSafety | ViolationKind::LogMatching), "{v}");
+    assert!(matches!(v.kind, RaftViolationKind::StateMachineSafety | RaftViolationKind::LogMatching), "{v}");
 
     let c = divergent_suffix(Bugs::default());
     assert_eq!(c.node(1).entries(1, 10), c.node(2).entries(1, 10));
@@ -130,8 +130,8 @@ fn no_truncate_conflict_makes_a_follower_apply_entries_that_were_never_committed
 
 /// Node 1 leads term 1, is cut off (without check-quorum it keeps leading),
 /// node 2 wins term 2; node 1 rejoins and hears of term 2.
-fn stale_leader_hears_newer_term(bugs: Bugs) -> Cluster {
-    let mut c = Cluster::new(ClusterOptions::new(3).bugs(bugs).raft(|r| r.check_quorum = false));
+fn stale_leader_hears_newer_term(bugs: Bugs) -> RaftCluster {
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).bugs(bugs).raft(|r| r.check_quorum = false));
     assert!(c.elect(1));
     c.isolate(1);
     assert!(c.elect(2));
@@ -145,7 +145,7 @@ fn leader_ignores_higher_term_leaves_two_leaders_in_one_term() {
     let c = stale_leader_hears_newer_term(bug("leader-ignores-higher-term"));
     assert_eq!((c.node(1).role(), c.node(1).term()), (Role::Leader, 2));
     let v = c.check().unwrap_err();
-    assert_eq!(v.kind, ViolationKind::ElectionSafety, "{v}");
+    assert_eq!(v.kind, RaftViolationKind::ElectionSafety, "{v}");
 
     let c = stale_leader_hears_newer_term(Bugs::default());
     assert_eq!(c.node(1).role(), Role::Follower);
@@ -154,8 +154,8 @@ fn leader_ignores_higher_term_leaves_two_leaders_in_one_term() {
 
 /// {1,2,3} plus spares 4, 5. Cut into {1,4,5} and {2,3}; leader 1 tries to
 /// add 4 and then 5 before the first change commits.
-fn two_changes_in_flight(bugs: Bugs) -> Cluster {
-    let mut c = Cluster::new(ClusterOptions::new(3).spares(2).bugs(bugs));
+fn two_changes_in_flight(bugs: Bugs) -> RaftCluster {
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).spares(2).bugs(bugs));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
     c.partition(&[&[1, 4, 5], &[2, 3]]);
@@ -181,7 +181,7 @@ fn unsafe_membership_change_lets_two_disjoint_majorities_commit() {
     assert_eq!(c.node(1).voters().len(), 5);
     assert_eq!(c.node(2).role(), Role::Leader);
     let v = c.check().unwrap_err();
-    assert!(matches!(v.kind, ViolationKind::LeaderCompleteness | ViolationKind::StateMachineSafety), "{v}");
+    assert!(matches!(v.kind, RaftViolationKind::LeaderCompleteness | RaftViolationKind::StateMachineSafety), "{v}");
 
     let c = two_changes_in_flight(Bugs::default());
     // Only "add 4" was accepted, and {1,4} is not a majority of {1,2,3,4}.
@@ -190,7 +190,7 @@ fn unsafe_membership_change_lets_two_disjoint_majorities_commit() {
 }
 
 /// Random schedules with the bug on, until one is caught.
-fn first_seed_caught(name: &str, seeds: u64) -> Option<(u64, ViolationKind)> {
+fn first_seed_caught(name: &str, seeds: u64) -> Option<(u64, RaftViolationKind)> {
     (0..seeds).find_map(|seed| {
         let mut s = Schedule::random(seed);
         s.bugs = bug(name);
@@ -206,10 +206,10 @@ fn random_schedules_catch_votes_without_log_check() {
             caught,
             Some((
                 _,
-                ViolationKind::LeaderCompleteness
-                    | ViolationKind::StateMachineSafety
-                    | ViolationKind::ElectionSafety
-                    | ViolationKind::CommittedEntryLost
+                RaftViolationKind::LeaderCompleteness
+                    | RaftViolationKind::StateMachineSafety
+                    | RaftViolationKind::ElectionSafety
+                    | RaftViolationKind::CommittedEntryLost
             ))
         ),
         "{caught:?}"
@@ -219,10 +219,10 @@ fn random_schedules_catch_votes_without_log_check() {
 #[test]
 fn random_schedules_catch_no_truncate_conflict() {
     let caught = first_seed_caught("no-truncate-conflict", 100);
-    assert!(matches!(caught, Some((_, ViolationKind::StateMachineSafety | ViolationKind::LogMatching))), "{caught:?}");
+    assert!(matches!(caught, Some((_, RaftViolationKind::StateMachineSafety | RaftViolationKind::LogMatching))), "{caught:?}");
 }
 
 #[test]
 fn random_schedules_catch_reply_before_persist() {
-    assert!(matches!(first_seed_caught("reply-before-persist", 10), Some((_, ViolationKind::Durability))));
+    assert!(matches!(first_seed_caught("reply-before-persist", 10), Some((_, RaftViolationKind::Durability))));
 }

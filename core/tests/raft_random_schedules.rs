@@ -13,21 +13,21 @@
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use leasesim_core::testkit::{run_schedule, run_schedule_traced, Fault, Schedule, LIVENESS_ELECTION_TIMEOUTS};
+use leasesim_testkit::{run_schedule, run_schedule_traced, Schedule, ScheduledFault, LIVENESS_ELECTION_TIMEOUTS};
 
-fn fault() -> impl Strategy<Value = Fault> {
+fn fault() -> impl Strategy<Value = ScheduledFault> {
     let node = 0..8u8;
     prop_oneof![
-        node.clone().prop_map(Fault::Crash),
-        node.clone().prop_map(Fault::Restart),
-        node.clone().prop_map(Fault::Isolate),
-        any::<u8>().prop_map(Fault::Partition),
-        Just(Fault::Heal),
-        node.clone().prop_map(Fault::AddServer),
-        node.clone().prop_map(Fault::RemoveServer),
-        node.clone().prop_map(Fault::Compact),
-        node.clone().prop_map(Fault::Read),
-        (node, 0..500u16).prop_map(|(n, ms)| Fault::ClockJump(n, ms)),
+        node.clone().prop_map(ScheduledFault::Crash),
+        node.clone().prop_map(ScheduledFault::Restart),
+        node.clone().prop_map(ScheduledFault::Isolate),
+        any::<u8>().prop_map(ScheduledFault::Partition),
+        Just(ScheduledFault::Heal),
+        node.clone().prop_map(ScheduledFault::AddServer),
+        node.clone().prop_map(ScheduledFault::RemoveServer),
+        node.clone().prop_map(ScheduledFault::Compact),
+        node.clone().prop_map(ScheduledFault::Read),
+        (node, 0..500u16).prop_map(|(n, ms)| ScheduledFault::ClockJump(n, ms)),
     ]
 }
 

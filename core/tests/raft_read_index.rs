@@ -4,16 +4,16 @@
 //! served; reads pending when leadership is lost fail.
 
 use leasesim_core::raft::{Message, ProposeError, ReadReady, Role};
-use leasesim_core::testkit::{Cluster, ClusterOptions};
+use leasesim_testkit::{RaftCluster, RaftClusterOptions};
 
-fn heartbeat(c: &mut Cluster, leader: u64) {
+fn heartbeat(c: &mut RaftCluster, leader: u64) {
     c.fire_timeout(leader);
     c.deliver_all();
 }
 
 #[test]
 fn a_read_is_served_once_a_majority_confirms_the_leadership() {
-    let mut c = Cluster::new(ClusterOptions::new(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3));
     assert!(c.elect(1));
     c.propose(1, 5).unwrap();
     c.deliver_all();
@@ -36,7 +36,7 @@ fn a_read_is_served_once_a_majority_confirms_the_leadership() {
 
 #[test]
 fn a_read_waits_until_the_new_leader_has_committed_in_its_term() {
-    let mut c = Cluster::new(ClusterOptions::new(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3));
     c.fire_timeout(1);
     while c.deliver_where(|e| matches!(e.msg, Message::RequestVote { .. } | Message::VoteResponse { .. })) > 0 {}
     assert_eq!(c.node(1).role(), Role::Leader);
@@ -52,14 +52,14 @@ fn a_read_waits_until_the_new_leader_has_committed_in_its_term() {
 
 #[test]
 fn followers_refuse_reads_and_name_the_leader() {
-    let mut c = Cluster::new(ClusterOptions::new(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3));
     assert!(c.elect(1));
     assert_eq!(c.read_index(2), Err(ProposeError::NotLeader { leader_hint: Some(1) }));
 }
 
 #[test]
 fn a_lone_voter_serves_reads_at_once() {
-    let mut c = Cluster::new(ClusterOptions::new(1));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(1));
     assert!(c.elect(1));
     let ctx = c.read_index(1).unwrap();
     assert_eq!(c.served_reads, vec![(1, ReadReady { ctx, index: 1 })]);
@@ -67,7 +67,7 @@ fn a_lone_voter_serves_reads_at_once() {
 
 #[test]
 fn a_cut_off_leader_fails_its_reads_when_it_steps_down() {
-    let mut c = Cluster::new(ClusterOptions::new(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
     c.isolate(1);
@@ -86,7 +86,7 @@ fn a_cut_off_leader_fails_its_reads_when_it_steps_down() {
 #[test]
 fn a_deposed_leader_cannot_confirm_a_read_after_a_newer_write() {
     // Without check-quorum the old leader does not notice on its own.
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.check_quorum = false));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| r.check_quorum = false));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
     c.isolate(1);
@@ -111,7 +111,7 @@ fn a_deposed_leader_cannot_confirm_a_read_after_a_newer_write() {
 
 #[test]
 fn the_read_index_covers_every_write_committed_before_the_read() {
-    let mut c = Cluster::new(ClusterOptions::new(5).seed(4));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(5).seed(4));
     let timeout = c.node(1).config().election_timeout_max_ns;
     assert!(c.run_until(10 * timeout, |c| c.leader().is_some()));
     for cmd in 0..50 {

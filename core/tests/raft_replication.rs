@@ -6,18 +6,18 @@
 use std::collections::BTreeSet;
 
 use leasesim_core::raft::{Entry, Message, Payload, RaftConfig, RaftNode, Role};
-use leasesim_core::testkit::{Cluster, ClusterOptions, NetFaults, ToyState};
+use leasesim_testkit::{NetFaults, RaftCluster, RaftClusterOptions, ToyState};
 
 type Node = RaftNode<u64, ToyState>;
 
-fn elected(voters: usize) -> Cluster {
-    let mut c = Cluster::new(ClusterOptions::new(voters));
+fn elected(voters: usize) -> RaftCluster {
+    let mut c = RaftCluster::new(RaftClusterOptions::new(voters));
     assert!(c.elect(1));
     c
 }
 
 /// The leader's heartbeat goes out and everything settles.
-fn heartbeat(c: &mut Cluster, leader: u64) {
+fn heartbeat(c: &mut RaftCluster, leader: u64) {
     c.fire_timeout(leader);
     c.deliver_all();
 }
@@ -85,7 +85,7 @@ fn a_follower_rejects_an_append_whose_previous_entry_it_lacks() {
 
 #[test]
 fn a_conflicting_suffix_is_truncated_and_replaced() {
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.check_quorum = false));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| r.check_quorum = false));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
     // Node 1 leads term 1 cut off and appends three entries nobody gets.
@@ -115,7 +115,7 @@ fn a_conflicting_suffix_is_truncated_and_replaced() {
 
 #[test]
 fn fast_backtracking_skips_a_whole_conflicting_term_per_round_trip() {
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| {
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| {
         r.check_quorum = false;
         r.max_entries_per_append = 100;
     }));
@@ -153,7 +153,7 @@ fn fast_backtracking_skips_a_whole_conflicting_term_per_round_trip() {
 
 #[test]
 fn appends_carry_at_most_max_entries_per_append() {
-    let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| r.max_entries_per_append = 3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| r.max_entries_per_append = 3));
     assert!(c.elect(1));
     heartbeat(&mut c, 1);
 
@@ -199,7 +199,7 @@ fn lost_appends_are_resent_after_a_heartbeat() {
 #[test]
 fn duplicated_delayed_and_reordered_messages_change_nothing() {
     let net = NetFaults { drop_permille: 50, dup_permille: 300, min_delay_ns: 1_000_000, max_delay_ns: 40_000_000 };
-    let mut c = Cluster::new(ClusterOptions::new(5).net(net).seed(7));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(5).net(net).seed(7));
     let timeout = c.node(1).config().election_timeout_max_ns;
     assert!(c.run_until(10 * timeout, |c| c.leader().is_some()));
 
@@ -272,7 +272,7 @@ fn a_follower_never_commits_beyond_what_it_shares_with_the_leader() {
 }
 
 /// Appends carrying entries from the leader to `to`, in flight now.
-fn appends_in_flight(c: &Cluster, to: u64) -> usize {
+fn appends_in_flight(c: &RaftCluster, to: u64) -> usize {
     c.messages_in_flight()
         .filter(|e| e.from == 1 && e.to == to && matches!(&e.msg, Message::AppendEntries { entries, .. } if !entries.is_empty()))
         .count()
@@ -285,7 +285,7 @@ fn appends_in_flight(c: &Cluster, to: u64) -> usize {
 #[test]
 fn the_pipelining_window_is_used_and_never_exceeded() {
     for depth in [1usize, 2, 5] {
-        let mut c = Cluster::new(ClusterOptions::new(3).raft(|r| {
+        let mut c = RaftCluster::new(RaftClusterOptions::new(3).raft(|r| {
             r.max_entries_per_append = 1;
             r.max_in_flight_appends = depth;
         }));

@@ -7,18 +7,18 @@ use std::collections::BTreeSet;
 
 use leasesim_core::bugs::Bugs;
 use leasesim_core::raft::{Entry, HardState, Message, Payload, PersistOp, Persisted, RaftConfig, RaftNode, Role};
-use leasesim_core::testkit::{Cluster, ClusterOptions, ToyState, ViolationKind};
+use leasesim_testkit::{RaftCluster, RaftClusterOptions, RaftViolationKind, ToyState};
 
 type Node = RaftNode<u64, ToyState>;
 
 /// Delivers vote traffic only, until there is none.
-fn deliver_votes(c: &mut Cluster) {
+fn deliver_votes(c: &mut RaftCluster) {
     while c.deliver_where(|e| matches!(e.msg, Message::RequestVote { .. } | Message::VoteResponse { .. })) > 0 {}
 }
 
 /// Times `id` out (as often as needed, at most 3 times) until it leads,
 /// delivering only vote traffic so no entries move.
-fn win_election_quietly(c: &mut Cluster, id: u64) {
+fn win_election_quietly(c: &mut RaftCluster, id: u64) {
     for _ in 0..3 {
         c.fire_timeout(id);
         deliver_votes(c);
@@ -29,7 +29,7 @@ fn win_election_quietly(c: &mut Cluster, id: u64) {
     panic!("node {id} could not win an election");
 }
 
-fn deliver_between(c: &mut Cluster, from: u64, to: u64) {
+fn deliver_between(c: &mut RaftCluster, from: u64, to: u64) {
     assert!(c.deliver_where(|e| e.from == from && e.to == to) > 0, "nothing from {from} to {to}");
 }
 
@@ -37,9 +37,9 @@ fn deliver_between(c: &mut Cluster, from: u64, to: u64) {
 /// the paper's terms 2, 3, 4 our terms 1, 2, 3). Five servers; one entry
 /// per message so we control exactly what reaches whom; check-quorum off so
 /// the vote lease does not get in the way of hand-driven elections.
-fn figure_8_through_c(bugs: Bugs) -> Cluster {
-    let mut c = Cluster::new(
-        ClusterOptions::new(5)
+fn figure_8_through_c(bugs: Bugs) -> RaftCluster {
+    let mut c = RaftCluster::new(
+        RaftClusterOptions::new(5)
             .raft(|r| {
                 r.max_entries_per_append = 1;
                 r.check_quorum = false;
@@ -158,7 +158,7 @@ fn figure_8_with_commit_by_counting_the_harness_sees_a_committed_entry_lost() {
     c.deliver_all();
 
     let v = c.check().unwrap_err();
-    assert_eq!(v.kind, ViolationKind::LeaderCompleteness, "{v}");
+    assert_eq!(v.kind, RaftViolationKind::LeaderCompleteness, "{v}");
     assert!(v.detail.contains("index 2"), "{v}");
 }
 
@@ -187,7 +187,7 @@ fn a_vote_goes_only_to_a_candidate_whose_log_is_at_least_as_up_to_date() {
 
 #[test]
 fn committed_entries_survive_the_leaders_crash() {
-    let mut c = Cluster::new(ClusterOptions::new(5));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(5));
     assert!(c.elect(1));
     for cmd in 1..=5 {
         c.propose(1, cmd).unwrap();
@@ -208,7 +208,7 @@ fn committed_entries_survive_the_leaders_crash() {
 
 #[test]
 fn a_whole_cluster_restart_loses_nothing_committed() {
-    let mut c = Cluster::new(ClusterOptions::new(3).seed(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).seed(3));
     let timeout = c.node(1).config().election_timeout_max_ns;
     assert!(c.run_until(10 * timeout, |c| c.leader().is_some()));
     for cmd in 0..30 {
@@ -248,7 +248,7 @@ fn a_vote_is_on_disk_before_the_reply_leaves() {
 
 #[test]
 fn a_node_restored_from_its_disk_is_the_node_that_crashed() {
-    let mut c = Cluster::new(ClusterOptions::new(3));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3));
     assert!(c.elect(1));
     for cmd in 0..4 {
         c.propose(1, cmd).unwrap();

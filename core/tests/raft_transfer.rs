@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use leasesim_core::raft::{HardState, Message, PersistOp, ProposeError, RaftConfig, RaftNode, Role, TransferError};
-use leasesim_core::testkit::{Cluster, ClusterOptions, ToyState};
+use leasesim_testkit::{RaftCluster, RaftClusterOptions, ToyState};
 
 type Node = RaftNode<u64, ToyState>;
 
@@ -146,7 +146,7 @@ fn a_transfer_vote_passes_the_vote_lease_and_an_ordinary_one_does_not() {
 
 #[test]
 fn a_cluster_hands_leadership_over_and_keeps_every_entry() {
-    let mut c = Cluster::new(ClusterOptions::new(3).seed(5));
+    let mut c = RaftCluster::new(RaftClusterOptions::new(3).seed(5));
     assert!(c.elect(1));
     for cmd in 1..=5 {
         c.propose(1, cmd).unwrap();

@@ -9,8 +9,8 @@ use leasesim_core::bugs::Bugs;
 use leasesim_core::server::ServerEvent;
 use leasesim_core::service::{Op, Response};
 use leasesim_core::{ExpiryStrategy, LeaseId, NS_PER_MS, NS_PER_SEC};
-use service_harness::checker::{CheckSettings, Checker};
-use service_harness::{Cluster, ClusterConfig};
+use service_harness::checker::{CheckSettings, ServiceChecker};
+use service_harness::{ServiceCluster, ServiceClusterConfig};
 
 fn bugs(name: &str) -> Bugs {
     let mut bugs = Bugs::default();
@@ -18,22 +18,22 @@ fn bugs(name: &str) -> Bugs {
     bugs
 }
 
-fn cluster(seed: u64, bugs: Bugs) -> Cluster {
-    let mut cfg = ClusterConfig::new(3, seed);
+fn cluster(seed: u64, bugs: Bugs) -> ServiceCluster {
+    let mut cfg = ServiceClusterConfig::new(3, seed);
     cfg.bugs = bugs;
-    Cluster::new(cfg)
+    ServiceCluster::new(cfg)
 }
 
 /// Runs `scenario` without and with the bug: quiet without, `check` fires
 /// with.
-fn assert_catches(bug: &str, check: &str, scenario: impl Fn(Bugs) -> Cluster) {
+fn assert_catches(bug: &str, check: &str, scenario: impl Fn(Bugs) -> ServiceCluster) {
     let clean = scenario(Bugs::default());
     assert_eq!(clean.violations(), &[], "without {bug}");
     let buggy = scenario(bugs(bug));
     assert!(buggy.checker.fired(check), "{bug} should fire {check}; got {:?}", buggy.violations());
 }
 
-fn grant(c: &mut Cluster, client: u64) -> LeaseId {
+fn grant(c: &mut ServiceCluster, client: u64) -> LeaseId {
     match c.call(client, Op::LeaseGrant { ttl_ns: service_harness::TTL_NS, id: None }, NS_PER_SEC).map(|a| a.body) {
         Some(Response::LeaseGranted { lease, .. }) => lease,
         other => panic!("grant: {other:?}"),
@@ -43,10 +43,10 @@ fn grant(c: &mut Cluster, client: u64) -> LeaseId {
 #[test]
 fn token_monotonic_catches_token_from_local_counter() {
     assert_catches("token-from-local-counter", "token-monotonic", |bugs| {
-        let mut cfg = ClusterConfig::new(3, 11);
+        let mut cfg = ServiceClusterConfig::new(3, 11);
         cfg.bugs = bugs;
         cfg.snapshot_every_entries = 10;
-        let mut c = Cluster::new(cfg);
+        let mut c = ServiceCluster::new(cfg);
         c.add_lock_client(1, &["a"]);
         c.add_lock_client(2, &["a"]);
         c.run_until(3 * NS_PER_SEC);
@@ -168,8 +168,8 @@ fn stale_read_catches_stale_follower_reads() {
     });
 }
 
-fn synthetic_checker() -> Checker {
-    Checker::new(CheckSettings { expiry: ExpiryStrategy::LeaderMonotonic, extension_ns: 0, checkpoints: false })
+fn synthetic_checker() -> ServiceChecker {
+    ServiceChecker::new(CheckSettings { expiry: ExpiryStrategy::LeaderMonotonic, extension_ns: 0, checkpoints: false })
 }
 
 #[test]

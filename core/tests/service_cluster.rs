@@ -5,11 +5,11 @@ mod service_harness;
 
 use leasesim_core::service::{Op, Response};
 use leasesim_core::NS_PER_SEC;
-use service_harness::{Cluster, ClusterConfig};
+use service_harness::{ServiceCluster, ServiceClusterConfig};
 
 #[test]
 fn smoke_calm_cluster_serves_locks_and_kv() {
-    let mut c = Cluster::new(ClusterConfig::new(3, 1));
+    let mut c = ServiceCluster::new(ServiceClusterConfig::new(3, 1));
     c.add_lock_client(1, &["a"]);
     c.add_lock_client(2, &["a"]);
     c.add_kv_client(3, 2);
@@ -23,20 +23,20 @@ fn smoke_calm_cluster_serves_locks_and_kv() {
 }
 
 use leasesim_core::NS_PER_MS;
-use service_harness::net::NetFaults;
+use service_harness::net::DeliveryFaults;
 
 /// A seeded run: lock, KV and registry clients; message faults; crashes and
 /// isolations (leaders included) during the fault phase; then a settle phase.
-fn chaos(seed: u64, servers: u64, faults: NetFaults) -> Cluster {
+fn chaos(seed: u64, servers: u64, faults: DeliveryFaults) -> ServiceCluster {
     chaos_with(seed, servers, faults, |_| {})
 }
 
-fn chaos_with(seed: u64, servers: u64, faults: NetFaults, tweak: impl FnOnce(&mut ClusterConfig)) -> Cluster {
-    let mut cfg = ClusterConfig::new(servers, seed);
+fn chaos_with(seed: u64, servers: u64, faults: DeliveryFaults, tweak: impl FnOnce(&mut ServiceClusterConfig)) -> ServiceCluster {
+    let mut cfg = ServiceClusterConfig::new(servers, seed);
     cfg.net = faults;
     cfg.snapshot_every_entries = 30;
     tweak(&mut cfg);
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.add_lock_client(1, &["a", "b"]);
     c.add_lock_client(2, &["a", "b"]);
     c.add_lock_client(3, &["a"]);
@@ -50,7 +50,7 @@ fn chaos_with(seed: u64, servers: u64, faults: NetFaults, tweak: impl FnOnce(&mu
 
 /// After the clients stop, the cluster has a leader and every server
 /// reaches the same state (leader-monotonic: nothing diverges).
-fn assert_converges(c: &mut Cluster) {
+fn assert_converges(c: &mut ServiceCluster) {
     c.stop_clients();
     c.run_until(c.now_ns + 2 * NS_PER_SEC);
     assert!(c.leader().is_some(), "no leader after settling");
@@ -62,8 +62,8 @@ fn assert_converges(c: &mut Cluster) {
     }
 }
 
-fn rough() -> NetFaults {
-    NetFaults { drop: 0.05, duplicate: 0.05, delay_ns: (NS_PER_MS, 20 * NS_PER_MS) }
+fn rough() -> DeliveryFaults {
+    DeliveryFaults { drop: 0.05, duplicate: 0.05, delay_ns: (NS_PER_MS, 20 * NS_PER_MS) }
 }
 
 #[test]

@@ -9,13 +9,13 @@ use leasesim_core::raft::{ConfChange, Payload};
 use leasesim_core::server::ServerEvent;
 use leasesim_core::service::{ClientRequest, Command, Op, Response, RevokeCause, ServiceError};
 use leasesim_core::{ExpiryStrategy, LeaseId, NodeId, NS_PER_MS, NS_PER_SEC};
-use service_harness::{Cluster, ClusterConfig, TTL_NS};
+use service_harness::{ServiceCluster, ServiceClusterConfig, TTL_NS};
 
 /// Extension = the largest election timeout of the default Raft settings.
 const EXTENSION_NS: u64 = 300 * NS_PER_MS;
 
-fn cluster(seed: u64) -> Cluster {
-    let mut c = Cluster::new(ClusterConfig::new(3, seed));
+fn cluster(seed: u64) -> ServiceCluster {
+    let mut c = ServiceCluster::new(ServiceClusterConfig::new(3, seed));
     c.record_events = true;
     c.add_manual_client(9);
     c
@@ -25,18 +25,18 @@ fn follower_of(leader: NodeId) -> NodeId {
     (1..=3).find(|s| *s != leader).expect("three servers")
 }
 
-fn call(c: &mut Cluster, op: Op) -> Response {
+fn call(c: &mut ServiceCluster, op: Op) -> Response {
     c.call(9, op, 3 * NS_PER_SEC).expect("answered").body
 }
 
-fn grant(c: &mut Cluster) -> LeaseId {
+fn grant(c: &mut ServiceCluster) -> LeaseId {
     match call(c, Op::LeaseGrant { ttl_ns: TTL_NS, id: None }) {
         Response::LeaseGranted { lease, .. } => lease,
         other => panic!("grant: {other:?}"),
     }
 }
 
-fn revocations(c: &Cluster, lease: LeaseId) -> Vec<(u64, NodeId, u64, RevokeCause)> {
+fn revocations(c: &ServiceCluster, lease: LeaseId) -> Vec<(u64, NodeId, u64, RevokeCause)> {
     c.events_where(|t, id, e| match e {
         ServerEvent::LeaseRevoked { lease: l, index, cause, .. } if *l == lease => Some((t, id, *index, *cause)),
         _ => None,
@@ -225,9 +225,9 @@ fn a_waiter_is_granted_without_polling_when_the_holder_lease_expires() {
 
 #[test]
 fn a_restarted_server_rebuilds_from_its_snapshot_and_log() {
-    let mut cfg = ClusterConfig::new(3, 11);
+    let mut cfg = ServiceClusterConfig::new(3, 11);
     cfg.snapshot_every_entries = 10;
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.record_events = true;
     c.add_lock_client(1, &["a", "b"]);
     c.add_lock_client(2, &["a"]);
@@ -249,9 +249,9 @@ fn a_restarted_server_rebuilds_from_its_snapshot_and_log() {
 
 #[test]
 fn a_lagging_follower_catches_up_by_snapshot() {
-    let mut cfg = ClusterConfig::new(3, 12);
+    let mut cfg = ServiceClusterConfig::new(3, 12);
     cfg.snapshot_every_entries = 10;
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.record_events = true;
     c.add_kv_client(3, 3);
     c.run_until(NS_PER_SEC);
@@ -269,9 +269,9 @@ fn a_lagging_follower_catches_up_by_snapshot() {
 
 #[test]
 fn a_new_leader_uses_checkpointed_remaining_ttls() {
-    let mut cfg = ClusterConfig::new(3, 13);
+    let mut cfg = ServiceClusterConfig::new(3, 13);
     cfg.checkpoint_interval_ns = Some(200 * NS_PER_MS);
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.record_events = true;
     c.add_manual_client(9);
     let leader = c.wait_for_leader();
@@ -292,14 +292,14 @@ fn a_new_leader_uses_checkpointed_remaining_ttls() {
 
 #[test]
 fn a_keepalive_of_a_checkpointed_lease_waits_for_the_reset() {
-    let mut cfg = ClusterConfig::new(3, 14);
+    let mut cfg = ServiceClusterConfig::new(3, 14);
     cfg.checkpoint_interval_ns = Some(200 * NS_PER_MS);
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.add_manual_client(9);
     let leader = c.wait_for_leader();
     let lease = grant(&mut c);
     c.run_until(c.now_ns + 500 * NS_PER_MS);
-    let checkpointed = |c: &Cluster| c.server(leader).unwrap().state_machine().leases().get(lease).unwrap().checkpoint_remaining_ns;
+    let checkpointed = |c: &ServiceCluster| c.server(leader).unwrap().state_machine().leases().get(lease).unwrap().checkpoint_remaining_ns;
     assert!(checkpointed(&c).is_some());
     let before = c.server(leader).unwrap().raft().last_index();
     assert_eq!(call(&mut c, Op::LeaseKeepAlive { lease }), Response::KeepAlive { lease, ttl_ns: TTL_NS });
@@ -316,14 +316,14 @@ fn a_keepalive_of_a_checkpointed_lease_waits_for_the_reset() {
 
 #[test]
 fn stamped_wall_keepalives_are_logged_and_answered_after_commit() {
-    let mut cfg = ClusterConfig::new(3, 15);
+    let mut cfg = ServiceClusterConfig::new(3, 15);
     cfg.expiry = ExpiryStrategy::LeaderStampedWall;
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.record_events = true;
     c.add_manual_client(9);
     let leader = c.wait_for_leader();
     let lease = grant(&mut c);
-    let stamp = |c: &Cluster| c.server(leader).unwrap().state_machine().leases().get(lease).unwrap().expiry_wall_ns.unwrap();
+    let stamp = |c: &ServiceCluster| c.server(leader).unwrap().state_machine().leases().get(lease).unwrap().expiry_wall_ns.unwrap();
     let first = stamp(&c);
     c.run_until(c.now_ns + 300 * NS_PER_MS);
     let before = c.server(leader).unwrap().raft().last_index();
@@ -338,9 +338,9 @@ fn stamped_wall_keepalives_are_logged_and_answered_after_commit() {
 
 #[test]
 fn stamped_wall_a_server_with_a_fast_wall_clock_expires_first() {
-    let mut cfg = ClusterConfig::new(3, 16);
+    let mut cfg = ServiceClusterConfig::new(3, 16);
     cfg.expiry = ExpiryStrategy::LeaderStampedWall;
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.record_events = true;
     c.add_manual_client(9);
     c.add_kv_client(3, 2); // traffic: servers judge expiry as they apply
@@ -381,14 +381,14 @@ fn membership_changes_go_through_the_leader() {
 /// `armed` is false either way: the mutant looks equivalent.)
 #[test]
 fn an_expiring_lease_is_not_renewed_before_its_expire_applies() {
-    let mut cfg = ClusterConfig::new(3, 5);
+    let mut cfg = ServiceClusterConfig::new(3, 5);
     cfg.keepalive_read_index = false;
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.record_events = true;
     c.add_manual_client(9);
     let leader = c.wait_for_leader();
     let lease = grant(&mut c);
-    let proposed = |c: &Cluster| {
+    let proposed = |c: &ServiceCluster| {
         !c.events_where(|_, id, e| matches!(e, ServerEvent::ExpiryProposed { lease: l } if *l == lease && id == leader).then_some(()))
             .is_empty()
     };
@@ -439,9 +439,9 @@ fn a_resend_of_a_request_already_in_the_leaders_log_is_not_logged_again() {
 /// a Refresh whose apply refuses it later: a certain refusal costs no entry.
 #[test]
 fn stamped_wall_a_keepalive_of_an_unknown_lease_is_refused_without_proposing() {
-    let mut cfg = ClusterConfig::new(3, 16);
+    let mut cfg = ServiceClusterConfig::new(3, 16);
     cfg.expiry = ExpiryStrategy::LeaderStampedWall;
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.add_manual_client(9);
     let leader = c.wait_for_leader();
     let before = c.server(leader).unwrap().raft().last_index();
@@ -485,9 +485,9 @@ fn a_ttl_of_exactly_the_minimum_is_granted() {
 /// `LeaseNotFound` (the holder would give up a lease that lives).
 #[test]
 fn stamped_wall_a_new_leader_does_not_call_a_lease_unknown_before_it_commits_in_its_term() {
-    let mut cfg = ClusterConfig::new(3, 33);
+    let mut cfg = ServiceClusterConfig::new(3, 33);
     cfg.expiry = ExpiryStrategy::LeaderStampedWall;
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.add_manual_client(9);
     let old = c.wait_for_leader();
     let lease = grant(&mut c);

@@ -12,7 +12,7 @@ use leasesim_core::bugs::Bugs;
 use leasesim_core::server::ServerEvent;
 use leasesim_core::service::{Command, Effect, Op, Response, RevokeCause, ServiceError};
 use leasesim_core::{ClientId, ExpiryStrategy, LeaseId, NS_PER_MS, NS_PER_SEC};
-use service_harness::{Cluster, ClusterConfig};
+use service_harness::{ServiceCluster, ServiceClusterConfig};
 use service_support::{reply_to, Fixture, TTL_NS};
 
 const C1: ClientId = 1;
@@ -169,7 +169,7 @@ fn a_retried_extension_after_the_lease_ended_is_not_answered_live() {
     assert_eq!(reply_to(&effects, C1, 7), Some(Response::Error(ServiceError::LeaseNotFound { lease })));
 }
 
-fn cluster_call(c: &mut Cluster, op: Op) -> Response {
+fn cluster_call(c: &mut ServiceCluster, op: Op) -> Response {
     c.call(9, op, 3 * NS_PER_SEC).expect("answered").body
 }
 
@@ -178,9 +178,9 @@ fn cluster_call(c: &mut Cluster, op: Op) -> Response {
 /// the log no sooner than its TTL after the last extension.
 #[test]
 fn servers_expire_by_the_writers_clock_not_their_own() {
-    let mut cfg = ClusterConfig::new(3, 21);
+    let mut cfg = ServiceClusterConfig::new(3, 21);
     cfg.expiry = ExpiryStrategy::WriterClock;
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.record_events = true;
     c.add_manual_client(9);
     for server in 1..=3 {
@@ -200,7 +200,7 @@ fn servers_expire_by_the_writers_clock_not_their_own() {
         assert_eq!(cluster_call(&mut c, Op::LeaseExtend { lease, writer_wall_ns }), Response::KeepAlive { lease, ttl_ns: TTL_NS });
     }
     let revoked =
-        |c: &Cluster| c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t));
+        |c: &ServiceCluster| c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t));
     assert!(revoked(&c).is_empty(), "kept alive by its writer");
     c.run_until(c.now_ns + 3 * NS_PER_SEC);
     let revoked = revoked(&c);
@@ -212,16 +212,16 @@ fn servers_expire_by_the_writers_clock_not_their_own() {
 /// Promote's extension, as `leader-monotonic` has it (see `service_server.rs`).
 const EXTENSION_NS: u64 = 300 * NS_PER_MS;
 
-fn writer_cluster(seed: u64) -> Cluster {
-    let mut cfg = ClusterConfig::new(3, seed);
+fn writer_cluster(seed: u64) -> ServiceCluster {
+    let mut cfg = ServiceClusterConfig::new(3, seed);
     cfg.expiry = ExpiryStrategy::WriterClock;
-    let mut c = Cluster::new(cfg);
+    let mut c = ServiceCluster::new(cfg);
     c.record_events = true;
     c.add_manual_client(9);
     c
 }
 
-fn first_revocation(c: &Cluster, lease: LeaseId) -> Option<u64> {
+fn first_revocation(c: &ServiceCluster, lease: LeaseId) -> Option<u64> {
     c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t)).into_iter().min()
 }
 
@@ -245,7 +245,7 @@ fn a_current_term_claim_expires_one_ttl_after_it_applies_with_no_extension() {
     assert_eq!(c.violations(), &[]);
 }
 
-fn claim_on(c: &mut Cluster) -> LeaseId {
+fn claim_on(c: &mut ServiceCluster) -> LeaseId {
     match cluster_call(c, Op::LeaseClaim { ttl_ns: TTL_NS, writer_wall_ns: 7 * NS_PER_SEC }) {
         Response::LeaseGranted { lease, .. } => lease,
         other => panic!("claim: {other:?}"),
@@ -254,7 +254,7 @@ fn claim_on(c: &mut Cluster) -> LeaseId {
 
 /// Crashes the leader, waits for the next, and returns it with the time it
 /// was elected and when the lease was first revoked in the 3 s that follow.
-fn fail_over(c: &mut Cluster, leader: leasesim_core::NodeId, lease: LeaseId) -> (u64, Option<u64>) {
+fn fail_over(c: &mut ServiceCluster, leader: leasesim_core::NodeId, lease: LeaseId) -> (u64, Option<u64>) {
     c.crash(leader);
     let new_leader = c.wait_for_leader();
     let elected_at = c
@@ -330,7 +330,7 @@ fn a_short_claim_is_refused_without_proposing() {
 fn a_lease_without_a_writer_is_measured_on_the_leaders_clock() {
     let mut c = writer_cluster(25);
     c.wait_for_leader();
-    let grant = |c: &mut Cluster| match cluster_call(c, Op::LeaseGrant { ttl_ns: TTL_NS, id: None }) {
+    let grant = |c: &mut ServiceCluster| match cluster_call(c, Op::LeaseGrant { ttl_ns: TTL_NS, id: None }) {
         Response::LeaseGranted { lease, .. } => lease,
         other => panic!("grant: {other:?}"),
     };

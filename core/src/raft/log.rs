@@ -201,3 +201,48 @@ mod tests {
         assert!(!log_of(&[1, 2], 3).ends_consistent(), "commit");
     }
 }
+
+/// The fast-backtracking lookups (conflict hints) on a log with terms
+/// [1, 1, 2, 2, 2, 4] at indexes 1..=6.
+#[cfg(test)]
+mod hint_tests {
+    use super::*;
+    use crate::raft::Payload;
+
+    fn log_of_terms(terms: &[Term]) -> RaftLog<()> {
+        let mut log = RaftLog::new();
+        log.append(terms.iter().enumerate().map(|(k, &term)| Entry { term, index: k as u64 + 1, payload: Payload::Noop }));
+        log
+    }
+
+    #[test]
+    fn first_index_of_term_at_walks_back_to_the_terms_first_entry_but_not_past_the_floor() {
+        let log = log_of_terms(&[1, 1, 2, 2, 2, 4]);
+        assert_eq!(log.first_index_of_term_at(5, 0), 3);
+        assert_eq!(log.first_index_of_term_at(6, 0), 6);
+        assert_eq!(log.first_index_of_term_at(2, 0), 1);
+        assert_eq!(log.first_index_of_term_at(5, 4), 4, "the floor");
+        assert_eq!(log.first_index_of_term_at(9, 0), 9, "beyond the log");
+    }
+
+    #[test]
+    fn last_index_of_term_finds_the_last_entry_of_a_term_at_or_below_a_bound() {
+        let log = log_of_terms(&[1, 1, 2, 2, 2, 4]);
+        assert_eq!(log.last_index_of_term(2, 6), Some(5));
+        assert_eq!(log.last_index_of_term(2, 4), Some(4), "the bound");
+        assert_eq!(log.last_index_of_term(1, 9), Some(2));
+        assert_eq!(log.last_index_of_term(4, 6), Some(6));
+        assert_eq!(log.last_index_of_term(3, 6), None, "a term the log skips");
+        assert_eq!(log.last_index_of_term(5, 6), None, "a later term");
+    }
+
+    #[test]
+    fn last_index_of_term_sees_the_snapshots_last_entry() {
+        let mut log = log_of_terms(&[1, 1, 2, 2, 2, 4]);
+        log.compact_to(4, 2);
+        assert_eq!(log.last_index_of_term(2, 6), Some(5));
+        log.compact_to(5, 2);
+        assert_eq!(log.last_index_of_term(2, 6), Some(5), "the snapshot's boundary");
+        assert_eq!(log.last_index_of_term(1, 6), None, "compacted away");
+    }
+}

@@ -25,5 +25,8 @@ mod snapshot;
 mod transfer;
 mod types;
 
+#[cfg(test)]
+mod fixture;
+
 pub use node::RaftNode;
 pub use types::*;

@@ -1,7 +1,7 @@
 //! The disk format's one rule: what a [`PersistOp`] does to what a node has
 //! on disk ([`Persisted`]), and which writes a correct node never asks for.
 //! Every host's disk carries out writes with [`Persisted::apply`] (the
-//! simulator's, the server harness's, the testkit's); the testkit also
+//! simulator's, the server harness's, leasesim-testkit's); the testkit also
 //! refuses, with [`Persisted::refusal`], writes that break the format or go
 //! backwards, which is how durability mistakes surface there as readable
 //! violations. (The simulator carries them out and lets its checkers judge

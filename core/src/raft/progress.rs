@@ -113,3 +113,65 @@ mod tests {
         assert_eq!((p.state, p.next_index, p.probe_sent), (ProgressState::Probe, 11, false));
     }
 }
+
+/// The send/ack rules one call at a time: what each answer does to the
+/// follower's position and to the flow-control window.
+#[cfg(test)]
+mod rule_tests {
+    use super::*;
+
+    fn replicating(match_index: LogIndex, next_index: LogIndex) -> Progress {
+        let mut p = Progress::new(next_index, 0);
+        p.match_index = match_index;
+        p.state = ProgressState::Replicate;
+        p
+    }
+
+    #[test]
+    fn only_an_ack_past_the_match_tells_the_leader_something_new() {
+        let mut p = replicating(3, 10);
+        assert!(p.on_ack(5));
+        assert!(!p.on_ack(5), "the same ack again");
+        assert!(!p.on_ack(4), "an older ack");
+        assert_eq!((p.match_index, p.next_index), (5, 10));
+    }
+
+    #[test]
+    fn an_ack_at_the_probe_point_starts_streaming() {
+        let mut p = Progress::new(6, 0);
+        p.probe_sent = true;
+        p.on_ack(4);
+        assert_eq!((p.state, p.probe_sent, p.next_index), (ProgressState::Probe, false, 6), "below the probe point: probe again");
+        p.on_ack(5);
+        assert_eq!((p.state, p.match_index, p.next_index), (ProgressState::Replicate, 5, 6));
+    }
+
+    #[test]
+    fn a_rejection_rewinds_to_the_hint_but_never_below_what_is_known_to_match() {
+        let mut p = replicating(3, 10);
+        assert!(p.on_reject(8, 1));
+        assert_eq!((p.state, p.next_index, p.probe_sent), (ProgressState::Probe, 4, false));
+        let mut p = replicating(3, 10);
+        assert!(p.on_reject(8, 6));
+        assert_eq!(p.next_index, 6, "the hint, above the match");
+        let mut p = replicating(3, 10);
+        assert!(p.on_reject(8, 9));
+        assert_eq!(p.next_index, 8, "at least one entry back from the rejected one");
+    }
+
+    #[test]
+    fn a_rejection_of_an_older_message_is_stale() {
+        let mut p = replicating(3, 10);
+        assert!(!p.on_reject(3, 1), "at or below the match");
+        assert_eq!((p.state, p.next_index), (ProgressState::Replicate, 10));
+        let mut p = Progress::new(6, 0);
+        assert!(!p.on_reject(4, 1), "not the probe in flight");
+        assert_eq!(p.next_index, 6);
+    }
+
+    #[test]
+    fn in_flight_counts_the_entries_sent_past_the_match() {
+        assert_eq!(replicating(3, 10).in_flight(), 6);
+        assert_eq!(replicating(3, 4).in_flight(), 0);
+    }
+}

@@ -342,3 +342,138 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             || b.unsafe_membership_change
     }
 }
+
+/// Handler-level tests (one input, the exact output): the conflict hints of
+/// a rejection on both sides, and pipelining within the in-flight window.
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{appends, config, entry, leader_with, Node, ELECTED_AT_NS};
+    use super::*;
+
+    const NOW: u64 = ELECTED_AT_NS;
+
+    /// Node 1 leads term 5 over [1:t1, 2:t2, 3:t2, 4:t4, 5:t4], its Noop at
+    /// 6; its first probe to node 2 went out with prev 5/t4.
+    fn leader_of_term_5() -> Node {
+        leader_with(config(), vec![entry(1, 1), entry(2, 2), entry(3, 2), entry(4, 4), entry(5, 4)])
+    }
+
+    fn reject(conflict_index: LogIndex, conflict_term: Option<Term>) -> Message<u64, ()> {
+        Message::AppendResponse { term: 5, success: false, match_index: 5, conflict_index, conflict_term, read_ctx: 0 }
+    }
+
+    #[test]
+    fn a_rejection_naming_a_term_the_leader_holds_resumes_just_past_its_last_entry_of_that_term() {
+        let mut leader = leader_of_term_5();
+        // Node 2 holds term 2 from index 2 on, longer than the leader's.
+        leader.step(NOW, 2, reject(2, Some(2)));
+        assert_eq!(appends(&leader.take_ready()), vec![(2, 3, 2, vec![4, 5, 6])]);
+    }
+
+    #[test]
+    fn a_rejection_naming_a_term_the_leader_lacks_resumes_at_the_followers_first_entry_of_it() {
+        let mut leader = leader_of_term_5();
+        leader.step(NOW, 2, reject(3, Some(3)));
+        assert_eq!(appends(&leader.take_ready()), vec![(2, 2, 2, vec![3, 4, 5, 6])]);
+    }
+
+    #[test]
+    fn a_short_followers_rejection_resumes_at_its_log_end() {
+        let mut leader = leader_of_term_5();
+        leader.step(NOW, 2, reject(3, None));
+        assert_eq!(appends(&leader.take_ready()), vec![(2, 2, 2, vec![3, 4, 5, 6])]);
+    }
+
+    #[test]
+    fn a_stale_rejection_changes_nothing() {
+        let mut leader = leader_of_term_5();
+        // It answers a probe after 3, but the probe in flight is after 5.
+        leader.step(
+            NOW,
+            2,
+            Message::AppendResponse { term: 5, success: false, match_index: 3, conflict_index: 2, conflict_term: Some(2), read_ctx: 0 },
+        );
+        assert_eq!(appends(&leader.take_ready()), vec![]);
+    }
+
+    /// A follower restored with [1:t1, 2:t2, 3:t2, 4:t2] in term 2.
+    fn follower() -> Node {
+        let disk = Persisted {
+            hard_state: HardState { term: 2, voted_for: None },
+            snapshot: None,
+            entries: vec![entry(1, 1), entry(2, 2), entry(3, 2), entry(4, 2)],
+        };
+        Node::restore(config(), disk, 7, 0)
+    }
+
+    fn append_from_term_3(prev_log_index: LogIndex, prev_log_term: Term, leader_commit: LogIndex) -> Message<u64, ()> {
+        Message::AppendEntries { term: 3, prev_log_index, prev_log_term, entries: Vec::new(), leader_commit, read_ctx: 9 }
+    }
+
+    #[test]
+    fn a_follower_rejects_a_mismatched_prev_with_the_first_index_of_its_conflicting_term() {
+        let mut node = follower();
+        node.step(NOW, 2, append_from_term_3(4, 3, 0));
+        let expected =
+            Message::AppendResponse { term: 3, success: false, match_index: 4, conflict_index: 2, conflict_term: Some(2), read_ctx: 9 };
+        assert_eq!(node.take_ready().messages, vec![(2, expected)]);
+    }
+
+    #[test]
+    fn the_conflict_hint_never_reaches_down_to_the_commit_index() {
+        let mut node = follower();
+        // Through index 2 the leader and this follower agree and commit.
+        node.step(NOW, 2, append_from_term_3(2, 2, 2));
+        node.take_ready();
+        node.step(NOW, 2, append_from_term_3(4, 3, 2));
+        let expected =
+            Message::AppendResponse { term: 3, success: false, match_index: 4, conflict_index: 3, conflict_term: Some(2), read_ctx: 9 };
+        assert_eq!(node.take_ready().messages, vec![(2, expected)]);
+    }
+
+    #[test]
+    fn a_follower_short_of_prev_answers_with_its_log_end() {
+        let mut node = follower();
+        node.step(NOW, 2, append_from_term_3(7, 3, 0));
+        let expected =
+            Message::AppendResponse { term: 3, success: false, match_index: 7, conflict_index: 5, conflict_term: None, read_ctx: 9 };
+        assert_eq!(node.take_ready().messages, vec![(2, expected)]);
+    }
+
+    /// Node 2 streamed to in batches of one entry, three batches in flight
+    /// at most; node 3 still probed (its probe unanswered).
+    fn streaming_leader() -> Node {
+        let mut cfg = config();
+        cfg.max_entries_per_append = 1;
+        cfg.max_in_flight_appends = 3;
+        let mut leader = leader_with(cfg, vec![entry(1, 1)]);
+        let ack = Message::AppendResponse { term: 2, success: true, match_index: 2, conflict_index: 0, conflict_term: None, read_ctx: 0 };
+        leader.step(NOW, 2, ack);
+        assert_eq!(appends(&leader.take_ready()), vec![], "caught up: nothing owed");
+        leader
+    }
+
+    #[test]
+    fn a_streamed_follower_gets_new_entries_up_to_the_in_flight_window() {
+        let mut leader = streaming_leader();
+        for command in 0..5 {
+            leader.propose(NOW, command).expect("leads");
+        }
+        assert_eq!(appends(&leader.take_ready()), vec![(2, 2, 2, vec![3]), (2, 3, 2, vec![4]), (2, 4, 2, vec![5])]);
+    }
+
+    #[test]
+    fn an_ack_in_the_window_frees_one_batch() {
+        let mut leader = streaming_leader();
+        for command in 0..5 {
+            leader.propose(NOW, command).expect("leads");
+        }
+        leader.take_ready();
+        leader.step(
+            NOW,
+            2,
+            Message::AppendResponse { term: 2, success: true, match_index: 3, conflict_index: 0, conflict_term: None, read_ctx: 0 },
+        );
+        assert_eq!(appends(&leader.take_ready()), vec![(2, 5, 2, vec![6])]);
+    }
+}

@@ -371,3 +371,113 @@ impl Server {
         self.sm.time_to_live(lease, remaining_ns)
     }
 }
+
+/// The leader's lease deadlines, one input at a time, on a one-server
+/// cluster (it leads alone and commits what it proposes at once, so each
+/// input's whole effect is in its own output).
+#[cfg(test)]
+mod deadline_tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::raft::{Persisted, RaftConfig};
+    use crate::server::{Clocks, ServerConfig, ServerOutput};
+    use crate::service::StateMachine;
+    use crate::types::{NS_PER_MS, NS_PER_SEC};
+
+    const TTL_NS: u64 = 5 * NS_PER_SEC;
+
+    fn at(now_ns: u64) -> Clocks {
+        Clocks { mono_ns: now_ns, wall_ns: now_ns }
+    }
+
+    /// A lone server and its disk.
+    struct Solo {
+        server: Server,
+        disk: Persisted<Command, StateMachine>,
+    }
+
+    impl Solo {
+        /// Starts from `disk` at `start_ns` and leads from one second later.
+        fn start(disk: Persisted<Command, StateMachine>, start_ns: u64) -> Self {
+            let config = ServerConfig::new(RaftConfig::new(1, BTreeSet::from([1])), ExpiryStrategy::LeaderMonotonic);
+            let mut solo = Solo { server: Server::new(config, disk.clone(), 1, at(start_ns)), disk };
+            solo.server.tick(at(start_ns + NS_PER_SEC));
+            solo.output();
+            assert!(solo.server.is_leader());
+            solo
+        }
+
+        /// The output, its writes made durable first.
+        fn output(&mut self) -> ServerOutput {
+            let output = self.server.take_output();
+            output.persist.iter().cloned().for_each(|op| self.disk.apply(op));
+            output
+        }
+
+        fn ask(&mut self, now_ns: u64, seq: u64, op: Op) -> Vec<Response> {
+            self.server.handle_client(at(now_ns), ClientRequest { client: 1, seq, op });
+            self.output().replies.into_iter().map(|r| r.body).collect()
+        }
+
+        fn deadlines(&self) -> Vec<(LeaseId, u64)> {
+            self.server.tracker.deadlines.iter().collect()
+        }
+
+        /// A lease granted at 2 s.
+        fn granted() -> (Self, LeaseId) {
+            let mut solo = Solo::start(Persisted::default(), 0);
+            let replies = solo.ask(2 * NS_PER_SEC, 1, Op::LeaseGrant { ttl_ns: TTL_NS, id: None });
+            let [Response::LeaseGranted { lease, ttl_ns: TTL_NS }] = replies[..] else { panic!("{replies:?}") };
+            (solo, lease)
+        }
+    }
+
+    #[test]
+    fn a_grant_is_armed_one_ttl_after_the_leader_applies_it() {
+        let (solo, lease) = Solo::granted();
+        assert_eq!(solo.deadlines(), vec![(lease, 2 * NS_PER_SEC + TTL_NS)]);
+    }
+
+    #[test]
+    fn a_keep_alive_moves_the_deadline_to_one_ttl_from_its_answer() {
+        let (mut solo, lease) = Solo::granted();
+        let replies = solo.ask(4 * NS_PER_SEC, 2, Op::LeaseKeepAlive { lease });
+        assert_eq!(replies, vec![Response::KeepAlive { lease, ttl_ns: TTL_NS }]);
+        assert_eq!(solo.deadlines(), vec![(lease, 4 * NS_PER_SEC + TTL_NS)]);
+    }
+
+    #[test]
+    fn the_expiry_is_proposed_at_the_deadline_and_not_a_nanosecond_before() {
+        let (mut solo, lease) = Solo::granted();
+        let deadline_ns = 2 * NS_PER_SEC + TTL_NS;
+        solo.server.tick(at(deadline_ns - 1));
+        assert_eq!(solo.output().events, vec![]);
+        assert_eq!(solo.deadlines(), vec![(lease, deadline_ns)]);
+        solo.server.tick(at(deadline_ns));
+        let events = solo.output().events;
+        assert_eq!(events.first(), Some(&ServerEvent::ExpiryProposed { lease }));
+        assert!(events.iter().any(|e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease)), "{events:?}");
+        assert_eq!(solo.deadlines(), vec![], "an ended lease leaves no deadline");
+    }
+
+    #[test]
+    fn a_revoked_lease_is_disarmed_and_refused_a_keep_alive() {
+        let (mut solo, lease) = Solo::granted();
+        solo.ask(3 * NS_PER_SEC, 2, Op::LeaseRevoke { lease });
+        assert_eq!(solo.deadlines(), vec![]);
+        assert_eq!(solo.ask(3 * NS_PER_SEC, 3, Op::LeaseKeepAlive { lease }), vec![Response::Error(ServiceError::LeaseNotFound { lease })]);
+    }
+
+    /// The old leader may have renewed a lease it granted right up to its
+    /// last moment, so a new leader gives it the extension on top of a full
+    /// TTL (etcd's `Promote`), counted from when it applies the grant.
+    #[test]
+    fn a_grant_of_an_earlier_term_is_armed_with_the_promote_extension() {
+        let (solo, lease) = Solo::granted();
+        let restarted = Solo::start(solo.disk, 20 * NS_PER_SEC);
+        let extension_ns = restarted.server.config.promote_extension_ns;
+        assert_eq!(extension_ns, 300 * NS_PER_MS, "the largest election timeout");
+        assert_eq!(restarted.deadlines(), vec![(lease, 21 * NS_PER_SEC + extension_ns + TTL_NS)]);
+    }
+}

@@ -240,17 +240,7 @@ impl AuthStore {
     /// without a new revision, e.g. granting a role already granted).
     fn change(&mut self, change: &AuthChange) -> Result<bool, AuthError> {
         match change {
-            AuthChange::Enable { token_key } => {
-                if self.enabled {
-                    return Ok(false);
-                }
-                let root = self.users.get(ROOT).ok_or(AuthError::RootUserNotExist)?;
-                if !root.roles.contains(ROOT) {
-                    return Err(AuthError::RootRoleNotExist);
-                }
-                self.enabled = true;
-                self.token_key = token_key.clone();
-            }
+            AuthChange::Enable { token_key } => return self.enable(token_key),
             AuthChange::Disable => {
                 if !self.enabled {
                     return Ok(false);
@@ -295,27 +285,12 @@ impl AuthStore {
                 }
                 self.roles.insert(name.clone(), Role::default());
             }
-            AuthChange::RoleDelete { name } => {
-                if self.enabled && name == ROOT {
-                    return Err(AuthError::InvalidAuthMgmt);
-                }
-                self.roles.remove(name).ok_or(AuthError::RoleNotFound)?;
-                for user in self.users.values_mut() {
-                    user.roles.remove(name);
-                }
-            }
+            AuthChange::RoleDelete { name } => self.delete_role(name)?,
             AuthChange::RoleGrantPermission { name, perm } => {
                 let role = self.roles.get_mut(name).ok_or(AuthError::RoleNotFound)?;
                 role.grant(perm.clone());
             }
-            AuthChange::RoleRevokePermission { name, key, range_end } => {
-                let role = self.roles.get_mut(name).ok_or(AuthError::RoleNotFound)?;
-                let before = role.perms.len();
-                role.perms.retain(|p| !(p.key == *key && p.range_end == *range_end));
-                if role.perms.len() == before {
-                    return Err(AuthError::PermissionNotGranted);
-                }
-            }
+            AuthChange::RoleRevokePermission { name, key, range_end } => self.revoke_permission(name, key, range_end)?,
             // Reads are answered by `apply` and change nothing.
             AuthChange::UserGet { .. }
             | AuthChange::UserList
@@ -325,6 +300,43 @@ impl AuthStore {
             | AuthChange::Revision => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// etcd's `AuthEnable`: only with a root user holding the root role.
+    fn enable(&mut self, token_key: &str) -> Result<bool, AuthError> {
+        if self.enabled {
+            return Ok(false);
+        }
+        let root = self.users.get(ROOT).ok_or(AuthError::RootUserNotExist)?;
+        if !root.roles.contains(ROOT) {
+            return Err(AuthError::RootRoleNotExist);
+        }
+        self.enabled = true;
+        self.token_key = token_key.to_string();
+        Ok(true)
+    }
+
+    /// etcd's `RoleDelete`: the role leaves every user holding it too.
+    fn delete_role(&mut self, name: &str) -> Result<(), AuthError> {
+        if self.enabled && name == ROOT {
+            return Err(AuthError::InvalidAuthMgmt);
+        }
+        self.roles.remove(name).ok_or(AuthError::RoleNotFound)?;
+        for user in self.users.values_mut() {
+            user.roles.remove(name);
+        }
+        Ok(())
+    }
+
+    /// etcd's `RoleRevokePermission`: the exact (key, range end) granted.
+    fn revoke_permission(&mut self, name: &str, key: &[u8], range_end: &[u8]) -> Result<(), AuthError> {
+        let role = self.roles.get_mut(name).ok_or(AuthError::RoleNotFound)?;
+        let before = role.perms.len();
+        role.perms.retain(|p| !(p.key == key && p.range_end == range_end));
+        if role.perms.len() == before {
+            return Err(AuthError::PermissionNotGranted);
+        }
+        Ok(())
     }
 
     /// etcd's `UserGrantRole`: the role `root` need not exist.

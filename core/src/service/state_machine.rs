@@ -11,7 +11,7 @@
 //! the clock-skew research measures. Skew is not the only source: a server that
 //! applies an entry late (catching up after an isolation, or replaying its log
 //! after a restart) judges it by its clock at that later moment, as the Raft
-//! lock-service design's design does ("a follower might apply the log entry
+//! lock-service design does ("a follower might apply the log entry
 //! after the lock has already expired").
 //!
 //! Operations that end a lease or free a lock only mark keys; grants happen

@@ -70,7 +70,7 @@ pub const JUDGED: &[&str] = &["state-machine-safety", "token-monotonic"];
 pub const JUDGED_MONOTONIC: &[&str] = &["release-by-owner", "lease-early-expiry", "fifo-order", "keepalive-after-revoke"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Violation {
+pub struct ServiceViolation {
     pub check: &'static str,
     pub at_ns: u64,
     pub detail: String,
@@ -108,10 +108,10 @@ struct ServerModel {
     checked_through: LogIndex,
 }
 
-pub struct Checker {
+pub struct ServiceChecker {
     settings: CheckSettings,
     /// The harness's own rules' violations, as they fired.
-    own: Vec<Violation>,
+    own: Vec<ServiceViolation>,
     /// Everything the judge judges, in harness (true) time order.
     obs: Vec<Obs>,
     servers: BTreeMap<NodeId, ServerModel>,
@@ -123,9 +123,9 @@ pub struct Checker {
     pub seen: BTreeMap<&'static str, u64>,
 }
 
-impl Checker {
+impl ServiceChecker {
     pub fn new(settings: CheckSettings) -> Self {
-        Checker {
+        ServiceChecker {
             settings,
             own: Vec::new(),
             obs: Vec::new(),
@@ -139,12 +139,12 @@ impl Checker {
     }
 
     fn fire(&mut self, check: &'static str, at_ns: u64, detail: String) {
-        self.own.push(Violation { check, at_ns, detail });
+        self.own.push(ServiceViolation { check, at_ns, detail });
     }
 
     /// Every violation so far: the judge's verdicts on the recorded
     /// observations, then the harness's own rules', each in time order.
-    pub fn violations(&self) -> Vec<Violation> {
+    pub fn violations(&self) -> Vec<ServiceViolation> {
         let mut all = self.judged();
         all.extend(self.own.iter().cloned());
         all
@@ -159,7 +159,7 @@ impl Checker {
     /// so the run never leaves the design's assumptions and needs no clock
     /// histories; the end-of-run and workload-specific invariants
     /// (liveness, linearizable, task and belief rules) are not the harness's.
-    fn judged(&self) -> Vec<Violation> {
+    fn judged(&self) -> Vec<ServiceViolation> {
         let ids = match self.settings.monotonic() {
             true => [JUDGED, JUDGED_MONOTONIC].concat(),
             false => JUDGED.to_vec(),
@@ -170,7 +170,7 @@ impl Checker {
     }
 
     /// The judge's invariants `ids` over `obs`.
-    fn judge(&self, ids: &[&str], obs: Vec<Obs>) -> Vec<Violation> {
+    fn judge(&self, ids: &[&str], obs: Vec<Obs>) -> Vec<ServiceViolation> {
         let end_ns = obs.last().map_or(0, |o| o.at_ns);
         let obs = ObsLog::from(obs);
         let clocks = BTreeMap::new();
@@ -192,7 +192,7 @@ impl Checker {
             .iter()
             .filter(|(id, _)| ids.contains(id))
             .flat_map(|(_, check)| check(&run))
-            .map(|v| Violation { check: v.invariant, at_ns: v.at_ns, detail: v.detail })
+            .map(|v| ServiceViolation { check: v.invariant, at_ns: v.at_ns, detail: v.detail })
             .collect()
     }
 

@@ -14,11 +14,11 @@ use leasesim_core::{ClientId, LeaseId, NodeId, NS_PER_MS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::checker::Checker;
+use super::checker::ServiceChecker;
 use super::rpc::{Answer, Rpc};
 
 /// Feeds what an answer proves to the checker.
-pub fn report(checker: &mut Checker, now_ns: u64, answer: &Answer) {
+pub fn report(checker: &mut ServiceChecker, now_ns: u64, answer: &Answer) {
     match (&answer.req.op, &answer.body) {
         (Op::LeaseGrant { .. }, Response::LeaseGranted { lease, ttl_ns }) => {
             checker.lease_acked(now_ns, answer.req.client, *lease, answer.first_sent_ns, *ttl_ns, false)
@@ -145,7 +145,7 @@ impl LockClient {
         }
     }
 
-    pub fn on_response(&mut self, now_ns: u64, resp: ClientResponse, checker: &mut Checker) {
+    pub fn on_response(&mut self, now_ns: u64, resp: ClientResponse, checker: &mut ServiceChecker) {
         if now_ns < self.silent_until_ns {
             return;
         }
@@ -266,7 +266,7 @@ impl KvClient {
         self.in_flight = Some(seq);
     }
 
-    pub fn on_response(&mut self, now_ns: u64, resp: ClientResponse, checker: &mut Checker) {
+    pub fn on_response(&mut self, now_ns: u64, resp: ClientResponse, checker: &mut ServiceChecker) {
         let Some(answer) = self.rpc.on_response(now_ns, resp) else { return };
         report(checker, now_ns, &answer);
         match (&answer.req.op, &answer.body) {
@@ -344,7 +344,7 @@ impl RegistryClient {
         }
     }
 
-    pub fn on_response(&mut self, now_ns: u64, resp: ClientResponse, checker: &mut Checker) {
+    pub fn on_response(&mut self, now_ns: u64, resp: ClientResponse, checker: &mut ServiceChecker) {
         if now_ns >= self.dies_at_ns {
             return;
         }
@@ -404,7 +404,7 @@ impl ManualClient {
         ManualClient { rpc: Rpc::new(id, servers), answers: BTreeMap::new(), raw: Vec::new() }
     }
 
-    pub fn on_response(&mut self, now_ns: u64, resp: ClientResponse, checker: &mut Checker) {
+    pub fn on_response(&mut self, now_ns: u64, resp: ClientResponse, checker: &mut ServiceChecker) {
         self.raw.push(resp.clone());
         if let Some(answer) = self.rpc.on_response(now_ns, resp) {
             report(checker, now_ns, &answer);
@@ -431,7 +431,7 @@ impl Driver {
         }
     }
 
-    pub fn on_response(&mut self, now_ns: u64, resp: ClientResponse, checker: &mut Checker) {
+    pub fn on_response(&mut self, now_ns: u64, resp: ClientResponse, checker: &mut ServiceChecker) {
         match self {
             Driver::Lock(c) => c.on_response(now_ns, resp, checker),
             Driver::Kv(c) => c.on_response(now_ns, resp, checker),

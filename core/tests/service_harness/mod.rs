@@ -24,20 +24,20 @@ use leasesim_core::{ClientId, ExpiryStrategy, NodeId, NS_PER_MS, NS_PER_SEC};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use checker::{CheckSettings, Checker, Violation};
+use checker::{CheckSettings, ServiceChecker, ServiceViolation};
 use drivers::{Driver, KvClient, LockClient, ManualClient, RegistryClient};
-use net::{Delivery, Fault, NetFaults, Partitions, Payload, Proc, Target};
+use net::{Delivery, DeliveryFaults, Partitions, Payload, Proc, Target, TimelineFault};
 use rpc::Answer;
 
 pub const TTL_NS: u64 = NS_PER_SEC;
 
 #[derive(Clone, Debug)]
-pub struct ClusterConfig {
+pub struct ServiceClusterConfig {
     pub servers: u64,
     pub expiry: ExpiryStrategy,
     pub bugs: Bugs,
     pub seed: u64,
-    pub net: NetFaults,
+    pub net: DeliveryFaults,
     pub snapshot_every_entries: u64,
     pub checkpoint_interval_ns: Option<u64>,
     /// Each server's wall clock is off true time by up to this much.
@@ -47,14 +47,14 @@ pub struct ClusterConfig {
     pub keepalive_read_index: bool,
 }
 
-impl ClusterConfig {
+impl ServiceClusterConfig {
     pub fn new(servers: u64, seed: u64) -> Self {
-        ClusterConfig {
+        ServiceClusterConfig {
             servers,
             expiry: ExpiryStrategy::LeaderMonotonic,
             bugs: Bugs::default(),
             seed,
-            net: NetFaults::calm(),
+            net: DeliveryFaults::calm(),
             snapshot_every_entries: 40,
             checkpoint_interval_ns: None,
             wall_skew_ns: 0,
@@ -65,8 +65,8 @@ impl ClusterConfig {
 
 type Image = Persisted<Command, StateMachine>;
 
-pub struct Cluster {
-    pub cfg: ClusterConfig,
+pub struct ServiceCluster {
+    pub cfg: ServiceClusterConfig,
     pub now_ns: u64,
     servers: BTreeMap<NodeId, Option<Server>>,
     disks: BTreeMap<NodeId, Image>,
@@ -76,9 +76,9 @@ pub struct Cluster {
     queue: BTreeMap<(u64, u64), Delivery>,
     next_seq: u64,
     rng: ChaCha8Rng,
-    pub checker: Checker,
+    pub checker: ServiceChecker,
     partitions: Partitions,
-    timeline: Vec<(u64, Fault)>,
+    timeline: Vec<(u64, TimelineFault)>,
     last_crashed: Option<NodeId>,
     restarts: u64,
     pub messages_delivered: u64,
@@ -87,8 +87,8 @@ pub struct Cluster {
     pub record_events: bool,
 }
 
-impl Cluster {
-    pub fn new(cfg: ClusterConfig) -> Self {
+impl ServiceCluster {
+    pub fn new(cfg: ServiceClusterConfig) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
         let ids: Vec<NodeId> = (1..=cfg.servers).collect();
         let offsets = ids
@@ -104,7 +104,7 @@ impl Cluster {
             extension_ns: RaftConfig::new(1, BTreeSet::new()).election_timeout_max_ns,
             checkpoints: cfg.checkpoint_interval_ns.is_some(),
         };
-        let mut cluster = Cluster {
+        let mut cluster = ServiceCluster {
             now_ns: 0,
             servers: BTreeMap::new(),
             disks: ids.iter().map(|id| (*id, Image::default())).collect(),
@@ -113,7 +113,7 @@ impl Cluster {
             queue: BTreeMap::new(),
             next_seq: 0,
             rng,
-            checker: Checker::new(settings),
+            checker: ServiceChecker::new(settings),
             partitions: Partitions::default(),
             timeline: Vec::new(),
             last_crashed: None,
@@ -322,28 +322,28 @@ impl Cluster {
         self.clients.clear();
     }
 
-    fn apply_fault(&mut self, fault: Fault) {
-        let resolve = |c: &Cluster, target: Target| match target {
+    fn apply_fault(&mut self, fault: TimelineFault) {
+        let resolve = |c: &ServiceCluster, target: Target| match target {
             Target::Server(id) => Some(id),
             Target::Leader => c.leader(),
         };
         match fault {
-            Fault::Crash(target) => {
+            TimelineFault::Crash(target) => {
                 if let Some(id) = resolve(self, target) {
                     self.crash(id);
                 }
             }
-            Fault::Restart(_) => {
+            TimelineFault::Restart(_) => {
                 if let Some(id) = self.last_crashed.take() {
                     self.restart(id);
                 }
             }
-            Fault::Isolate { target, clients } => {
+            TimelineFault::Isolate { target, clients } => {
                 if let Some(id) = resolve(self, target) {
                     self.isolate(id, clients);
                 }
             }
-            Fault::Heal => self.heal(),
+            TimelineFault::Heal => self.heal(),
         }
     }
 
@@ -492,7 +492,7 @@ impl Cluster {
         self.run_until(self.now_ns + for_ns);
     }
 
-    pub fn violations(&self) -> Vec<Violation> {
+    pub fn violations(&self) -> Vec<ServiceViolation> {
         self.checker.violations()
     }
 

@@ -33,22 +33,22 @@ pub struct Delivery {
 
 /// Message-level faults, drawn per message from the seed.
 #[derive(Clone, Copy, Debug)]
-pub struct NetFaults {
+pub struct DeliveryFaults {
     pub drop: f64,
     pub duplicate: f64,
     /// One-way delay range; random delays reorder messages.
     pub delay_ns: (u64, u64),
 }
 
-impl NetFaults {
+impl DeliveryFaults {
     pub fn calm() -> Self {
-        NetFaults { drop: 0.0, duplicate: 0.0, delay_ns: (NS_PER_MS, 5 * NS_PER_MS) }
+        DeliveryFaults { drop: 0.0, duplicate: 0.0, delay_ns: (NS_PER_MS, 5 * NS_PER_MS) }
     }
 }
 
 /// Process-level faults of the timeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
+pub enum TimelineFault {
     Crash(Target),
     Restart(NodeId),
     /// Cut a server off from the other servers (and from clients if `clients`).
@@ -68,19 +68,19 @@ pub enum Target {
 
 /// Draws a fault timeline: one fault at a time, each undone before the next,
 /// so a majority always works and the cluster can make progress.
-pub fn draw_timeline(rng: &mut ChaCha8Rng, servers: u64, start_ns: u64, end_ns: u64) -> Vec<(u64, Fault)> {
+pub fn draw_timeline(rng: &mut ChaCha8Rng, servers: u64, start_ns: u64, end_ns: u64) -> Vec<(u64, TimelineFault)> {
     let mut timeline = Vec::new();
     let mut t = start_ns + rng.gen_range(300..1500) * NS_PER_MS;
     while t < end_ns {
         let target = if rng.gen_bool(0.5) { Target::Leader } else { Target::Server(rng.gen_range(1..=servers)) };
         let length_ns = rng.gen_range(200..1500) * NS_PER_MS;
         if rng.gen_bool(0.5) {
-            timeline.push((t, Fault::Crash(target)));
+            timeline.push((t, TimelineFault::Crash(target)));
             // Restart is resolved against whoever the crash hit.
-            timeline.push((t + length_ns, Fault::Restart(0)));
+            timeline.push((t + length_ns, TimelineFault::Restart(0)));
         } else {
-            timeline.push((t, Fault::Isolate { target, clients: rng.gen_bool(0.5) }));
-            timeline.push((t + length_ns, Fault::Heal));
+            timeline.push((t, TimelineFault::Isolate { target, clients: rng.gen_bool(0.5) }));
+            timeline.push((t + length_ns, TimelineFault::Heal));
         }
         t += length_ns + rng.gen_range(300..1500) * NS_PER_MS;
     }

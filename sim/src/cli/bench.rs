@@ -3,7 +3,7 @@
 //! core, runs per minute, events and messages per second, peak memory of
 //! one run (a child process per scenario, so its figure is its own) and of
 //! the whole bench, and the hosting overhead: messages the pure core
-//! harness (core's testkit, no async runtime, no world) steps per second
+//! harness (leasesim-testkit, no async runtime, no world) steps per second
 //! against what the simulator steps.
 //!
 //! Where the time goes, measured in the same runs (`run::phases`): the
@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use leasesim_core::testkit::{Cluster, ClusterOptions, NetFaults};
+use leasesim_testkit::{NetFaults, RaftCluster, RaftClusterOptions};
 use serde::Serialize;
 
 use crate::run::phases::{self, PhaseTicks};
@@ -196,10 +196,10 @@ fn harness_rate(s: &Scenario, commits_per_sim_s: f64) -> f64 {
         min_delay_ns: s.network.latency_ns.0,
         max_delay_ns: s.network.latency_ns.1.max(s.network.latency_ns.0),
     };
-    let mut options = ClusterOptions::new(s.cluster.servers as usize).seed(1).net(net).compact_every(1024);
+    let mut options = RaftClusterOptions::new(s.cluster.servers as usize).seed(1).net(net).compact_every(1024);
     options.check_log_matching = false;
     options.check_durability = false;
-    let mut cluster = Cluster::new(options);
+    let mut cluster = RaftCluster::new(options);
     let per_ms = (commits_per_sim_s / 1000.0).max(0.001);
     let started = Instant::now();
     let (mut owed, mut command) = (0.0, 0u64);

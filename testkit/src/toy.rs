@@ -3,8 +3,8 @@
 //! in the same order hold equal values, so comparing them (and snapshots)
 //! checks State Machine Safety cheaply and keeps snapshots small.
 
-use crate::raft::{Entry, Payload};
-use crate::types::LogIndex;
+use leasesim_core::raft::{Entry, Payload};
+use leasesim_core::types::LogIndex;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToyState {

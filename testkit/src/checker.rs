@@ -19,15 +19,15 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::raft::{Entry, RaftNode, Snapshot};
-use crate::types::{fmt_secs, LogIndex, NodeId, Term};
+use leasesim_core::raft::{Entry, RaftNode, Snapshot};
+use leasesim_core::types::{fmt_secs, LogIndex, NodeId, Term};
 
-use super::toy::ToyState;
+use crate::toy::ToyState;
 
 pub type TestNode = RaftNode<u64, ToyState>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ViolationKind {
+pub enum RaftViolationKind {
     ElectionSafety,
     LogMatching,
     LeaderCompleteness,
@@ -43,14 +43,14 @@ pub enum ViolationKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Violation {
-    pub kind: ViolationKind,
+pub struct RaftViolation {
+    pub kind: RaftViolationKind,
     /// Global simulated time when it was seen.
     pub at_ns: u64,
     pub detail: String,
 }
 
-impl fmt::Display for Violation {
+impl fmt::Display for RaftViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?} violated at {}: {}", self.kind, fmt_secs(self.at_ns), self.detail)
     }
@@ -58,7 +58,7 @@ impl fmt::Display for Violation {
 
 /// What the observer has learnt so far.
 #[derive(Clone, Debug, Default)]
-pub struct Checker {
+pub struct RaftChecker {
     /// Who led each term.
     leaders: BTreeMap<Term, NodeId>,
     /// Every entry some node applied, with the applier's term at the time:
@@ -70,17 +70,17 @@ pub struct Checker {
     pub max_applied: LogIndex,
 }
 
-type Check = Result<(), (ViolationKind, String)>;
+type Check = Result<(), (RaftViolationKind, String)>;
 
-fn fail(kind: ViolationKind, detail: String) -> Check {
+fn fail(kind: RaftViolationKind, detail: String) -> Check {
     Err((kind, detail))
 }
 
-impl Checker {
+impl RaftChecker {
     /// Election Safety, for a node that currently leads.
     pub fn on_leader(&mut self, id: NodeId, term: Term) -> Check {
         match self.leaders.insert(term, id) {
-            Some(other) if other != id => fail(ViolationKind::ElectionSafety, format!("nodes {other} and {id} both led term {term}")),
+            Some(other) if other != id => fail(RaftViolationKind::ElectionSafety, format!("nodes {other} and {id} both led term {term}")),
             _ => Ok(()),
         }
     }
@@ -93,7 +93,7 @@ impl Checker {
             }
             if node.entry(*index) != Some(entry) {
                 return fail(
-                    ViolationKind::LeaderCompleteness,
+                    RaftViolationKind::LeaderCompleteness,
                     format!(
                         "node {} leads term {} without the entry committed at index {index} by term {committed_in} \
                          ({entry:?}); it holds {:?}",
@@ -112,14 +112,14 @@ impl Checker {
     pub fn on_apply(&mut self, id: NodeId, term: Term, before: &ToyState, entry: &Entry<u64>) -> Check {
         if entry.index != before.applied_index + 1 {
             return fail(
-                ViolationKind::StateMachineSafety,
+                RaftViolationKind::StateMachineSafety,
                 format!("node {id} applied index {} right after {}", entry.index, before.applied_index),
             );
         }
         match self.committed.get(&entry.index) {
             Some((known, _)) if known != entry => {
                 return fail(
-                    ViolationKind::StateMachineSafety,
+                    RaftViolationKind::StateMachineSafety,
                     format!("node {id} applied {entry:?} at index {}, but {known:?} was applied there before", entry.index),
                 );
             }
@@ -137,7 +137,7 @@ impl Checker {
     pub fn on_state(&mut self, id: NodeId, state: &ToyState) -> Check {
         match self.states.get(&state.applied_index) {
             Some(known) if known != state => fail(
-                ViolationKind::StateMachineSafety,
+                RaftViolationKind::StateMachineSafety,
                 format!("node {id} state at index {} is {state:?}, another node had {known:?}", state.applied_index),
             ),
             Some(_) => Ok(()),
@@ -151,14 +151,14 @@ impl Checker {
     pub fn on_install(&mut self, id: NodeId, snapshot: &Snapshot<ToyState>) -> Check {
         if snapshot.data.applied_index != snapshot.last_index {
             return fail(
-                ViolationKind::StateMachineSafety,
+                RaftViolationKind::StateMachineSafety,
                 format!("node {id} got a snapshot at {} holding state at {}", snapshot.last_index, snapshot.data.applied_index),
             );
         }
         if let Some((entry, _)) = self.committed.get(&snapshot.last_index) {
             if entry.term != snapshot.last_term {
                 return fail(
-                    ViolationKind::StateMachineSafety,
+                    RaftViolationKind::StateMachineSafety,
                     format!(
                         "node {id} got a snapshot ending at {} with term {}, but the entry applied there has term {}",
                         snapshot.last_index, snapshot.last_term, entry.term
@@ -198,7 +198,7 @@ pub fn check_log_matching(a: &TestNode, b: &TestNode) -> Check {
         let (ea, eb) = (a.entry(index), b.entry(index));
         if ea != eb {
             return fail(
-                ViolationKind::LogMatching,
+                RaftViolationKind::LogMatching,
                 format!(
                     "nodes {} and {} both hold an entry of term {:?} at index {top} but differ at index {index}: \
                      {ea:?} vs {eb:?}",

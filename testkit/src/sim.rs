@@ -3,10 +3,10 @@
 //! deadline is on its own drifting clock, converted to global time). Ties
 //! break by a fixed order, so a run is a pure function of the seed.
 
-use crate::types::NodeId;
+use leasesim_core::types::NodeId;
 
-use super::checker::ViolationKind;
-use super::cluster::Cluster;
+use crate::checker::RaftViolationKind;
+use crate::cluster::RaftCluster;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
@@ -17,7 +17,7 @@ enum Event {
 /// Events allowed at one instant before the run is declared stuck.
 const MAX_EVENTS_PER_INSTANT: u32 = 100_000;
 
-impl Cluster {
+impl RaftCluster {
     fn next_event(&self) -> Option<(u64, Event)> {
         let mut best = self.net.next_delivery_ns().map(|at| (at, Event::Deliver));
         for (id, slot) in &self.slots {
@@ -48,7 +48,7 @@ impl Cluster {
 
     /// Runs until `done` holds (checked after each event) or `max_ns` of
     /// global time pass. Returns whether `done` held.
-    pub fn run_until(&mut self, max_ns: u64, mut done: impl FnMut(&Cluster) -> bool) -> bool {
+    pub fn run_until(&mut self, max_ns: u64, mut done: impl FnMut(&RaftCluster) -> bool) -> bool {
         if done(self) {
             return true;
         }
@@ -60,7 +60,7 @@ impl Cluster {
         reached
     }
 
-    fn run_events(&mut self, until_ns: u64, mut done: impl FnMut(&Cluster) -> bool) -> bool {
+    fn run_events(&mut self, until_ns: u64, mut done: impl FnMut(&RaftCluster) -> bool) -> bool {
         let mut same_instant = 0;
         let mut since_prune = 0u32;
         while self.violation().is_none() {
@@ -72,7 +72,7 @@ impl Cluster {
             }
             same_instant = if at == self.now_ns { same_instant + 1 } else { 0 };
             if same_instant > MAX_EVENTS_PER_INSTANT {
-                self.record(ViolationKind::Liveness, format!("{MAX_EVENTS_PER_INSTANT} events at one instant: stuck"));
+                self.record(RaftViolationKind::Liveness, format!("{MAX_EVENTS_PER_INSTANT} events at one instant: stuck"));
                 return false;
             }
             self.now_ns = self.now_ns.max(at);

@@ -4,19 +4,19 @@
 //! second vote in one term), which is how durability mistakes surface as
 //! readable violations.
 
-use crate::raft::{PersistOp, Persisted};
-use crate::types::LogIndex;
+use leasesim_core::raft::{PersistOp, Persisted};
+use leasesim_core::types::LogIndex;
 
-use super::toy::ToyState;
+use crate::toy::ToyState;
 
 #[derive(Clone, Debug, Default)]
-pub struct Disk {
+pub struct TestDisk {
     pub persisted: Persisted<u64, ToyState>,
     /// PersistOps carried out so far (for statistics).
     pub writes: u64,
 }
 
-impl Disk {
+impl TestDisk {
     pub fn snapshot_index(&self) -> LogIndex {
         self.persisted.snapshot_index()
     }

@@ -12,16 +12,16 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::bugs::Bugs;
-use crate::raft::{ConfChange, RaftConfig};
-use crate::types::{NodeId, NS_PER_MS};
+use leasesim_core::bugs::Bugs;
+use leasesim_core::raft::{ConfChange, RaftConfig};
+use leasesim_core::types::{NodeId, NS_PER_MS};
 
-use super::checker::{Violation, ViolationKind};
-use super::cluster::{Cluster, ClusterOptions, Stats};
-use super::network::NetFaults;
+use crate::checker::{RaftViolation, RaftViolationKind};
+use crate::cluster::{RaftCluster, RaftClusterOptions, Stats};
+use crate::network::NetFaults;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
+pub enum ScheduledFault {
     Crash(u8),
     Restart(u8),
     /// Cut one node off from all others.
@@ -52,7 +52,7 @@ pub struct Schedule {
     pub compact_every: u8,
     pub fault_phase_ms: u32,
     /// Faults at offsets (ms) into the fault phase.
-    pub faults: Vec<(u16, Fault)>,
+    pub faults: Vec<(u16, ScheduledFault)>,
     pub pre_vote: bool,
     pub check_quorum: bool,
     pub bugs: Bugs,
@@ -86,21 +86,21 @@ impl Schedule {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_5eed);
         let fault_phase_ms = 2_000;
         let fault_count = rng.gen_range(0..=10);
-        let mut faults: Vec<(u16, Fault)> = (0..fault_count)
+        let mut faults: Vec<(u16, ScheduledFault)> = (0..fault_count)
             .map(|_| {
                 let at = rng.gen_range(0..fault_phase_ms) as u16;
                 let n = rng.gen_range(0..8u8);
                 let fault = match rng.gen_range(0..10) {
-                    0 => Fault::Crash(n),
-                    1 => Fault::Restart(n),
-                    2 => Fault::Isolate(n),
-                    3 => Fault::Partition(rng.gen()),
-                    4 => Fault::Heal,
-                    5 => Fault::AddServer(n),
-                    6 => Fault::RemoveServer(n),
-                    7 => Fault::Compact(n),
-                    8 => Fault::Read(n),
-                    _ => Fault::ClockJump(n, rng.gen_range(0..500)),
+                    0 => ScheduledFault::Crash(n),
+                    1 => ScheduledFault::Restart(n),
+                    2 => ScheduledFault::Isolate(n),
+                    3 => ScheduledFault::Partition(rng.gen()),
+                    4 => ScheduledFault::Heal,
+                    5 => ScheduledFault::AddServer(n),
+                    6 => ScheduledFault::RemoveServer(n),
+                    7 => ScheduledFault::Compact(n),
+                    8 => ScheduledFault::Read(n),
+                    _ => ScheduledFault::ClockJump(n, rng.gen_range(0..500)),
                 };
                 (at, fault)
             })
@@ -124,13 +124,13 @@ impl Schedule {
         }
     }
 
-    pub fn cluster_options(&self) -> ClusterOptions {
+    pub fn cluster_options(&self) -> RaftClusterOptions {
         let mut raft = RaftConfig::new(0, Default::default());
         raft.bugs = self.bugs;
         raft.pre_vote = self.pre_vote;
         raft.check_quorum = self.check_quorum;
         raft.max_entries_per_append = 8;
-        ClusterOptions {
+        RaftClusterOptions {
             voters: self.voters.max(1) as usize,
             spares: self.spares as usize,
             raft,
@@ -166,25 +166,25 @@ pub const LIVENESS_ELECTION_TIMEOUTS: u64 = 10;
 
 /// Runs a schedule: fault phase, heal, liveness phase. The first safety or
 /// liveness violation comes back as the error.
-pub fn run_schedule(schedule: &Schedule) -> Result<RunSummary, Violation> {
+pub fn run_schedule(schedule: &Schedule) -> Result<RunSummary, RaftViolation> {
     run_schedule_with(schedule, schedule.cluster_options()).0
 }
 
 /// Runs with a trace kept, returning the trace too (for failure reports).
-pub fn run_schedule_traced(schedule: &Schedule) -> (Result<RunSummary, Violation>, String) {
+pub fn run_schedule_traced(schedule: &Schedule) -> (Result<RunSummary, RaftViolation>, String) {
     let mut opts = schedule.cluster_options();
     opts.trace = true;
     run_schedule_with(schedule, opts)
 }
 
-fn run_schedule_with(schedule: &Schedule, opts: ClusterOptions) -> (Result<RunSummary, Violation>, String) {
-    let mut c = Cluster::new(opts);
+fn run_schedule_with(schedule: &Schedule, opts: RaftClusterOptions) -> (Result<RunSummary, RaftViolation>, String) {
+    let mut c = RaftCluster::new(opts);
     let result = drive(&mut c, schedule);
     let trace = c.trace();
     (result, trace)
 }
 
-fn drive(c: &mut Cluster, schedule: &Schedule) -> Result<RunSummary, Violation> {
+fn drive(c: &mut RaftCluster, schedule: &Schedule) -> Result<RunSummary, RaftViolation> {
     let total = c.ids().len() as u64;
     let node = |n: u8| 1 + n as u64 % total;
     let fault_end_ns = schedule.fault_phase_ms as u64 * NS_PER_MS;
@@ -225,36 +225,36 @@ fn drive(c: &mut Cluster, schedule: &Schedule) -> Result<RunSummary, Violation> 
     Ok(RunSummary { stats: c.stats.clone(), sim_ns: c.now_ns(), recovery_ns: c.now_ns() - healed_at })
 }
 
-fn apply_fault(c: &mut Cluster, fault: Fault, node: impl Fn(u8) -> NodeId) {
+fn apply_fault(c: &mut RaftCluster, fault: ScheduledFault, node: impl Fn(u8) -> NodeId) {
     match fault {
-        Fault::Crash(n) => c.crash(node(n)),
-        Fault::Restart(n) => c.restart(node(n)),
-        Fault::Isolate(n) => c.isolate(node(n)),
-        Fault::Partition(mask) => {
+        ScheduledFault::Crash(n) => c.crash(node(n)),
+        ScheduledFault::Restart(n) => c.restart(node(n)),
+        ScheduledFault::Isolate(n) => c.isolate(node(n)),
+        ScheduledFault::Partition(mask) => {
             let ids = c.ids();
             let (a, b): (Vec<NodeId>, Vec<NodeId>) = ids.iter().partition(|&&id| mask & (1 << ((id - 1) % 8)) != 0);
             c.partition(&[&a, &b]);
         }
-        Fault::Heal => heal_everything(c),
-        Fault::AddServer(n) => {
+        ScheduledFault::Heal => heal_everything(c),
+        ScheduledFault::AddServer(n) => {
             if let Some(leader) = c.leader() {
                 let _ = c.propose_conf_change(leader, ConfChange::AddServer(node(n)));
             }
         }
-        Fault::RemoveServer(n) => {
+        ScheduledFault::RemoveServer(n) => {
             if let Some(leader) = c.leader() {
                 let _ = c.propose_conf_change(leader, ConfChange::RemoveServer(node(n)));
             }
         }
-        Fault::Compact(n) => c.compact(node(n)),
-        Fault::Read(n) => {
+        ScheduledFault::Compact(n) => c.compact(node(n)),
+        ScheduledFault::Read(n) => {
             let _ = c.read_index(node(n));
         }
-        Fault::ClockJump(n, ms) => c.advance_clock(node(n), ms as u64 * NS_PER_MS),
+        ScheduledFault::ClockJump(n, ms) => c.advance_clock(node(n), ms as u64 * NS_PER_MS),
     }
 }
 
-fn heal_everything(c: &mut Cluster) {
+fn heal_everything(c: &mut RaftCluster) {
     c.heal();
     c.net.faults.drop_permille = 0;
     c.net.faults.dup_permille = 0;
@@ -265,7 +265,7 @@ fn heal_everything(c: &mut Cluster) {
 
 /// After healing: within a bounded number of election timeouts some leader
 /// must have committed an entry of its term and then a fresh proposal.
-fn check_liveness(c: &mut Cluster, first_probe: u64) -> Result<(), Violation> {
+fn check_liveness(c: &mut RaftCluster, first_probe: u64) -> Result<(), RaftViolation> {
     let timeout_ns = c.opts.raft.election_timeout_max_ns;
     let deadline_ns = c.now_ns() + LIVENESS_ELECTION_TIMEOUTS * timeout_ns;
     let mut probe = first_probe;
@@ -300,8 +300,8 @@ fn check_liveness(c: &mut Cluster, first_probe: u64) -> Result<(), Violation> {
             None => format!("{id}:down"),
         })
         .collect();
-    Err(Violation {
-        kind: ViolationKind::Liveness,
+    Err(RaftViolation {
+        kind: RaftViolationKind::Liveness,
         at_ns: c.now_ns(),
         detail: format!(
             "no proposal committed within {LIVENESS_ELECTION_TIMEOUTS} election timeouts after healing; nodes: {}",

@@ -8,10 +8,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::raft::Message;
-use crate::types::NodeId;
+use leasesim_core::raft::Message;
+use leasesim_core::types::NodeId;
 
-use super::toy::ToyState;
+use crate::toy::ToyState;
 
 pub type TestMessage = Message<u64, ToyState>;
 
@@ -22,7 +22,7 @@ pub struct Envelope {
     pub msg: TestMessage,
 }
 
-/// Fault knobs, changeable at any time.
+/// ScheduledFault knobs, changeable at any time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetFaults {
     /// Chance a message is lost, in thousandths.
@@ -42,19 +42,19 @@ impl Default for NetFaults {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct Network {
+pub struct TestNetwork {
     pub faults: NetFaults,
     /// Directed links that lose everything (`(from, to)`).
     pub blocked: BTreeSet<(NodeId, NodeId)>,
     /// In flight, keyed by (delivery time, sequence number).
-    pub(super) in_flight: BTreeMap<(u64, u64), Envelope>,
-    pub(super) seq: u64,
+    pub(crate) in_flight: BTreeMap<(u64, u64), Envelope>,
+    pub(crate) seq: u64,
     pub sent: u64,
     pub dropped: u64,
     pub duplicated: u64,
 }
 
-impl Network {
+impl TestNetwork {
     /// Sends at `now_ns`, applying the fault knobs.
     pub fn send(&mut self, rng: &mut ChaCha8Rng, now_ns: u64, envelope: Envelope) {
         self.sent += 1;

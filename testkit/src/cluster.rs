@@ -6,25 +6,25 @@
 //!
 //! Every input to a node is followed at once by carrying out its Ready the
 //! way a correct host must (`host.rs`), then checking every invariant. The
-//! first violation is kept and can be read with [`Cluster::check`].
+//! first violation is kept and can be read with [`RaftCluster::check`].
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::bugs::Bugs;
-use crate::raft::{ConfChange, ProposeError, RaftConfig, RaftEvent, ReadReady, Role, TransferError};
-use crate::types::{LogIndex, NodeId};
+use leasesim_core::bugs::Bugs;
+use leasesim_core::raft::{ConfChange, ProposeError, RaftConfig, RaftEvent, ReadReady, Role, TransferError};
+use leasesim_core::types::{LogIndex, NodeId};
 
-use super::checker::{Checker, TestNode, Violation, ViolationKind};
-use super::disk::Disk;
-use super::host::brief;
-use super::network::{Envelope, NetFaults, Network};
-use super::toy::ToyState;
+use crate::checker::{RaftChecker, RaftViolation, RaftViolationKind, TestNode};
+use crate::disk::TestDisk;
+use crate::host::brief;
+use crate::network::{Envelope, NetFaults, TestNetwork};
+use crate::toy::ToyState;
 
 #[derive(Clone, Debug)]
-pub struct ClusterOptions {
+pub struct RaftClusterOptions {
     /// Initial voters: ids `1..=voters`.
     pub voters: usize,
     /// Spare servers (ids after the voters): running, not in the
@@ -47,11 +47,11 @@ pub struct ClusterOptions {
     pub trace: bool,
 }
 
-impl ClusterOptions {
+impl RaftClusterOptions {
     /// `voters` voters, no spares, default Raft settings, reliable network
     /// (1..5 ms delays), every check on.
     pub fn new(voters: usize) -> Self {
-        ClusterOptions {
+        RaftClusterOptions {
             voters,
             spares: 0,
             raft: RaftConfig::new(0, BTreeSet::new()),
@@ -111,35 +111,35 @@ pub struct Stats {
 }
 
 /// One server: the node while it runs, and what outlives it.
-pub(super) struct Slot {
-    pub(super) node: Option<TestNode>,
-    pub(super) disk: Disk,
-    pub(super) state: ToyState,
+pub(crate) struct Slot {
+    pub(crate) node: Option<TestNode>,
+    pub(crate) disk: TestDisk,
+    pub(crate) state: ToyState,
     clock_offset_ns: u64,
     drift_ppm: i64,
-    pub(super) local_ns: u64,
+    pub(crate) local_ns: u64,
     /// Highest commit index this server ever reached (survives crashes):
     /// its log must never end below it again.
-    pub(super) max_commit_seen: LogIndex,
+    pub(crate) max_commit_seen: LogIndex,
     /// Outstanding reads: ctx -> the index they must cover.
-    pub(super) reads: BTreeMap<u64, LogIndex>,
+    pub(crate) reads: BTreeMap<u64, LogIndex>,
 }
 
-pub struct Cluster {
-    pub(super) opts: ClusterOptions,
-    pub(super) slots: BTreeMap<NodeId, Slot>,
-    pub net: Network,
-    pub(super) rng: ChaCha8Rng,
+pub struct RaftCluster {
+    pub(crate) opts: RaftClusterOptions,
+    pub(crate) slots: BTreeMap<NodeId, Slot>,
+    pub net: TestNetwork,
+    pub(crate) rng: ChaCha8Rng,
     /// Global ("true") simulated time.
-    pub(super) now_ns: u64,
-    pub(super) checker: Checker,
-    violation: Option<Violation>,
+    pub(crate) now_ns: u64,
+    pub(crate) checker: RaftChecker,
+    violation: Option<RaftViolation>,
     pub stats: Stats,
-    pub(super) trace: VecDeque<String>,
+    pub(crate) trace: VecDeque<String>,
     next_ctx: u64,
     /// A command the liveness check waits for.
-    pub(super) watched_command: Option<u64>,
-    pub(super) watched_applied: bool,
+    pub(crate) watched_command: Option<u64>,
+    pub(crate) watched_applied: bool,
     pub served_reads: Vec<(NodeId, ReadReady)>,
     pub failed_reads: Vec<(NodeId, u64)>,
     /// Every event any node reported, in order.
@@ -148,8 +148,8 @@ pub struct Cluster {
 
 const TRACE_LINES: usize = 2_000;
 
-impl Cluster {
-    pub fn new(opts: ClusterOptions) -> Self {
+impl RaftCluster {
+    pub fn new(opts: RaftClusterOptions) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
         let voters: BTreeSet<NodeId> = (1..=opts.voters as NodeId).collect();
         let mut slots = BTreeMap::new();
@@ -165,7 +165,7 @@ impl Cluster {
                 id,
                 Slot {
                     node: Some(node),
-                    disk: Disk::default(),
+                    disk: TestDisk::default(),
                     state: ToyState::default(),
                     clock_offset_ns,
                     drift_ppm,
@@ -175,14 +175,14 @@ impl Cluster {
                 },
             );
         }
-        let net = Network { faults: opts.net.clone(), ..Network::default() };
-        Cluster {
+        let net = TestNetwork { faults: opts.net.clone(), ..TestNetwork::default() };
+        RaftCluster {
             opts,
             slots,
             net,
             rng,
             now_ns: 0,
-            checker: Checker::default(),
+            checker: RaftChecker::default(),
             violation: None,
             stats: Stats::default(),
             trace: VecDeque::new(),
@@ -213,7 +213,7 @@ impl Cluster {
     pub fn state(&self, id: NodeId) -> &ToyState {
         &self.slots[&id].state
     }
-    pub fn disk(&self, id: NodeId) -> &Disk {
+    pub fn disk(&self, id: NodeId) -> &TestDisk {
         &self.slots[&id].disk
     }
     pub fn now_ns(&self) -> u64 {
@@ -231,13 +231,13 @@ impl Cluster {
             .map(|(_, id)| id)
     }
     /// The first violation seen, if any.
-    pub fn violation(&self) -> Option<&Violation> {
+    pub fn violation(&self) -> Option<&RaftViolation> {
         self.violation.as_ref()
     }
-    pub fn check(&self) -> Result<(), Violation> {
+    pub fn check(&self) -> Result<(), RaftViolation> {
         self.violation.clone().map_or(Ok(()), Err)
     }
-    /// The recent trace (empty unless `ClusterOptions::trace`).
+    /// The recent trace (empty unless `RaftClusterOptions::trace`).
     pub fn trace(&self) -> String {
         self.trace.iter().cloned().collect::<Vec<_>>().join("\n")
     }
@@ -245,7 +245,7 @@ impl Cluster {
         self.net.in_flight()
     }
 
-    pub(super) fn note(&mut self, line: impl FnOnce() -> String) {
+    pub(crate) fn note(&mut self, line: impl FnOnce() -> String) {
         if self.opts.trace {
             if self.trace.len() == TRACE_LINES {
                 self.trace.pop_front();
@@ -255,18 +255,19 @@ impl Cluster {
         }
     }
 
-    pub(super) fn record(&mut self, kind: ViolationKind, detail: String) {
+    pub(crate) fn record(&mut self, kind: RaftViolationKind, detail: String) {
         if self.violation.is_none() {
             self.note(|| format!("VIOLATION {kind:?}: {detail}"));
-            self.violation = Some(Violation { kind, at_ns: self.now_ns, detail });
+            self.violation = Some(RaftViolation { kind, at_ns: self.now_ns, detail });
         }
     }
 
     // ----- clocks -----
 
-    /// Brings node `id`'s clock reading up to the global time `now_ns`, by
-    /// its own offset and drift (never behind what it already showed).
-    pub(super) fn sync_clock(&mut self, id: NodeId) {
+    /// Brings node `id`'s clock reading up to the cluster's global time
+    /// (`self.now_ns`), through the node's own offset and drift, never
+    /// behind what its clock already showed.
+    pub(crate) fn sync_clock(&mut self, id: NodeId) {
         let global = self.now_ns;
         let slot = self.slots.get_mut(&id).expect("known node");
         let drifted = global as i128 + global as i128 * slot.drift_ppm as i128 / 1_000_000;
@@ -275,7 +276,7 @@ impl Cluster {
     }
 
     /// The global time at which node `id`'s clock reaches `local_ns`.
-    pub(super) fn global_at_local(&self, id: NodeId, local_ns: u64) -> u64 {
+    pub(crate) fn global_at_local(&self, id: NodeId, local_ns: u64) -> u64 {
         let slot = &self.slots[&id];
         if local_ns <= slot.local_ns {
             return self.now_ns;
@@ -298,7 +299,7 @@ impl Cluster {
 
     /// Runs one input on node `id` at its current clock and carries out the
     /// Ready. Returns `None` if the node is down.
-    pub(super) fn input<R>(&mut self, id: NodeId, f: impl FnOnce(&mut TestNode, u64) -> R) -> Option<R> {
+    pub(crate) fn input<R>(&mut self, id: NodeId, f: impl FnOnce(&mut TestNode, u64) -> R) -> Option<R> {
         self.sync_clock(id);
         let slot = self.slots.get_mut(&id)?;
         let now = slot.local_ns;
@@ -446,7 +447,7 @@ impl Cluster {
     }
 
     /// Delivers one message (lost if its link is cut or its receiver down).
-    pub(super) fn deliver(&mut self, envelope: Envelope) {
+    pub(crate) fn deliver(&mut self, envelope: Envelope) {
         let Envelope { from, to, msg } = envelope;
         if self.net.is_blocked(from, to) || !self.is_up(to) {
             self.net.dropped += 1;

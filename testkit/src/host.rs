@@ -3,25 +3,25 @@
 //! persist to the node's disk, then send, then install and apply — and runs
 //! every safety check on the result.
 
-use crate::raft::{Entry, Payload, PersistOp, RaftEvent, ReadReady, Role, Snapshot};
-use crate::types::{NodeId, Term};
+use leasesim_core::raft::{Entry, Payload, PersistOp, RaftEvent, ReadReady, Role, Snapshot};
+use leasesim_core::types::{NodeId, Term};
 
-use super::checker::{check_log_matching, ViolationKind};
-use super::cluster::Cluster;
-use super::network::{Envelope, TestMessage};
-use super::toy::ToyState;
+use crate::checker::{check_log_matching, RaftViolationKind};
+use crate::cluster::RaftCluster;
+use crate::network::{Envelope, TestMessage};
+use crate::toy::ToyState;
 
-impl Cluster {
+impl RaftCluster {
     /// Carries out node `id`'s Ready, step by step, then records every
     /// problem the checks found.
-    pub(super) fn process_ready(&mut self, id: NodeId) {
+    pub(crate) fn process_ready(&mut self, id: NodeId) {
         let slot = self.slots.get_mut(&id).expect("known node");
         let Some(node) = slot.node.as_mut() else {
             return;
         };
         let ready = node.take_ready();
         let term = node.term();
-        let mut problems: Vec<(ViolationKind, String)> = Vec::new();
+        let mut problems: Vec<(RaftViolationKind, String)> = Vec::new();
         self.persist(id, ready.persist, !ready.messages.is_empty(), &mut problems);
         self.send(id, ready.messages);
         self.install_and_apply(id, term, ready.install, &ready.committed, &mut problems);
@@ -43,11 +43,11 @@ impl Cluster {
 
     /// Step 1: persist, in order; messages about to be sent promise that
     /// term, vote and log are on disk.
-    fn persist(&mut self, id: NodeId, ops: Vec<PersistOp<u64, ToyState>>, sends: bool, problems: &mut Vec<(ViolationKind, String)>) {
+    fn persist(&mut self, id: NodeId, ops: Vec<PersistOp<u64, ToyState>>, sends: bool, problems: &mut Vec<(RaftViolationKind, String)>) {
         let slot = self.slots.get_mut(&id).expect("known node");
         for op in ops {
             if let Err(e) = slot.disk.apply(op) {
-                problems.push((ViolationKind::Durability, format!("node {id}: {e}")));
+                problems.push((RaftViolationKind::Durability, format!("node {id}: {e}")));
             }
         }
         if !self.opts.check_durability || !sends {
@@ -57,7 +57,7 @@ impl Cluster {
         let hs = slot.disk.persisted.hard_state;
         if hs.term != node.term() || hs.voted_for != node.voted_for() {
             problems.push((
-                ViolationKind::Durability,
+                RaftViolationKind::Durability,
                 format!(
                     "node {id} sends messages with term {} vote {:?} while its disk holds term {} vote {:?}",
                     node.term(),
@@ -69,7 +69,7 @@ impl Cluster {
         }
         if slot.disk.last_index() != node.last_index() || slot.disk.last_term() != node.last_term() {
             problems.push((
-                ViolationKind::Durability,
+                RaftViolationKind::Durability,
                 format!(
                     "node {id} log ends at {}/{} but its disk log at {}/{}",
                     node.last_index(),
@@ -95,7 +95,7 @@ impl Cluster {
         term: Term,
         install: Option<Snapshot<ToyState>>,
         committed: &[Entry<u64>],
-        problems: &mut Vec<(ViolationKind, String)>,
+        problems: &mut Vec<(RaftViolationKind, String)>,
     ) {
         let slot = self.slots.get_mut(&id).expect("known node");
         if let Some(snapshot) = install {
@@ -124,14 +124,14 @@ impl Cluster {
 
     /// Step 4, reads: a read index must cover everything applied anywhere
     /// before the read was asked for.
-    fn serve_reads(&mut self, id: NodeId, reads: Vec<ReadReady>, failed: Vec<u64>, problems: &mut Vec<(ViolationKind, String)>) {
+    fn serve_reads(&mut self, id: NodeId, reads: Vec<ReadReady>, failed: Vec<u64>, problems: &mut Vec<(RaftViolationKind, String)>) {
         let slot = self.slots.get_mut(&id).expect("known node");
         let node = slot.node.as_ref().expect("running");
         for read in reads {
             let must_cover = slot.reads.remove(&read.ctx).unwrap_or(0);
             if read.index < must_cover || read.index > node.commit_index() {
                 problems.push((
-                    ViolationKind::StaleRead,
+                    RaftViolationKind::StaleRead,
                     format!(
                         "node {id} read ctx {} at index {} but index {must_cover} was applied before the read began \
                          (its commit index is {})",
@@ -153,13 +153,13 @@ impl Cluster {
 
     /// A committed entry is never lost: the log never again ends below the
     /// highest commit index the server reached.
-    fn check_commit_kept(&mut self, id: NodeId, problems: &mut Vec<(ViolationKind, String)>) {
+    fn check_commit_kept(&mut self, id: NodeId, problems: &mut Vec<(RaftViolationKind, String)>) {
         let slot = self.slots.get_mut(&id).expect("known node");
         let node = slot.node.as_ref().expect("running");
         let (commit, last) = (node.commit_index(), node.last_index());
         if last < slot.max_commit_seen {
             problems.push((
-                ViolationKind::CommittedEntryLost,
+                RaftViolationKind::CommittedEntryLost,
                 format!("node {id} had committed index {} but its log now ends at {last}", slot.max_commit_seen),
             ));
         }
@@ -167,7 +167,7 @@ impl Cluster {
     }
 
     /// Step 5: Election Safety and Leader Completeness.
-    fn check_leadership(&mut self, id: NodeId, events: &[RaftEvent], problems: &mut Vec<(ViolationKind, String)>) {
+    fn check_leadership(&mut self, id: NodeId, events: &[RaftEvent], problems: &mut Vec<(RaftViolationKind, String)>) {
         let node = self.slots[&id].node.as_ref().expect("still running");
         if node.role() == Role::Leader {
             if let Err(p) = self.checker.on_leader(id, node.term()) {
@@ -188,7 +188,7 @@ impl Cluster {
     }
 
     /// Step 6: Log Matching against every other running node.
-    fn check_log_matching_with_others(&self, id: NodeId, problems: &mut Vec<(ViolationKind, String)>) {
+    fn check_log_matching_with_others(&self, id: NodeId, problems: &mut Vec<(RaftViolationKind, String)>) {
         if !self.opts.check_log_matching {
             return;
         }
@@ -203,7 +203,7 @@ impl Cluster {
     }
 
     /// Forgets checker history below every disk's snapshot.
-    pub(super) fn prune_history(&mut self) {
+    pub(crate) fn prune_history(&mut self) {
         let floor = self.slots.values().map(|s| s.disk.snapshot_index()).min().unwrap_or(0);
         if floor > 0 {
             self.checker.prune_below(floor);
@@ -213,7 +213,7 @@ impl Cluster {
 
 /// A one-line rendering of a message for traces.
 pub fn brief(msg: &TestMessage) -> String {
-    use crate::raft::Message::*;
+    use leasesim_core::raft::Message::*;
     match msg {
         RequestVote { term, pre_vote, last_log_index, last_log_term, transfer } => {
             let why = if *transfer { " (transfer)" } else { "" };
