@@ -227,6 +227,25 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
             println!("nemesis: {action}");
         }
     }
+    print_figures(&args, &shared, elapsed)?;
+    if args.store.is_some() {
+        let (accepted, refused) = (*shared.store_accepted.lock().expect("store"), *shared.store_refused.lock().expect("store"));
+        println!("data store: {accepted} fenced writes accepted, {refused} refused as stale");
+    }
+    if args.workload == Workload::Put {
+        let acked = shared.acked.lock().expect("acked").clone();
+        let lost = lost_writes(&endpoints, &acked).await?;
+        println!("acknowledged writes: {}; lost: {}", acked.len(), lost.len());
+        if !lost.is_empty() {
+            return Err(format!("{} acknowledged writes lost, e.g. {:?}", lost.len(), &lost[..lost.len().min(5)]));
+        }
+    }
+    let shared = Arc::try_unwrap(shared).map_err(|_| "a worker outlived the load".to_string())?;
+    judge_run(args.workload, shared.seen)
+}
+
+/// Throughput and latency, and the `--history` file.
+fn print_figures(args: &LoadArgs, shared: &Shared, elapsed: f64) -> Result<(), String> {
     let mut latencies = shared.latencies_ns.lock().expect("latencies").clone();
     latencies.sort_unstable();
     let pct = |p: f64| latencies.get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1))).copied();
@@ -249,20 +268,7 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         }
         println!("history: {} operations in {}", shared.history.lock().expect("history").len(), path.display());
     }
-    if args.store.is_some() {
-        let (accepted, refused) = (*shared.store_accepted.lock().expect("store"), *shared.store_refused.lock().expect("store"));
-        println!("data store: {accepted} fenced writes accepted, {refused} refused as stale");
-    }
-    if args.workload == Workload::Put {
-        let acked = shared.acked.lock().expect("acked").clone();
-        let lost = lost_writes(&endpoints, &acked).await?;
-        println!("acknowledged writes: {}; lost: {}", acked.len(), lost.len());
-        if !lost.is_empty() {
-            return Err(format!("{} acknowledged writes lost, e.g. {:?}", lost.len(), &lost[..lost.len().min(5)]));
-        }
-    }
-    let shared = Arc::try_unwrap(shared).map_err(|_| "a worker outlived the load".to_string())?;
-    judge_run(args.workload, shared.seen)
+    Ok(())
 }
 
 /// Judges what the workers saw with the judge's checkers for the workload;
