@@ -66,11 +66,10 @@ fn local_cluster_survives_a_kill_leader_nemesis_and_stops_cleanly() {
     let report = run("kv", "3s", &[], true);
     assert!(report.contains("check linearizable: ok"), "{report}");
     let report = load("lock", "6s", &["--store", &store]);
-    assert!(report.contains("check fencing-order: ") && report.contains(", 0 with a token another holder"), "{report}");
-    assert!(report.contains(", 0 handed out twice"), "{report}");
+    assert!(report.contains("check lock-belief-overlap: ok") && report.contains("check fencing-order: ok"), "{report}");
     let report = load("registry", "8s", &["--ttl", "3s"]);
-    assert!(report.contains("check lease-early-expiry: ") && report.contains("; 0 ended early"), "{report}");
-    assert!(!report.contains("check lease-early-expiry: 0 leases"), "no lease outlived its holder: {report}");
+    assert!(report.contains("check lease-early-expiry: ok"), "{report}");
+    assert!(!report.contains("registry: 0 leases"), "no lease outlived its holder: {report}");
 
     // The data store's own file: per key, accepted tokens never go down,
     // and no token was written by two holders.

@@ -7,73 +7,92 @@
 //! SIGKILLed; the new leader is asked for the key. The followers ended the
 //! lease 10 s after the grant; its holder was promised 10 s past its last
 //! renewal, so the new leader has 10 s to be elected before a slow
-//! machine could blur the verdict. With the bug the key is
-//! gone before the last renewal plus the TTL, and `leasesim-node load`'s
-//! rule (`Episode::ended_early`) says the lease ended early; without it,
-//! the same steps find the key and the rule holds.
+//! machine could blur the verdict. The steps are recorded as
+//! `leasesim-node load` records them (`tools::load::observed::Recorder`)
+//! and judged by the judge's `lease-early-expiry`, as the load judges them.
+//! With the bug the key is gone before the last renewal plus the TTL and
+//! the judge says the lease ended early; without it, the same steps find
+//! the key and the judge finds nothing.
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+<<<<<<< HEAD
 use common::ProcessCluster;
+=======
+use common::Cluster;
+use leasesim_judge::checkers::Violation;
+use leasesim_judge::observe::Event;
+>>>>>>> issue-24x
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, PutRequest, RangeRequest};
-use leasesim_node::tools::load::registry::Episode;
+use leasesim_node::tools::load::observed::{self, Recorder};
 
 const TTL_S: i64 = 10;
 const RENEWALS: usize = 6;
 const RENEW_EVERY: Duration = Duration::from_secs(2);
 
+<<<<<<< HEAD
 /// Runs the registration and returns it as the load tool records it.
 fn renewed_then_leader_killed(extra_args: &[&str]) -> Episode {
     let mut cluster = ProcessCluster::start_with(3, extra_args);
+=======
+/// Runs the registration, recorded as the load tool records it: whether
+/// the new leader had lost the key, and the judge's violations.
+fn renewed_then_leader_killed(extra_args: &[&str]) -> (bool, Vec<Violation>) {
+    let mut cluster = Cluster::start_with(3, extra_args);
+>>>>>>> issue-24x
     let leader = cluster.wait_for_leader();
-    let started = Instant::now();
-    let since = |t: Instant| t.duration_since(started).as_nanos() as u64;
+    let seen = Recorder::default();
+    let ttl_ns = Duration::from_secs(TTL_S as u64).as_nanos() as u64;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let (lease, renewed_send_ns) = runtime.block_on(async {
+    let lease = runtime.block_on(async {
         let chan = common::channel(&cluster.url(leader)).await;
         let (mut leases, mut kv) = (LeaseClient::new(chan.clone()), KvClient::new(chan));
         let granted = leases.lease_grant(LeaseGrantRequest { ttl: TTL_S, id: 0 }).await.unwrap().into_inner();
         let put = PutRequest { key: b"registry/0".to_vec(), value: b"up".to_vec(), lease: granted.id, ..Default::default() };
         kv.put(put).await.unwrap();
-        let mut renewed = 0;
         for _ in 0..RENEWALS {
             tokio::time::sleep(RENEW_EVERY).await;
-            let sent = Instant::now();
+            let sent_at_ns = seen.now_ns();
             let mut answers =
                 leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id: granted.id }])).await.unwrap().into_inner();
             let answer = answers.message().await.unwrap().expect("a keep-alive answer");
             assert!(answer.ttl > 0, "the leader itself keeps the lease alive: {answer:?}");
-            renewed = since(sent);
+            seen.record(1, Event::LeaseAcked { lease: granted.id as u64, ttl_ns, sent_at_ns, keepalive: true });
         }
-        (granted.id, renewed)
+        granted.id
     });
     cluster.kill(leader);
     let next = cluster.wait_for_leader();
-    let ended_seen_ns = runtime.block_on(async {
+    let lost = runtime.block_on(async {
         let mut kv = KvClient::new(common::channel(&cluster.url(next)).await);
+        let sent_ns = seen.now_ns();
         let read = kv.range(RangeRequest { key: b"registry/0".to_vec(), ..Default::default() }).await.unwrap().into_inner();
-        let returned = since(Instant::now());
-        read.kvs.iter().all(|kv| kv.lease != lease).then_some(returned)
+        let lost = read.kvs.iter().all(|kv| kv.lease != lease);
+        if lost {
+            seen.answered(1, sent_ns, Event::LeaseSeenGone { lease: lease as u64 });
+        }
+        lost
     });
-    Episode { worker: 0, lease, renewed_send_ns, ended_seen_ns, ttl_ns: Duration::from_secs(TTL_S as u64).as_nanos() as u64 }
+    (lost, observed::judge(&seen.into_log(), &["lease-early-expiry"]).violations)
 }
 
 #[test]
 fn a_follower_that_ended_a_renewed_lease_by_its_own_clock_is_caught_once_it_leads() {
-    let episode = renewed_then_leader_killed(&["--bug", "follower-expires-leases"]);
-    assert!(episode.ended_seen_ns.is_some(), "the new leader still had the key: {episode:?}");
-    assert!(episode.ended_early(), "the load tool's rule missed the planted bug: {episode:?}");
+    let (lost, violations) = renewed_then_leader_killed(&["--bug", "follower-expires-leases"]);
+    assert!(lost, "the new leader still had the key");
+    let fired: Vec<&str> = violations.iter().map(|v| v.invariant).collect();
+    assert_eq!(fired, vec!["lease-early-expiry"], "the judge missed the planted bug: {violations:?}");
 }
 
 #[test]
 fn without_the_bug_the_same_steps_find_the_lease_alive() {
-    let episode = renewed_then_leader_killed(&[]);
-    assert_eq!(episode.ended_seen_ns, None, "the new leader lost a renewed lease: {episode:?}");
-    assert!(!episode.ended_early());
+    let (lost, violations) = renewed_then_leader_killed(&[]);
+    assert!(!lost, "the new leader lost a renewed lease");
+    assert!(violations.is_empty(), "{violations:?}");
 }
 
 #[test]

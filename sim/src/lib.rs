@@ -20,7 +20,9 @@ pub mod hunt;
 pub mod json_error;
 #[cfg(madsim)]
 pub mod run;
-pub mod scenario;
+// Scenario files live in their own runtime-free crate, shared with the real
+// runner; the re-export keeps every `crate::scenario::` path working.
+pub use leasesim_scenario as scenario;
 #[cfg(madsim)]
 pub mod shrink;
 #[cfg(madsim)]

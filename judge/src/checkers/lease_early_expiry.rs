@@ -9,12 +9,23 @@
 
 use std::collections::BTreeMap;
 
+use leasesim_core::{fmt_secs, LeaseId};
+
 use super::facts::{lease_ends, lease_ttls};
 use super::{RunRecord, Violation};
 use crate::observe::Event;
+use crate::vocab::Proc;
+
+/// The first moment a lease is known to have ended by expiry, and who
+/// knows it: a server's revocation (the simulator) or a client that saw it
+/// gone (a real run, where servers report nothing).
+struct ExpiredBy {
+    at_ns: u64,
+    who: String,
+}
 
 pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
-    let ends = lease_ends(run);
+    let ends = expiries(run);
     let ttls = lease_ttls(run.obs);
     // lease → latest send (true time) of an acknowledged grant/keep-alive
     // that left before the lease ended.
@@ -29,32 +40,55 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
             }
         }
     }
+    // Conservative about stamping: the send may have happened as early as
+    // `stamp_error_ns` before its stamp, and the end as late as its stamp,
+    // so the end is early for every placement only if it is early against
+    // the earliest possible send.
+    let error_ns = run.obs.stamp_error_ns();
     let mut violations = Vec::new();
     for (lease, end) in ends {
-        if !end.by_expiry {
-            continue;
-        }
         let Some((sent_at_ns, acked_ttl_ns)) = last_acked_send.get(&lease).copied() else { continue };
         let ttl_ns = ttls.get(&lease).copied().unwrap_or(acked_ttl_ns).max(acked_ttl_ns);
-        let earliest_ns = sent_at_ns + (ttl_ns as f64 / (1.0 + run.drift_bound)) as u64;
+        let earliest_ns = sent_at_ns.saturating_sub(error_ns) + (ttl_ns as f64 / (1.0 + run.drift_bound)) as u64;
         if end.at_ns < earliest_ns {
             violations.push(run.violation(
                 "lease-early-expiry",
                 end.at_ns,
                 format!(
-                    "lease {lease} (TTL {}) expired on s{} at {}, {} before its earliest allowed end {} \
+                    "lease {lease} (TTL {}) {} at {}, {} before its earliest allowed end {} \
                      (last acknowledged renewal sent at {})",
-                    leasesim_core::fmt_secs(ttl_ns),
-                    end.server,
-                    leasesim_core::fmt_secs(end.at_ns),
-                    leasesim_core::fmt_secs(earliest_ns - end.at_ns),
-                    leasesim_core::fmt_secs(earliest_ns),
-                    leasesim_core::fmt_secs(sent_at_ns),
+                    fmt_secs(ttl_ns),
+                    end.who,
+                    fmt_secs(end.at_ns),
+                    fmt_secs(earliest_ns - end.at_ns),
+                    fmt_secs(earliest_ns),
+                    fmt_secs(sent_at_ns),
                 ),
             ));
         }
     }
     violations
+}
+
+/// Each lease's first known end by expiry: the servers' revocations, and
+/// clients' sightings of it gone, whichever came first.
+fn expiries(run: &RunRecord<'_>) -> BTreeMap<LeaseId, ExpiredBy> {
+    let mut ends: BTreeMap<LeaseId, ExpiredBy> = lease_ends(run)
+        .into_iter()
+        .filter(|(_, end)| end.by_expiry)
+        .map(|(lease, end)| (lease, ExpiredBy { at_ns: end.at_ns, who: format!("expired on s{}", end.server) }))
+        .collect();
+    for o in run.obs {
+        let (Event::LeaseSeenGone { lease }, Proc::Client(client)) = (&o.event, o.proc) else { continue };
+        let seen = ExpiredBy { at_ns: o.at_ns, who: format!("was seen gone by c{client}") };
+        match ends.get(lease) {
+            Some(known) if known.at_ns <= o.at_ns => {}
+            _ => {
+                ends.insert(*lease, seen);
+            }
+        }
+    }
+    ends
 }
 
 #[cfg(test)]
@@ -97,6 +131,27 @@ mod tests {
         run.clocks.get_mut(&Proc::Server(1)).unwrap().set_drift(5 * S, 0.3);
         let violations = check_all(&run.record());
         assert!(!violations[0].assumptions_held);
+    }
+
+    /// A real run: no server events, lease 7 (TTL 2 s) renewed by a
+    /// keep-alive sent at 10 s and seen gone by its holder at `seen_ns`.
+    fn seen_gone_at(seen_ns: u64, stamp_error_ns: u64) -> Vec<&'static str> {
+        let mut run = Fixture::new();
+        run.push(10 * S + 5 * MS, Proc::Client(1), Event::LeaseAcked { lease: 7, ttl_ns: 2 * S, sent_at_ns: 10 * S, keepalive: true });
+        run.push(seen_ns, Proc::Client(1), Event::LeaseSeenGone { lease: 7 });
+        run.obs = std::mem::take(&mut run.obs).with_stamp_error(stamp_error_ns);
+        run.fired()
+    }
+
+    #[test]
+    fn a_lease_a_client_saw_gone_early_fires_unless_the_stamping_error_could_explain_it() {
+        assert!(seen_gone_at(11_981 * MS, 0).is_empty());
+        assert_eq!(seen_gone_at(11_900 * MS, 0), vec!["lease-early-expiry"]);
+        // The renewal may have left up to 100 ms before its stamp: the
+        // earliest allowed end is then 11.88 s, and 11.9 s is not early for
+        // every placement.
+        assert!(seen_gone_at(11_900 * MS, 100 * MS).is_empty());
+        assert_eq!(seen_gone_at(11_800 * MS, 100 * MS), vec!["lease-early-expiry"]);
     }
 
     #[test]

@@ -22,11 +22,16 @@ pub struct Interval {
 
 pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let intervals = belief_windows(run.obs, run.clocks, run.end_ns);
+    // Conservative about stamping: each end and start may have happened up
+    // to `stamp_error_ns` before its stamp, so two beliefs overlap for every
+    // placement only if one ends more than that after the other starts.
+    let error_ns = run.obs.stamp_error_ns();
     let mut violations = Vec::new();
     for (key, mut list) in intervals {
         list.sort_by_key(|i| (i.start_ns, i.client));
         for (n, later) in list.iter().enumerate() {
-            if let Some(earlier) = list[..n].iter().find(|e| e.client != later.client && e.end_ns > later.start_ns) {
+            let overlaps = |e: &&Interval| e.client != later.client && e.end_ns > later.start_ns + error_ns;
+            if let Some(earlier) = list[..n].iter().find(overlaps) {
                 violations.push(run.violation(
                     "lock-belief-overlap",
                     later.start_ns,
@@ -116,6 +121,21 @@ mod tests {
         run.push(2 * S, Proc::Client(1), Event::BeliefEnded { key: "orders".into(), why: BeliefEnd::Released });
         start(&mut run, 2 * S + MS, 2, 4 * S);
         assert!(run.fired().is_empty());
+    }
+
+    #[test]
+    fn an_overlap_within_the_stamping_error_is_not_reported() {
+        let overlapping_by = |overlap_ns: u64, stamp_error_ns: u64| {
+            let mut run = Fixture::new();
+            start(&mut run, S, 1, 3 * S);
+            run.push(2 * S, Proc::Client(1), Event::BeliefEnded { key: "orders".into(), why: BeliefEnd::Released });
+            start(&mut run, 2 * S - overlap_ns, 2, 4 * S);
+            run.obs = std::mem::take(&mut run.obs).with_stamp_error(stamp_error_ns);
+            run.fired()
+        };
+        assert_eq!(overlapping_by(5 * MS, 0), vec!["lock-belief-overlap"]);
+        assert!(overlapping_by(5 * MS, 10 * MS).is_empty(), "the release may have happened 10 ms before its stamp");
+        assert_eq!(overlapping_by(20 * MS, 10 * MS), vec!["lock-belief-overlap"]);
     }
 
     #[test]

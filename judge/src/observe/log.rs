@@ -36,6 +36,9 @@ pub struct ObsLog {
     spill: Option<Spill>,
     /// Observations written to the spill file.
     spilled: usize,
+    /// How long after it happened an observation may have been recorded
+    /// (see [`ObsLog::with_stamp_error`]).
+    stamp_error_ns: u64,
 }
 
 /// The spill file and where each chunk sits in it.
@@ -55,7 +58,7 @@ impl Default for ObsLog {
 impl From<Vec<Obs>> for ObsLog {
     /// A log held wholly in memory (checkers' tests, reports).
     fn from(memory: Vec<Obs>) -> Self {
-        ObsLog { memory, in_memory_max: usize::MAX, spill: None, spilled: 0 }
+        ObsLog { memory, in_memory_max: usize::MAX, spill: None, spilled: 0, stamp_error_ns: 0 }
     }
 }
 
@@ -64,7 +67,24 @@ impl ObsLog {
     /// memory (`usize::MAX`: never).
     pub fn new(in_memory_max: usize) -> Self {
         assert!(in_memory_max > 0, "a log must hold at least one observation in memory");
-        ObsLog { memory: Vec::new(), in_memory_max, spill: None, spilled: 0 }
+        ObsLog { memory: Vec::new(), in_memory_max, spill: None, spilled: 0, stamp_error_ns: 0 }
+    }
+
+    /// States the log's stamping error: each observation happened at most
+    /// `stamp_error_ns` before its `at_ns` (and not after it). The
+    /// simulator stamps an event as it happens (error 0, the default); a
+    /// real run's recorder stamps it a little after, when the process that
+    /// saw it reads the shared monotonic clock. Checkers that compare
+    /// instants judge conservatively within this bound: a violation is
+    /// reported only if it holds for every placement of the events in
+    /// `[at_ns - stamp_error_ns, at_ns]`.
+    pub fn with_stamp_error(mut self, stamp_error_ns: u64) -> Self {
+        self.stamp_error_ns = stamp_error_ns;
+        self
+    }
+
+    pub fn stamp_error_ns(&self) -> u64 {
+        self.stamp_error_ns
     }
 
     pub fn push(&mut self, obs: Obs) {

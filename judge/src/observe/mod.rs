@@ -213,6 +213,15 @@ pub enum Event {
         role: String,
         why: BeliefEnd,
     },
+
+    /// A client saw `lease` gone (a read found its key no longer attached
+    /// to it, or a keep-alive was answered "not found") although no client
+    /// revoked it: the cluster ended it by expiry at or before this
+    /// instant. Real runs record it, since they cannot observe the
+    /// servers' own `LeaseRevoked` (the simulator never does).
+    LeaseSeenGone {
+        lease: LeaseId,
+    },
 }
 
 impl Event {

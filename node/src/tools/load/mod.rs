@@ -13,11 +13,12 @@
 //! the lock key's revision), `registry` (keys attached to leases whose
 //! holders stop renewing: how long a lease outlives its holder).
 //!
-//! After the run, the simulator's rules judge what was recorded
-//! (`checks.rs`): the `kv` history must be linearizable (leasesim's own
-//! checker), lock tokens never handed out or accepted twice, registry
-//! leases never gone before their last renewal plus the TTL. A violation
-//! fails the run (exit 2), whichever server was driven.
+//! Every worker records what it saw in the judge's vocabulary, stamped with
+//! true time (`observed.rs`), and after the run the judge's own checkers
+//! (`leasesim-judge`, the simulator's) judge it: `linearizable` for `kv`,
+//! `lock-belief-overlap` (and `fencing-order` with `--store`) for `lock`,
+//! `lease-early-expiry` for `registry`. A violation fails the run (exit 2),
+//! whichever server was driven.
 //!
 //! With `--store host:port` each lock holder writes to the Raft lock-service design's data
 //! store with its token (the Lock response's revision), as the simulator's
@@ -33,13 +34,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use leasesim_history::{History, KvInput, KvOutput, Operation};
+use leasesim_history::{KvInput, KvOutput, Operation};
+use leasesim_judge::observe::{BeliefEnd, Event};
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 
 use crate::tools::nemesis::Nemesis;
 
-mod checks;
+pub mod observed;
 pub mod registry;
 
 use crate::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
@@ -50,7 +52,7 @@ use crate::pb::etcdserverpb::LeaseRevokeRequest;
 use crate::pb::etcdserverpb::{Compare, LeaseGrantRequest, PutRequest, RangeRequest, RequestOp, TxnRequest};
 use crate::pb::v3lockpb::lock_client::LockClient;
 use crate::pb::v3lockpb::{LockRequest, UnlockRequest};
-use registry::Episode;
+use observed::Recorder;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Workload {
@@ -117,13 +119,10 @@ struct Shared {
     history: Mutex<Vec<Operation>>,
     /// Keys the `put` workload wrote and heard acknowledged.
     acked: Mutex<Vec<(String, String)>>,
-    /// The `lock` workload's grants: (worker, fencing token).
-    grants: Mutex<Vec<(u64, u64)>>,
-    /// The `lock` workload's writes the data store accepted: (worker, token).
-    store_accepted: Mutex<Vec<(u64, u64)>>,
+    store_accepted: Mutex<u64>,
     store_refused: Mutex<u64>,
-    /// The `registry` workload's leases, each from grant to removal.
-    registry: Mutex<Vec<Episode>>,
+    /// What every worker saw, for the judge.
+    seen: Recorder,
 }
 
 impl Shared {
@@ -139,7 +138,9 @@ impl Shared {
         *self.errors.lock().expect("errors") += 1;
     }
 
-    /// One KV operation; `output: None` when its outcome is unknown.
+    /// One KV operation, for `--history`; `output: None` when its outcome
+    /// is unknown. The judge's own record of it is `KvCall` (stamped
+    /// before it left) and `KvReturn` (stamped when its answer came).
     fn record(&self, client: u64, call: Instant, input: KvInput, output: Option<KvOutput>) {
         let return_ns = output.as_ref().map(|_| self.since_ns(Instant::now()));
         let op = Operation { client, call_ns: self.since_ns(call), return_ns, input, output };
@@ -195,10 +196,9 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         errors: Mutex::default(),
         history: Mutex::default(),
         acked: Mutex::default(),
-        grants: Mutex::default(),
         store_accepted: Mutex::default(),
         store_refused: Mutex::default(),
-        registry: Mutex::default(),
+        seen: Recorder::default(),
     });
     let nemesis = match (args.nemesis, args.cluster_dir.clone()) {
         (Some(kind), Some(dir)) => Some(tokio::spawn(crate::tools::nemesis::run(kind, args.every, dir, started, shared.until))),
@@ -227,6 +227,25 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
             println!("nemesis: {action}");
         }
     }
+    print_figures(&args, &shared, elapsed)?;
+    if args.store.is_some() {
+        let (accepted, refused) = (*shared.store_accepted.lock().expect("store"), *shared.store_refused.lock().expect("store"));
+        println!("data store: {accepted} fenced writes accepted, {refused} refused as stale");
+    }
+    if args.workload == Workload::Put {
+        let acked = shared.acked.lock().expect("acked").clone();
+        let lost = lost_writes(&endpoints, &acked).await?;
+        println!("acknowledged writes: {}; lost: {}", acked.len(), lost.len());
+        if !lost.is_empty() {
+            return Err(format!("{} acknowledged writes lost, e.g. {:?}", lost.len(), &lost[..lost.len().min(5)]));
+        }
+    }
+    let shared = Arc::try_unwrap(shared).map_err(|_| "a worker outlived the load".to_string())?;
+    judge_run(args.workload, shared.seen)
+}
+
+/// Throughput and latency, and the `--history` file.
+fn print_figures(args: &LoadArgs, shared: &Shared, elapsed: f64) -> Result<(), String> {
     let mut latencies = shared.latencies_ns.lock().expect("latencies").clone();
     latencies.sort_unstable();
     let pct = |p: f64| latencies.get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1))).copied();
@@ -249,28 +268,30 @@ pub async fn run(args: LoadArgs) -> Result<(), String> {
         }
         println!("history: {} operations in {}", shared.history.lock().expect("history").len(), path.display());
     }
-    if args.store.is_some() {
-        let (accepted, refused) = (shared.store_accepted.lock().expect("store").len(), *shared.store_refused.lock().expect("store"));
-        println!("data store: {accepted} fenced writes accepted, {refused} refused as stale");
-    }
-    if args.workload == Workload::Put {
-        let acked = shared.acked.lock().expect("acked").clone();
-        let lost = lost_writes(&endpoints, &acked).await?;
-        println!("acknowledged writes: {}; lost: {}", acked.len(), lost.len());
-        if !lost.is_empty() {
-            return Err(format!("{} acknowledged writes lost, e.g. {:?}", lost.len(), &lost[..lost.len().min(5)]));
-        }
-    }
-    let judged = match args.workload {
+    Ok(())
+}
+
+/// Judges what the workers saw with the judge's checkers for the workload;
+/// a violation fails the run.
+fn judge_run(workload: Workload, seen: Recorder) -> Result<(), String> {
+    let invariants: &[&str] = match workload {
         Workload::Put => return Ok(()),
-        Workload::Kv => checks::linearizable(&History { ops: shared.history.lock().expect("history").clone() }),
-        Workload::Lock => checks::fencing(&shared.grants.lock().expect("grants"), &shared.store_accepted.lock().expect("store")),
-        Workload::Registry => checks::lease_lifetimes(&shared.registry.lock().expect("registry")),
+        Workload::Kv => &["linearizable"],
+        Workload::Lock => &["lock-belief-overlap", "fencing-order"],
+        Workload::Registry => &["lease-early-expiry"],
     };
+    let log = seen.into_log();
+    if workload == Workload::Registry {
+        println!("{}", registry::lifetimes(&log));
+    }
+    let judged = observed::judge(&log, invariants);
     for line in &judged.lines {
         println!("{line}");
     }
-    judged.violation.map_or(Ok(()), |violation| Err(format!("violation: {violation}")))
+    match judged.violations.first() {
+        None => Ok(()),
+        Some(v) => Err(format!("violation: {} at {}: {}", v.invariant, v.at(), v.detail)),
+    }
 }
 
 /// Reads every `load/` key back (retrying while the cluster recovers) and
@@ -322,56 +343,21 @@ async fn kv_worker(worker: u64, endpoints: &[String], prefix: &str, keys: u64, s
     while Instant::now() < shared.until {
         n += 1;
         let key = format!("{prefix}{}", (n * 7 + worker) % keys);
+        let input = kv_input(n, client, key, &seen);
+        let op = observed::kv_op(&input).expect("the kv workload sends KV operations");
         let call = Instant::now();
-        let (input, result) = match n % 5 {
-            0 | 1 => {
-                let result = kv.range(RangeRequest { key: key.clone().into_bytes(), ..Default::default() }).await;
-                let output = result.as_ref().ok().map(|r| {
-                    let value = r.get_ref().kvs.first().map(|kv| String::from_utf8_lossy(&kv.value).into_owned());
-                    seen = value.clone();
-                    KvOutput::Value(value)
-                });
-                (KvInput::Get { key }, result.map(|_| output))
-            }
-            2 | 3 => {
-                let value = format!("{client}-{n}");
-                let req = PutRequest { key: key.clone().into_bytes(), value: value.clone().into_bytes(), ..Default::default() };
-                let result = kv.put(req).await.map(|_| Some(KvOutput::Ok));
-                (KvInput::Put { key, value, lease: None }, result)
-            }
-            _ => {
-                let value = format!("{client}-{n}");
-                let expected = seen.clone();
-                let compare = match &expected {
-                    Some(v) => Compare {
-                        key: key.clone().into_bytes(),
-                        result: CompareResult::Equal as i32,
-                        target: CompareTarget::Value as i32,
-                        target_union: Some(TargetUnion::Value(v.clone().into_bytes())),
-                        ..Default::default()
-                    },
-                    None => Compare {
-                        key: key.clone().into_bytes(),
-                        result: CompareResult::Equal as i32,
-                        target: CompareTarget::Create as i32,
-                        target_union: Some(TargetUnion::CreateRevision(0)),
-                        ..Default::default()
-                    },
-                };
-                let put = PutRequest { key: key.clone().into_bytes(), value: value.clone().into_bytes(), ..Default::default() };
-                let txn = TxnRequest {
-                    compare: vec![compare],
-                    success: vec![RequestOp { request: Some(TxnOp::RequestPut(put)) }],
-                    failure: vec![],
-                };
-                let result = kv.txn(txn).await.map(|r| Some(KvOutput::Cas { succeeded: r.get_ref().succeeded }));
-                (KvInput::Cas { key, expected, value, lease: None }, result)
-            }
-        };
-        match result {
+        // Stamped before the request leaves: the judge's interval for the
+        // operation starts no later than the operation itself.
+        let call_ns = shared.seen.record(client, Event::KvCall { seq: n, op });
+        match kv_send(&mut kv, &input).await {
             Ok(output) => {
                 shared.done(call);
-                shared.record(client, call, input, output);
+                if let KvOutput::Value(value) = &output {
+                    seen = value.clone();
+                }
+                let response = observed::kv_response(&output).expect("a KV answer");
+                shared.seen.answered(client, call_ns, Event::KvReturn { seq: n, response });
+                shared.record(client, call, input, Some(output));
             }
             Err(_) => {
                 shared.failed();
@@ -382,44 +368,90 @@ async fn kv_worker(worker: u64, endpoints: &[String], prefix: &str, keys: u64, s
     }
 }
 
+/// The `n`th operation of `client`: gets, puts and compare-and-sets in
+/// turn; a compare-and-set expects the value last read (`seen`).
+fn kv_input(n: u64, client: u64, key: String, seen: &Option<String>) -> KvInput {
+    match n % 5 {
+        0 | 1 => KvInput::Get { key },
+        2 | 3 => KvInput::Put { key, value: format!("{client}-{n}"), lease: None },
+        _ => KvInput::Cas { key, expected: seen.clone(), value: format!("{client}-{n}"), lease: None },
+    }
+}
+
+/// Sends one KV operation; what its answer says happened.
+async fn kv_send(kv: &mut KvClient<Channel>, input: &KvInput) -> Result<KvOutput, tonic::Status> {
+    match input.clone() {
+        KvInput::Get { key } => {
+            let answer = kv.range(RangeRequest { key: key.into_bytes(), ..Default::default() }).await?;
+            Ok(KvOutput::Value(answer.get_ref().kvs.first().map(|kv| String::from_utf8_lossy(&kv.value).into_owned())))
+        }
+        KvInput::Put { key, value, .. } => {
+            kv.put(PutRequest { key: key.into_bytes(), value: value.into_bytes(), ..Default::default() }).await?;
+            Ok(KvOutput::Ok)
+        }
+        KvInput::Cas { key, expected, value, .. } => {
+            let (target, target_union) = match expected {
+                Some(v) => (CompareTarget::Value, TargetUnion::Value(v.into_bytes())),
+                None => (CompareTarget::Create, TargetUnion::CreateRevision(0)),
+            };
+            let compare = Compare {
+                key: key.clone().into_bytes(),
+                result: CompareResult::Equal as i32,
+                target: target as i32,
+                target_union: Some(target_union),
+                ..Default::default()
+            };
+            let put = PutRequest { key: key.into_bytes(), value: value.into_bytes(), ..Default::default() };
+            let txn =
+                TxnRequest { compare: vec![compare], success: vec![RequestOp { request: Some(TxnOp::RequestPut(put)) }], failure: vec![] };
+            Ok(KvOutput::Cas { succeeded: kv.txn(txn).await?.get_ref().succeeded })
+        }
+        other => unreachable!("kv_input makes no {other:?}"),
+    }
+}
+
+/// The lock every `lock` worker takes in turn.
+const LOCK_KEY: &str = "load-lock";
+/// The TTL of each `lock` worker's lease (it is never kept alive: a worker
+/// whose lease lapsed takes a fresh one after its Lock fails).
+const LOCK_LEASE_TTL_S: i64 = 10;
+
 async fn lock_worker(worker: u64, endpoints: &[String], store: Option<&str>, shared: &Shared) {
+    let client = worker + 1;
     let mut attempt = worker as usize;
-    let mut lease = None;
+    // The lease, and the instant (true time, the client's own clock) until
+    // which it promises the holder its lock: its grant's send + the TTL.
+    let mut lease: Option<(i64, u64)> = None;
     let mut locks = LockClient::new(channel(endpoints, attempt).await);
     while Instant::now() < shared.until {
         // A lease of its own (again after a failure: it may have expired).
-        let id = match lease {
-            Some(id) => id,
-            None => {
-                let mut leases = LeaseClient::new(channel(endpoints, attempt).await);
-                match leases.lease_grant(LeaseGrantRequest { ttl: 10, id: 0 }).await {
-                    Ok(granted) => *lease.insert(granted.into_inner().id),
-                    Err(_) => {
-                        shared.failed();
-                        attempt += 1;
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
+        let (id, until_ns) = match lease {
+            Some(held) => held,
+            None => match lock_lease(endpoints, attempt, shared).await {
+                Some(granted) => *lease.insert(granted),
+                None => {
+                    shared.failed();
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
                 }
-            }
+            },
         };
         let call = Instant::now();
-        let mut request = tonic::Request::new(LockRequest { name: b"load-lock".to_vec(), lease: id });
+        let mut request = tonic::Request::new(LockRequest { name: LOCK_KEY.as_bytes().to_vec(), lease: id });
         request.set_timeout(Duration::from_secs(15));
         match locks.lock(request).await {
             Ok(held) => {
                 shared.done(call);
                 let held = held.into_inner();
                 let token = held.header.as_ref().map_or(0, |h| h.revision.max(0) as u64);
-                shared.grants.lock().expect("grants").push((worker, token));
+                let belief = Event::BeliefStarted { key: LOCK_KEY.into(), lease: id as u64, token, until_mono_ns: until_ns };
+                shared.seen.record(client, belief);
                 if let Some(store) = store {
-                    // The holder writes with its token, as in the simulator.
-                    match store_write(store, worker, token).await {
-                        Some(true) => shared.store_accepted.lock().expect("store").push((worker, token)),
-                        Some(false) => *shared.store_refused.lock().expect("store") += 1,
-                        None => shared.failed(),
-                    }
+                    hold_and_write(store, client, token, shared).await;
                 }
+                // The holder stops believing before it asks to unlock.
+                shared.seen.record(client, Event::BeliefEnded { key: LOCK_KEY.into(), why: BeliefEnd::Released });
                 if locks.unlock(UnlockRequest { key: held.key }).await.is_err() {
                     shared.failed();
                 }
@@ -432,7 +464,7 @@ async fn lock_worker(worker: u64, endpoints: &[String], store: Option<&str>, sha
                 shared.failed();
                 attempt += 1;
                 let chan = channel(endpoints, attempt).await;
-                if let Some(old) = lease.take() {
+                if let Some((old, _)) = lease.take() {
                     let mut leases = LeaseClient::new(chan.clone());
                     let _ = leases.lease_revoke(LeaseRevokeRequest { id: old }).await;
                 }
@@ -443,12 +475,36 @@ async fn lock_worker(worker: u64, endpoints: &[String], store: Option<&str>, sha
     }
 }
 
+/// A fresh lease for a `lock` worker: its id, and its grant's send (true
+/// time) plus the granted TTL.
+async fn lock_lease(endpoints: &[String], attempt: usize, shared: &Shared) -> Option<(i64, u64)> {
+    let mut leases = LeaseClient::new(channel(endpoints, attempt).await);
+    let sent_ns = shared.seen.now_ns();
+    let granted = leases.lease_grant(LeaseGrantRequest { ttl: LOCK_LEASE_TTL_S, id: 0 }).await.ok()?.into_inner();
+    Some((granted.id, sent_ns + Duration::from_secs(granted.ttl.max(0) as u64).as_nanos() as u64))
+}
+
+/// The holder writes to the data store with its token, as in the
+/// simulator; an accepted write is stamped when its answer came, and its
+/// round trip bounds how much earlier the store took it.
+async fn hold_and_write(store: &str, client: u64, token: u64, shared: &Shared) {
+    let sent_ns = shared.seen.now_ns();
+    match store_write(store, client - 1, token).await {
+        Some(true) => {
+            *shared.store_accepted.lock().expect("store") += 1;
+            shared.seen.answered(client, sent_ns, Event::StoreAccepted { client, key: LOCK_KEY.into(), token });
+        }
+        Some(false) => *shared.store_refused.lock().expect("store") += 1,
+        None => shared.failed(),
+    }
+}
+
 /// One `WriteRequest` to the data store over plain HTTP/1.1; whether it was
 /// accepted (`None`: no answer).
 async fn store_write(store: &str, worker: u64, token: u64) -> Option<bool> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let addr = store.trim_start_matches("http://").trim_end_matches('/');
-    let body = json!({"clientID": format!("load-{worker}"), "fencingToken": {"key": "load-lock", "value": token}, "data": format!("written by load-{worker}")}).to_string();
+    let body = json!({"clientID": format!("load-{worker}"), "fencingToken": {"key": LOCK_KEY, "value": token}, "data": format!("written by load-{worker}")}).to_string();
     let request = format!(
         "POST /write HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()

@@ -4,17 +4,22 @@
 //! (every TTL/3), then "dies": stops its keep-alives and watches the key
 //! until the cluster removes it. Then it registers again.
 //!
-//! What it checks is the lease's promise to its holder: a lease renewed by
-//! a keep-alive sent at instant `s` lives at least until `s + TTL` (the
-//! leader renews on receipt, which is later). So a read that returned
-//! "absent", or a keep-alive answered "lease not found", at an instant
-//! before the last acknowledged renewal's send time plus the TTL proves the
-//! lease ended early. The judgment uses the read's return time, so a slow
-//! machine can only hide a violation, never invent one. The time from the
-//! last renewal to the removal is a figure (it is what `reports/` calibrates
-//! the simulator's failover prediction against), not a pass/fail.
+//! It records what the judge's `lease-early-expiry` needs: each
+//! acknowledged grant and renewal with its send time (`LeaseAcked`,
+//! stamped before the request left) and the first sight of the lease gone
+//! (`LeaseSeenGone`: a read that found the key detached, or a keep-alive
+//! answered "not found", stamped when the answer came). The judge then
+//! holds the lease's promise to its holder: renewed by a keep-alive sent
+//! at `s`, it lives at least until `s + TTL`. Both stamps err on the side
+//! that hides a violation, never invents one. The time from the last
+//! renewal to the removal is a figure ([`lifetimes`]: it is what
+//! `reports/` calibrates the simulator's failover prediction against), not
+//! a pass/fail.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+
+use leasesim_judge::observe::{Event, ObsLog};
 
 use crate::pb::etcdserverpb::kv_client::KvClient;
 use crate::pb::etcdserverpb::lease_client::LeaseClient;
@@ -22,38 +27,18 @@ use crate::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, PutReque
 
 use super::{channel, Shared};
 
-/// One registration, from grant to the removal the worker saw.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Episode {
-    pub worker: u64,
-    pub lease: i64,
-    /// Send time of the last renewal the cluster acknowledged (the grant's
-    /// own send time when no keep-alive was acknowledged), ns since start.
-    pub renewed_send_ns: u64,
-    /// Return time of the first read that found the key gone, or of the
-    /// keep-alive that found the lease gone; `None` if never seen.
-    pub ended_seen_ns: Option<u64>,
-    /// The TTL the lease was granted with.
-    pub ttl_ns: u64,
-}
-
-impl Episode {
-    /// The lease's promise: alive until the last renewal's send + TTL.
-    pub fn promised_until_ns(&self) -> u64 {
-        self.renewed_send_ns + self.ttl_ns
-    }
-
-    /// Whether the lease was seen gone before its promise.
-    pub fn ended_early(&self) -> bool {
-        self.ended_seen_ns.is_some_and(|seen| seen < self.promised_until_ns())
-    }
-}
-
 /// How often a dead holder's key is read while it waits for the removal.
 const POLL: Duration = Duration::from_millis(50);
 /// How long past its promise a key may outlive its dead holder before the
 /// worker gives up watching (a figure would be missing, not a violation).
 const WATCH_PAST_PROMISE: Duration = Duration::from_secs(60);
+
+/// One registration: whose, which lease, and the TTL it was granted with.
+struct Registration {
+    client: u64,
+    lease: u64,
+    ttl_ns: u64,
+}
 
 pub(super) async fn registry_worker(worker: u64, endpoints: &[String], ttl: Duration, shared: &Shared) {
     let mut attempt = worker as usize;
@@ -65,6 +50,7 @@ pub(super) async fn registry_worker(worker: u64, endpoints: &[String], ttl: Dura
         let (mut leases, mut kv) = (LeaseClient::new(chan.clone()), KvClient::new(chan));
         // 1. A lease, and the key attached to it.
         let grant_sent = Instant::now();
+        let grant_sent_ns = shared.seen.now_ns();
         let lease = match leases.lease_grant(LeaseGrantRequest { ttl: ttl_s, id: 0 }).await {
             Ok(granted) => granted.into_inner(),
             Err(_) => {
@@ -76,7 +62,9 @@ pub(super) async fn registry_worker(worker: u64, endpoints: &[String], ttl: Dura
         };
         shared.done(grant_sent);
         let ttl_ns = Duration::from_secs(lease.ttl.max(0) as u64).as_nanos() as u64;
-        let mut episode = Episode { worker, lease: lease.id, renewed_send_ns: shared.since_ns(grant_sent), ended_seen_ns: None, ttl_ns };
+        let this = Registration { client: worker + 1, lease: lease.id as u64, ttl_ns };
+        let acked = Event::LeaseAcked { lease: this.lease, ttl_ns, sent_at_ns: grant_sent_ns, keepalive: false };
+        shared.seen.record(this.client, acked);
         let key = format!("registry/{worker}");
         let put =
             PutRequest { key: key.clone().into_bytes(), value: round.to_string().into_bytes(), lease: lease.id, ..Default::default() };
@@ -89,77 +77,141 @@ pub(super) async fn registry_worker(worker: u64, endpoints: &[String], ttl: Dura
         }
         shared.done(put_sent);
         // 2. Keep it alive a few rounds (1 to 4, varying per worker).
-        for _ in 0..1 + round % 4 {
-            tokio::time::sleep(ttl / 3).await;
-            let sent = Instant::now();
-            let request = LeaseKeepAliveRequest { id: lease.id };
-            let answer = async { leases.lease_keep_alive(tokio_stream::iter([request])).await?.into_inner().message().await }.await;
-            match answer {
-                Ok(Some(renewed)) if renewed.ttl > 0 => {
-                    shared.done(sent);
-                    episode.renewed_send_ns = shared.since_ns(sent);
-                }
-                Ok(_) => {
-                    // Gone: judged below as a removal seen now.
-                    episode.ended_seen_ns = Some(shared.since_ns(Instant::now()));
-                    break;
-                }
-                Err(_) => {
-                    shared.failed();
-                    attempt += 1;
-                    leases = LeaseClient::new(channel(endpoints, attempt).await);
-                }
-            }
-        }
+        let renewed = keep_alive(&mut leases, &this, 1 + round % 4, grant_sent_ns, (endpoints, &mut attempt), shared).await;
         // 3. The holder "dies": watch the key until it is removed.
-        if episode.ended_seen_ns.is_none() {
-            episode.ended_seen_ns = watch_removal(&mut kv, &key, endpoints, &mut attempt, shared, &episode).await;
+        if let Some(renewed_send_ns) = renewed {
+            let give_up_ns = renewed_send_ns + ttl_ns + WATCH_PAST_PROMISE.as_nanos() as u64;
+            watch_removal(&mut kv, &key, &this, (endpoints, &mut attempt), shared, give_up_ns).await;
         }
-        shared.registry.lock().expect("registry").push(episode);
     }
 }
 
-/// Reads `key` until a read finds it gone; that read's return time.
+/// Renews the lease `rounds` times, every TTL/3, recording each
+/// acknowledged renewal: the last acknowledged send (`renewed_send_ns`, the
+/// grant's, if none), or `None` if a keep-alive found the lease gone.
+async fn keep_alive(
+    leases: &mut LeaseClient<tonic::transport::Channel>,
+    this: &Registration,
+    rounds: u64,
+    mut renewed_send_ns: u64,
+    (endpoints, attempt): (&[String], &mut usize),
+    shared: &Shared,
+) -> Option<u64> {
+    for _ in 0..rounds {
+        tokio::time::sleep(Duration::from_nanos(this.ttl_ns / 3)).await;
+        let sent = Instant::now();
+        let sent_ns = shared.seen.now_ns();
+        let request = LeaseKeepAliveRequest { id: this.lease as i64 };
+        let answer = async { leases.lease_keep_alive(tokio_stream::iter([request])).await?.into_inner().message().await }.await;
+        match answer {
+            Ok(Some(answer)) if answer.ttl > 0 => {
+                shared.done(sent);
+                let acked = Event::LeaseAcked { lease: this.lease, ttl_ns: this.ttl_ns, sent_at_ns: sent_ns, keepalive: true };
+                shared.seen.record(this.client, acked);
+                renewed_send_ns = sent_ns;
+            }
+            Ok(_) => {
+                shared.seen.answered(this.client, sent_ns, Event::LeaseSeenGone { lease: this.lease });
+                return None;
+            }
+            Err(_) => {
+                shared.failed();
+                *attempt += 1;
+                *leases = LeaseClient::new(channel(endpoints, *attempt).await);
+            }
+        }
+    }
+    Some(renewed_send_ns)
+}
+
+/// Reads `key` until a read finds it no longer attached to the lease, and
+/// records that sight (stamped when the read returned: the lease ended at
+/// or before then); gives up, recording nothing, at `give_up_ns`.
 async fn watch_removal(
     kv: &mut KvClient<tonic::transport::Channel>,
     key: &str,
-    endpoints: &[String],
-    attempt: &mut usize,
+    this: &Registration,
+    (endpoints, attempt): (&[String], &mut usize),
     shared: &Shared,
-    episode: &Episode,
-) -> Option<u64> {
-    let give_up_ns = episode.promised_until_ns() + WATCH_PAST_PROMISE.as_nanos() as u64;
+    give_up_ns: u64,
+) {
     loop {
+        let sent_ns = shared.seen.now_ns();
         let read = kv.range(RangeRequest { key: key.as_bytes().to_vec(), ..Default::default() }).await;
-        let returned_ns = shared.since_ns(Instant::now());
         match read {
             // The next registration of this worker uses the same key with a
             // new lease, so only this lease's attachment counts.
-            Ok(r) if r.get_ref().kvs.iter().all(|kv| kv.lease != episode.lease) => return Some(returned_ns),
+            Ok(r) if r.get_ref().kvs.iter().all(|kv| kv.lease as u64 != this.lease) => {
+                shared.seen.answered(this.client, sent_ns, Event::LeaseSeenGone { lease: this.lease });
+                return;
+            }
             Ok(_) => {}
             Err(_) => {
                 *attempt += 1;
                 *kv = KvClient::new(channel(endpoints, *attempt).await);
             }
         }
-        if returned_ns > give_up_ns {
-            return None;
+        if shared.seen.now_ns() > give_up_ns {
+            return;
         }
         tokio::time::sleep(POLL).await;
     }
 }
 
+/// How long leases outlived their holders (a figure, not a check): from
+/// each lease's last acknowledged renewal's send to the first sight of it
+/// gone, min / p50 / max.
+pub fn lifetimes(log: &ObsLog) -> String {
+    let mut renewed: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    let mut gone: BTreeMap<u64, u64> = BTreeMap::new();
+    for o in log.iter() {
+        match &o.event {
+            Event::LeaseAcked { lease, sent_at_ns, ttl_ns, .. } => {
+                renewed.insert(*lease, (*sent_at_ns, *ttl_ns));
+            }
+            Event::LeaseSeenGone { lease } => {
+                gone.entry(*lease).or_insert(o.at_ns);
+            }
+            _ => {}
+        }
+    }
+    let mut after_ms: Vec<f64> =
+        gone.iter().filter_map(|(lease, seen)| renewed.get(lease).map(|(sent, _)| seen.saturating_sub(*sent) as f64 / 1e6)).collect();
+    after_ms.sort_by(f64::total_cmp);
+    let ttl_s = renewed.values().next().map_or(0.0, |(_, ttl_ns)| *ttl_ns as f64 / 1e9);
+    let figure = match (after_ms.first(), after_ms.last()) {
+        (Some(min), Some(max)) => {
+            let p50 = after_ms[after_ms.len() / 2];
+            format!("removed {min:.0} / {p50:.0} / {max:.0} ms (min / p50 / max) after the last renewal was sent, TTL {ttl_s} s")
+        }
+        _ => "no removal seen".to_string(),
+    };
+    format!("registry: {} leases outlived their holder; {figure}; {} never seen removed", renewed.len(), renewed.len() - after_ms.len())
+}
+
 #[cfg(test)]
 mod tests {
+    use leasesim_judge::observe::Obs;
+    use leasesim_judge::vocab::Proc;
+
     use super::*;
 
     #[test]
-    fn a_lease_seen_gone_before_its_last_renewal_plus_ttl_ended_early() {
-        let ttl_ns = 5_000_000_000;
-        let episode = |seen| Episode { worker: 1, lease: 7, renewed_send_ns: 10_000_000_000, ended_seen_ns: seen, ttl_ns };
-        assert!(episode(Some(14_999_999_999)).ended_early());
-        assert!(!episode(Some(15_000_000_000)).ended_early());
-        assert!(!episode(Some(23_000_000_000)).ended_early());
-        assert!(!episode(None).ended_early(), "never seen gone is a missing figure, not a violation");
+    fn the_lifetime_figure_runs_from_the_last_renewal_to_the_first_sight_of_the_lease_gone() {
+        let s = 1_000_000_000;
+        let obs = |at_ns, event| Obs { at_ns, proc: Proc::Client(1), event };
+        let acked = |lease, sent_at_ns| Event::LeaseAcked { lease, ttl_ns: 5 * s, sent_at_ns, keepalive: true };
+        let log = ObsLog::from(vec![
+            obs(s, acked(7, s)),
+            obs(3 * s, acked(7, 3 * s)),
+            obs(4 * s, acked(8, 4 * s)),
+            obs(9 * s, Event::LeaseSeenGone { lease: 7 }),
+            obs(10 * s, Event::LeaseSeenGone { lease: 7 }),
+        ]);
+        assert_eq!(
+            lifetimes(&log),
+            "registry: 2 leases outlived their holder; removed 6000 / 6000 / 6000 ms (min / p50 / max) after the last renewal \
+             was sent, TTL 5 s; 1 never seen removed"
+        );
     }
 }

@@ -13,20 +13,20 @@
 
 mod chaos;
 pub mod check;
-pub(crate) mod error;
+pub mod error;
 mod expect;
 mod fault;
-pub(crate) mod fields;
+pub mod fields;
 mod invariants;
 mod load;
 pub mod model;
 mod multi_instance;
 pub mod point;
-pub(crate) mod raw;
+pub mod raw;
 pub mod seeds;
 mod selector;
 mod span;
-pub(crate) mod suggest;
+pub mod suggest;
 mod validate;
 mod workload;
 mod write;

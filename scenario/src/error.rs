@@ -94,31 +94,31 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 /// Collects diagnostics for one file while validation walks it.
-pub(crate) struct Diags<'a> {
+pub struct Diags<'a> {
     index: LineIndex<'a>,
     list: Vec<Diagnostic>,
 }
 
 impl<'a> Diags<'a> {
-    pub(crate) fn new(text: &'a str) -> Self {
+    pub fn new(text: &'a str) -> Self {
         Diags { index: LineIndex::new(text), list: Vec::new() }
     }
 
     /// Records a problem at a span (or at the top of the file if the parser
     /// gave no span, which only happens for tables implied by dotted keys).
-    pub(crate) fn error(&mut self, span: Option<Range<usize>>, message: impl Into<String>, fix: impl Into<String>) {
+    pub fn error(&mut self, span: Option<Range<usize>>, message: impl Into<String>, fix: impl Into<String>) {
         let diagnostic = self.diagnostic(span, message, fix);
         self.list.push(diagnostic);
     }
 
     /// The source text under a span, for quoting a value back to the user.
-    pub(crate) fn source(&self, span: &Option<Range<usize>>) -> &'a str {
+    pub fn source(&self, span: &Option<Range<usize>>) -> &'a str {
         span.as_ref().map_or("", |span| self.index.slice(span))
     }
 
     /// A diagnostic at a span without recording it (for problems found
     /// later, such as a scenario name another file already uses).
-    pub(crate) fn diagnostic(&self, span: Option<Range<usize>>, message: impl Into<String>, fix: impl Into<String>) -> Diagnostic {
+    pub fn diagnostic(&self, span: Option<Range<usize>>, message: impl Into<String>, fix: impl Into<String>) -> Diagnostic {
         let span = span.unwrap_or(0..0);
         let (line, col) = self.index.locate(span.start);
         let text = self.index.line_text(line);
@@ -133,18 +133,18 @@ impl<'a> Diags<'a> {
     }
 
     /// The location a span starts at.
-    pub(crate) fn locate(&self, span: &Option<Range<usize>>) -> Location {
+    pub fn locate(&self, span: &Option<Range<usize>>) -> Location {
         let (line, col) = self.index.locate(span.as_ref().map_or(0, |s| s.start));
         Location { line, col }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 
     /// All diagnostics in file order (a stable sort keeps the order in which
     /// checks ran for problems at the same place).
-    pub(crate) fn into_error(mut self, file: &str) -> ScenarioError {
+    pub fn into_error(mut self, file: &str) -> ScenarioError {
         self.list.sort_by_key(|d| d.location);
         ScenarioError { file: file.to_string(), diagnostics: self.list }
     }

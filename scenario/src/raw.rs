@@ -27,22 +27,22 @@ const DATETIME_KEY: &str = "$__toml_private_datetime";
 
 /// A value and where it is in the file.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Node {
+pub struct Node {
     /// `None` only for tables implied by dotted keys.
-    pub(crate) span: Option<Range<usize>>,
-    pub(crate) value: Value,
+    pub span: Option<Range<usize>>,
+    pub value: Value,
 }
 
 /// One `key = value` of a table, in document order.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Entry {
-    pub(crate) key: String,
-    pub(crate) key_span: Option<Range<usize>>,
-    pub(crate) node: Node,
+pub struct Entry {
+    pub key: String,
+    pub key_span: Option<Range<usize>>,
+    pub node: Node,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Value {
+pub enum Value {
     String(String),
     Integer(i64),
     Float(f64),
@@ -54,7 +54,7 @@ pub(crate) enum Value {
 
 impl Value {
     /// The kind of value, with its article, for "found …" in messages.
-    pub(crate) fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> &'static str {
         match self {
             Value::String(_) => "a string",
             Value::Integer(_) => "an integer",
@@ -69,7 +69,7 @@ impl Value {
 
 impl Entry {
     /// Where to point for a problem with this entry as a whole: the key.
-    pub(crate) fn span(&self) -> Option<Range<usize>> {
+    pub fn span(&self) -> Option<Range<usize>> {
         self.key_span.clone().or_else(|| self.node.span.clone())
     }
 }
@@ -77,19 +77,19 @@ impl Entry {
 impl Node {
     /// Where to point for a problem with this value: the value, or its key
     /// when the value has no span of its own.
-    pub(crate) fn span_or(&self, fallback: &Option<Range<usize>>) -> Option<Range<usize>> {
+    pub fn span_or(&self, fallback: &Option<Range<usize>>) -> Option<Range<usize>> {
         self.span.clone().or_else(|| fallback.clone())
     }
 }
 
 /// A TOML syntax error: the parser's message and where it points.
-pub(crate) struct SyntaxError {
-    pub(crate) message: String,
-    pub(crate) span: Option<Range<usize>>,
+pub struct SyntaxError {
+    pub message: String,
+    pub span: Option<Range<usize>>,
 }
 
 /// Parses a whole document into a spanned tree.
-pub(crate) fn parse_document(text: &str) -> Result<Node, SyntaxError> {
+pub fn parse_document(text: &str) -> Result<Node, SyntaxError> {
     NodeSeed.deserialize(toml::de::Deserializer::new(text)).map_err(|error| SyntaxError {
         message: error.message().trim().lines().map(str::trim).collect::<Vec<_>>().join("; "),
         span: error.span(),

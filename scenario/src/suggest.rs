@@ -7,7 +7,7 @@
 
 /// The candidate closest to `word`, if it is close enough to be a typo, or
 /// else the only candidate that begins with it (`fencing` → `fencing-order`).
-pub(crate) fn closest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+pub fn closest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
     let word_lower = word.to_ascii_lowercase().replace('_', "-");
     let limit = (word.chars().count() / 3).max(1);
     let candidates: Vec<&'c str> = candidates.into_iter().collect();
@@ -27,7 +27,7 @@ pub(crate) fn closest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c s
 }
 
 /// `; did you mean `x`?` or nothing, ready to append to a message.
-pub(crate) fn did_you_mean<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> String {
+pub fn did_you_mean<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> String {
     closest(word, candidates).map_or_else(String::new, |c| format!("; did you mean `{c}`?"))
 }
 

@@ -15,7 +15,7 @@ use super::suggest;
 use leasesim_core::duration::{self, DurationError};
 
 /// The outcome of reading an optional key.
-pub(crate) enum Field<T> {
+pub enum Field<T> {
     Missing,
     /// Present but bad; already reported.
     Bad,
@@ -24,11 +24,11 @@ pub(crate) enum Field<T> {
 
 impl<T> Field<T> {
     /// The value, or `default` when absent; `None` when bad.
-    pub(crate) fn or(self, default: T) -> Option<T> {
+    pub fn or(self, default: T) -> Option<T> {
         self.or_else(|| default)
     }
 
-    pub(crate) fn or_else(self, default: impl FnOnce() -> T) -> Option<T> {
+    pub fn or_else(self, default: impl FnOnce() -> T) -> Option<T> {
         match self {
             Field::Missing => Some(default()),
             Field::Bad => None,
@@ -37,7 +37,7 @@ impl<T> Field<T> {
     }
 
     /// `Some(None)` when absent, `None` when bad.
-    pub(crate) fn optional(self) -> Option<Option<T>> {
+    pub fn optional(self) -> Option<Option<T>> {
         match self {
             Field::Missing => Some(None),
             Field::Bad => None,
@@ -47,18 +47,18 @@ impl<T> Field<T> {
 }
 
 /// Reads one table's entries by key.
-pub(crate) struct TableReader<'a> {
+pub struct TableReader<'a> {
     /// `[network]`, `[[fault]] #2`, or empty for the top level.
-    pub(crate) title: String,
+    pub title: String,
     /// Where the table starts (its header), for "missing key" errors.
-    pub(crate) span: Option<Range<usize>>,
+    pub span: Option<Range<usize>>,
     entries: &'a [Entry],
     taken: Vec<bool>,
 }
 
 impl<'a> TableReader<'a> {
     /// The document's top level.
-    pub(crate) fn root(node: &'a Node) -> Self {
+    pub fn root(node: &'a Node) -> Self {
         let entries = match &node.value {
             Value::Table(entries) => entries.as_slice(),
             _ => &[],
@@ -67,7 +67,7 @@ impl<'a> TableReader<'a> {
     }
 
     /// "in [network]" or "at the top level".
-    pub(crate) fn place(&self) -> String {
+    pub fn place(&self) -> String {
         if self.title.is_empty() {
             "at the top level".to_string()
         } else {
@@ -76,7 +76,7 @@ impl<'a> TableReader<'a> {
     }
 
     /// Takes an entry; later lookups of the same key see nothing.
-    pub(crate) fn take(&mut self, key: &str) -> Option<Val<'a>> {
+    pub fn take(&mut self, key: &str) -> Option<Val<'a>> {
         let index = self.entries.iter().position(|entry| entry.key == key)?;
         self.taken[index] = true;
         let entry = &self.entries[index];
@@ -85,30 +85,30 @@ impl<'a> TableReader<'a> {
 
     /// Where an entry is written, without taking it (for problems found
     /// after reading it, such as a kind with nothing to act on).
-    pub(crate) fn key_span(&self, key: &str) -> Option<Range<usize>> {
+    pub fn key_span(&self, key: &str) -> Option<Range<usize>> {
         self.entries.iter().find(|entry| entry.key == key).and_then(|entry| entry.span())
     }
 
     /// The keys present, in document order.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = &'a str> {
+    pub fn keys(&self) -> impl Iterator<Item = &'a str> {
         self.entries.iter().map(|entry| entry.key.as_str())
     }
 
     /// Takes every entry, in document order (for tables keyed by name, such
     /// as `[clocks]`).
-    pub(crate) fn take_all(&mut self) -> Vec<Val<'a>> {
+    pub fn take_all(&mut self) -> Vec<Val<'a>> {
         let keys: Vec<&'a str> = self.keys().collect();
         keys.into_iter().filter_map(|key| self.take(key)).collect()
     }
 
     /// An empty table, read when a section is absent so that its defaults
     /// come from the same code as a present one.
-    pub(crate) fn empty(title: &str) -> Self {
+    pub fn empty(title: &str) -> Self {
         TableReader { title: title.to_string(), span: Some(0..0), entries: &[], taken: Vec::new() }
     }
 
     /// Reads an optional key with `read`.
-    pub(crate) fn get<T>(&mut self, key: &str, d: &mut Diags, read: impl FnOnce(&Val<'a>, &mut Diags) -> Option<T>) -> Field<T> {
+    pub fn get<T>(&mut self, key: &str, d: &mut Diags, read: impl FnOnce(&Val<'a>, &mut Diags) -> Option<T>) -> Field<T> {
         match self.take(key) {
             None => Field::Missing,
             Some(val) => read(&val, d).map_or(Field::Bad, Field::Ok),
@@ -116,7 +116,7 @@ impl<'a> TableReader<'a> {
     }
 
     /// Reads a required key; its absence is reported with an example.
-    pub(crate) fn require<T>(
+    pub fn require<T>(
         &mut self,
         key: &str,
         example: &str,
@@ -134,12 +134,12 @@ impl<'a> TableReader<'a> {
     }
 
     /// Reports that a required key is absent, at the table's header.
-    pub(crate) fn missing(&self, key: &str, example: &str, d: &mut Diags) {
+    pub fn missing(&self, key: &str, example: &str, d: &mut Diags) {
         d.error(self.span.clone(), format!("missing key `{key}` {}", self.place()), format!("add `{key} = {example}`"));
     }
 
     /// Reports every entry nobody took as an unknown key.
-    pub(crate) fn finish(self, d: &mut Diags, valid: &[&str]) {
+    pub fn finish(self, d: &mut Diags, valid: &[&str]) {
         for (entry, taken) in self.entries.iter().zip(&self.taken) {
             if !taken {
                 let place = self.place();
@@ -155,28 +155,28 @@ impl<'a> TableReader<'a> {
 
 /// One value and the key it belongs to.
 #[derive(Clone)]
-pub(crate) struct Val<'a> {
-    pub(crate) key: &'a str,
-    pub(crate) node: &'a Node,
+pub struct Val<'a> {
+    pub key: &'a str,
+    pub node: &'a Node,
     /// The value's span (its key's when the value has none).
-    pub(crate) span: Option<Range<usize>>,
+    pub span: Option<Range<usize>>,
     /// The key's span, for problems with the entry as a whole.
-    pub(crate) key_span: Option<Range<usize>>,
+    pub key_span: Option<Range<usize>>,
 }
 
 impl<'a> Val<'a> {
     /// An element of this array value, reported under the same key.
-    pub(crate) fn element(&self, node: &'a Node) -> Val<'a> {
+    pub fn element(&self, node: &'a Node) -> Val<'a> {
         Val { key: self.key, node, span: node.span_or(&self.span), key_span: self.key_span.clone() }
     }
 
     /// Reports a problem with this value.
-    pub(crate) fn error(&self, d: &mut Diags, message: impl Into<String>, fix: impl Into<String>) {
+    pub fn error(&self, d: &mut Diags, message: impl Into<String>, fix: impl Into<String>) {
         d.error(self.span.clone(), message, fix);
     }
 
     /// The value as written in the file.
-    pub(crate) fn source(&self, d: &Diags) -> String {
+    pub fn source(&self, d: &Diags) -> String {
         d.source(&self.span).to_string()
     }
 
@@ -185,7 +185,7 @@ impl<'a> Val<'a> {
         self.error(d, message, format!("write e.g. `{} = {example}`", self.key));
     }
 
-    pub(crate) fn string(&self, d: &mut Diags, example: &str) -> Option<&'a str> {
+    pub fn string(&self, d: &mut Diags, example: &str) -> Option<&'a str> {
         match &self.node.value {
             Value::String(text) => Some(text),
             _ => {
@@ -195,7 +195,7 @@ impl<'a> Val<'a> {
         }
     }
 
-    pub(crate) fn boolean(&self, d: &mut Diags) -> Option<bool> {
+    pub fn boolean(&self, d: &mut Diags) -> Option<bool> {
         match self.node.value {
             Value::Boolean(value) => Some(value),
             _ => {
@@ -206,7 +206,7 @@ impl<'a> Val<'a> {
     }
 
     /// An integer within `min..=max`; `fix` says what the bounds mean.
-    pub(crate) fn integer(&self, d: &mut Diags, min: u64, max: u64, fix: &str) -> Option<u64> {
+    pub fn integer(&self, d: &mut Diags, min: u64, max: u64, fix: &str) -> Option<u64> {
         let Value::Integer(value) = self.node.value else {
             self.type_error(d, "an integer", &min.max(1).to_string());
             return None;
@@ -221,7 +221,7 @@ impl<'a> Val<'a> {
     }
 
     /// A finite number; integers are accepted (`loss = 0`).
-    pub(crate) fn number(&self, d: &mut Diags, example: &str) -> Option<f64> {
+    pub fn number(&self, d: &mut Diags, example: &str) -> Option<f64> {
         let value = match self.node.value {
             Value::Float(value) => value,
             Value::Integer(value) => value as f64,
@@ -243,7 +243,7 @@ impl<'a> Val<'a> {
     }
 
     /// A probability in [0, 1].
-    pub(crate) fn probability(&self, d: &mut Diags) -> Option<f64> {
+    pub fn probability(&self, d: &mut Diags) -> Option<f64> {
         let value = self.number(d, "0.01")?;
         if (0.0..=1.0).contains(&value) {
             return Some(value);
@@ -254,7 +254,7 @@ impl<'a> Val<'a> {
     }
 
     /// A clock-rate error in (-1, 1).
-    pub(crate) fn drift(&self, d: &mut Diags) -> Option<f64> {
+    pub fn drift(&self, d: &mut Diags) -> Option<f64> {
         let value = self.number(d, "0.05")?;
         if value > -1.0 && value < 1.0 {
             return Some(value);
@@ -265,7 +265,7 @@ impl<'a> Val<'a> {
     }
 
     /// A fraction in [0, 1) (margins, bounds on drift).
-    pub(crate) fn fraction(&self, d: &mut Diags, example: &str) -> Option<f64> {
+    pub fn fraction(&self, d: &mut Diags, example: &str) -> Option<f64> {
         let value = self.number(d, example)?;
         if (0.0..1.0).contains(&value) {
             return Some(value);
@@ -276,7 +276,7 @@ impl<'a> Val<'a> {
     }
 
     /// An unsigned duration string.
-    pub(crate) fn duration(&self, d: &mut Diags) -> Option<u64> {
+    pub fn duration(&self, d: &mut Diags) -> Option<u64> {
         let text = self.duration_text(d)?;
         match duration::parse_duration(text) {
             Ok(ns) => Some(ns),
@@ -288,7 +288,7 @@ impl<'a> Val<'a> {
     }
 
     /// A duration string that may carry a sign.
-    pub(crate) fn signed_duration(&self, d: &mut Diags) -> Option<i64> {
+    pub fn signed_duration(&self, d: &mut Diags) -> Option<i64> {
         let text = self.duration_text(d)?;
         match duration::parse_signed_duration(text) {
             Ok(ns) => Some(ns),
@@ -300,7 +300,7 @@ impl<'a> Val<'a> {
     }
 
     /// A duration that must be above zero.
-    pub(crate) fn positive_duration(&self, d: &mut Diags) -> Option<u64> {
+    pub fn positive_duration(&self, d: &mut Diags) -> Option<u64> {
         let ns = self.duration(d)?;
         if ns > 0 {
             return Some(ns);
@@ -371,7 +371,7 @@ impl<'a> Val<'a> {
 
     /// A range of unsigned durations, `low <= high`; one duration written
     /// alone means a fixed value (low = high).
-    pub(crate) fn duration_range(&self, d: &mut Diags) -> Option<(u64, u64)> {
+    pub fn duration_range(&self, d: &mut Diags) -> Option<(u64, u64)> {
         if let Value::String(_) = self.node.value {
             return self.duration(d).map(|ns| (ns, ns));
         }
@@ -383,7 +383,7 @@ impl<'a> Val<'a> {
     }
 
     /// A range of signed durations, `low <= high`.
-    pub(crate) fn signed_range(&self, d: &mut Diags) -> Option<(i64, i64)> {
+    pub fn signed_range(&self, d: &mut Diags) -> Option<(i64, i64)> {
         if let Value::String(_) = self.node.value {
             return self.signed_duration(d).map(|ns| (ns, ns));
         }
@@ -394,7 +394,7 @@ impl<'a> Val<'a> {
         self.check_order(d, low, high, swapped)
     }
 
-    pub(crate) fn array(&self, d: &mut Diags, example: &str) -> Option<&'a [Node]> {
+    pub fn array(&self, d: &mut Diags, example: &str) -> Option<&'a [Node]> {
         match &self.node.value {
             Value::Array(items) => Some(items),
             _ => {
@@ -405,7 +405,7 @@ impl<'a> Val<'a> {
     }
 
     /// A list of strings, each with its own `Val` for precise errors.
-    pub(crate) fn strings(&self, d: &mut Diags, example: &str) -> Option<Vec<(&'a str, Val<'a>)>> {
+    pub fn strings(&self, d: &mut Diags, example: &str) -> Option<Vec<(&'a str, Val<'a>)>> {
         let items = self.array(d, example)?;
         let mut out = Some(Vec::with_capacity(items.len()));
         for item in items {
@@ -420,7 +420,7 @@ impl<'a> Val<'a> {
 
     /// This value as a table titled `title` (e.g. `[network]`); `fix` says
     /// how to write it when it is not one.
-    pub(crate) fn table(&self, d: &mut Diags, title: &str, fix: &str) -> Option<TableReader<'a>> {
+    pub fn table(&self, d: &mut Diags, title: &str, fix: &str) -> Option<TableReader<'a>> {
         match &self.node.value {
             Value::Table(entries) => {
                 Some(TableReader { title: title.to_string(), span: self.span.clone(), entries, taken: vec![false; entries.len()] })

@@ -305,7 +305,7 @@ pub struct ScheduledFault {
     /// `crash`, `pause` and `clock` only: from `at` on, the fault waits for
     /// the first process its selector matches to reach this point of a step
     /// (`scenario::point`), and fires there, once.
-    pub when: Option<crate::scenario::Point>,
+    pub when: Option<crate::Point>,
 }
 
 /// Equal when they do the same thing at the same time: `line` only says

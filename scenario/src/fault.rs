@@ -121,7 +121,7 @@ fn when(v: &Val<'_>, d: &mut Diags, present: &[&str], action: Option<&FaultActio
         v.error(d, message, "aim it at a server (s1…, leader, follower, random-server), or use `timer` or `after-send:request`");
         return None;
     }
-    if point == Point::AfterSend(crate::scenario::MessageKind::Request) && selector.is_server() {
+    if point == Point::AfterSend(crate::MessageKind::Request) && selector.is_server() {
         let message = format!("`{selector}` never reaches `{point}`: only clients send requests");
         v.error(d, message, "aim it at a client (c1…, random-client, holder:KEY), or use a server's point");
         return None;

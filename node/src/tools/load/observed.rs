@@ -1,0 +1,186 @@
+//! What the load generator saw, in the judge's vocabulary, and the judge's
+//! verdict on it: the load holds a real cluster to the very checkers
+//! (`leasesim-judge`) that judge the simulator, rather than to copies of
+//! their rules.
+//!
+//! True time is `CLOCK_MONOTONIC`, which every process on one machine
+//! shares (a leasesim-node member measures its leases on it too, unless a
+//! test skews its clock source), counted from the load's start.
+//!
+//! Stamping error: an observation is stamped when the client reads that
+//! clock, a little after the event it reports (a grant the cluster decided,
+//! a write the data store took, happened somewhere between the request's
+//! send and the stamp). The log states a bound on that error
+//! ([`ObsLog::with_stamp_error`]): the slowest answer any observation came
+//! from, and never less than [`MIN_STAMP_ERROR_NS`] for the client's own
+//! scheduling. The checkers that compare instants judge conservatively
+//! within it: a violation is reported only if it holds for every placement
+//! of the events within their bounds, so a slow or loaded machine can hide
+//! a violation but never invent one. Requests' send times and calls are
+//! stamped before the request leaves, so the interval the judge sees
+//! always contains the true one.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use leasesim_core::service::{Op, Response};
+use leasesim_core::ExpiryStrategy;
+use leasesim_history::{KvInput, KvOutput};
+use leasesim_judge::checkers::{RunRecord, Violation, CHECKERS};
+use leasesim_judge::observe::{Event, Obs, ObsLog};
+use leasesim_judge::vocab::{Proc, SimClock};
+
+/// The least stamping error assumed: a client stamps an answer right after
+/// its task wakes with it, and the scheduler's delay is not measured.
+pub const MIN_STAMP_ERROR_NS: u64 = 1_000_000;
+
+/// `CLOCK_MONOTONIC` now, in nanoseconds: true time for every process on
+/// this machine.
+pub fn monotonic_ns() -> u64 {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `now` is a valid timespec for the call to write.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    assert_eq!(rc, 0, "CLOCK_MONOTONIC is always readable on Linux");
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
+
+/// The observations of one load run, stamped in true time since it began.
+pub struct Recorder {
+    origin_ns: u64,
+    obs: Mutex<Vec<Obs>>,
+    slowest_answer_ns: AtomicU64,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder { origin_ns: monotonic_ns(), obs: Mutex::default(), slowest_answer_ns: AtomicU64::new(0) }
+    }
+}
+
+impl Recorder {
+    /// True time since the run began (stamp a request with it before it leaves).
+    pub fn now_ns(&self) -> u64 {
+        monotonic_ns().saturating_sub(self.origin_ns)
+    }
+
+    /// Records what `client` just saw, stamped now; returns the stamp.
+    pub fn record(&self, client: u64, event: Event) -> u64 {
+        let at_ns = self.now_ns();
+        self.obs.lock().expect("observations").push(Obs { at_ns, proc: Proc::Client(client), event });
+        at_ns
+    }
+
+    /// Records what an answer to a request sent at `sent_ns` showed: the
+    /// answer's round trip bounds how long before the stamp it happened.
+    pub fn answered(&self, client: u64, sent_ns: u64, event: Event) -> u64 {
+        let at_ns = self.record(client, event);
+        self.slowest_answer_ns.fetch_max(at_ns.saturating_sub(sent_ns), Ordering::Relaxed);
+        at_ns
+    }
+
+    /// The log, in true-time order, with its stamping error stated.
+    pub fn into_log(self) -> ObsLog {
+        let mut obs = self.obs.into_inner().expect("observations");
+        obs.sort_by_key(|o| o.at_ns);
+        let error_ns = self.slowest_answer_ns.into_inner().max(MIN_STAMP_ERROR_NS);
+        ObsLog::from(obs).with_stamp_error(error_ns)
+    }
+}
+
+/// The judge's word for a KV operation the load sends (`None` for the
+/// lease operations, which the `kv` workload does not send).
+pub fn kv_op(input: &KvInput) -> Option<Op> {
+    Some(match input.clone() {
+        KvInput::Get { key } => Op::Get { key },
+        KvInput::Put { key, value, lease } => Op::Put { key, value, lease },
+        KvInput::Delete { key } => Op::Delete { key },
+        KvInput::Cas { key, expected, value, lease } => Op::Cas { key, expected, value, lease },
+        _ => return None,
+    })
+}
+
+/// The judge's word for a KV answer. Revisions are 0: the load keeps none,
+/// and the linearizability checker reads only what the answer says
+/// happened (`None`: an answer the `kv` workload never gets).
+pub fn kv_response(output: &KvOutput) -> Option<Response> {
+    Some(match output.clone() {
+        KvOutput::Ok => Response::Done { revision: 0 },
+        KvOutput::Value(value) => Response::Value { value, revision: 0 },
+        KvOutput::Cas { succeeded } => Response::Cas { succeeded, current: None, revision: 0 },
+        _ => return None,
+    })
+}
+
+/// The judge's verdict on the invariants a workload can be judged by.
+pub struct Judged {
+    pub lines: Vec<String>,
+    pub violations: Vec<Violation>,
+}
+
+/// Judges `log` by the judge's checkers for `invariants` (ids as in
+/// scenarios). Every client's clock is `CLOCK_MONOTONIC` itself (exact),
+/// and so are the members' when they run on this machine: no drift.
+pub fn judge(log: &ObsLog, invariants: &[&str]) -> Judged {
+    let clients: std::collections::BTreeSet<Proc> = log.iter().map(|o| o.proc).collect();
+    let clocks: BTreeMap<Proc, SimClock> = clients.into_iter().map(|p| (p, SimClock::new(0, 0, 0.0))).collect();
+    let end_ns = log.iter().last().map_or(0, |o| o.at_ns);
+    let (servers, registry_ttl_ns) = (BTreeMap::new(), BTreeMap::new());
+    let run = RunRecord {
+        obs: log,
+        clocks: &clocks,
+        drift_bound: 0.0,
+        expiry: ExpiryStrategy::LeaderMonotonic,
+        election_timeout_max_ns: 0,
+        settle_at_ns: end_ns,
+        end_ns,
+        servers: &servers,
+        registry_ttl_ns: &registry_ttl_ns,
+        lock_wait_bound_ns: 0,
+        task_pace: None,
+    };
+    let mut judged = Judged { lines: Vec::new(), violations: Vec::new() };
+    let error_ms = log.stamp_error_ns() as f64 / 1e6;
+    for (id, check) in CHECKERS.iter().filter(|(id, _)| invariants.contains(id)) {
+        let found = check(&run);
+        judged.lines.push(match found.len() {
+            0 => format!("check {id}: ok (judged by leasesim-judge, stamping error {error_ms:.1} ms)"),
+            n => format!("check {id}: {n} violations"),
+        });
+        judged.violations.extend(found);
+    }
+    judged
+}
+
+#[cfg(test)]
+mod tests {
+    use leasesim_judge::observe::BeliefEnd;
+
+    use super::*;
+
+    #[test]
+    fn true_time_grows_and_the_log_states_its_stamping_error() {
+        let recorder = Recorder::default();
+        let sent_ns = recorder.now_ns();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        recorder.answered(1, sent_ns, Event::LeaseSeenGone { lease: 7 });
+        let log = recorder.into_log();
+        assert!(log.stamp_error_ns() >= 20_000_000, "the 20 ms answer bounds the error: {}", log.stamp_error_ns());
+        assert_eq!(Recorder::default().into_log().stamp_error_ns(), MIN_STAMP_ERROR_NS);
+    }
+
+    #[test]
+    fn two_clients_believing_at_once_are_found_by_the_judge() {
+        let belief = |token| Event::BeliefStarted { key: "load-lock".into(), lease: token, token, until_mono_ns: 60_000_000_000 };
+        let ended = Event::BeliefEnded { key: "load-lock".into(), why: BeliefEnd::Released };
+        let obs = |at_ns, client, event| Obs { at_ns, proc: Proc::Client(client), event };
+        let handoff = |second_ns| {
+            let log = vec![obs(1_000_000_000, 1, belief(5)), obs(2_000_000_000, 1, ended.clone()), obs(second_ns, 2, belief(9))];
+            judge(&ObsLog::from(log).with_stamp_error(MIN_STAMP_ERROR_NS), &["lock-belief-overlap"])
+        };
+        assert!(handoff(2_100_000_000).violations.is_empty());
+        let overlap = handoff(1_500_000_000);
+        assert_eq!(overlap.violations.iter().map(|v| v.invariant).collect::<Vec<_>>(), vec!["lock-belief-overlap"]);
+        assert_eq!(overlap.lines, vec!["check lock-belief-overlap: 1 violations"]);
+    }
+}
