@@ -18,13 +18,9 @@ mod common;
 
 use std::time::Duration;
 
-<<<<<<< HEAD
 use common::ProcessCluster;
-=======
-use common::Cluster;
 use leasesim_judge::checkers::Violation;
 use leasesim_judge::observe::Event;
->>>>>>> issue-24x
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, PutRequest, RangeRequest};
@@ -34,16 +30,10 @@ const TTL_S: i64 = 10;
 const RENEWALS: usize = 6;
 const RENEW_EVERY: Duration = Duration::from_secs(2);
 
-<<<<<<< HEAD
-/// Runs the registration and returns it as the load tool records it.
-fn renewed_then_leader_killed(extra_args: &[&str]) -> Episode {
-    let mut cluster = ProcessCluster::start_with(3, extra_args);
-=======
 /// Runs the registration, recorded as the load tool records it: whether
 /// the new leader had lost the key, and the judge's violations.
 fn renewed_then_leader_killed(extra_args: &[&str]) -> (bool, Vec<Violation>) {
-    let mut cluster = Cluster::start_with(3, extra_args);
->>>>>>> issue-24x
+    let mut cluster = ProcessCluster::start_with(3, extra_args);
     let leader = cluster.wait_for_leader();
     let seen = Recorder::default();
     let ttl_ns = Duration::from_secs(TTL_S as u64).as_nanos() as u64;

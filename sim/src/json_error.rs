@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::scenario::{self, Scenario, ScenarioError};
+use leasesim_scenario::{self as scenario, Scenario, ScenarioError};
 
 /// The exit code for bad input.
 pub const EXIT_BAD_INPUT: i32 = 2;

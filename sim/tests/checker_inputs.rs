@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use leasesim::run::{run_seed, RunOptions};
-use leasesim::scenario;
+use leasesim_scenario as scenario;
 
 fn root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use leasesim::run::{run_seed, RunOptions};
-use leasesim::scenario::{self, Scenario};
 use leasesim_core::bugs::Bugs;
+use leasesim_scenario::{self as scenario, Scenario};
 
 fn load(name: &str) -> Scenario {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(name);

@@ -96,11 +96,11 @@ fn a_chaos_seed_and_its_explicit_scenario_give_one_digest() {
     // replays that seed bit for bit.
     use leasesim::run::{chaos, run_seed, RunOptions};
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/chaos-nemesis.toml");
-    let file = leasesim::scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let file = leasesim_scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
     for seed in 0..2 {
-        let explicit_text = leasesim::scenario::to_toml(&chaos::explicit(&file, seed));
+        let explicit_text = leasesim_scenario::to_toml(&chaos::explicit(&file, seed));
         assert!(explicit_text.contains("max_append_entries") && explicit_text.contains("when = "), "{explicit_text}");
-        let explicit = leasesim::scenario::parse(&explicit_text, "explicit.toml").unwrap_or_else(|e| panic!("{e}"));
+        let explicit = leasesim_scenario::parse(&explicit_text, "explicit.toml").unwrap_or_else(|e| panic!("{e}"));
         let options = RunOptions::default();
         assert_eq!(run_seed(&file, seed, &options).trace_digest, run_seed(&explicit, seed, &options).trace_digest, "seed {seed}");
     }

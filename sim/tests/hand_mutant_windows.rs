@@ -20,7 +20,7 @@
 use std::path::Path;
 
 use leasesim::run::{run_seed, RunOptions};
-use leasesim::scenario::{self, Scenario};
+use leasesim_scenario::{self as scenario, Scenario};
 
 fn load(name: &str) -> Scenario {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hand-mutants").join(name);

@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use leasesim::run::{run_seed, RunOptions};
-use leasesim::scenario;
 use leasesim_core::bugs::Bugs;
+use leasesim_scenario as scenario;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 #[test]
 fn checkers_loader_and_docs_name_the_same_invariants() {
     let checkers: BTreeSet<&str> = leasesim_judge::checkers::CHECKERS.iter().map(|(id, _)| *id).collect();
-    let loader: BTreeSet<&str> = leasesim::scenario::invariant_ids().collect();
+    let loader: BTreeSet<&str> = leasesim_scenario::invariant_ids().collect();
     assert_eq!(checkers, loader, "the judge's CHECKERS and scenario::invariants disagree");
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/");
     let docs = ["SCENARIO-FORMAT.md", "SCENARIO-EXTENSIONS.md"]

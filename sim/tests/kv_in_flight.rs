@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 
 use leasesim::run::{run_seed, RunOptions, RunOutcome};
-use leasesim::scenario::{parse, Scenario, WorkloadKind};
 use leasesim_core::bugs::Bugs;
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::{parse, Scenario, WorkloadKind};
 
 /// Three servers and four KV clients; a follower is cut off together with
 /// two clients for a while, so requests pile up and clients switch servers.
@@ -105,7 +105,7 @@ fn stale_follower_reads_are_caught_with_four_in_flight() {
 
 #[test]
 fn the_knob_lands_in_every_kv_workload() {
-    let s = leasesim::scenario::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/chaos-failover.toml"))
+    let s = leasesim_scenario::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/chaos-failover.toml"))
         .unwrap_or_else(|e| panic!("{e}"));
     let mut drawn = std::collections::BTreeSet::new();
     for seed in 0..40 {

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use leasesim::cli::summary::{RunLine, Summaries};
 use leasesim::run::{run_seed, RunOptions};
-use leasesim::scenario;
+use leasesim_scenario as scenario;
 
 /// Seeds per scenario: 0..SEEDS, as in CI's sweep. Every `violation` scenario bundled today
 /// fires its expected ids within these seeds on a healthy engine.

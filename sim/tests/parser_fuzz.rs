@@ -21,11 +21,11 @@ use std::cell::Cell;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
-use leasesim::scenario::ScenarioError;
 use leasesim_history::check::{check_keyed, check_register, CheckOptions};
 use leasesim_history::jepsen::{parse_jepsen_log, ParseError};
 use leasesim_history::jepsen_edn::parse_edn_history;
 use leasesim_history::leasesim_format::parse_leasesim;
+use leasesim_scenario::ScenarioError;
 
 /// Counts this thread's allocations (tests run on several threads).
 struct Counting;
@@ -292,13 +292,13 @@ proptest! {
     #![proptest_config(config(300))]
     #[test]
     fn scenario_mutated(text in mutated(SCENARIO_SAMPLES)) {
-        let (result, allocations) = counting(|| leasesim::scenario::parse(&text, "fuzz.toml"));
+        let (result, allocations) = counting(|| leasesim_scenario::parse(&text, "fuzz.toml"));
         prop_assert!(allocations <= allocation_bound(&text), "{allocations} allocations for {} bytes", text.len());
         if let Err(e) = result { assert_scenario_error(&text, &e)?; }
     }
     #[test]
     fn scenario_arbitrary(text in tokens(TOML_TOKENS, 60)) {
-        let (result, allocations) = counting(|| leasesim::scenario::parse(&text, "fuzz.toml"));
+        let (result, allocations) = counting(|| leasesim_scenario::parse(&text, "fuzz.toml"));
         prop_assert!(allocations <= allocation_bound(&text), "{allocations} allocations for {} bytes", text.len());
         if let Err(e) = result { assert_scenario_error(&text, &e)?; }
     }
@@ -396,7 +396,7 @@ fn the_inputs_are_both_refused_and_accepted() {
         ("jepsen", tally(mutated(JEPSEN_SAMPLES), |t| parse_jepsen_log(t).is_ok())),
         ("edn", tally(mutated(EDN_SAMPLES), |t| parse_edn_history(t).is_ok())),
         ("leasesim", tally(mutated(LEASESIM_SAMPLES), |t| parse_leasesim(t).is_ok())),
-        ("scenario", tally(mutated(SCENARIO_SAMPLES), |t| leasesim::scenario::parse(t, "f.toml").is_ok())),
+        ("scenario", tally(mutated(SCENARIO_SAMPLES), |t| leasesim_scenario::parse(t, "f.toml").is_ok())),
         ("study", tally(mutated(STUDY_SAMPLES), |t| leasesim::study::spec::parse(t, "s.toml").is_ok())),
         ("results", tally(mutated(RESULT_SAMPLES), |t| leasesim_reports::parse_results("r", t).is_ok())),
     ];

@@ -2,7 +2,7 @@
 //! message naming the problem, and a fix. Each test writes its file inline
 //! so the expected line and column can be checked by eye.
 
-use leasesim::scenario::{self, parse, ScenarioError};
+use leasesim_scenario::{self as scenario, parse, ScenarioError};
 
 /// Parses text that must be rejected.
 fn rejected(text: &str) -> ScenarioError {
@@ -244,7 +244,7 @@ fn add_needs_a_spare() {
     let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nadd = \"s4\"\n", "5:7", "`s4` names no server");
     assert!(fix.contains("raise `servers` or `spares`"), "{fix}");
     let scenario = parse(&format!("{head}add = \"s5\"\n"), "t.toml").unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(scenario.faults[0].action, leasesim::scenario::FaultAction::Add(5));
+    assert_eq!(scenario.faults[0].action, leasesim_scenario::FaultAction::Add(5));
 }
 
 #[test]

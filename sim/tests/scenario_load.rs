@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use leasesim::scenario::check::check_to;
-use leasesim::scenario::{load, load_all, load_each};
+use leasesim_scenario::check::check_to;
+use leasesim_scenario::{load, load_all, load_each};
 
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)

@@ -3,7 +3,7 @@
 //! with
 //! `file:line:col` and a fix when bad, and come back equal from `to_toml`.
 
-use leasesim::scenario::*;
+use leasesim_scenario::*;
 
 const MS: u64 = 1_000_000;
 const SEC: u64 = 1_000_000_000;

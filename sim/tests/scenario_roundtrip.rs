@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use leasesim::scenario::*;
 use leasesim_core::bugs::Bugs;
 use leasesim_core::ExpiryStrategy;
+use leasesim_scenario::*;
 use proptest::prelude::*;
 use proptest::sample::subsequence;
 use proptest::strategy::{BoxedStrategy, Union};

@@ -13,9 +13,9 @@ use std::process::Command;
 
 use leasesim::hunt::{self, notes, pick, HuntOptions};
 use leasesim::run::{chaos, run_seed, RunOptions};
-use leasesim::scenario::{self, parse, to_toml, Scenario};
 use leasesim::shrink::{self, file, ShrinkOptions, Size};
 use leasesim_core::bugs::Bugs;
+use leasesim_scenario::{self as scenario, parse, to_toml, Scenario};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

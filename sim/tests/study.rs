@@ -19,7 +19,7 @@ fn study(axes: &str, seeds: std::ops::Range<u64>) -> StudyResults {
         format!("name = \"t\"\nbase = \"base-lock.toml\"\npause_at = \"3s\"\npause_every = \"6s\"\njump_at = \"5s\"\n[axes]\n{axes}");
     let mut s = spec::parse(&text, "t.toml").expect("a valid spec");
     s.base = base_path();
-    let base = leasesim::scenario::load(&s.base).expect("the base scenario loads");
+    let base = leasesim_scenario::load(&s.base).expect("the base scenario loads");
     run_study(&s, &base, seeds, 2)
 }
 
@@ -162,10 +162,10 @@ fn the_grid_is_the_cross_product_and_cells_change_only_their_axes() {
     let s = spec::parse(text, "s.toml").unwrap();
     let cells = grid::cells(&s);
     assert_eq!(cells.len(), 4);
-    let base = leasesim::scenario::load(&base_path()).unwrap();
+    let base = leasesim_scenario::load(&base_path()).unwrap();
     let applied = grid::apply(&base, &s, &cells[1]);
     assert_eq!(applied.cluster.lease_expiry, leasesim_core::ExpiryStrategy::WriterClock);
-    let leasesim::scenario::WorkloadKind::Lock(lock) = &applied.workloads[0].kind else { panic!("a lock workload") };
+    let leasesim_scenario::WorkloadKind::Lock(lock) = &applied.workloads[0].kind else { panic!("a lock workload") };
     assert_eq!((lock.ttl_ns, lock.keepalive_ns, lock.fenced), (3_000_000_000, 1_000_000_000, false));
     assert_eq!(applied.faults, base.faults, "no pause or jump axis: no faults added");
 }
@@ -192,7 +192,7 @@ fn a_cell_is_unsafe_when_any_safety_invariant_fires_not_only_overlap() {
     assert_eq!(r.build, leasesim::study::BUILD_COMMIT);
     assert_eq!(calm.setup.keepalive_ns, calm.setup.ttl_ns / 3);
     assert!(calm.setup.heartbeat_ns > 0 && calm.setup.latency_ns.1 >= calm.setup.latency_ns.0);
-    assert!(!leasesim::scenario::is_safety("liveness") && leasesim::scenario::is_safety("fifo-order"));
+    assert!(!leasesim_scenario::is_safety("liveness") && leasesim_scenario::is_safety("fifo-order"));
 }
 
 #[test]
@@ -222,7 +222,7 @@ fn adaptive_seeds_double_until_the_interval_is_narrow_enough() {
 fault_phase = \"random\"\n[axes]\nlease_expiry = [\"leader-monotonic\"]\npause = [\"2500ms\"]\nleader_drift = [0.0, 0.4]\nmargin = [0.1]\n";
     let mut s = spec::parse(text, "t.toml").expect("a valid spec");
     s.base = base_path();
-    let base = leasesim::scenario::load(&s.base).unwrap();
+    let base = leasesim_scenario::load(&s.base).unwrap();
     let r = run_study(&s, &base, leasesim::study::SeedPlan::of(&s), 2);
     for c in &r.cells {
         let u = &c.rates.unsafe_runs;
@@ -262,7 +262,7 @@ fn the_refined_theory_predicts_the_edge_from_each_clock_and_the_fixed_delay() {
     use leasesim::study::theory::{fixed_hops, predict_run};
     let text = "name = \"t\"\nbase = \"b\"\n[axes]\nlease_expiry = [\"leader-monotonic\", \"leader-stamped-wall\"]\nleader_drift = [0.2]\nclient_drift = [0.0, -0.1]\nmargin = [0.1]\n";
     let s = spec::parse(text, "s.toml").unwrap();
-    let base = leasesim::scenario::load(&base_path()).unwrap();
+    let base = leasesim_scenario::load(&base_path()).unwrap();
     let cells = grid::cells(&s);
     let m = leasesim::study::metrics::RunMetrics::default();
     // Base: TTL 2 s, latency 1–10 ms, so a hop costs at least 3 ms.
@@ -287,11 +287,11 @@ fn the_refined_theory_predicts_the_edge_from_each_clock_and_the_fixed_delay() {
 fn the_keepalive_axis_sets_the_interval_and_must_stay_below_the_ttl() {
     let text = "name = \"t\"\nbase = \"b\"\n[axes]\nttl = [\"2s\"]\nkeepalive = [\"100ms\", \"2s\"]\n";
     let s = spec::parse(text, "s.toml").unwrap();
-    let base = leasesim::scenario::load(&base_path()).unwrap();
+    let base = leasesim_scenario::load(&base_path()).unwrap();
     let cells = grid::cells(&s);
     assert_eq!(cells.len(), 2);
     let applied = grid::apply(&base, &s, &cells[0]);
-    let leasesim::scenario::WorkloadKind::Lock(lock) = &applied.workloads[0].kind else { panic!("a lock workload") };
+    let leasesim_scenario::WorkloadKind::Lock(lock) = &applied.workloads[0].kind else { panic!("a lock workload") };
     assert_eq!((lock.ttl_ns, lock.keepalive_ns), (2_000_000_000, 100_000_000));
     assert_eq!(grid::label(&cells[0]), "ttl=2000ms keepalive=100ms");
     let e = spec::check_cells(&s, &base, text, "s.toml").unwrap_err().to_string();
@@ -307,7 +307,7 @@ fn a_ttl_axis_below_the_clusters_minimum_is_refused_before_any_run() {
     // shortest TTL a leader grants is 450 ms.
     let text = "name = \"t\"\nbase = \"b\"\n[axes]\nttl = [\"300ms\", \"2s\"]\n";
     let s = spec::parse(text, "s.toml").unwrap();
-    let base = leasesim::scenario::load(&base_path()).unwrap();
+    let base = leasesim_scenario::load(&base_path()).unwrap();
     let e = spec::check_cells(&s, &base, text, "s.toml").unwrap_err().to_string();
     assert!(e.contains("s.toml:4:1: cell `ttl=300ms` has a TTL of 300 ms, below the cluster's minimum of 450 ms"), "{e}");
     assert!(e.contains("fix:"), "{e}");

@@ -23,7 +23,7 @@ fn only_the_leaders_clock_decides_an_overlap() {
         "name = \"t\"\nbase = \"b.toml\"\nseeds = \"0..12\"\nfault_phase = \"random\"\n\
          [axes]\nlease_expiry = [\"leader-monotonic\"]\npause = [\"2500ms\"]\nleader_drift = [0.0]\ns1_drift = [0.1]\nmargin = [0.0]\n",
     );
-    let base = leasesim::scenario::load(&s.base).unwrap();
+    let base = leasesim_scenario::load(&s.base).unwrap();
     let r = run_study(&s, &base, SeedPlan::of(&s), 2);
     let (mut fast_led, mut other_led) = (0, 0);
     for run in &r.runs {
@@ -51,7 +51,7 @@ fn a_fast_client_with_slow_servers_is_predicted_with_both_signs() {
     let s = parse(
         "name = \"t\"\nbase = \"b.toml\"\n[axes]\nlease_expiry = [\"leader-monotonic\"]\nleader_drift = [-0.1]\nclient_drift = [0.1]\nmargin = [0.0]\n",
     );
-    let base = leasesim::scenario::load(&s.base).unwrap();
+    let base = leasesim_scenario::load(&s.base).unwrap();
     let scenario = grid::apply(&base, &s, &grid::cells(&s)[0]);
     let h = Handover {
         key: "orders".into(),
@@ -89,7 +89,7 @@ fn a_new_leaders_promote_extension_is_in_the_model() {
     // The study runs seed 47 in cell 1 (stride 40); run just that seed.
     assert!(s.distinct_seeds && leasesim::study::cell_seed(&s, &SeedPlan::of(&s), 1, 7) == 47);
     s.distinct_seeds = false;
-    let base = leasesim::scenario::load(&s.base).unwrap();
+    let base = leasesim_scenario::load(&s.base).unwrap();
     let cells = grid::cells(&s);
     assert_eq!(grid::label(&cells[1]), "leader-monotonic pause=2500ms leader_drift=0 s1_drift=0.1 margin=0.05");
     let r = run_study(&s, &base, SeedPlan::Fixed(47..48), 1);

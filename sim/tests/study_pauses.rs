@@ -7,10 +7,10 @@
 
 use std::path::Path;
 
-use leasesim::scenario::{FaultAction, WorkloadKind};
 use leasesim::study::pauses::{draw, tail};
 use leasesim::study::spec::{self, PauseDistribution};
 use leasesim::study::{grid, run_study, SeedPlan};
+use leasesim_scenario::{FaultAction, WorkloadKind};
 
 const MS: u64 = 1_000_000;
 
@@ -45,7 +45,7 @@ fn each_run_draws_its_own_pauses_and_records_the_longest() {
         "name = \"t\"\nbase = \"b.toml\"\nseeds = \"0..4\"\npause_distribution = \"pareto\"\npause_shape = 1.5\npause_every = \"1s\"\n\
          [axes]\npause = [\"100ms\"]\nhold = [\"250ms\"]\nfenced = [false]\nmargin = [0.1]\n",
     );
-    let base = leasesim::scenario::load(&s.base).unwrap();
+    let base = leasesim_scenario::load(&s.base).unwrap();
     let cells = grid::cells(&s);
     assert_eq!(cells.len(), 1);
     let pauses = |seed: u64| -> Vec<u64> {

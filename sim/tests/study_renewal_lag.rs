@@ -21,7 +21,7 @@ fn a_keepalive_answered_during_the_pause_delays_the_next_grant_by_one_interval()
     )
     .unwrap();
     s.base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/studies/base-lock.toml");
-    let base = leasesim::scenario::load(&s.base).unwrap();
+    let base = leasesim_scenario::load(&s.base).unwrap();
     let r = run_study(&s, &base, SeedPlan::of(&s), 2);
     let cells = grid::cells(&s);
     for run in &r.runs {

@@ -14,8 +14,8 @@
 use std::path::Path;
 
 use leasesim::run::{run_seed, RunOptions};
-use leasesim::scenario::{FaultAction, Selector};
 use leasesim::study::{grid, spec};
+use leasesim_scenario::{FaultAction, Selector};
 
 fn kar(outcome: &leasesim::run::RunOutcome) -> Vec<&leasesim::run::outcome::ViolationJson> {
     outcome.violations.iter().filter(|v| v.invariant == "keepalive-after-revoke").collect()
@@ -25,7 +25,7 @@ fn kar(outcome: &leasesim::run::RunOutcome) -> Vec<&leasesim::run::outcome::Viol
 fn a_restarted_servers_log_replay_revokes_every_stamped_lease_at_once() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/studies/leader-change.toml");
     let s = spec::load(&path).unwrap();
-    let base = leasesim::scenario::load(&s.base).unwrap();
+    let base = leasesim_scenario::load(&s.base).unwrap();
     let cells = grid::cells(&s);
     assert_eq!(grid::label(&cells[10]), "leader-stamped-wall pause=2500ms leader_drift=0 margin=0.1");
     let scenario = grid::apply_run(&base, &s, &cells[10], 0);

@@ -28,7 +28,7 @@ fn seeds_of(r: &leasesim::study::StudyResults, cell: usize) -> BTreeSet<u64> {
 #[test]
 fn distinct_seeds_give_each_cell_its_own_runs() {
     let s = parse("name = \"t\"\nbase = \"b.toml\"\nseeds = \"5..7\"\nseeds_per_cell = \"distinct\"\n[axes]\nmargin = [0.0, 0.1, 0.2]\n");
-    let base = leasesim::scenario::load(&s.base).unwrap();
+    let base = leasesim_scenario::load(&s.base).unwrap();
     let r = run_study(&s, &base, SeedPlan::of(&s), 2);
     assert_eq!(r.seeds_per_cell, "distinct");
     assert_eq!(seeds_of(&r, 0), BTreeSet::from([5, 6]));

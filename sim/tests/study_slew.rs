@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use leasesim::scenario::{FaultAction, Process, Selector};
 use leasesim::study::{grid, spec, theory};
+use leasesim_scenario::{FaultAction, Process, Selector};
 
 #[test]
 fn a_slew_is_two_clock_faults_per_server_and_the_model_integrates_it() {
@@ -18,7 +18,7 @@ fn a_slew_is_two_clock_faults_per_server_and_the_model_integrates_it() {
     )
     .unwrap();
     s.base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/studies/base-lock.toml");
-    let base = leasesim::scenario::load(&s.base).unwrap();
+    let base = leasesim_scenario::load(&s.base).unwrap();
     let sc = grid::apply(&base, &s, &grid::cells(&s)[0]);
     let clock_faults: Vec<_> = sc
         .faults

@@ -8,10 +8,10 @@ use std::ops::Range;
 use std::path::Path;
 
 use leasesim::run::{run_seed, RunOptions, RunOutcome};
-use leasesim::scenario::{self, Scenario};
 use leasesim_core::bugs::Bugs;
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::{TaskStep, TaskVerdict};
+use leasesim_scenario::{self as scenario, Scenario};
 
 fn load(name: &str) -> Scenario {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(name);

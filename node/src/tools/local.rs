@@ -48,53 +48,16 @@ impl Drop for Children {
 
 pub async fn run(args: LocalArgs) -> Result<(), String> {
     std::fs::create_dir_all(&args.dir).map_err(|e| format!("--dir {}: {e}", args.dir.display()))?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let expiry = match args.lease_expiry {
-        LeaseExpiry::LeaderMonotonic => "leader-monotonic",
-        LeaseExpiry::LeaderStampedWall => "leader-stamped-wall",
-        LeaseExpiry::WriterClock => "writer-clock",
-    };
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?.to_string_lossy().into_owned();
     let mut ports = Vec::new();
     for _ in 0..args.servers {
-        ports.push((free_port()?, free_port()?, free_port()?));
+        ports.push(MemberPorts { peer: free_port()?, client: free_port()?, lock: free_port()? });
     }
-    let initial_cluster =
-        (1..=args.servers).zip(&ports).map(|(i, (peer, _, _))| format!("s{i}=http://127.0.0.1:{peer}")).collect::<Vec<_>>();
-    let initial_cluster = initial_cluster.join(",");
     let mut children = Children(Vec::new());
-    let mut entries = Vec::new();
-    let exe_text = exe.to_string_lossy().into_owned();
-    for (i, (peer, client, lock)) in (1..=args.servers).zip(&ports) {
-        let name = format!("s{i}");
-        let mut argv: Vec<String> = vec![
-            exe_text.clone(),
-            "--name".into(),
-            name.clone(),
-            "--data-dir".into(),
-            args.dir.join(&name).to_string_lossy().into_owned(),
-            "--listen-peer-urls".into(),
-            format!("http://127.0.0.1:{peer}"),
-            "--listen-client-urls".into(),
-            format!("http://127.0.0.1:{client}"),
-            "--listen-lock-urls".into(),
-            format!("http://127.0.0.1:{lock}"),
-            "--initial-cluster".into(),
-            initial_cluster.clone(),
-            "--lease-expiry".into(),
-            expiry.into(),
-        ];
-        for bug in &args.bugs {
-            argv.extend(["--bug".to_string(), bug.clone()]);
-        }
-        let log = args.dir.join(format!("{name}.log"));
-        let child = roster::spawn(&argv, &log)?;
-        entries.push(RosterEntry { name, client_url: format!("http://127.0.0.1:{client}"), pid: child.id(), argv, log });
-        children.0.push(child);
-    }
-    roster::save(&args.dir, &entries)?;
+    start_members(&args, &exe, &ports, &mut children)?;
     let store_port = free_port()?;
     let store_argv: Vec<String> = vec![
-        exe_text,
+        exe,
         "store".into(),
         "--listen-url".into(),
         format!("http://127.0.0.1:{store_port}"),
@@ -102,25 +65,7 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
         args.dir.join("data.txt").to_string_lossy().into_owned(),
     ];
     children.0.push(roster::spawn(&store_argv, &args.dir.join("store.log"))?);
-
-    let endpoints = ports.iter().map(|(_, c, _)| format!("127.0.0.1:{c}")).collect::<Vec<_>>().join(",");
-    let mut banner = format!("leasesim local cluster: {} members, logs and data under {}\n", args.servers, args.dir.display());
-    for (i, (peer, client, lock)) in (1..=args.servers).zip(&ports) {
-        banner +=
-            &format!("  s{i}: etcd API http://127.0.0.1:{client}  lock API ws://127.0.0.1:{lock}/ws  peers http://127.0.0.1:{peer}\n");
-    }
-    banner += &format!("  data store: POST http://127.0.0.1:{store_port}/write\n");
-    if !args.bugs.is_empty() {
-        banner += &format!("  planted bugs (for testing the checkers): {}\n", args.bugs.join(", "));
-    }
-    banner += &format!("try:  ETCDCTL_API=3 etcdctl --endpoints={endpoints} put hello world\nCtrl-C stops the cluster.\n");
-    // Whoever started us may stop reading once it has the endpoints (a
-    // test, `| head`, a closed terminal): `println!` would then panic on the
-    // broken pipe and the unwinding would kill every member. The cluster
-    // lives until a signal says otherwise, so a write error is ignored.
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(banner.as_bytes()).and_then(|()| stdout.flush());
-    drop(stdout);
+    print_banner(&args, &ports, store_port);
     // Ctrl-C or SIGTERM: stop every member and the store.
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
     tokio::select! {
@@ -136,4 +81,75 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
     }
     drop(children);
     Ok(())
+}
+
+/// The three ports one member listens on.
+struct MemberPorts {
+    peer: u16,
+    client: u16,
+    lock: u16,
+}
+
+/// Spawns one leasesim-node per entry of `ports` and writes the roster the
+/// nemesis and `load --cluster-dir` read.
+fn start_members(args: &LocalArgs, exe: &str, ports: &[MemberPorts], children: &mut Children) -> Result<(), String> {
+    let expiry = match args.lease_expiry {
+        LeaseExpiry::LeaderMonotonic => "leader-monotonic",
+        LeaseExpiry::LeaderStampedWall => "leader-stamped-wall",
+        LeaseExpiry::WriterClock => "writer-clock",
+    };
+    let initial_cluster =
+        (1..=args.servers).zip(ports).map(|(i, p)| format!("s{i}=http://127.0.0.1:{}", p.peer)).collect::<Vec<_>>().join(",");
+    let mut entries = Vec::new();
+    for (i, p) in (1..=args.servers).zip(ports) {
+        let name = format!("s{i}");
+        let mut argv: Vec<String> = vec![
+            exe.to_string(),
+            "--name".into(),
+            name.clone(),
+            "--data-dir".into(),
+            args.dir.join(&name).to_string_lossy().into_owned(),
+            "--listen-peer-urls".into(),
+            format!("http://127.0.0.1:{}", p.peer),
+            "--listen-client-urls".into(),
+            format!("http://127.0.0.1:{}", p.client),
+            "--listen-lock-urls".into(),
+            format!("http://127.0.0.1:{}", p.lock),
+            "--initial-cluster".into(),
+            initial_cluster.clone(),
+            "--lease-expiry".into(),
+            expiry.into(),
+        ];
+        for bug in &args.bugs {
+            argv.extend(["--bug".to_string(), bug.clone()]);
+        }
+        let log = args.dir.join(format!("{name}.log"));
+        let child = roster::spawn(&argv, &log)?;
+        entries.push(RosterEntry { name, client_url: format!("http://127.0.0.1:{}", p.client), pid: child.id(), argv, log });
+        children.0.push(child);
+    }
+    roster::save(&args.dir, &entries)
+}
+
+/// Prints where everything listens, once.
+fn print_banner(args: &LocalArgs, ports: &[MemberPorts], store_port: u16) {
+    let endpoints = ports.iter().map(|p| format!("127.0.0.1:{}", p.client)).collect::<Vec<_>>().join(",");
+    let mut banner = format!("leasesim local cluster: {} members, logs and data under {}\n", args.servers, args.dir.display());
+    for (i, p) in (1..=args.servers).zip(ports) {
+        banner += &format!(
+            "  s{i}: etcd API http://127.0.0.1:{}  lock API ws://127.0.0.1:{}/ws  peers http://127.0.0.1:{}\n",
+            p.client, p.lock, p.peer
+        );
+    }
+    banner += &format!("  data store: POST http://127.0.0.1:{store_port}/write\n");
+    if !args.bugs.is_empty() {
+        banner += &format!("  planted bugs (for testing the checkers): {}\n", args.bugs.join(", "));
+    }
+    banner += &format!("try:  ETCDCTL_API=3 etcdctl --endpoints={endpoints} put hello world\nCtrl-C stops the cluster.\n");
+    // Whoever started us may stop reading once it has the endpoints (a
+    // test, `| head`, a closed terminal): `println!` would then panic on the
+    // broken pipe and the unwinding would kill every member. The cluster
+    // lives until a signal says otherwise, so a write error is ignored.
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(banner.as_bytes()).and_then(|()| stdout.flush());
 }

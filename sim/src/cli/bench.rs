@@ -33,7 +33,7 @@ use serde::Serialize;
 
 use crate::run::phases::{self, PhaseTicks};
 use crate::run::{run_seed, RunOptions};
-use crate::scenario::{self, Scenario};
+use leasesim_scenario::{self as scenario, Scenario};
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {

@@ -13,7 +13,7 @@ use leasesim_core::bugs::Bugs;
 use super::parse_seed_range;
 use super::shrink::{default_jobs, quiet_simulation_panics};
 use crate::hunt::{self, pick, table, HuntOptions};
-use crate::scenario::{self, Scenario};
+use leasesim_scenario::{self as scenario, Scenario};
 
 #[derive(Args, Debug)]
 pub struct HuntArgs {

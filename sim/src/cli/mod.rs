@@ -145,7 +145,7 @@ pub struct SweepArgs {
     pub bugs: BugArgs,
 }
 
-pub use crate::scenario::seeds::parse_flag as parse_seed_range;
+pub use leasesim_scenario::seeds::parse_flag as parse_seed_range;
 
 pub fn parse_shard(text: &str) -> Result<(u64, u64), String> {
     let fix = "write a shard as I/N with 1 <= I <= N, e.g. 2/8";
@@ -163,7 +163,7 @@ pub fn main_with(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => run_command(&args),
         Command::Sweep(args) => sweep_command(&args),
-        Command::Check { paths, json: false } => crate::scenario::check::check_command(&paths),
+        Command::Check { paths, json: false } => leasesim_scenario::check::check_command(&paths),
         Command::Check { paths, json: true } => crate::json_error::check_command_json(&paths, &mut std::io::stdout().lock()),
         Command::Replay(args) => replay_command(&args),
         Command::CheckHistory(args) => check_history::check_history_command(&args),

@@ -23,7 +23,7 @@ use leasesim_reports::{run_page, run_report_name, SweepSummary};
 
 use super::BugArgs;
 use crate::run::{run_seed, RunOptions, RunOutcome};
-use crate::scenario::{self, Scenario, Verdict};
+use leasesim_scenario::{self as scenario, Scenario, Verdict};
 pub use view::run_view;
 
 /// At most this many timelines per sweep: a broken build can fail every

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{ReplayArgs, RunArgs};
 use crate::run::{run_seed, RunOptions, RunOutcome};
-use crate::scenario::{self, Scenario};
+use leasesim_scenario::{self as scenario, Scenario};
 
 /// Loads one scenario or prints its errors (exit code 2).
 pub fn load_or_report(path: &Path) -> Result<Scenario, i32> {

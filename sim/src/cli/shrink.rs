@@ -40,7 +40,7 @@ pub fn shrink_command(args: &ShrinkArgs) -> i32 {
         Err(code) => return code,
     };
     if let Some(id) = &args.invariant {
-        if !crate::scenario::is_known_invariant(id) && id != "engine-panic" {
+        if !leasesim_scenario::is_known_invariant(id) && id != "engine-panic" {
             eprintln!("--invariant {id}: unknown invariant id; the ids are in SCENARIO-FORMAT.md (e.g. lock-belief-overlap)");
             return 2;
         }

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::scenario::{self, Scenario};
 use crate::study::spec::StudySpec;
 use crate::study::{output, run_study, spec, SeedPlan, StudyResults};
+use leasesim_scenario::{self as scenario, Scenario};
 
 #[derive(Args, Debug)]
 pub struct StudyArgs {

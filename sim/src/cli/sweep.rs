@@ -22,7 +22,7 @@ use super::progress::Progress;
 use super::summary::{table, RunLine, Summaries, ViolationLine, TABLE_LEGEND};
 use super::SweepArgs;
 use crate::run::{run_seed, RunOptions, RunOutcome};
-use crate::scenario::{self, Scenario};
+use leasesim_scenario::{self as scenario, Scenario};
 
 /// Finished runs a sweep may hold while it waits for an earlier one, per
 /// thread.

@@ -20,13 +20,13 @@ use std::time::Duration;
 use leasesim_core::raft::{Message, Payload, PersistOp};
 use rand::Rng;
 
-use crate::scenario::{MessageKind, Point};
 use crate::world::disk;
 use crate::world::points::{CrashRequest, PointAction};
 use crate::world::wire::Wire;
 use crate::world::World;
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::{MessageKind, Point};
 
 /// How long a disk sync takes (drawn per sync): the window in which a crash
 /// loses written but unsynced state.

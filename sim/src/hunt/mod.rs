@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use leasesim_core::bugs::Bugs;
 
-use crate::scenario::Scenario;
 use crate::shrink::{self, ShrinkOptions, Shrunk};
+use leasesim_scenario::Scenario;
 
 #[derive(Clone, Debug)]
 pub struct HuntOptions {

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::scenario::{self, Scenario, Verdict};
+use leasesim_scenario::{self as scenario, Scenario, Verdict};
 
 /// The default set, from `dir` (sorted by file name).
 pub fn general_chaos(dir: &Path) -> Result<Vec<Scenario>, String> {

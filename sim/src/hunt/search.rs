@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use leasesim_core::bugs::Bugs;
 
 use crate::run::{run_seed, RunOptions, RunOutcome};
-use crate::scenario::Scenario;
+use leasesim_scenario::Scenario;
 
 /// What a search found.
 #[derive(Debug)]

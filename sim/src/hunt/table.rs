@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{notes, BugHunt, HuntOptions};
-use crate::scenario::Scenario;
+use leasesim_scenario::Scenario;
 
 pub const HEADER: &str = "| bug | found | invariant | scenario | seed | runs | wall s | shrunk faults | shrunk duration | shrunk file |\n\
                           |---|---|---|---|---|---|---|---|---|---|";

@@ -20,7 +20,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::scenario::{
+use leasesim_scenario::{
     Chaos, ChaosJumps, ChaosRate, ClockSpec, FaultAction, MessageKind, Point, Process, Scenario, ScheduledFault, Selector,
 };
 
@@ -495,7 +495,7 @@ mod tests {
                     [[workload]]\nkind = \"lock\"\nclients = 2\nkeys = [\"a\"]\nttl = \"1s\"\n\
                     [clocks.c1]\noffset = \"1s\"\n\
                     [chaos]\ncrashes = \"2s\"\nleader_crashes = \"3s\"\nholder_pauses = \"3s\"\nmembership = \"4s\"\ndrift = 0.01\n";
-        crate::scenario::parse(text, "c.toml").unwrap_or_else(|e| panic!("{e}"))
+        leasesim_scenario::parse(text, "c.toml").unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]

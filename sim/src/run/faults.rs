@@ -14,12 +14,12 @@ use madsim::task::NodeId as SimNodeId;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::scenario::{FaultAction, Point, Scenario, Selector};
 use crate::world::points::{Armed, CrashRequest, PointAction};
 use crate::world::wire::Wire;
 use crate::world::World;
 use leasesim_judge::observe::{BeliefEnd, Event};
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::{FaultAction, Point, Scenario, Selector};
 
 /// Something the injector does at a true time.
 #[derive(Clone, Debug)]

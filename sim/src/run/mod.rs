@@ -26,12 +26,12 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::host::server::ServerSlot;
-use crate::scenario::{Scenario, WorkloadKind};
 use crate::world::network::Network;
 use crate::world::{Recorder, World};
 use faults::{timeline, Injector, Step};
 use leasesim_judge::checkers::{check_all, RunRecord, TaskPace};
 use leasesim_judge::vocab::{FinalServer, Proc, ServerProbe, SimClock};
+use leasesim_scenario::{Scenario, WorkloadKind};
 pub use outcome::RunOutcome;
 
 #[derive(Clone, Debug, Default)]

@@ -7,12 +7,12 @@ use leasesim_core::bugs::Bugs;
 use serde::Serialize;
 
 use super::RunOptions;
-use crate::scenario::{Scenario, Verdict};
 use crate::world::Recorder;
 use leasesim_judge::checkers::Violation;
 use leasesim_judge::observe::Obs;
 use leasesim_judge::vocab::Proc;
 use leasesim_judge::vocab::SimClock;
+use leasesim_scenario::{Scenario, Verdict};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct ViolationJson {

@@ -19,7 +19,6 @@ use crate::host::run_actor;
 use crate::host::server::{ServerActor, ServerSlot};
 use crate::host::store::StoreActor;
 use crate::host::task_table::{TaskRows, TaskTable};
-use crate::scenario::{Process, Scenario, WorkloadKind};
 use crate::vocab::ProcAddr;
 use crate::workload::kv::KvClient;
 use crate::workload::lock::LockClient;
@@ -31,6 +30,7 @@ use crate::workload::ClientStart;
 use crate::world::World;
 use leasesim_judge::vocab::Proc;
 use leasesim_judge::vocab::SimClock;
+use leasesim_scenario::{Process, Scenario, WorkloadKind};
 
 /// Wall clocks read about 2026-01-01 at true time 0 (plus their offset), so
 /// no offset in a scenario can make one negative.

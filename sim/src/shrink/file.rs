@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::Shrunk;
 use crate::run::{run_seed, RunOptions, RunOutcome};
-use crate::scenario::{parse, to_toml, Scenario};
+use leasesim_scenario::{parse, to_toml, Scenario};
 
 /// The file text for `shrunk`, taken from `source`, to be saved at `out`.
 pub fn render(shrunk: &Shrunk, source: &Path, out: &Path) -> String {

@@ -22,7 +22,7 @@ use std::fmt;
 use leasesim_core::bugs::Bugs;
 
 use crate::run::{chaos, run_seed, RunOptions, RunOutcome};
-use crate::scenario::Scenario;
+use leasesim_scenario::Scenario;
 use passes::Best;
 use runner::Runner;
 pub use size::Size;

@@ -11,7 +11,7 @@
 use super::renumber::{keep_clients, keep_voters, without_spares};
 use super::runner::Runner;
 use crate::run::RunOutcome;
-use crate::scenario::Scenario;
+use leasesim_scenario::Scenario;
 
 const NS_PER_MS: u64 = 1_000_000;
 const STEP_NS: u64 = 100 * NS_PER_MS;

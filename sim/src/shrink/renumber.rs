@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::scenario::{FaultAction, Process, Scenario, ScheduledFault, Selector, Workload};
+use leasesim_scenario::{FaultAction, Process, Scenario, ScheduledFault, Selector, Workload};
 
 /// Old number → new number, `None` when the process is gone.
 type Map<'a> = &'a dyn Fn(u64) -> Option<u64>;
@@ -154,12 +154,12 @@ mod tests {
                     [[fault]]\nat = \"3s\"\npartition = [[\"s1\", \"s5\"], [\"s2\", \"c3\"]]\n\
                     [[fault]]\nat = \"4s\"\nadd = \"s6\"\n\
                     [[fault]]\nat = \"5s\"\npause = \"holder:a\"\n";
-        crate::scenario::parse(text, "r.toml").unwrap_or_else(|e| panic!("{e}"))
+        leasesim_scenario::parse(text, "r.toml").unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn reparses(s: &Scenario) {
-        let text = crate::scenario::to_toml(s);
-        if let Err(e) = crate::scenario::parse(&text, "again.toml") {
+        let text = leasesim_scenario::to_toml(s);
+        if let Err(e) = leasesim_scenario::parse(&text, "again.toml") {
             panic!("{e}\n{text}");
         }
     }

@@ -9,7 +9,7 @@
 //! it) is skipped without a run.
 
 use crate::run::{run_seed, RunOptions, RunOutcome};
-use crate::scenario::{parse, to_toml, Scenario};
+use leasesim_scenario::{parse, to_toml, Scenario};
 
 pub struct Runner {
     pub seed: u64,

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::scenario::Scenario;
+use leasesim_scenario::Scenario;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Size {

@@ -7,7 +7,7 @@ use leasesim_core::ExpiryStrategy;
 use serde::Serialize;
 
 use super::spec::StudySpec;
-use crate::scenario::{BeliefFrom, ClockSpec, FaultAction, Process, Scenario, ScheduledFault, Selector, WorkloadKind};
+use leasesim_scenario::{BeliefFrom, ClockSpec, FaultAction, Process, Scenario, ScheduledFault, Selector, WorkloadKind};
 
 /// One cell's values; `None` keeps the base scenario's.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

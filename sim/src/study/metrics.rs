@@ -396,7 +396,7 @@ impl CellMetrics {
         if !run.invariants.is_empty() {
             self.runs_with_violation += 1;
         }
-        if run.invariants.keys().any(|id| crate::scenario::is_safety(id)) {
+        if run.invariants.keys().any(|id| leasesim_scenario::is_safety(id)) {
             self.runs_unsafe += 1;
         }
         for (id, n) in &run.invariants {

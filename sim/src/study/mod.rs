@@ -19,8 +19,8 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use crate::run::{run_seed, RunOptions};
-use crate::scenario::{Scenario, WorkloadKind};
 use grid::CellParams;
+use leasesim_scenario::{Scenario, WorkloadKind};
 use metrics::{measure, CellMetrics};
 use spec::StudySpec;
 use theory::Prediction;
@@ -287,7 +287,7 @@ pub fn run_study(spec: &StudySpec, base: &Scenario, plan: impl Into<SeedPlan>, j
         jump_at_ns: spec.jump_at_ns,
         pause_at_ns: spec.pause_at_ns,
         pause_every_ns: spec.pause_every_ns,
-        base_scenario: crate::scenario::to_toml(base),
+        base_scenario: leasesim_scenario::to_toml(base),
         cells,
         runs: records,
         wall_seconds: started.elapsed().as_secs_f64(),
@@ -336,7 +336,7 @@ fn run_batch(spec: &StudySpec, base: &Scenario, cells: &[CellParams], work: &[(u
 /// scenario, and whether the two agree.
 fn cell_result(index: usize, params: CellParams, metrics: CellMetrics, scenario: &Scenario, records: &[RunRecord]) -> CellResult {
     let prediction = theory::predict(scenario);
-    let unsafe_invariants: Vec<String> = metrics.invariants.keys().filter(|id| crate::scenario::is_safety(id)).cloned().collect();
+    let unsafe_invariants: Vec<String> = metrics.invariants.keys().filter(|id| leasesim_scenario::is_safety(id)).cloned().collect();
     let unsafe_measured = !unsafe_invariants.is_empty();
     let measured = if unsafe_measured { "unsafe" } else { "safe" };
     let agreement = match prediction.as_ref().map(|p| p.verdict) {

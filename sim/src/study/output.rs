@@ -63,7 +63,7 @@ unavailability_samples,unavailability_mean_ms,unavailability_max_ms,false_expiri
 /// Every invariant id a run can report, in a fixed order: one CSV column
 /// each, so an invariant that fires is never folded into "other".
 pub fn invariant_columns() -> Vec<&'static str> {
-    crate::scenario::invariant_ids().chain(["engine-panic"]).collect()
+    leasesim_scenario::invariant_ids().chain(["engine-panic"]).collect()
 }
 
 pub fn csv(results: &StudyResults) -> String {
@@ -187,7 +187,7 @@ predicted_gap_ms,modelled,predicted_overlap,measured_overlap,observed_delay_ms,m
         let unav = &m.unavailability_ns;
         let p = r.predicted.as_ref();
         f.extend([
-            u8::from(m.invariants.keys().any(|id| crate::scenario::is_safety(id))).to_string(),
+            u8::from(m.invariants.keys().any(|id| leasesim_scenario::is_safety(id))).to_string(),
             format!("{:.6}", m.lease_hours),
             m.min_margin_ns.map(|v| ms(v.into())).unwrap_or_default(),
             m.handovers.len().to_string(),

@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 
 use leasesim_core::ExpiryStrategy;
 
-use crate::scenario::error::Diags;
-use crate::scenario::fields::{TableReader, Val};
-use crate::scenario::raw::{self, Node, Value};
-use crate::scenario::suggest::did_you_mean;
-use crate::scenario::{BeliefFrom, ScenarioError};
 use leasesim_core::duration::{parse_duration, parse_signed_duration};
+use leasesim_scenario::error::Diags;
+use leasesim_scenario::fields::{TableReader, Val};
+use leasesim_scenario::raw::{self, Node, Value};
+use leasesim_scenario::suggest::did_you_mean;
+use leasesim_scenario::{BeliefFrom, ScenarioError};
 
 /// Every axis a study may vary; each holds the values its cells take.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -284,7 +284,7 @@ fn read_identity(top: &mut TableReader<'_>, d: &mut Diags<'_>) -> (String, Optio
     };
     let seeds = match top.take("seeds") {
         None => 0..8,
-        Some(v) => match text(&v).map(|s| (s, crate::scenario::seeds::parse(s))) {
+        Some(v) => match text(&v).map(|s| (s, leasesim_scenario::seeds::parse(s))) {
             Some((_, Ok(range))) => range,
             Some((s, Err(e))) => {
                 let (what, fix) = e.explain(s);
@@ -512,12 +512,12 @@ fn read_axis(axes: &mut Axes, key: &str, values: &[Node]) -> Result<(), &'static
 /// axis of the spec file), and every TTL is one the cluster grants, at
 /// least 1.5 × its longest election timeout (the error points at `ttl`;
 /// otherwise every grant is refused and the runs end in engine-panic).
-pub fn check_cells(spec: &StudySpec, base: &crate::scenario::Scenario, text: &str, file: &str) -> Result<(), ScenarioError> {
+pub fn check_cells(spec: &StudySpec, base: &leasesim_scenario::Scenario, text: &str, file: &str) -> Result<(), ScenarioError> {
     let mut d = Diags::new(text);
     for cell in super::grid::cells(spec) {
         let s = super::grid::apply(base, spec, &cell);
         for w in &s.workloads {
-            let crate::scenario::WorkloadKind::Lock(l) = &w.kind else { continue };
+            let leasesim_scenario::WorkloadKind::Lock(l) = &w.kind else { continue };
             let label = super::grid::label(&cell);
             if l.keepalive_ns >= l.ttl_ns {
                 let (renew_ms, ttl_ms) = (l.keepalive_ns / 1_000_000, l.ttl_ns / 1_000_000);

@@ -18,7 +18,7 @@ use leasesim_core::ExpiryStrategy;
 use serde::Serialize;
 
 use super::metrics::RunMetrics;
-use crate::scenario::{BeliefFrom, FaultAction, Process, Scenario, WorkloadKind};
+use leasesim_scenario::{BeliefFrom, FaultAction, Process, Scenario, WorkloadKind};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Prediction {
@@ -71,7 +71,7 @@ pub fn predict(s: &Scenario) -> Option<Prediction> {
         _ => None,
     });
     let offsets =
-        s.clocks.iter().filter(|(p, _)| matches!(p, crate::scenario::Process::Server(_))).map(|(_, c)| c.offset_ns.unsigned_abs());
+        s.clocks.iter().filter(|(p, _)| matches!(p, leasesim_scenario::Process::Server(_))).map(|(_, c)| c.offset_ns.unsigned_abs());
     let wall_error_ns = jumps.chain(offsets).max().unwrap_or(0);
     let wall_safe = s.cluster.lease_expiry != ExpiryStrategy::LeaderStampedWall || (wall_error_ns as f64) <= belief_slack.max(0.0);
     let beliefs_safe = belief_slack >= 0.0 && wall_safe;
@@ -176,8 +176,8 @@ pub fn drift_at(s: &Scenario, p: Process, at_ns: u64) -> f64 {
     for f in s.faults.iter().filter(|f| f.at_ns <= at_ns) {
         if let FaultAction::Clock { target, drift: Some(d), .. } = &f.action {
             let aimed = match (target, p) {
-                (crate::scenario::Selector::Server(n), Process::Server(m)) => *n == m,
-                (crate::scenario::Selector::Client(n), Process::Client(m)) => *n == m,
+                (leasesim_scenario::Selector::Server(n), Process::Server(m)) => *n == m,
+                (leasesim_scenario::Selector::Client(n), Process::Client(m)) => *n == m,
                 _ => false,
             };
             if aimed {

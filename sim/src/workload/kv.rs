@@ -18,10 +18,10 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
-use crate::scenario::KvWorkload;
 use crate::world::wire::Wire;
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::KvWorkload;
 
 pub struct KvClient {
     id: ClientId,

@@ -13,10 +13,10 @@ use rand_chacha::ChaCha8Rng;
 use super::keeper::{LeaseKeeper, LeaseNews};
 use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
-use crate::scenario::LockWorkload;
 use crate::world::wire::{StoreWrite, Wire};
 use leasesim_judge::observe::{BeliefEnd, Event};
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::LockWorkload;
 
 /// How long a holder waits for the data store before resending its write.
 const STORE_RETRY_NS: u64 = 500 * leasesim_core::NS_PER_MS;

@@ -10,11 +10,11 @@ use leasesim_core::{ClientId, LeaseId};
 use super::keeper::{LeaseKeeper, LeaseNews};
 use super::ClientStart;
 use crate::host::{Actor, Step};
-use crate::scenario::RegistryWorkload;
 use crate::world::wire::Wire;
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::registry_key;
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::RegistryWorkload;
 
 pub struct RegistryClient {
     id: ClientId,

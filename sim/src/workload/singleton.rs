@@ -23,10 +23,10 @@ use rand_chacha::ChaCha8Rng;
 use super::keeper::{LeaseKeeper, LeaseNews};
 use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
-use crate::scenario::SingletonWorkload;
 use crate::world::wire::{StoreWrite, Wire};
 use leasesim_judge::observe::{BeliefEnd, Event};
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::SingletonWorkload;
 
 /// The role's key in the KV, attached to the holder's lease.
 pub fn role_key(role: &str) -> String {

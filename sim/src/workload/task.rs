@@ -25,12 +25,12 @@ use rand_chacha::ChaCha8Rng;
 use super::keeper::{LeaseKeeper, LeaseNews};
 use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
-use crate::scenario::TaskWorkload;
 use crate::world::wire::Wire;
 use crate::world::wire::{TaskReply, TaskWrite};
 use leasesim_judge::observe::{Event, TaskAbandon};
 use leasesim_judge::vocab::Proc;
 use leasesim_judge::vocab::{TaskStep, TaskVerdict};
+use leasesim_scenario::TaskWorkload;
 
 /// How many tasks the generator has made visible (a decimal number).
 pub const COUNT_KEY: &str = "/tasks/count";

@@ -17,10 +17,10 @@ use rand_chacha::ChaCha8Rng;
 use super::task::{task_key, COUNT_KEY};
 use super::{draw_ns, ClientStart};
 use crate::host::{Actor, Step};
-use crate::scenario::TaskWorkload;
 use crate::world::wire::Wire;
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::TaskWorkload;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {

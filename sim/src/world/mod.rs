@@ -339,8 +339,8 @@ impl World {
 
     /// Whether `selector` names `proc` right now (a point fault's target is
     /// matched when the process reaches the point).
-    pub fn selects(&self, selector: &crate::scenario::Selector, proc: Proc) -> bool {
-        use crate::scenario::Selector;
+    pub fn selects(&self, selector: &leasesim_scenario::Selector, proc: Proc) -> bool {
+        use leasesim_scenario::Selector;
         match (selector, proc) {
             (Selector::Server(n), Proc::Server(m)) | (Selector::Client(n), Proc::Client(m)) => *n == m,
             (Selector::Store, Proc::Store) => true,

@@ -11,8 +11,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::scenario::{Point, Selector};
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::{Point, Selector};
 
 /// What an armed fault does when it fires.
 #[derive(Clone, Copy, Debug, PartialEq)]

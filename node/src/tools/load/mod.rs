@@ -70,13 +70,13 @@ pub struct LoadArgs {
     #[arg(long, value_enum, default_value = "put")]
     pub workload: Workload,
     /// How long to run: 500ms, 30s, 2m.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = crate::config::parse_duration)]
     pub duration: Duration,
     /// Concurrent clients.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub concurrency: u64,
     /// `registry` workload: the TTL of each worker's lease.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    #[arg(long, default_value = "5s", value_parser = crate::config::parse_duration)]
     pub ttl: Duration,
     /// Keys the `kv` workload works on.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=10_000))]
@@ -88,7 +88,7 @@ pub struct LoadArgs {
     #[arg(long, value_enum, requires = "cluster_dir")]
     pub nemesis: Option<Nemesis>,
     /// How often the nemesis strikes.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    #[arg(long, default_value = "5s", value_parser = crate::config::parse_duration)]
     pub every: Duration,
     /// `lock` workload: the Raft lock-service design's data store (host:port) each holder writes
     /// to with its fencing token.
@@ -97,17 +97,6 @@ pub struct LoadArgs {
     /// The --dir of a `leasesim-node local` cluster (its roster names the processes).
     #[arg(long)]
     pub cluster_dir: Option<std::path::PathBuf>,
-}
-
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let (number, unit) = s.find(|c: char| !c.is_ascii_digit()).map_or((s, "s"), |i| s.split_at(i));
-    let n: u64 = number.parse().map_err(|_| format!("{s}: expected a duration like 500ms, 30s or 2m"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        _ => Err(format!("{s}: the unit must be ms, s or m")),
-    }
 }
 
 /// What every worker shares.
@@ -517,18 +506,4 @@ async fn store_write(store: &str, worker: u64, token: u64) -> Option<bool> {
     let (_, body) = response.split_once("\r\n\r\n")?;
     let answer: Value = serde_json::from_str(body).ok()?;
     answer["success"].as_bool()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
-        assert!(parse_duration("5h").is_err());
-    }
 }

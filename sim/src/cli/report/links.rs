@@ -12,9 +12,9 @@
 use leasesim_reports::model::LinkFault;
 
 use crate::run::chaos;
-use crate::scenario::Scenario;
 use leasesim_judge::observe::{Event, Obs};
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::Scenario;
 
 /// How far after its scheduled time a fault's note may appear (the
 /// injector wakes a few nanoseconds late).

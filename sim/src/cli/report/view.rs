@@ -19,11 +19,11 @@ use leasesim_reports::model::{
 use super::links;
 use crate::run::setup::WALL_EPOCH_NS;
 use crate::run::RunOutcome;
-use crate::scenario::Scenario;
 use leasesim_judge::checkers::belief_windows;
 use leasesim_judge::observe::{BeliefEnd, Event, Obs};
 use leasesim_judge::vocab::Proc;
 use leasesim_judge::vocab::SimClock;
+use leasesim_scenario::Scenario;
 
 /// Builds the view of one run kept with `keep_observations`.
 pub fn run_view(scenario: &Scenario, outcome: &RunOutcome) -> RunView {
