@@ -65,7 +65,11 @@ fn a_compacted_start_is_refused_with_the_compaction_revision() {
     f.call(1, Op::Compact { revision: second });
     let all = KeyRange { key: vec![0], range_end: vec![0] };
     assert_eq!(f.sm.kv().events(&all, second - 1, 10), Err(RevisionError::Compacted { compact_revision: second }));
-    assert_eq!(summary(&f.sm.kv().events(&all, second, 10).unwrap().events), vec![(second, s("k"), Some(s("2")), Some(s("1")))]);
+    assert_eq!(
+        summary(&f.sm.kv().events(&all, second, 10).unwrap().events),
+        vec![(second, s("k"), Some(s("2")), None)],
+        "the value before the compaction is gone"
+    );
 }
 
 #[test]

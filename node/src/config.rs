@@ -89,6 +89,10 @@ pub struct ServeArgs {
     /// 5s, 500ms, 1m.
     #[arg(long = "experimental-corrupt-check-time", default_value = "0s", value_parser = parse_duration_ms)]
     pub corrupt_check_ms: u64,
+    /// How often a watch that asked for progress notifications gets one
+    /// when it had no events (etcd's flag), e.g. 10m, 2s.
+    #[arg(long = "experimental-watch-progress-notify-interval", default_value = "10m", value_parser = parse_positive_duration_ms)]
+    pub watch_progress_notify_ms: u64,
     /// Plant a bug in the engine (repeatable): the simulator's switches
     /// (e.g. follower-expires-leases), so that a real cluster can show the
     /// checkers of `leasesim-node load` catching it. For tests only.
@@ -117,6 +121,14 @@ pub fn parse_duration_ms(s: &str) -> Result<u64, String> {
         _ => return Err(format!("{s}: expected a duration such as 500ms, 5s or 1m (units ms, s, m)")),
     };
     Ok(n * scale)
+}
+
+/// A duration that must not be zero.
+pub fn parse_positive_duration_ms(s: &str) -> Result<u64, String> {
+    match parse_duration_ms(s)? {
+        0 => Err(format!("{s}: must be longer than 0")),
+        ms => Ok(ms),
+    }
 }
 
 /// A planted bug's name, checked against core's list.

@@ -8,6 +8,7 @@
 //! written atomically), `storage` (write-ahead log and snapshots),
 //! `backup` (snapshot files and restore), `digests` and `corrupt` (state
 //! hashes and the corruption check), `driver` (the task that drives core),
+//! `watch_hub` (applied changes out to the watch streams),
 //! `transport` (peer frames over TCP), `front` (requests with retries),
 //! `join` (joining by hopping to the leader), `view` (range reads), `pb`
 //! (etcd's generated protobuf types), `etcd` (the gRPC services), `ws` (the
@@ -37,4 +38,5 @@ pub mod tls;
 pub mod tools;
 pub mod transport;
 pub mod view;
+pub mod watch_hub;
 pub mod ws;

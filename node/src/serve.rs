@@ -230,7 +230,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
     let (probe_tx, probe_rx) = watch::channel(Probe::default());
     let digests = crate::digests::Digests::default();
-    let driver = Driver::new(server, storage, links.clone(), clocks.clone(), probe_tx, digests.clone()).with_bugs(&args.bugs);
+    let driver = Driver::new(server, storage, links.clone(), clocks.clone(), probe_tx, digests.clone())
+        .with_bugs(&args.bugs)
+        .with_watch_progress_interval(std::time::Duration::from_millis(args.watch_progress_notify_ms));
     std::thread::Builder::new()
         .name(format!("driver-{}", args.name))
         .spawn(move || {

@@ -41,7 +41,9 @@ impl Kv {
     /// `max_events` of them (but never half a revision: a revision with
     /// more changes than that is read whole). A `from` above the store's
     /// revision reads nothing yet; below the compaction it is etcd's
-    /// compacted error, since the changes in between are gone.
+    /// compacted error, since the changes in between are gone. A change at
+    /// the compaction revision itself comes without its previous value, as
+    /// on etcd.
     pub fn events(&self, range: &KeyRange, from: LogIndex, max_events: usize) -> Result<EventsRead, RevisionError> {
         if from < self.compact_revision() {
             return Err(RevisionError::Compacted { compact_revision: self.compact_revision() });
@@ -56,7 +58,13 @@ impl Kv {
                 return Ok(EventsRead { events, upto });
             }
             if range.contains(&change.key) {
-                events.push(change.clone());
+                let mut event = change.clone();
+                // etcd reads a change's previous value at the revision
+                // before it, which the compaction took.
+                if event.revision <= self.compact_revision() {
+                    event.prev = None;
+                }
+                events.push(event);
             }
         }
         Ok(EventsRead { events, upto: self.revision().max(from.saturating_sub(1)) })
