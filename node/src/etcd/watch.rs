@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use leasesim_core::service::kv::{KeyRange, RevisionError};
 use leasesim_core::service::watch::EventsRead;
+use leasesim_core::service::RangeRequest;
 use leasesim_core::LogIndex;
 use prost::Message;
 use tokio::sync::broadcast::error::RecvError;
@@ -38,6 +39,7 @@ use crate::pb::etcdserverpb::watch_request::RequestUnion;
 use crate::pb::etcdserverpb::watch_server::Watch;
 use crate::pb::etcdserverpb::{ResponseHeader, WatchCreateRequest, WatchRequest, WatchResponse};
 use crate::pb::mvccpb::Event;
+use crate::view::RangeSpec;
 use crate::watch_hub::{Feed, Published};
 
 /// Most changes one history read returns (a catching-up watcher reads on).
@@ -284,12 +286,27 @@ impl WatchStream {
             return self.send(response).await;
         }
         let id = if create.watch_id > 0 { create.watch_id } else { self.free_id() };
-        // A watch from "now" starts after every change this member has
-        // published; one from the past reads the history first.
+        // A watch from "now" starts after every change the cluster had
+        // made when it was created (a linearizable read: a follower may
+        // not yet have applied a write its client saw answered, which etcd
+        // answers only once applied locally); one from the past reads the
+        // history first.
+        let latest = if create.start_revision > 0 { latest } else { self.cluster_revision(&create).await.max(latest) };
         let next = if create.start_revision > 0 { create.start_revision as LogIndex } else { latest + 1 };
         self.send(WatchResponse { header: self.header(latest), watch_id: id, created: true, ..Default::default() }).await?;
         self.watchers.insert(id, Watcher::new(&create, next));
         Ok(())
+    }
+
+    /// The cluster's revision now, read through the leader (this member's
+    /// published revision if the read fails).
+    async fn cluster_revision(&self, create: &WatchCreateRequest) -> LogIndex {
+        let range = KeyRange { key: create.key.clone(), range_end: create.range_end.clone() };
+        let spec = RangeSpec::client(RangeRequest { count_only: true, ..RangeRequest::of(range) });
+        match self.api.read_range(spec).await {
+            Ok(view) => view.revision,
+            Err(_) => self.latest.load(Ordering::Acquire),
+        }
     }
 
     /// etcd's automatic ids: the lowest from the last one given on that is
