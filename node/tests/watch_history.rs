@@ -1,9 +1,8 @@
 //! etcd's Watch served from the history, on real etcd 3.4 and on
-//! leasesim-node side by side: a put, put, delete burst seen whole (by a
-//! gRPC watch and by `etcdctl watch`), `prev_kv`, `start_revision` replay,
-//! NOPUT/NODELETE filters, a prefix watch over a multi-key txn (one
-//! revision), cancellation, progress (asked for and periodic), and the
-//! compacted error. Both servers must produce the same transcript once
+//! leasesim-node side by side: a put, put, delete burst seen whole by a
+//! gRPC watch, `prev_kv`, `start_revision` replay, NOPUT/NODELETE filters,
+//! a prefix watch over a multi-key txn (one revision), cancellation, a
+//! progress request, and the compacted error. Both servers must produce the same transcript once
 //! revisions (log indices on leasesim) are replaced by their role. Then,
 //! leasesim-node alone: a client that resumes on a restarted member, after
 //! a leader change, with `start_revision` = last seen + 1 gets exactly the
@@ -15,7 +14,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{have_etcd, have_etcdctl, Cluster, Kind};
+use common::{have_etcd, Cluster, Kind};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::request_op::Request as Op;
 use leasesim_node::pb::etcdserverpb::watch_client::WatchClient;

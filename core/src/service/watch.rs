@@ -79,7 +79,10 @@ mod tests {
         v.as_ref().map(|v| v.value.as_slice())
     }
 
-    fn kinds(events: &[Change]) -> Vec<(LogIndex, &[u8], Option<&[u8]>, Option<&[u8]>)> {
+    /// (revision, key, value after, value before).
+    type Summary<'a> = (LogIndex, &'a [u8], Option<&'a [u8]>, Option<&'a [u8]>);
+
+    fn kinds(events: &[Change]) -> Vec<Summary<'_>> {
         events.iter().map(|c| (c.revision, c.key.as_slice(), value(&c.current), value(&c.prev))).collect()
     }
 
