@@ -89,6 +89,10 @@ pub struct ServeArgs {
     /// 5s, 500ms, 1m.
     #[arg(long = "experimental-corrupt-check-time", default_value = "0s", value_parser = parse_duration)]
     pub corrupt_check_time: Duration,
+    /// How often a watch that asked for progress notifications gets one
+    /// when it had no events (etcd's flag), e.g. 10m, 2s.
+    #[arg(long = "experimental-watch-progress-notify-interval", default_value = "10m", value_parser = parse_positive_duration)]
+    pub watch_progress_notify: Duration,
     /// Plant a bug in the engine (repeatable): the simulator's switches
     /// (e.g. follower-expires-leases), so that a real cluster can show the
     /// checkers of `leasesim-node load` catching it. For tests only.
@@ -120,6 +124,14 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err(format!("`{s}` has no unit: write {s}s, {s}ms or {s}m"));
     }
     parse_duration_ns(s).map(Duration::from_nanos).map_err(|e| format!("`{s}`: {e}"))
+}
+
+/// A duration that must not be zero.
+pub fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    match parse_duration(s)? {
+        Duration::ZERO => Err(format!("`{s}`: must be longer than 0")),
+        d => Ok(d),
+    }
 }
 
 /// A planted bug's name, checked against core's list.

@@ -66,6 +66,18 @@ pub enum Input {
         target: NodeId,
         reply: oneshot::Sender<Result<(), TransferError>>,
     },
+    /// A new watch stream's feed of applied changes (etcd's Watch).
+    WatchSubscribe {
+        reply: oneshot::Sender<crate::watch_hub::Feed>,
+    },
+    /// The applied history's changes of `range` from revision `from` on
+    /// (a watcher catching up).
+    WatchHistory {
+        range: leasesim_core::service::kv::KeyRange,
+        from: LogIndex,
+        max_events: usize,
+        reply: oneshot::Sender<Result<leasesim_core::service::watch::EventsRead, leasesim_core::service::kv::RevisionError>>,
+    },
 }
 
 /// The applied state machine as of `index`, with the term of that entry
@@ -145,6 +157,8 @@ pub struct Driver {
     /// The planted bug `ack-before-fsync`.
     ack_before_fsync: bool,
     digests: Digests,
+    /// Applied changes out to the watch streams.
+    watch_hub: crate::watch_hub::WatchHub,
 }
 
 impl Driver {
@@ -156,6 +170,7 @@ impl Driver {
         status: watch::Sender<MemberStatus>,
         digests: Digests,
     ) -> Self {
+        let watch_hub = crate::watch_hub::WatchHub::starting_at(server.state_machine().kv().revision());
         Driver {
             server,
             storage,
@@ -166,7 +181,15 @@ impl Driver {
             disk: crate::nospace::DiskWatch::default(),
             ack_before_fsync: false,
             digests,
+            watch_hub,
         }
+    }
+
+    /// How often watches asking for progress notifications get one
+    /// (`--experimental-watch-progress-notify-interval`).
+    pub fn with_watch_progress_interval(mut self, interval: Duration) -> Self {
+        self.watch_hub.set_progress_interval(interval);
+        self
     }
 
     /// Plants the node's own bugs ([`NODE_BUGS`]) named in `bugs`.
@@ -265,6 +288,12 @@ impl Driver {
             Input::Transfer { target, reply } => {
                 let _ = reply.send(self.server.transfer_leadership(clocks, target));
             }
+            Input::WatchSubscribe { reply } => {
+                let _ = reply.send(self.watch_hub.subscribe());
+            }
+            Input::WatchHistory { range, from, max_events, reply } => {
+                let _ = reply.send(self.server.state_machine().kv().events(&range, from, max_events));
+            }
         }
     }
 
@@ -283,8 +312,10 @@ impl Driver {
     /// Carries out the core's output: persist and fsync, then send and
     /// answer.
     fn flush(&mut self) {
-        let ServerOutput { persist, messages, replies, events } = self.server.take_output();
+        let ServerOutput { persist, messages, replies, events, changes } = self.server.take_output();
         self.record_digests(&events);
+        let whole = !events.iter().any(|e| matches!(e, ServerEvent::SnapshotInstalled { .. }));
+        self.watch_hub.publish(changes, self.server.state_machine().kv().revision(), whole);
         let wrote = !persist.is_empty();
         for op in persist {
             if let Err(e) = self.storage.write(op) {

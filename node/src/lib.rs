@@ -13,7 +13,8 @@
 //! check), `nospace` (the NOSPACE alarm in the replicated store and the
 //! disk flags), `view` (range reads), `frame` (what members say to each
 //! other), `transport` (peer frames over TCP), `driver` (the task that
-//! drives core, and the `MemberStatus` it publishes), `front` (requests
+//! drives core, and the `MemberStatus` it publishes), `watch_hub`
+//! (applied changes out to the watch streams), `front` (requests
 //! with retries), `join` (joining by hopping to the leader), `node_handle`
 //! (what a running member hands its APIs), `pb` (etcd's generated protobuf
 //! types), `etcd` (the gRPC services), `ws` (the WebSocket lock API of the
@@ -47,4 +48,5 @@ pub mod tls;
 pub mod tools;
 pub mod transport;
 pub mod view;
+pub mod watch_hub;
 pub mod ws;

@@ -318,6 +318,7 @@ fn start_driver(
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
     let (status_tx, status_rx) = watch::channel(MemberStatus::default());
     let driver = Driver::new(server, storage, links.clone(), clocks.clone(), status_tx, digests.clone()).with_bugs(&args.bugs);
+    let driver = driver.with_watch_progress_interval(args.watch_progress_notify);
     std::thread::Builder::new()
         .name(format!("driver-{}", args.name))
         .spawn(move || {

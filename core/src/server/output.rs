@@ -7,6 +7,7 @@
 
 use crate::raft::PersistOp;
 use crate::server::{PeerMessage, ServerEvent};
+use crate::service::kv::Change;
 use crate::service::{ClientResponse, Command, StateMachine};
 use crate::types::NodeId;
 
@@ -20,4 +21,9 @@ pub struct ServerOutput {
     pub replies: Vec<ClientResponse>,
     /// Observations for the checkers (not needed for correctness).
     pub events: Vec<ServerEvent>,
+    /// Every key change the applied entries made, in revision order: what
+    /// a host fans out to its watchers (etcd's Watch). Entries that an
+    /// installed snapshot covered are not here (a `SnapshotInstalled`
+    /// event says so); their changes are in the new state's history.
+    pub changes: Vec<Change>,
 }

@@ -239,6 +239,7 @@ impl Server {
         let (index, term) = (entry.index, entry.term);
         let state = self.sm.applied_digest();
         self.output.events.push(ServerEvent::Applied { index, term, fingerprint: fingerprint(&entry), state });
+        self.output.changes.extend(self.sm.kv().changes_at(index).cloned());
         self.handle_effects(effects, index, term);
         self.on_entry_applied(index);
     }

@@ -17,7 +17,8 @@
 //!
 //! Memory: the current values plus one [`Change`] per key changed since the
 //! last compaction (each holding the value before and after). Compaction at
-//! revision `c` drops every change at or below `c`, so the history is
+//! revision `c` drops every change below `c` (those at `c` stay, as etcd
+//! keeps each key's revision `c`, so a watch may still start at `c`), so the history is
 //! bounded by whatever compacts (etcd's Compact call; leasesim-node's
 //! `--auto-compaction-*` flags).
 
@@ -163,8 +164,8 @@ impl Kv {
         Ok(())
     }
 
-    /// Forgets every change at or below `revision` (etcd's Compact): reads
-    /// below it are refused from now on. As etcd, compacting at or below the
+    /// Forgets every change below `revision` (etcd's Compact): reads and
+    /// watches from below it are refused from now on. As etcd, compacting at or below the
     /// last compaction, or above the store's revision, is an error.
     pub fn compact(&mut self, revision: LogIndex) -> Result<(), RevisionError> {
         if revision <= self.compact_revision {
@@ -173,7 +174,7 @@ impl Kv {
         if revision > self.revision {
             return Err(RevisionError::Future { current: self.revision });
         }
-        while self.history.front().is_some_and(|c| c.revision <= revision) {
+        while self.history.front().is_some_and(|c| c.revision < revision) {
             self.history.pop_front();
         }
         self.compact_revision = revision;
@@ -256,13 +257,13 @@ mod tests {
         let mut kv = store();
         assert_eq!(kv.history().len(), 5);
         assert_eq!(kv.compact(5), Ok(()));
-        assert_eq!(kv.history().iter().map(|c| c.revision).collect::<Vec<_>>(), vec![7, 9]);
+        assert_eq!(kv.history().iter().map(|c| c.revision).collect::<Vec<_>>(), vec![5, 7, 9], "the compaction's own revision stays");
         let all = KeyRange { key: vec![0], range_end: vec![0] };
         assert_eq!(kv.range(&all, 4), Err(RevisionError::Compacted { compact_revision: 5 }));
         assert_eq!(values(&kv.range(&all, 5).unwrap()), vec![(&b"a"[..], &b"2"[..], 2), (&b"b"[..], &b"1"[..], 1)]);
         assert_eq!(kv.compact(5), Err(RevisionError::Compacted { compact_revision: 5 }));
         assert_eq!(kv.compact(10), Err(RevisionError::Future { current: 9 }));
         assert_eq!(kv.compact(9), Ok(()));
-        assert!(kv.history().is_empty(), "nothing above the store's revision is kept");
+        assert_eq!(kv.history().iter().map(|c| c.revision).collect::<Vec<_>>(), vec![9], "only the last revision is kept");
     }
 }

@@ -5,7 +5,8 @@
 //! One concept per file: [`command`] is the wire vocabulary, [`kv`],
 //! [`lease`], [`lock`] and [`session`] hold the replicated data,
 //! [`state_machine`] applies entries to them ([`txn`] and [`range`]
-//! are etcd's Txn and Range over [`kv`]'s revisions), [`effects`] is what an apply
+//! are etcd's Txn and Range over [`kv`]'s revisions, [`watch`] the changes a
+//! watch reads from its history), [`effects`] is what an apply
 //! reports and [`invariants`] what must hold after each; [`writer_clock`] is
 //! the Juju lease design's clock document and its expiry rules; [`auth`] is
 //! etcd's users, roles and permissions.
@@ -22,6 +23,7 @@ pub mod session;
 pub mod state_machine;
 pub mod txn;
 mod txn_apply;
+pub mod watch;
 pub mod writer_clock;
 
 pub use command::*;

@@ -85,6 +85,9 @@ pub struct ServiceCluster {
     /// Every server event with its time, when `record_events` is on.
     pub events: Vec<(u64, NodeId, ServerEvent)>,
     pub record_events: bool,
+    /// Every key change each server's applies reported (its output's
+    /// `changes`), when `record_events` is on.
+    pub changes: BTreeMap<NodeId, Vec<leasesim_core::service::kv::Change>>,
 }
 
 impl ServiceCluster {
@@ -121,6 +124,7 @@ impl ServiceCluster {
             messages_delivered: 0,
             events: Vec::new(),
             record_events: false,
+            changes: BTreeMap::new(),
             cfg,
         };
         for id in ids {
@@ -381,6 +385,9 @@ impl ServiceCluster {
         let revocations = self.checker.revocation_count();
         for event in &output.events {
             self.checker.observe(self.now_ns, id, event);
+        }
+        if self.record_events {
+            self.changes.entry(id).or_default().extend(output.changes.iter().cloned());
         }
         if self.record_events {
             self.events.extend(output.events.into_iter().map(|e| (self.now_ns, id, e)));

@@ -1,5 +1,5 @@
 //! etcd's v3 gRPC API on a member's client URL: the subset `etcdctl` and
-//! etcd clients need (KV, Lease, Lock, Watch by polling, Maintenance,
+//! etcd clients need (KV, Lease, Lock, Watch, Maintenance,
 //! Cluster, Auth, Alarm), as adapters onto core's requests. Any member answers; a follower forwards
 //! to the leader (the driver does it for core requests).
 //!
@@ -21,6 +21,7 @@ mod lock;
 mod maintenance;
 pub mod token;
 mod watch;
+mod watch_events;
 
 use leasesim_core::service::ServiceError;
 use tokio::net::TcpListener;
