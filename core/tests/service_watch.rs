@@ -74,7 +74,7 @@ fn a_compacted_start_is_refused_with_the_compaction_revision() {
 
 #[test]
 fn every_server_hands_its_host_each_change_once_in_revision_order() {
-    let mut c = service_harness::Cluster::new(service_harness::ClusterConfig::new(3, 7));
+    let mut c = service_harness::ServiceCluster::new(service_harness::ServiceClusterConfig::new(3, 7));
     c.record_events = true;
     c.add_manual_client(9);
     let leader = c.wait_for_leader();
