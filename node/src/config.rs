@@ -87,11 +87,11 @@ pub struct ServeArgs {
     pub snapshot_count: u64,
     /// How often members compare state hashes (etcd's flag; 0s: never), e.g.
     /// 5s, 500ms, 1m.
-    #[arg(long = "experimental-corrupt-check-time", default_value = "0s", value_parser = parse_duration)]
+    #[arg(long = "experimental-corrupt-check-time", value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
     pub corrupt_check_time: Duration,
     /// How often a watch that asked for progress notifications gets one
     /// when it had no events (etcd's flag), e.g. 10m, 2s.
-    #[arg(long = "experimental-watch-progress-notify-interval", default_value = "10m", value_parser = parse_positive_duration)]
+    #[arg(long = "experimental-watch-progress-notify-interval", value_name = "DURATION", default_value = "10m", value_parser = parse_positive_duration)]
     pub watch_progress_notify: Duration,
     /// Plant a bug in the engine (repeatable): the simulator's switches
     /// (e.g. follower-expires-leases), so that a real cluster can show the
