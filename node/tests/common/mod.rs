@@ -56,18 +56,37 @@ pub struct ProcessCluster {
     pub initial_cluster: String,
 }
 
-/// A free loopback port, never the same twice in one test process (the OS
-/// may hand a just-released port out again).
+/// A free loopback port, never the same twice in one test process.
+///
+/// Chosen below the kernel's ephemeral range (`ip_local_port_range`,
+/// 32768–60999 by default): between this call and the member binding the
+/// port, anything else binding `:0` (a test's own listener, a member's
+/// outgoing connection) gets an ephemeral port, so it can never take one
+/// handed out here. Picking from the ephemeral range itself lost that race
+/// once in CI ("Address already in use" for a member's lock URL).
 pub fn free_port() -> u16 {
-    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let below = ephemeral_range_start().max(2048);
+    let span = below - 1024;
+    // Spread test processes apart, so that two test binaries run at once
+    // (by hand, or a second checkout) rarely walk the same ports.
+    let offset = std::process::id() % span * 97 % span;
     loop {
-        let port = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port").local_addr().expect("address").port();
-        let mut given = GIVEN.lock().expect("ports");
-        if !given.contains(&port) {
-            given.push(port);
-            return port;
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        assert!(n < span, "no free loopback port below {below}");
+        let port = 1024 + (offset + n) % span;
+        if TcpListener::bind(("127.0.0.1", port as u16)).is_ok() {
+            return port as u16;
         }
     }
+}
+
+/// The first port the kernel hands out for `:0` binds.
+fn ephemeral_range_start() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768)
 }
 
 impl ProcessCluster {
