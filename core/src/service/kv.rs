@@ -23,10 +23,13 @@
 //! `--auto-compaction-*` flags).
 
 use std::collections::{BTreeMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 
+use crate::byte_hash::ByteHasher;
+use crate::service::history_bytes::HistoryBytes;
 use crate::types::{LeaseId, LogIndex};
 
 /// One stored value.
@@ -97,6 +100,9 @@ pub struct Kv {
     /// The last compaction's revision (0: never compacted).
     #[serde(default)]
     compact_revision: LogIndex,
+    /// `history`'s hash bytes, for the applied-state digest (a cache).
+    #[serde(skip)]
+    history_bytes: HistoryBytes,
 }
 
 impl Kv {
@@ -117,6 +123,23 @@ impl Kv {
     /// The changes kept (every change above the compaction), oldest first.
     pub fn history(&self) -> &VecDeque<Change> {
         &self.history
+    }
+
+    /// Writes exactly what the derived `Hash` writes, but the history's
+    /// changes as one copy of their cached bytes (the full-state link of the
+    /// applied digest; see `history_bytes`).
+    pub fn hash_gathered(&self, hasher: &mut ByteHasher) {
+        self.values.hash(hasher);
+        self.revision.hash(hasher);
+        if self.history_bytes.covers(&self.history) {
+            // `VecDeque`'s `Hash`: its length, then each element.
+            hasher.write_usize(self.history.len());
+            hasher.write(self.history_bytes.bytes());
+        } else {
+            self.history.hash(hasher);
+        }
+        self.compact_revision.hash(hasher);
+        self.history_bytes.hash(hasher);
     }
 
     /// Keys and values in key order.
@@ -176,6 +199,7 @@ impl Kv {
         }
         while self.history.front().is_some_and(|c| c.revision < revision) {
             self.history.pop_front();
+            self.history_bytes.popped_front(&self.history);
         }
         self.compact_revision = revision;
         Ok(())
@@ -196,6 +220,7 @@ impl Kv {
         };
         self.values.insert(key.to_vec(), stored.clone());
         self.history.push_back(Change { revision: index, key: key.to_vec(), prev: prev.clone(), current: Some(stored) });
+        self.history_bytes.pushed(&self.history);
         prev
     }
 
@@ -207,6 +232,7 @@ impl Kv {
             invariant!(index >= self.revision, "revisions only grow");
             self.revision = index;
             self.history.push_back(Change { revision: index, key: key.to_vec(), prev: Some(prev.clone()), current: None });
+            self.history_bytes.pushed(&self.history);
         }
         removed
     }
@@ -215,6 +241,47 @@ impl Kv {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bytes the derived `Hash` and `hash_gathered` write for `kv`.
+    fn derived_and_gathered(kv: &Kv) -> (Vec<u8>, Vec<u8>) {
+        let (mut derived, mut gathered) = (ByteHasher::new(), ByteHasher::new());
+        kv.hash(&mut derived);
+        kv.hash_gathered(&mut gathered);
+        (derived.bytes().to_vec(), gathered.bytes().to_vec())
+    }
+
+    #[test]
+    fn the_gathered_hash_writes_what_the_derived_hash_writes() {
+        let mut kv = store();
+        let same = |kv: &Kv, when: &str| {
+            let (derived, gathered) = derived_and_gathered(kv);
+            assert_eq!(derived, gathered, "{when}");
+        };
+        assert!(kv.history_bytes.covers(&kv.history));
+        same(&kv, "after puts and a delete");
+        kv.compact(7).unwrap();
+        same(&kv, "after a compaction");
+        kv.put(b"c", b"with a lease", Some(4), 11);
+        same(&kv, "a key with a lease");
+        // A store whose cache was not kept (a deserialized snapshot): the
+        // digest walks the history, and the next change rebuilds the cache.
+        kv.history_bytes = HistoryBytes::default();
+        assert!(!kv.history_bytes.covers(&kv.history));
+        same(&kv, "without the cache");
+        kv.delete(b"a", 12);
+        assert!(kv.history_bytes.covers(&kv.history), "rebuilt");
+        same(&kv, "after the rebuild");
+        // Many compactions: the dropped prefix is reclaimed as it goes.
+        for index in 13..400u64 {
+            kv.put(format!("k{}", index % 7).as_bytes(), &index.to_ne_bytes(), (index % 3 == 0).then_some(index), index);
+            if index % 50 == 0 {
+                kv.compact(index - 20).unwrap();
+                same(&kv, &format!("compacted at {}", index - 20));
+            }
+        }
+        same(&kv, "at the end");
+        assert!(kv.history_bytes.bytes.len() < 2 * kv.history_bytes.bytes().len() + 4096, "{:?}", kv.history_bytes);
+    }
 
     fn store() -> Kv {
         let mut kv = Kv::default();

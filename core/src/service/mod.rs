@@ -9,11 +9,13 @@
 //! watch reads from its history), [`effects`] is what an apply
 //! reports and [`invariants`] what must hold after each; [`writer_clock`] is
 //! the Juju lease design's clock document and its expiry rules; [`auth`] is
-//! etcd's users, roles and permissions.
+//! etcd's users, roles and permissions; [`history_bytes`] keeps the bytes
+//! of [`kv`]'s history that the applied-state digest hashes.
 
 pub mod auth;
 mod command;
 pub mod effects;
+mod history_bytes;
 mod invariants;
 pub mod kv;
 pub mod lease;

@@ -172,7 +172,7 @@ impl StateMachine {
         term.hash(&mut hasher);
         effects.hash(&mut hasher);
         if index.is_multiple_of(FULL_STATE_DIGEST_EVERY) {
-            self.kv.hash(&mut hasher);
+            self.kv.hash_gathered(&mut hasher);
             self.leases.hash(&mut hasher);
             self.locks.hash(&mut hasher);
             self.sessions.hash(&mut hasher);
