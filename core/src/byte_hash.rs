@@ -8,11 +8,25 @@
 
 use std::hash::Hasher;
 
+use xxhash_rust::xxh3::Xxh3;
+
 /// Collects written bytes; `finish` is XXH3-64 of all of them.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ByteHasher {
     bytes: Vec<u8>,
+    /// After a [`ByteHasher::write_long`]: every byte before `bytes`,
+    /// already fed to a streaming XXH3.
+    streamed: Option<Box<Xxh3>>,
 }
+
+impl std::fmt::Debug for ByteHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ByteHasher").field("bytes", &self.bytes).field("streamed", &self.streamed.is_some()).finish()
+    }
+}
+
+/// From this length on, `write_long` streams a slice instead of copying it.
+const LONG_BYTES: usize = 4096;
 
 /// Room for an entry's or a step's fields without growing the buffer
 /// (growing it field by field cost more than the hashing saved).
@@ -20,7 +34,7 @@ const INITIAL_BYTES: usize = 512;
 
 impl Default for ByteHasher {
     fn default() -> Self {
-        ByteHasher { bytes: Vec::with_capacity(INITIAL_BYTES) }
+        ByteHasher { bytes: Vec::with_capacity(INITIAL_BYTES), streamed: None }
     }
 }
 
@@ -29,7 +43,8 @@ impl ByteHasher {
         ByteHasher::default()
     }
 
-    /// The bytes gathered so far.
+    /// The bytes gathered so far (since the last [`ByteHasher::write_long`]
+    /// that streamed).
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
@@ -37,12 +52,36 @@ impl ByteHasher {
     /// Forgets the bytes gathered, keeping the buffer.
     pub fn clear(&mut self) {
         self.bytes.clear();
+        self.streamed = None;
+    }
+
+    /// `write`, for a slice that may be long (a cache of many values'
+    /// bytes): from [`LONG_BYTES`] on, the bytes gathered so far and then
+    /// the slice itself go to a streaming XXH3 instead of being copied into
+    /// the buffer (copying a long slice, and growing the buffer for it, cost
+    /// more than hashing it). The digest is the same either way.
+    pub fn write_long(&mut self, bytes: &[u8]) {
+        if bytes.len() < LONG_BYTES {
+            self.bytes.extend_from_slice(bytes);
+            return;
+        }
+        let stream = self.streamed.get_or_insert_with(|| Box::new(Xxh3::new()));
+        stream.update(&self.bytes);
+        stream.update(bytes);
+        self.bytes.clear();
     }
 }
 
 impl Hasher for ByteHasher {
     fn finish(&self) -> u64 {
-        xxhash_rust::xxh3::xxh3_64(&self.bytes)
+        match &self.streamed {
+            None => xxhash_rust::xxh3::xxh3_64(&self.bytes),
+            Some(stream) => {
+                let mut stream = Xxh3::clone(stream);
+                stream.update(&self.bytes);
+                stream.digest()
+            }
+        }
     }
 
     #[inline]
@@ -79,6 +118,26 @@ mod tests {
         let map: BTreeMap<String, (u64, Option<i32>)> = (0..300).map(|i| (format!("/k{i}"), (i, (i % 3 == 0).then_some(-1)))).collect();
         let (streamed, gathered) = both(&map);
         assert_eq!(streamed, gathered);
+    }
+
+    #[test]
+    fn a_long_write_streamed_gives_what_copying_it_gives() {
+        for (before, long, after) in [(0, 4096, 0), (5, 4096, 3), (300, 5000, 17), (7, 100_000, 250), (9, 4095, 9)] {
+            let bytes = |n: usize, salt: usize| (0..n).map(|i| (i * 31 + salt) as u8).collect::<Vec<u8>>();
+            let (head, body, tail) = (bytes(before, 1), bytes(long, 2), bytes(after, 3));
+            let (mut copied, mut streamed) = (ByteHasher::new(), ByteHasher::new());
+            for h in [&mut copied, &mut streamed] {
+                h.write(&head);
+            }
+            copied.write(&body);
+            streamed.write_long(&body);
+            for h in [&mut copied, &mut streamed] {
+                h.write(&tail);
+            }
+            assert_eq!(streamed.streamed.is_some(), long >= LONG_BYTES, "{long}");
+            assert_eq!(copied.finish(), streamed.finish(), "{before} + {long} + {after} bytes");
+            assert_eq!(copied.finish(), xxhash_rust::xxh3::xxh3_64(&[head, body, tail].concat()));
+        }
     }
 
     #[test]
