@@ -59,6 +59,16 @@ impl SimClock {
         (self.mono_at(true_ns) as i64 + s.wall_minus_mono_ns).max(0) as u64
     }
 
+    /// Both readings at true time `true_ns`, `(mono_at, wall_at)`, from one
+    /// look-up of the segment (a simulated process reads its clocks at
+    /// every step).
+    pub fn read_at(&self, true_ns: u64) -> (u64, u64) {
+        let s = self.segment_at(true_ns);
+        let elapsed_ns = true_ns.saturating_sub(s.true_start_ns) as f64;
+        let mono_ns = s.mono_start_ns + (elapsed_ns * (1.0 + s.drift)) as u64;
+        (mono_ns, (mono_ns as i64 + s.wall_minus_mono_ns).max(0) as u64)
+    }
+
     /// The first true instant at which the monotonic clock reads at least
     /// `mono_ns` (given the history known so far; later drift changes are
     /// unknown, so the host re-checks after waking).
@@ -160,6 +170,17 @@ mod tests {
         assert_eq!(clock.wall_at(2 * S), 52 * S);
         assert!(clock.wall_jumped_until(S));
         assert!(!clock.wall_jumped_until(S - 1));
+    }
+
+    #[test]
+    fn one_reading_of_both_clocks_gives_what_each_gives() {
+        let mut clock = SimClock::new(7, 100 * S, 0.03);
+        clock.set_drift(2 * S, -0.4);
+        clock.jump_wall(3 * S, -150 * S as i64);
+        clock.jump_wall(4 * S, 7 * S as i64);
+        for true_ns in [0, 1, S - 1, 2 * S, 2 * S + 3, 3 * S - 1, 3 * S, 3 * S + 999, 4 * S, 9 * S + 12_345] {
+            assert_eq!(clock.read_at(true_ns), (clock.mono_at(true_ns), clock.wall_at(true_ns)), "at {true_ns} ns");
+        }
     }
 
     #[test]

@@ -114,27 +114,31 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
         let now_ns = world.now_ns();
         let input = if let Some((from, wire)) = world.take_due(proc, now_ns) {
             Input::Message(from, wire)
-        } else if actor.next_deadline_mono_ns().is_some_and(|d| d <= world.read_clock_at(proc, now_ns).0) {
-            // A fault aimed at the moment a deadline is decided acts before
-            // the step reads its clock; then everything is decided afresh.
-            if reach(&world, proc, Point::Timer).await {
+        } else {
+            // Asked once: nothing runs the actor between here and the sleep.
+            let deadline_mono_ns = actor.next_deadline_mono_ns();
+            if deadline_mono_ns.is_some_and(|d| d <= world.mono_clock_at(proc, now_ns)) {
+                // A fault aimed at the moment a deadline is decided acts before
+                // the step reads its clock; then everything is decided afresh.
+                if reach(&world, proc, Point::Timer).await {
+                    continue;
+                }
+                Input::Timer
+            } else {
+                let timer_ns = deadline_mono_ns.map(|mono_ns| world.true_time_of_mono(proc, mono_ns));
+                let wake_ns = match (timer_ns, world.next_delivery_ns(proc)) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                let message_sooner = world.sleep(proc, wake_ns);
+                tokio::select! {
+                    biased;
+                    _ = message_sooner.notified() => {}
+                    _ = sleep_until(wake_ns.map(|ns| world.instant_of(ns))) => {}
+                }
+                world.awake(proc);
                 continue;
             }
-            Input::Timer
-        } else {
-            let timer_ns = actor.next_deadline_mono_ns().map(|mono_ns| world.true_time_of_mono(proc, mono_ns));
-            let wake_ns = match (timer_ns, world.next_delivery_ns(proc)) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let message_sooner = world.sleep(proc, wake_ns);
-            tokio::select! {
-                biased;
-                _ = message_sooner.notified() => {}
-                _ = sleep_until(wake_ns.map(|ns| world.instant_of(ns))) => {}
-            }
-            world.awake(proc);
-            continue;
         };
         let mut step = Step::at(&world, proc, now_ns, std::mem::take(&mut effects));
         // Servers time their core's part themselves (`ServerActor::drive`).
