@@ -101,8 +101,10 @@ pub struct Kv {
     #[serde(default)]
     compact_revision: LogIndex,
     /// `history`'s hash bytes, for the applied-state digest (a cache).
+    /// Boxed: the store travels inside snapshot messages, and every message
+    /// is moved by value through the simulated network.
     #[serde(skip)]
-    history_bytes: HistoryBytes,
+    history_bytes: Box<HistoryBytes>,
 }
 
 impl Kv {
@@ -266,7 +268,7 @@ mod tests {
         same(&kv, "a key with a lease");
         // A store whose cache was not kept (a deserialized snapshot): the
         // digest walks the history, and the next change rebuilds the cache.
-        kv.history_bytes = HistoryBytes::default();
+        kv.history_bytes = Box::default();
         assert!(!kv.history_bytes.covers(&kv.history));
         same(&kv, "without the cache");
         kv.delete(b"a", 12);
