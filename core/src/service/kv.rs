@@ -268,7 +268,7 @@ mod tests {
         same(&kv, "a key with a lease");
         // A store whose cache was not kept (a deserialized snapshot): the
         // digest walks the history, and the next change rebuilds the cache.
-        kv.history_bytes = Box::default();
+        *kv.history_bytes = HistoryBytes::default();
         assert!(!kv.history_bytes.covers(&kv.history));
         same(&kv, "without the cache");
         kv.delete(b"a", 12);
