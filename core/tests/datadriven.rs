@@ -352,6 +352,7 @@ fn story_line(at_ns: u64, server: NodeId, event: &ServerEvent) -> Option<String>
         | ServerEvent::Service { event: ServiceEvent::RequestDeduplicated { .. }, .. }
         | ServerEvent::SnapshotInstalled { .. }
         | ServerEvent::CheckpointProposed { .. } => return None,
+        ServerEvent::Service { index, event } => format!("{event:?} at index {index}"),
         event => format!("{event:?}"),
     };
     Some(format!("{} s{server} {what}", fmt_secs(at_ns)))

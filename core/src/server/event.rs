@@ -30,7 +30,9 @@ pub enum ServerEvent {
     /// The state machine was replaced by a snapshot as of `index` (from the
     /// leader, or from this server's disk on restart).
     SnapshotInstalled { index: LogIndex },
-    /// The service did something in applying the entry at `index`.
+    /// The service did something in applying the entry at `index` (a
+    /// `LeaseRevoked` of the planted bug `follower_expires_leases`: the last
+    /// applied index when the server expired the lease on its own).
     Service { index: LogIndex, event: ServiceEvent },
     /// The leader answered a keep-alive live (the lease renewed for `ttl_ns`):
     /// from its own deadlines (`index: None`, `leader-monotonic`), or by
