@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use leasesim_core::raft::{RaftEvent, Role};
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::Op;
+use leasesim_core::service::{Op, ServiceEvent};
 use leasesim_core::{fmt_secs, NodeId, NS_PER_SEC};
 use leasesim_testkit::{RaftCluster, RaftClusterOptions};
 
@@ -348,10 +348,11 @@ impl ServiceStory {
 fn story_line(at_ns: u64, server: NodeId, event: &ServerEvent) -> Option<String> {
     let what = match event {
         ServerEvent::Applied { .. }
-        | ServerEvent::RequestApplied { .. }
-        | ServerEvent::RequestDeduplicated { .. }
+        | ServerEvent::Service { event: ServiceEvent::RequestApplied { .. }, .. }
+        | ServerEvent::Service { event: ServiceEvent::RequestDeduplicated { .. }, .. }
         | ServerEvent::SnapshotInstalled { .. }
         | ServerEvent::CheckpointProposed { .. } => return None,
+        ServerEvent::Service { index, event } => format!("{event:?} at index {index}"),
         event => format!("{event:?}"),
     };
     Some(format!("{} s{server} {what}", fmt_secs(at_ns)))

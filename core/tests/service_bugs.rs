@@ -7,7 +7,7 @@ mod service_harness;
 
 use leasesim_core::bugs::Bugs;
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::{Op, Response};
+use leasesim_core::service::{Op, Response, ServiceEvent};
 use leasesim_core::{ExpiryStrategy, LeaseId, NS_PER_MS, NS_PER_SEC};
 use service_harness::checker::{CheckSettings, ServiceChecker};
 use service_harness::{ServiceCluster, ServiceClusterConfig};
@@ -175,11 +175,15 @@ fn synthetic_checker() -> ServiceChecker {
 #[test]
 fn fifo_order_fires_on_a_grant_out_of_queue_order() {
     let mut checker = synthetic_checker();
-    let queued = |client, index| ServerEvent::LockQueued { key: "a".into(), client, seq: 1, lease: client, index };
+    let queued =
+        |client, index| ServerEvent::Service { index, event: ServiceEvent::LockQueued { key: "a".into(), client, seq: 1, lease: client } };
     checker.observe(1, 1, &queued(1, 5));
     checker.observe(1, 1, &queued(2, 6));
     checker.observe(1, 1, &queued(3, 7));
-    let granted = |client, index| ServerEvent::LockGranted { key: "a".into(), client, seq: 1, lease: client, token: index, index };
+    let granted = |client, index| ServerEvent::Service {
+        index,
+        event: ServiceEvent::LockGranted { key: "a".into(), client, seq: 1, lease: client, token: index },
+    };
     checker.observe(2, 1, &granted(1, 7));
     assert!(!checker.fired("fifo-order"));
     checker.observe(3, 1, &granted(3, 9));
@@ -189,9 +193,9 @@ fn fifo_order_fires_on_a_grant_out_of_queue_order() {
 #[test]
 fn applied_twice_fires_on_one_request_at_two_indexes() {
     let mut checker = synthetic_checker();
-    checker.observe(1, 1, &ServerEvent::RequestApplied { client: 4, seq: 9, index: 20 });
-    checker.observe(1, 2, &ServerEvent::RequestApplied { client: 4, seq: 9, index: 20 });
+    checker.observe(1, 1, &ServerEvent::Service { index: 20, event: ServiceEvent::RequestApplied { client: 4, seq: 9 } });
+    checker.observe(1, 2, &ServerEvent::Service { index: 20, event: ServiceEvent::RequestApplied { client: 4, seq: 9 } });
     assert!(!checker.fired("applied-twice"), "the same entry on two servers is one application");
-    checker.observe(2, 1, &ServerEvent::RequestApplied { client: 4, seq: 9, index: 23 });
+    checker.observe(2, 1, &ServerEvent::Service { index: 23, event: ServiceEvent::RequestApplied { client: 4, seq: 9 } });
     assert!(checker.fired("applied-twice"));
 }

@@ -4,7 +4,7 @@
 mod service_support;
 
 use leasesim_core::bugs::Bugs;
-use leasesim_core::service::{ClientRequest, Command, Effect, Op, Response, RevokeCause, ServiceError};
+use leasesim_core::service::{ClientRequest, Command, Effect, Op, Response, RevokeCause, ServiceError, ServiceEvent};
 use leasesim_core::{ExpiryStrategy, NS_PER_SEC};
 use service_support::{bugs, reply_to, Fixture, MIN_TTL_NS, TTL_NS};
 
@@ -15,7 +15,7 @@ fn grant_uses_the_entry_index_as_id() {
     let index = f.next_index();
     let effects = f.request(1, 1, Op::LeaseGrant { ttl_ns: TTL_NS, id: None });
     assert_eq!(reply_to(&effects, 1, 1), Some(Response::LeaseGranted { lease: index, ttl_ns: TTL_NS }));
-    assert!(effects.contains(&Effect::LeaseGranted { lease: index, ttl_ns: TTL_NS }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LeaseGranted { lease: index, ttl_ns: TTL_NS })));
     let lease = f.sm.leases().get(index).unwrap();
     assert_eq!((lease.ttl_ns, lease.granted_index, lease.expiry_wall_ns), (TTL_NS, index, None));
     assert_eq!((f.sm.leases().len(), f.sm.leases().is_empty()), (1, false));
@@ -73,7 +73,11 @@ fn revoke_deletes_attached_keys_in_the_same_entry() {
     let index = f.next_index();
     let effects = f.request(9, 1, Op::LeaseRevoke { lease });
     assert_eq!(reply_to(&effects, 9, 1), Some(Response::LeaseRevoked { lease }));
-    assert!(effects.contains(&Effect::LeaseRevoked { lease, cause: RevokeCause::Revoke, deleted_keys: vec!["a".into(), "b".into()] }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LeaseRevoked {
+        lease,
+        cause: RevokeCause::Revoke,
+        deleted_keys: vec!["a".into(), "b".into()]
+    })));
     assert_eq!((f.value("a"), f.value("b")), (None, None));
     assert_eq!(f.value("free").as_deref(), Some("3"));
     assert_eq!(f.sm.kv().revision(), index, "the deletion is stamped with the revoke's index");
@@ -103,7 +107,10 @@ fn expire_entry_ends_the_lease_without_a_reply() {
     let lease = f.grant(1);
     f.put(1, "k", "v", Some(lease));
     let effects = f.apply(Command::Expire { lease });
-    assert_eq!(effects, vec![Effect::LeaseRevoked { lease, cause: RevokeCause::Expire, deleted_keys: vec!["k".into()] }]);
+    assert_eq!(
+        effects,
+        vec![Effect::Event(ServiceEvent::LeaseRevoked { lease, cause: RevokeCause::Expire, deleted_keys: vec!["k".into()] })]
+    );
     // Proposed twice (e.g. across a leader change): the second is a no-op.
     assert!(f.apply(Command::Expire { lease }).is_empty());
 }
@@ -168,7 +175,7 @@ fn stamped_expiry_is_judged_by_this_servers_wall_clock() {
     behind.ctx.wall_ns = 10 * NS_PER_SEC + TTL_NS - 1;
     let effects = ahead.noop();
     assert!(
-        matches!(&effects[..], [Effect::LeaseRevoked { cause: RevokeCause::WallClockExpiry, deleted_keys, .. }] if deleted_keys == &vec![b"k".to_vec()])
+        matches!(&effects[..], [Effect::Event(ServiceEvent::LeaseRevoked { cause: RevokeCause::WallClockExpiry, deleted_keys, .. })] if deleted_keys == &vec!["k".to_string()])
     );
     assert!(behind.noop().is_empty());
     assert_eq!(ahead.value("k"), None);
@@ -184,7 +191,7 @@ fn stamped_refresh_extends_and_never_shortens() {
     let later = 20 * NS_PER_SEC;
     let effects = f.apply(Command::Refresh { req: req.clone(), lease, expiry_wall_ns: later });
     assert_eq!(reply_to(&effects, 7, 1), Some(Response::KeepAlive { lease, ttl_ns: TTL_NS }));
-    assert!(effects.contains(&Effect::LeaseRefreshed { lease, expiry_wall_ns: later }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LeaseRefreshed { lease, expiry_wall_ns: later })));
     let req = ClientRequest { seq: 2, ..req };
     f.apply(Command::Refresh { req, lease, expiry_wall_ns: 11 * NS_PER_SEC });
     assert_eq!(f.sm.leases().get(lease).unwrap().expiry_wall_ns, Some(later));
@@ -214,7 +221,10 @@ fn expire_locally_ends_a_lease_outside_the_log() {
     let applied = f.sm.applied_index();
     let mut ctx = f.ctx;
     let effects = f.sm.expire_locally(lease, &mut ctx);
-    assert_eq!(effects, vec![Effect::LeaseRevoked { lease, cause: RevokeCause::Expire, deleted_keys: vec!["k".into()] }]);
+    assert_eq!(
+        effects,
+        vec![Effect::Event(ServiceEvent::LeaseRevoked { lease, cause: RevokeCause::Expire, deleted_keys: vec!["k".into()] })]
+    );
     assert_eq!(f.sm.applied_index(), applied, "no entry was applied");
     assert!(f.sm.expire_locally(lease, &mut ctx).is_empty());
 }

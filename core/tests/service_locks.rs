@@ -5,7 +5,7 @@
 mod service_support;
 
 use leasesim_core::bugs::Bugs;
-use leasesim_core::service::{Effect, Op, ReleaseCause, Response, ServiceError};
+use leasesim_core::service::{Effect, Op, ReleaseCause, Response, ServiceError, ServiceEvent};
 use leasesim_core::{ClientId, ExpiryStrategy, LeaseId, NS_PER_SEC};
 use service_support::{bugs, replies, reply_to, Fixture, TTL_NS};
 
@@ -30,9 +30,9 @@ fn acquire_of_a_free_lock_is_granted_at_its_own_index() {
     assert_eq!(
         effects,
         vec![
-            Effect::RequestApplied { client: 1, seq: 1 },
-            Effect::LockQueued { key: "k".into(), client: 1, seq: 1, lease },
-            Effect::LockGranted { key: "k".into(), client: 1, seq: 1, lease, token: index },
+            Effect::Event(ServiceEvent::RequestApplied { client: 1, seq: 1 }),
+            Effect::Event(ServiceEvent::LockQueued { key: "k".into(), client: 1, seq: 1, lease }),
+            Effect::Event(ServiceEvent::LockGranted { key: "k".into(), client: 1, seq: 1, lease, token: index }),
             Effect::Reply { client: 1, seq: 1, body: Response::LockGranted { key: "k".into(), token: index } },
         ]
     );
@@ -55,7 +55,10 @@ fn busy_lock_queues_the_request_without_an_answer() {
     let effects = acquire(&mut f, 2, 1, "k", l2);
     assert_eq!(
         effects,
-        vec![Effect::RequestApplied { client: 2, seq: 1 }, Effect::LockQueued { key: "k".into(), client: 2, seq: 1, lease: l2 }]
+        vec![
+            Effect::Event(ServiceEvent::RequestApplied { client: 2, seq: 1 }),
+            Effect::Event(ServiceEvent::LockQueued { key: "k".into(), client: 2, seq: 1, lease: l2 })
+        ]
     );
     assert_eq!(f.sm.locks().get("k").unwrap().waiters.len(), 1);
 }
@@ -69,8 +72,13 @@ fn release_hands_the_lock_to_the_next_waiter_in_the_same_entry() {
     acquire(&mut f, 2, 1, "k", l2);
     let index = f.next_index();
     let effects = f.request(1, 2, Op::LockRelease { key: "k".into(), token });
-    assert!(effects.contains(&Effect::LockReleased { key: "k".into(), client: 1, token, cause: ReleaseCause::Release { by: 1 } }));
-    assert!(effects.contains(&Effect::LockGranted { key: "k".into(), client: 2, seq: 1, lease: l2, token: index }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LockReleased {
+        key: "k".into(),
+        client: 1,
+        token,
+        cause: ReleaseCause::Release { by: 1 }
+    })));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LockGranted { key: "k".into(), client: 2, seq: 1, lease: l2, token: index })));
     assert_eq!(
         replies(&effects),
         vec![(1, 2, Response::Released { key: "k".into() }), (2, 1, Response::LockGranted { key: "k".into(), token: index }),]
@@ -110,7 +118,7 @@ fn reacquire_under_the_holding_lease_returns_the_same_token() {
     let (_, token) = holder(&f, "k").unwrap();
     let effects = acquire(&mut f, 1, 2, "k", lease);
     assert_eq!(reply_to(&effects, 1, 2), Some(Response::LockGranted { key: "k".into(), token }));
-    assert!(!effects.iter().any(|e| matches!(e, Effect::LockGranted { .. })), "not a new grant");
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Event(ServiceEvent::LockGranted { .. }))), "not a new grant");
 }
 
 #[test]
@@ -152,8 +160,13 @@ fn holders_lease_end_releases_and_grants_the_next_live_waiter() {
     acquire(&mut f, 3, 1, "k", l3);
     let index = f.next_index();
     let effects = f.request(9, 1, Op::LeaseRevoke { lease: l1 });
-    assert!(effects.contains(&Effect::LockReleased { key: "k".into(), client: 1, token, cause: ReleaseCause::LeaseEnded }));
-    assert!(effects.contains(&Effect::LockGranted { key: "k".into(), client: 2, seq: 1, lease: l2, token: index }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LockReleased {
+        key: "k".into(),
+        client: 1,
+        token,
+        cause: ReleaseCause::LeaseEnded
+    })));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LockGranted { key: "k".into(), client: 2, seq: 1, lease: l2, token: index })));
     assert_eq!(reply_to(&effects, 2, 1), Some(Response::LockGranted { key: "k".into(), token: index }));
 }
 
@@ -165,7 +178,7 @@ fn waiters_lease_end_drops_it_and_answers_its_acquire() {
     acquire(&mut f, 2, 1, "k", l2);
     acquire(&mut f, 3, 1, "k", l3);
     let effects = f.request(9, 1, Op::LeaseRevoke { lease: l2 });
-    assert!(effects.contains(&Effect::LockWaiterDropped { key: "k".into(), client: 2, seq: 1, lease: l2 }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LockWaiterDropped { key: "k".into(), client: 2, seq: 1, lease: l2 })));
     assert_eq!(reply_to(&effects, 2, 1), Some(Response::Error(ServiceError::LeaseNotFound { lease: l2 })));
     let (_, token) = holder(&f, "k").unwrap();
     release(&mut f, 1, "k", token);
@@ -181,7 +194,7 @@ fn expire_entry_releases_locks_of_the_lease() {
     acquire(&mut f, 2, 1, "b", l2);
     let index = f.next_index();
     let effects = f.apply(leasesim_core::service::Command::Expire { lease: l1 });
-    let released: Vec<_> = effects.iter().filter(|e| matches!(e, Effect::LockReleased { .. })).collect();
+    let released: Vec<_> = effects.iter().filter(|e| matches!(e, Effect::Event(ServiceEvent::LockReleased { .. }))).collect();
     assert_eq!(released.len(), 2);
     assert_eq!(holder(&f, "a"), None);
     assert_eq!(holder(&f, "b"), Some((2, index)));
@@ -201,7 +214,7 @@ fn stamped_wall_expiry_hands_the_lock_on_at_the_next_entry() {
     f.ctx.wall_ns = NS_PER_SEC + TTL_NS;
     let index = f.next_index();
     let effects = f.noop();
-    assert!(effects.contains(&Effect::LockGranted { key: "k".into(), client: 2, seq: 1, lease: l2, token: index }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LockGranted { key: "k".into(), client: 2, seq: 1, lease: l2, token: index })));
 }
 
 #[test]
@@ -211,7 +224,12 @@ fn planted_release_without_owner_check_lets_anyone_release() {
     acquire(&mut f, 1, 1, "k", lease);
     let (_, token) = holder(&f, "k").unwrap();
     let effects = f.request(2, 1, Op::LockRelease { key: "k".into(), token: 12345 });
-    assert!(effects.contains(&Effect::LockReleased { key: "k".into(), client: 1, token, cause: ReleaseCause::Release { by: 2 } }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LockReleased {
+        key: "k".into(),
+        client: 1,
+        token,
+        cause: ReleaseCause::Release { by: 2 }
+    })));
     assert_eq!(holder(&f, "k"), None);
 }
 

@@ -7,7 +7,7 @@ mod service_harness;
 
 use leasesim_core::raft::{ConfChange, Payload};
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::{ClientRequest, Command, Op, Response, RevokeCause, ServiceError};
+use leasesim_core::service::{ClientRequest, Command, Op, Response, RevokeCause, ServiceError, ServiceEvent};
 use leasesim_core::{ExpiryStrategy, LeaseId, NodeId, NS_PER_MS, NS_PER_SEC};
 use service_harness::{ServiceCluster, ServiceClusterConfig, TTL_NS};
 
@@ -38,7 +38,9 @@ fn grant(c: &mut ServiceCluster) -> LeaseId {
 
 fn revocations(c: &ServiceCluster, lease: LeaseId) -> Vec<(u64, NodeId, u64, RevokeCause)> {
     c.events_where(|t, id, e| match e {
-        ServerEvent::LeaseRevoked { lease: l, index, cause, .. } if *l == lease => Some((t, id, *index, *cause)),
+        ServerEvent::Service { index, event: ServiceEvent::LeaseRevoked { lease: l, cause, .. } } if *l == lease => {
+            Some((t, id, *index, *cause))
+        }
         _ => None,
     })
 }
@@ -87,11 +89,13 @@ fn a_committed_request_survives_a_leader_change_and_is_applied_once() {
     let answer = c.answer(9, seq).expect("answered by the next leader");
     assert_eq!(answer.body, Response::Done { revision: written }, "the recorded answer, not a second write");
     let applied = c.events_where(|_, _, e| match e {
-        ServerEvent::RequestApplied { client: 9, seq: s, index } if *s == seq => Some(*index),
+        ServerEvent::Service { index, event: ServiceEvent::RequestApplied { client: 9, seq: s } } if *s == seq => Some(*index),
         _ => None,
     });
     assert!(applied.iter().all(|i| *i == written), "{applied:?}");
-    let deduplicated = c.events_where(|_, _, e| matches!(e, ServerEvent::RequestDeduplicated { client: 9, .. }).then_some(()));
+    let deduplicated = c.events_where(|_, _, e| {
+        matches!(e, ServerEvent::Service { event: ServiceEvent::RequestDeduplicated { client: 9, .. }, .. }).then_some(())
+    });
     assert!(!deduplicated.is_empty(), "the retry was answered from the session");
     assert_eq!(c.violations(), &[]);
 }
@@ -427,8 +431,9 @@ fn a_resend_of_a_request_already_in_the_leaders_log_is_not_logged_again() {
     c.heal();
     c.settle(NS_PER_SEC);
     let copies = |pick: fn(&ServerEvent) -> bool| c.events_where(|_, id, e| (pick(e) && id == leader).then_some(())).len();
-    let applied = copies(|e| matches!(e, ServerEvent::RequestApplied { client: 9, seq: 1_000, .. }));
-    let deduplicated = copies(|e| matches!(e, ServerEvent::RequestDeduplicated { client: 9, seq: 1_000, .. }));
+    let applied = copies(|e| matches!(e, ServerEvent::Service { event: ServiceEvent::RequestApplied { client: 9, seq: 1_000, .. }, .. }));
+    let deduplicated =
+        copies(|e| matches!(e, ServerEvent::Service { event: ServiceEvent::RequestDeduplicated { client: 9, seq: 1_000, .. }, .. }));
     assert_eq!((applied, deduplicated), (1, 0), "the request is logged once, not once per copy");
     let answered = c.raw_replies(9).iter().any(|r| r.seq == 1_000 && matches!(r.body, Response::Done { .. }));
     assert!(answered, "the logged copy answers the resends: {:?}", c.raw_replies(9));

@@ -5,7 +5,7 @@
 mod service_support;
 
 use leasesim_core::service::session::{Lookup, DEFAULT_SESSION_WINDOW};
-use leasesim_core::service::{Effect, Op, Response, ServiceError};
+use leasesim_core::service::{Effect, Op, Response, ServiceError, ServiceEvent};
 use service_support::{reply_to, Fixture};
 
 fn put(key: &str, value: &str) -> Op {
@@ -20,8 +20,8 @@ fn a_retried_write_is_answered_from_the_record() {
     f.put(2, "a", "y", None);
     let retry = f.request(1, 1, put("a", "x"));
     assert_eq!(reply_to(&retry, 1, 1), reply_to(&first, 1, 1));
-    assert!(retry.contains(&Effect::RequestDeduplicated { client: 1, seq: 1 }));
-    assert!(!retry.iter().any(|e| matches!(e, Effect::RequestApplied { .. })));
+    assert!(retry.contains(&Effect::Event(ServiceEvent::RequestDeduplicated { client: 1, seq: 1 })));
+    assert!(!retry.iter().any(|e| matches!(e, Effect::Event(ServiceEvent::RequestApplied { .. }))));
     assert_eq!(f.value("a").as_deref(), Some("y"), "the retry did not overwrite the later write");
     assert!(f.sm.kv().revision() > revision);
 }
@@ -45,7 +45,7 @@ fn a_retried_queued_acquire_stays_queued_and_is_answered_when_granted() {
     let acquire = Op::LockAcquire { key: "k".into(), lease: l2 };
     f.request(2, 1, acquire.clone());
     let retry = f.request(2, 1, acquire.clone());
-    assert_eq!(retry, vec![Effect::RequestDeduplicated { client: 2, seq: 1 }], "no answer yet, nothing applied");
+    assert_eq!(retry, vec![Effect::Event(ServiceEvent::RequestDeduplicated { client: 2, seq: 1 })], "no answer yet, nothing applied");
     assert_eq!(f.sm.sessions().lookup(2, 1), Lookup::Pending);
     assert_eq!(f.sm.locks().get("k").unwrap().waiters.len(), 1);
     let granted = f.request(1, 2, Op::LockRelease { key: "k".into(), token });
@@ -70,7 +70,7 @@ fn requests_within_the_window_may_arrive_out_of_order() {
     let mut f = Fixture::new();
     f.request(1, 5, put("a", "5"));
     let effects = f.request(1, 3, put("b", "3"));
-    assert!(effects.contains(&Effect::RequestApplied { client: 1, seq: 3 }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::RequestApplied { client: 1, seq: 3 })));
     assert_eq!(f.value("b").as_deref(), Some("3"));
 }
 
@@ -109,7 +109,7 @@ fn sessions_are_per_client() {
     let mut f = Fixture::new();
     f.request(1, 1, put("a", "from-1"));
     let effects = f.request(2, 1, put("a", "from-2"));
-    assert!(effects.contains(&Effect::RequestApplied { client: 2, seq: 1 }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::RequestApplied { client: 2, seq: 1 })));
     assert_eq!(f.value("a").as_deref(), Some("from-2"));
     assert_eq!(f.sm.sessions().clients(), vec![1, 2]);
 }

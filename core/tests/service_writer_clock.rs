@@ -10,7 +10,7 @@ mod service_support;
 
 use leasesim_core::bugs::Bugs;
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::{Command, Effect, Op, Response, RevokeCause, ServiceError};
+use leasesim_core::service::{Command, Effect, Op, Response, RevokeCause, ServiceError, ServiceEvent};
 use leasesim_core::{ClientId, ExpiryStrategy, LeaseId, NS_PER_MS, NS_PER_SEC};
 use service_harness::{ServiceCluster, ServiceClusterConfig};
 use service_support::{reply_to, Fixture, TTL_NS};
@@ -65,10 +65,10 @@ fn an_expiry_applies_only_when_the_writers_time_is_past_it() {
     let expiry_ns = expiry(&f, lease);
     let effects = f.apply(Command::WriterExpire { lease, expiry_ns, writer_ns: expiry_ns - 1 });
     assert!(f.sm.leases().contains(lease), "the inferred writer time is short of the expiry");
-    assert!(!effects.iter().any(|e| matches!(e, Effect::LeaseRevoked { .. })));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Event(ServiceEvent::LeaseRevoked { .. }))));
     let effects = f.apply(Command::WriterExpire { lease, expiry_ns, writer_ns: expiry_ns });
     assert!(!f.sm.leases().contains(lease));
-    assert!(effects.contains(&Effect::LeaseRevoked { lease, cause: RevokeCause::Expire, deleted_keys: vec![] }));
+    assert!(effects.contains(&Effect::Event(ServiceEvent::LeaseRevoked { lease, cause: RevokeCause::Expire, deleted_keys: vec![] })));
 }
 
 #[test]
@@ -199,8 +199,11 @@ fn servers_expire_by_the_writers_clock_not_their_own() {
         last_extension = c.now_ns; // the send: the server's TTL cannot start earlier
         assert_eq!(cluster_call(&mut c, Op::LeaseExtend { lease, writer_wall_ns }), Response::KeepAlive { lease, ttl_ns: TTL_NS });
     }
-    let revoked =
-        |c: &ServiceCluster| c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t));
+    let revoked = |c: &ServiceCluster| {
+        c.events_where(|t, _, e| {
+            matches!(e, ServerEvent::Service { event: ServiceEvent::LeaseRevoked { lease: l, .. }, .. } if *l == lease).then_some(t)
+        })
+    };
     assert!(revoked(&c).is_empty(), "kept alive by its writer");
     c.run_until(c.now_ns + 3 * NS_PER_SEC);
     let revoked = revoked(&c);
@@ -222,7 +225,11 @@ fn writer_cluster(seed: u64) -> ServiceCluster {
 }
 
 fn first_revocation(c: &ServiceCluster, lease: LeaseId) -> Option<u64> {
-    c.events_where(|t, _, e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease).then_some(t)).into_iter().min()
+    c.events_where(|t, _, e| {
+        matches!(e, ServerEvent::Service { event: ServiceEvent::LeaseRevoked { lease: l, .. }, .. } if *l == lease).then_some(t)
+    })
+    .into_iter()
+    .min()
 }
 
 /// A claim written in the leader's own term was answered by this leader,

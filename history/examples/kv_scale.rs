@@ -8,62 +8,18 @@
 //! `cargo run --release -p leasesim-history --example kv_scale -- [CLIENTS] [KEYS]`
 //! (defaults: 5 clients, 8 keys; 1 key is the no-partitioning worst case).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-use leasesim_history::history::{History, KvInput, KvOutput, Operation};
+use leasesim_history::history::{History, KvInput, Operation};
 use leasesim_history::{check_kv, CheckOptions, CheckReport};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use support::ReferenceKv;
 
-/// The reference store the generator runs operations against.
-#[derive(Default)]
-struct Store {
-    keys: BTreeMap<String, (String, Option<u64>)>,
-    leases: BTreeSet<u64>,
-}
-
-impl Store {
-    fn apply(&mut self, input: &KvInput) -> KvOutput {
-        let dead = |lease: &Option<u64>, leases: &BTreeSet<u64>| lease.is_some_and(|l| !leases.contains(&l));
-        match input {
-            KvInput::Put { lease, .. } | KvInput::Cas { lease, .. } if dead(lease, &self.leases) => KvOutput::LeaseNotFound,
-            KvInput::Put { key, value, lease } => {
-                self.keys.insert(key.clone(), (value.clone(), *lease));
-                KvOutput::Ok
-            }
-            KvInput::Get { key } => KvOutput::Value(self.keys.get(key).map(|(v, _)| v.clone())),
-            KvInput::Delete { key } => {
-                self.keys.remove(key);
-                KvOutput::Ok
-            }
-            KvInput::Cas { key, expected, value, lease } => {
-                let succeeded = self.keys.get(key).map(|(v, _)| v) == expected.as_ref();
-                if succeeded {
-                    self.keys.insert(key.clone(), (value.clone(), *lease));
-                }
-                KvOutput::Cas { succeeded }
-            }
-            KvInput::LeaseGrant { lease } => {
-                let id = lease.expect("the generator names its leases");
-                if self.leases.insert(id) {
-                    KvOutput::LeaseGranted { lease: id }
-                } else {
-                    KvOutput::DuplicateLease
-                }
-            }
-            KvInput::LeaseRevoke { lease } | KvInput::LeaseExpire { lease } => {
-                let alive = self.leases.remove(lease);
-                self.keys.retain(|_, (_, l)| *l != Some(*lease));
-                match (input, alive) {
-                    (KvInput::LeaseExpire { .. }, _) => KvOutput::LeaseExpired,
-                    (_, true) => KvOutput::LeaseRevoked,
-                    (_, false) => KvOutput::LeaseNotFound,
-                }
-            }
-        }
-    }
-}
+/// The reference store the generator runs operations against, shared with
+/// the property tests.
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 /// One request of `client`: mostly the `kv` workload's reads, writes and
 /// compare-and-sets over the shared keys; one in ten the `registry`
@@ -118,7 +74,7 @@ fn generate(n: usize, clients: u64, keys: u32, seed: u64) -> History {
         }
     }
     effects.sort();
-    let mut store = Store::default();
+    let mut store = ReferenceKv::default();
     for (_, i, timed_out) in effects {
         let out = store.apply(&ops[i].input);
         if !timed_out {

@@ -5,11 +5,12 @@
 //! of a value nobody wrote is never; and the failing window is a witness on
 //! its own.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use leasesim_history::history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};
 use leasesim_history::{check_kv, check_register, CheckOptions, Verdict};
 use proptest::prelude::*;
+use support::ReferenceKv;
+
+mod support;
 
 /// How an operation's outcome is recorded.
 #[derive(Clone, Copy, Debug)]
@@ -107,71 +108,6 @@ fn register_history(specs: &[Spec<RegisterInput>]) -> (RegisterHistory, Option<i
     (history, value)
 }
 
-/// A reference KV store with leases, written apart from the checker's model
-/// so that each checks the other.
-#[derive(Default)]
-struct Store {
-    keys: BTreeMap<String, (String, Option<u64>)>,
-    leases: BTreeSet<u64>,
-    next_granted_id: u64,
-}
-
-impl Store {
-    fn apply(&mut self, input: &KvInput) -> KvOutput {
-        let lease_dead = |lease: &Option<u64>, leases: &BTreeSet<u64>| lease.is_some_and(|l| !leases.contains(&l));
-        match input {
-            KvInput::Put { lease, .. } | KvInput::Cas { lease, .. } if lease_dead(lease, &self.leases) => KvOutput::LeaseNotFound,
-            KvInput::Put { key, value, lease } => {
-                self.keys.insert(key.clone(), (value.clone(), *lease));
-                KvOutput::Ok
-            }
-            KvInput::Get { key } => KvOutput::Value(self.keys.get(key).map(|(v, _)| v.clone())),
-            KvInput::Delete { key } => {
-                self.keys.remove(key);
-                KvOutput::Ok
-            }
-            KvInput::Cas { key, expected, value, lease } => {
-                let succeeded = self.keys.get(key).map(|(v, _)| v) == expected.as_ref();
-                if succeeded {
-                    self.keys.insert(key.clone(), (value.clone(), *lease));
-                }
-                KvOutput::Cas { succeeded }
-            }
-            KvInput::LeaseGrant { lease } => {
-                // The cluster picks ids nobody asked for from a range of its own.
-                let id = lease.unwrap_or_else(|| {
-                    self.next_granted_id += 1;
-                    1_000 + self.next_granted_id
-                });
-                if self.leases.insert(id) {
-                    KvOutput::LeaseGranted { lease: id }
-                } else {
-                    KvOutput::DuplicateLease
-                }
-            }
-            KvInput::LeaseRevoke { lease } => {
-                if self.end(*lease) {
-                    KvOutput::LeaseRevoked
-                } else {
-                    KvOutput::LeaseNotFound
-                }
-            }
-            KvInput::LeaseExpire { lease } => {
-                self.end(*lease);
-                KvOutput::LeaseExpired
-            }
-        }
-    }
-
-    fn end(&mut self, lease: u64) -> bool {
-        let alive = self.leases.remove(&lease);
-        if alive {
-            self.keys.retain(|_, (_, l)| *l != Some(lease));
-        }
-        alive
-    }
-}
-
 fn kv_input() -> impl Strategy<Value = KvInput> {
     let key = (0..3u8).prop_map(|k| format!("k{k}"));
     let value = (0..3u8).prop_map(|v| format!("v{v}"));
@@ -190,7 +126,7 @@ fn kv_input() -> impl Strategy<Value = KvInput> {
 }
 
 fn kv_history(specs: &[Spec<KvInput>]) -> History {
-    let mut store = Store::default();
+    let mut store = ReferenceKv::default();
     record(specs, |input| store.apply(input))
 }
 

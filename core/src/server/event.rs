@@ -4,8 +4,9 @@
 //!
 //! Events carry the log index of the entry that caused them, so checkers can
 //! compare servers entry by entry ("attached keys removed at the same index
-//! everywhere", "tokens grow with the grant index"). Nothing in the server
-//! depends on them.
+//! everywhere", "tokens grow with the grant index"). The service's own
+//! facts are [`ServiceEvent`]s, defined once in `service/` and wrapped here
+//! with that index. Nothing in the server depends on them.
 
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
@@ -13,10 +14,11 @@ use std::hash::{Hash, Hasher};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::raft::{Entry, RaftEvent};
-use crate::service::{Command, ReleaseCause, RevokeCause};
+use crate::service::event_digest::hash_in_server_event;
+use crate::service::{Command, ServiceEvent};
 use crate::types::{ClientId, LeaseId, LogIndex, NodeId, Term};
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ServerEvent {
     /// Raft's own observations (elections, step-downs, configurations).
     Raft(#[serde(serialize_with = "serialize_raft_event", deserialize_with = "deserialize_raft_event")] RaftEvent),
@@ -24,96 +26,58 @@ pub enum ServerEvent {
     /// state-machine-safety checker; `state` is the state machine's
     /// [`applied_digest`](crate::service::StateMachine::applied_digest)
     /// after it, for the replica-divergence checker.
-    Applied {
-        index: LogIndex,
-        term: Term,
-        fingerprint: u64,
-        state: u64,
-    },
+    Applied { index: LogIndex, term: Term, fingerprint: u64, state: u64 },
     /// The state machine was replaced by a snapshot as of `index` (from the
     /// leader, or from this server's disk on restart).
-    SnapshotInstalled {
-        index: LogIndex,
-    },
-    /// A client request was executed (first time for this `(client, seq)`).
-    RequestApplied {
-        client: ClientId,
-        seq: u64,
-        index: LogIndex,
-    },
-    /// A retried request was answered from the session record.
-    RequestDeduplicated {
-        client: ClientId,
-        seq: u64,
-        index: LogIndex,
-    },
-    LeaseGranted {
-        lease: LeaseId,
-        ttl_ns: u64,
-        index: LogIndex,
-    },
-    /// `index` is the entry that ended the lease; with the planted bug
-    /// `follower_expires_leases`, the last applied index at a local expiry.
-    LeaseRevoked {
-        lease: LeaseId,
-        index: LogIndex,
-        cause: RevokeCause,
-        deleted_keys: Vec<String>,
-    },
-    /// `leader-stamped-wall`: a keep-alive entry moved the stamped expiry.
-    LeaseRefreshed {
-        lease: LeaseId,
-        index: LogIndex,
-        expiry_wall_ns: u64,
-    },
-    LockQueued {
-        key: String,
-        client: ClientId,
-        seq: u64,
-        lease: LeaseId,
-        index: LogIndex,
-    },
-    LockGranted {
-        key: String,
-        client: ClientId,
-        seq: u64,
-        lease: LeaseId,
-        token: u64,
-        index: LogIndex,
-    },
-    LockReleased {
-        key: String,
-        client: ClientId,
-        token: u64,
-        index: LogIndex,
-        cause: ReleaseCause,
-    },
-    /// A waiter left a queue without the lock (its lease ended).
-    LockWaiterDropped {
-        key: String,
-        client: ClientId,
-        seq: u64,
-        lease: LeaseId,
-        index: LogIndex,
-    },
+    SnapshotInstalled { index: LogIndex },
+    /// The service did something in applying the entry at `index` (a
+    /// `LeaseRevoked` of the planted bug `follower_expires_leases`: the last
+    /// applied index when the server expired the lease on its own).
+    Service { index: LogIndex, event: ServiceEvent },
     /// The leader answered a keep-alive live (the lease renewed for `ttl_ns`):
     /// from its own deadlines (`index: None`, `leader-monotonic`), or by
     /// applying the logged renewal at `index` (the other strategies).
-    KeepAliveAnswered {
-        lease: LeaseId,
-        client: ClientId,
-        seq: u64,
-        ttl_ns: u64,
-        index: Option<LogIndex>,
-    },
+    KeepAliveAnswered { lease: LeaseId, client: ClientId, seq: u64, ttl_ns: u64, index: Option<LogIndex> },
     /// The leader decided a lease expired and proposed `Expire`.
-    ExpiryProposed {
-        lease: LeaseId,
-    },
+    ExpiryProposed { lease: LeaseId },
     /// The leader proposed a checkpoint of `leases` remaining TTLs.
-    CheckpointProposed {
-        leases: usize,
-    },
+    CheckpointProposed { leases: usize },
+}
+
+/// By hand, for the simulator's trace digest: the bytes derived `Hash` fed
+/// when the service's events were inlined here as nine variants with an
+/// `index` field (`event_digest` says why that must not change), so every
+/// recorded run keeps its digest.
+impl Hash for ServerEvent {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            ServerEvent::Raft(event) => {
+                state.write_isize(0);
+                event.hash(state);
+            }
+            ServerEvent::Applied { index, term, fingerprint, state: applied } => {
+                state.write_isize(1);
+                (index, term, fingerprint, applied).hash(state);
+            }
+            ServerEvent::SnapshotInstalled { index } => {
+                state.write_isize(2);
+                index.hash(state);
+            }
+            ServerEvent::Service { index, event } => hash_in_server_event(event, *index, state),
+            ServerEvent::KeepAliveAnswered { lease, client, seq, ttl_ns, index } => {
+                state.write_isize(12);
+                (lease, client, seq, ttl_ns, index).hash(state);
+            }
+            ServerEvent::ExpiryProposed { lease } => {
+                state.write_isize(13);
+                lease.hash(state);
+            }
+            ServerEvent::CheckpointProposed { leases } => {
+                state.write_isize(14);
+                leases.hash(state);
+            }
+        }
+    }
 }
 
 /// A stable digest of an entry: XXH3 (64 bit) over its fields as `Hash`

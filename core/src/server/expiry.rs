@@ -382,7 +382,7 @@ mod deadline_tests {
     use super::*;
     use crate::raft::{Persisted, RaftConfig};
     use crate::server::{Clocks, ServerConfig, ServerOutput};
-    use crate::service::StateMachine;
+    use crate::service::{ServiceEvent, StateMachine};
     use crate::types::{NS_PER_MS, NS_PER_SEC};
 
     const TTL_NS: u64 = 5 * NS_PER_SEC;
@@ -457,7 +457,12 @@ mod deadline_tests {
         solo.server.tick(at(deadline_ns));
         let events = solo.output().events;
         assert_eq!(events.first(), Some(&ServerEvent::ExpiryProposed { lease }));
-        assert!(events.iter().any(|e| matches!(e, ServerEvent::LeaseRevoked { lease: l, .. } if *l == lease)), "{events:?}");
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, ServerEvent::Service { event: ServiceEvent::LeaseRevoked { lease: l, .. }, .. } if *l == lease)),
+            "{events:?}"
+        );
         assert_eq!(solo.deadlines(), vec![], "an ended lease leaves no deadline");
     }
 

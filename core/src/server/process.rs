@@ -18,7 +18,7 @@ use crate::server::event::fingerprint;
 use crate::server::expiry::LeaseTracker;
 use crate::server::reads::PendingReads;
 use crate::server::{Clocks, ServerConfig, ServerEvent, ServerOutput};
-use crate::service::{ApplyContext, ClientRequest, ClientResponse, Command, Effect, Response, ServiceError, StateMachine};
+use crate::service::{ApplyContext, ClientRequest, ClientResponse, Command, Effect, Response, ServiceError, ServiceEvent, StateMachine};
 use crate::types::{ClientId, LogIndex, NodeId, Term};
 
 pub struct Server {
@@ -261,19 +261,14 @@ impl Server {
                     }
                     continue;
                 }
-                Effect::RequestApplied { client, seq } => ServerEvent::RequestApplied { client, seq, index },
-                Effect::RequestDeduplicated { client, seq } => ServerEvent::RequestDeduplicated { client, seq, index },
-                Effect::LeaseGranted { lease, ttl_ns } => {
-                    self.on_lease_granted(lease, ttl_ns, term);
-                    ServerEvent::LeaseGranted { lease, ttl_ns, index }
+                Effect::Event(event) => {
+                    match &event {
+                        ServiceEvent::LeaseGranted { lease, ttl_ns } => self.on_lease_granted(*lease, *ttl_ns, term),
+                        ServiceEvent::LeaseRevoked { lease, .. } => self.on_lease_ended(*lease),
+                        _ => {}
+                    }
+                    ServerEvent::Service { index, event }
                 }
-                Effect::LeaseRevoked { lease, cause, deleted_keys } => {
-                    self.on_lease_ended(lease);
-                    // The simulator's keys are text; the event reports them so.
-                    let deleted_keys = deleted_keys.iter().map(|k| String::from_utf8_lossy(k).into_owned()).collect();
-                    ServerEvent::LeaseRevoked { lease, index, cause, deleted_keys }
-                }
-                Effect::LeaseRefreshed { lease, expiry_wall_ns } => ServerEvent::LeaseRefreshed { lease, index, expiry_wall_ns },
                 Effect::WriterWrote { client } => {
                     self.on_writer_wrote(client, term);
                     continue;
@@ -282,12 +277,6 @@ impl Server {
                     self.on_lease_renewed(lease, term);
                     continue;
                 }
-                Effect::LockQueued { key, client, seq, lease } => ServerEvent::LockQueued { key, client, seq, lease, index },
-                Effect::LockGranted { key, client, seq, lease, token } => {
-                    ServerEvent::LockGranted { key, client, seq, lease, token, index }
-                }
-                Effect::LockReleased { key, client, token, cause } => ServerEvent::LockReleased { key, client, token, index, cause },
-                Effect::LockWaiterDropped { key, client, seq, lease } => ServerEvent::LockWaiterDropped { key, client, seq, lease, index },
             };
             self.output.events.push(event);
         }

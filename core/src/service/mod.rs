@@ -7,14 +7,18 @@
 //! [`state_machine`] applies entries to them ([`txn`] and [`range`]
 //! are etcd's Txn and Range over [`kv`]'s revisions, [`watch`] the changes a
 //! watch reads from its history), [`effects`] is what an apply
-//! reports and [`invariants`] what must hold after each; [`writer_clock`] is
-//! the Juju lease design's clock document and its expiry rules; [`auth`] is
-//! etcd's users, roles and permissions; [`history_bytes`] keeps the bytes
-//! of [`kv`]'s history that the applied-state digest hashes.
+//! reports ([`event`] the facts among it that the checkers judge,
+//! `event_digest` the bytes they feed digests) and [`invariants`] what must
+//! hold after each; [`writer_clock`] is the Juju lease design's clock
+//! document and its expiry rules; [`auth`] is etcd's users, roles and
+//! permissions; [`history_bytes`] keeps the bytes of [`kv`]'s history that
+//! the applied-state digest hashes.
 
 pub mod auth;
 mod command;
 pub mod effects;
+mod event;
+pub(crate) mod event_digest;
 mod history_bytes;
 mod invariants;
 pub mod kv;
@@ -29,7 +33,8 @@ pub mod watch;
 pub mod writer_clock;
 
 pub use command::*;
-pub use effects::{Effect, ReleaseCause, RevokeCause};
+pub use effects::Effect;
+pub use event::{ReleaseCause, RevokeCause, ServiceEvent};
 pub use range::{RangeRequest, RangeResponse, SortOrder, SortTarget};
 pub use state_machine::{ApplyContext, MachineSettings, StateMachine};
 pub use txn::{Compare, CompareResult, CompareTarget, DeleteRequest, KvError, PutRequest, TxnOp, TxnOpResponse, TxnRequest, TxnResponse};

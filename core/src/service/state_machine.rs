@@ -25,13 +25,14 @@ use serde::{Deserialize, Serialize};
 use crate::bugs::Bugs;
 use crate::raft::{Entry, Payload};
 use crate::service::auth::AuthStore;
-use crate::service::effects::{Batch, Effect, ReleaseCause, RevokeCause};
+use crate::service::effects::{Batch, Effect};
 use crate::service::kv::Kv;
 use crate::service::lease::{Lease, Leases};
 use crate::service::lock::{Holder, Locks, Waiter};
 use crate::service::session::{Lookup, Sessions, DEFAULT_SESSION_WINDOW};
 use crate::service::writer_clock::WriterClocks;
 use crate::service::{ClientRequest, Command, Op, Response, ServiceError};
+use crate::service::{ReleaseCause, RevokeCause, ServiceEvent};
 use crate::types::{ClientId, ExpiryStrategy, LeaseId, LogIndex, Term};
 
 /// Cluster-wide settings the state machine applies by. Every server must use
@@ -286,17 +287,17 @@ impl StateMachine {
         let (client, seq) = (req.client, req.seq);
         match self.sessions.lookup(client, seq) {
             Lookup::Answered(body) => {
-                batch.push(Effect::RequestDeduplicated { client, seq });
+                batch.push(ServiceEvent::RequestDeduplicated { client, seq });
                 let body = self.revalidate(body);
                 batch.push(Effect::Reply { client, seq, body });
             }
-            Lookup::Pending => batch.push(Effect::RequestDeduplicated { client, seq }),
+            Lookup::Pending => batch.push(ServiceEvent::RequestDeduplicated { client, seq }),
             Lookup::Expired => {
                 let body = Response::Error(ServiceError::SessionExpired);
                 batch.push(Effect::Reply { client, seq, body });
             }
             Lookup::New => {
-                batch.push(Effect::RequestApplied { client, seq });
+                batch.push(ServiceEvent::RequestApplied { client, seq });
                 match exec(self, batch) {
                     Some(body) => self.answer(client, seq, body, batch),
                     None => self.sessions.record_pending(client, seq),
@@ -462,7 +463,7 @@ impl StateMachine {
             expiry_writer_ns: None,
             renewed_index: batch.index,
         });
-        batch.push(Effect::LeaseGranted { lease: id, ttl_ns });
+        batch.push(ServiceEvent::LeaseGranted { lease: id, ttl_ns });
         Response::LeaseGranted { lease: id, ttl_ns }
     }
 
@@ -474,7 +475,7 @@ impl StateMachine {
                 let expiry = l.expiry_wall_ns.map_or(expiry_wall_ns, |e| e.max(expiry_wall_ns));
                 l.expiry_wall_ns = Some(expiry);
                 let ttl_ns = l.ttl_ns;
-                batch.push(Effect::LeaseRefreshed { lease, expiry_wall_ns: expiry });
+                batch.push(ServiceEvent::LeaseRefreshed { lease, expiry_wall_ns: expiry });
                 Response::KeepAlive { lease, ttl_ns }
             }
             // Planted bug: a refresh of a revoked lease is answered live.
@@ -510,7 +511,7 @@ impl StateMachine {
             return Some(Response::Error(ServiceError::AlreadyQueued { key: key.to_string() }));
         }
         queue.waiters.push_back(Waiter { client: req.client, seq: req.seq, lease, queued_index: batch.index });
-        batch.push(Effect::LockQueued { key: key.to_string(), client: req.client, seq: req.seq, lease });
+        batch.push(ServiceEvent::LockQueued { key: key.to_string(), client: req.client, seq: req.seq, lease });
         batch.dirty_keys.insert(key.to_string());
         None
     }
@@ -527,7 +528,7 @@ impl StateMachine {
             return Response::Error(ServiceError::NotLockHolder { key: key.to_string() });
         }
         let holder = queue.holder.take().expect("checked above");
-        batch.push(Effect::LockReleased {
+        batch.push(ServiceEvent::LockReleased {
             key: key.to_string(),
             client: holder.client,
             token: holder.token,
@@ -546,17 +547,17 @@ impl StateMachine {
         for key in &lease.keys {
             if self.kv.get(key).is_some_and(|v| v.lease == Some(id)) {
                 self.kv.delete(key, batch.index);
-                deleted_keys.push(key.clone());
+                deleted_keys.push(String::from_utf8_lossy(key).into_owned());
             }
         }
-        batch.push(Effect::LeaseRevoked { lease: id, cause, deleted_keys });
+        batch.push(ServiceEvent::LeaseRevoked { lease: id, cause, deleted_keys });
         // Planted bug: waiters of the dead lease stay queued and are granted
         // without a second look (etcd #11456).
         let drop_waiters = !self.settings.bugs.grant_without_lease_check;
         for key in self.locks.keys_of_lease(id) {
             let queue = self.locks.get_mut(&key).expect("key listed by keys_of_lease");
             if let Some(holder) = queue.holder.take_if(|h| h.lease == id) {
-                batch.push(Effect::LockReleased {
+                batch.push(ServiceEvent::LockReleased {
                     key: key.clone(),
                     client: holder.client,
                     token: holder.token,
@@ -577,7 +578,7 @@ impl StateMachine {
     /// A waiter leaves without the lock; its acquire is answered.
     fn drop_waiter(&mut self, key: &str, waiter: Waiter, batch: &mut Batch) {
         let Waiter { client, seq, lease, .. } = waiter;
-        batch.push(Effect::LockWaiterDropped { key: key.to_string(), client, seq, lease });
+        batch.push(ServiceEvent::LockWaiterDropped { key: key.to_string(), client, seq, lease });
         self.answer(client, seq, Response::Error(ServiceError::LeaseNotFound { lease }), batch);
     }
 
@@ -611,7 +612,7 @@ impl StateMachine {
                 queue.last_token = queue.last_token.max(token);
                 let Waiter { client, seq, lease, .. } = waiter;
                 queue.holder = Some(Holder { client, seq, lease, token, granted_index: batch.index });
-                batch.push(Effect::LockGranted { key: key.clone(), client, seq, lease, token });
+                batch.push(ServiceEvent::LockGranted { key: key.clone(), client, seq, lease, token });
                 self.answer(client, seq, Response::LockGranted { key: key.clone(), token }, batch);
                 break;
             }

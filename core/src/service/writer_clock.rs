@@ -28,7 +28,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::service::effects::{Batch, Effect, RevokeCause};
+use crate::service::effects::{Batch, Effect};
+use crate::service::RevokeCause;
 use crate::service::{Response, ServiceError, StateMachine};
 use crate::types::{ClientId, LeaseId, LogIndex};
 

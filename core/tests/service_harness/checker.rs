@@ -55,7 +55,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use leasesim_core::raft::RaftEvent;
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::StateMachine;
+use leasesim_core::service::{ServiceEvent, StateMachine};
 use leasesim_core::{ClientId, ExpiryStrategy, LeaseId, LogIndex, NodeId};
 use leasesim_judge::checkers::{RunRecord, CHECKERS};
 use leasesim_judge::observe::{Event, Obs, ObsLog};
@@ -222,19 +222,23 @@ impl ServiceChecker {
                 self.servers.entry(server).or_default().revoked.clear();
                 self.count("snapshots");
             }
-            ServerEvent::RequestApplied { client, seq, index } => {
+            ServerEvent::Service { index, event: ServiceEvent::RequestApplied { client, seq } } => {
                 let first = *self.executed.entry((*client, *seq)).or_insert(*index);
                 if first != *index {
                     self.fire("applied-twice", at_ns, format!("s{server}: ({client}, {seq}) executed at {first} and {index}"));
                 }
             }
-            ServerEvent::RequestDeduplicated { .. } => self.count("deduplicated"),
-            ServerEvent::LeaseGranted { lease, ttl_ns, .. } => {
+            ServerEvent::Service { event: ServiceEvent::RequestDeduplicated { .. }, .. } => self.count("deduplicated"),
+            ServerEvent::Service { event: ServiceEvent::LeaseGranted { lease, ttl_ns, .. }, .. } => {
                 self.granted_at.entry(*lease).or_insert((at_ns, *ttl_ns));
                 self.count("grants");
             }
-            ServerEvent::LeaseRevoked { lease, index, deleted_keys, .. } => self.on_revoked(at_ns, server, *lease, *index, deleted_keys),
-            ServerEvent::LockGranted { key, lease, index, .. } => self.on_granted(at_ns, server, key, *lease, *index),
+            ServerEvent::Service { index, event: ServiceEvent::LeaseRevoked { lease, deleted_keys, .. } } => {
+                self.on_revoked(at_ns, server, *lease, *index, deleted_keys)
+            }
+            ServerEvent::Service { index, event: ServiceEvent::LockGranted { key, lease, .. } } => {
+                self.on_granted(at_ns, server, key, *lease, *index)
+            }
             ServerEvent::KeepAliveAnswered { lease, .. } => {
                 self.count("keepalives");
                 self.servers.entry(server).or_default().renewed.insert(*lease, at_ns);

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::RevokeCause;
+use leasesim_core::service::{RevokeCause, ServiceEvent};
 use leasesim_core::{LeaseId, NodeId};
 
 use super::RunRecord;
@@ -36,7 +36,7 @@ pub fn lease_ends(run: &RunRecord<'_>) -> BTreeMap<LeaseId, LeaseEnd> {
     let mut ends: BTreeMap<LeaseId, LeaseEnd> = BTreeMap::new();
     for (at_ns, server, event) in server_events(run.obs) {
         let event = &*event;
-        if let ServerEvent::LeaseRevoked { lease, cause, index, .. } = event {
+        if let ServerEvent::Service { index, event: ServiceEvent::LeaseRevoked { lease, cause, .. } } = event {
             let by_expiry = !matches!(cause, RevokeCause::Revoke);
             ends.entry(*lease).or_insert(LeaseEnd { at_ns, server, index: *index, by_expiry });
         }
@@ -49,7 +49,7 @@ pub fn lease_ttls(obs: &ObsLog) -> BTreeMap<LeaseId, u64> {
     let mut ttls = BTreeMap::new();
     for (_, _, event) in server_events(obs) {
         let event = &*event;
-        if let ServerEvent::LeaseGranted { lease, ttl_ns, .. } = event {
+        if let ServerEvent::Service { event: ServiceEvent::LeaseGranted { lease, ttl_ns, .. }, .. } = event {
             ttls.insert(*lease, *ttl_ns);
         }
     }

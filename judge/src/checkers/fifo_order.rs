@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use leasesim_core::server::ServerEvent;
+use leasesim_core::service::ServiceEvent;
 
 use super::facts::server_events;
 use super::{RunRecord, Violation};
@@ -20,23 +21,23 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     for (at_ns, _, event) in server_events(run.obs) {
         let event = &*event;
         let index = match event {
-            ServerEvent::LockQueued { index, .. }
-            | ServerEvent::LockGranted { index, .. }
-            | ServerEvent::LockWaiterDropped { index, .. } => *index,
+            ServerEvent::Service { index, event: ServiceEvent::LockQueued { .. } }
+            | ServerEvent::Service { index, event: ServiceEvent::LockGranted { .. } }
+            | ServerEvent::Service { index, event: ServiceEvent::LockWaiterDropped { .. } } => *index,
             _ => continue,
         };
         if !seen.insert((index, event_digest(event))) {
             continue;
         }
         match event {
-            ServerEvent::LockQueued { key, client, seq, .. } => {
+            ServerEvent::Service { event: ServiceEvent::LockQueued { key, client, seq, .. }, .. } => {
                 queues.entry(key.clone()).or_default().push_back((*client, *seq, index));
             }
-            ServerEvent::LockWaiterDropped { key, client, seq, .. } => {
+            ServerEvent::Service { event: ServiceEvent::LockWaiterDropped { key, client, seq, .. }, .. } => {
                 let queue = queues.entry(key.clone()).or_default();
                 queue.retain(|(c, s, _)| (c, s) != (client, seq));
             }
-            ServerEvent::LockGranted { key, client, seq, .. } => {
+            ServerEvent::Service { event: ServiceEvent::LockGranted { key, client, seq, .. }, .. } => {
                 let queue = queues.entry(key.clone()).or_default();
                 match queue.iter().position(|(c, s, _)| (c, s) == (client, seq)) {
                     Some(0) => {
@@ -80,15 +81,19 @@ fn event_digest(event: &ServerEvent) -> u64 {
 #[cfg(test)]
 mod tests {
     use leasesim_core::server::ServerEvent;
+    use leasesim_core::service::ServiceEvent;
 
     use crate::checkers::testing::{Fixture, S};
 
     fn queued(index: u64, client: u64) -> ServerEvent {
-        ServerEvent::LockQueued { key: "orders".into(), client, seq: 1, lease: 100 + client, index }
+        ServerEvent::Service { index, event: ServiceEvent::LockQueued { key: "orders".into(), client, seq: 1, lease: 100 + client } }
     }
 
     fn granted(index: u64, client: u64) -> ServerEvent {
-        ServerEvent::LockGranted { key: "orders".into(), client, seq: 1, lease: 100 + client, token: index, index }
+        ServerEvent::Service {
+            index,
+            event: ServiceEvent::LockGranted { key: "orders".into(), client, seq: 1, lease: 100 + client, token: index },
+        }
     }
 
     #[test]
@@ -110,7 +115,13 @@ mod tests {
         let mut run = Fixture::new();
         run.everywhere(S, queued(1, 1));
         run.everywhere(S, queued(2, 2));
-        run.everywhere(2 * S, ServerEvent::LockWaiterDropped { key: "orders".into(), client: 1, seq: 1, lease: 101, index: 3 });
+        run.everywhere(
+            2 * S,
+            ServerEvent::Service {
+                index: 3,
+                event: ServiceEvent::LockWaiterDropped { key: "orders".into(), client: 1, seq: 1, lease: 101 },
+            },
+        );
         run.everywhere(2 * S, granted(3, 2));
         assert!(run.fired().is_empty());
     }

@@ -46,7 +46,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use leasesim_core::server::ServerEvent;
-    use leasesim_core::service::RevokeCause;
+    use leasesim_core::service::{RevokeCause, ServiceEvent};
 
     use crate::checkers::testing::{Fixture, S};
 
@@ -55,7 +55,13 @@ mod tests {
         let mut run = Fixture::new();
         let answer = ServerEvent::KeepAliveAnswered { lease: 7, client: 1, seq: 4, ttl_ns: 2 * S, index: None };
         run.server(S, 1, answer.clone());
-        run.everywhere(2 * S, ServerEvent::LeaseRevoked { lease: 7, index: 9, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        run.everywhere(
+            2 * S,
+            ServerEvent::Service {
+                index: 9,
+                event: ServiceEvent::LeaseRevoked { lease: 7, cause: RevokeCause::Expire, deleted_keys: vec![] },
+            },
+        );
         assert!(run.fired().is_empty());
         run.server(3 * S, 2, answer);
         assert_eq!(run.fired(), vec!["keepalive-after-revoke"]);
@@ -67,7 +73,13 @@ mod tests {
     #[test]
     fn a_zero_ttl_answer_after_the_revoke_is_a_refusal() {
         let mut run = Fixture::new();
-        run.everywhere(2 * S, ServerEvent::LeaseRevoked { lease: 7, index: 9, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        run.everywhere(
+            2 * S,
+            ServerEvent::Service {
+                index: 9,
+                event: ServiceEvent::LeaseRevoked { lease: 7, cause: RevokeCause::Expire, deleted_keys: vec![] },
+            },
+        );
         run.server(3 * S, 2, ServerEvent::KeepAliveAnswered { lease: 7, client: 1, seq: 4, ttl_ns: 0, index: None });
         assert!(run.fired().is_empty());
     }
@@ -75,7 +87,13 @@ mod tests {
     #[test]
     fn a_logged_renewal_is_judged_by_its_place_in_the_log() {
         let mut run = Fixture::new();
-        run.everywhere(2 * S, ServerEvent::LeaseRevoked { lease: 7, index: 9, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        run.everywhere(
+            2 * S,
+            ServerEvent::Service {
+                index: 9,
+                event: ServiceEvent::LeaseRevoked { lease: 7, cause: RevokeCause::Expire, deleted_keys: vec![] },
+            },
+        );
         // A restarted leader re-applies the renewal at index 8: stale, not after.
         let replay = ServerEvent::KeepAliveAnswered { lease: 7, client: 1, seq: 4, ttl_ns: 2 * S, index: Some(8) };
         run.server(5 * S, 2, replay);

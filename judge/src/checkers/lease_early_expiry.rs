@@ -94,7 +94,7 @@ fn expiries(run: &RunRecord<'_>) -> BTreeMap<LeaseId, ExpiredBy> {
 #[cfg(test)]
 mod tests {
     use leasesim_core::server::ServerEvent;
-    use leasesim_core::service::RevokeCause;
+    use leasesim_core::service::{RevokeCause, ServiceEvent};
 
     use crate::checkers::check_all;
     use crate::checkers::testing::{Fixture, MS, S};
@@ -104,9 +104,12 @@ mod tests {
     /// Lease 7 (TTL 2 s) renewed by a keep-alive sent at 10 s, expired at `end`.
     fn run_ending_at(end_ns: u64, cause: RevokeCause) -> Fixture {
         let mut run = Fixture::new();
-        run.everywhere(S, ServerEvent::LeaseGranted { lease: 7, ttl_ns: 2 * S, index: 3 });
+        run.everywhere(S, ServerEvent::Service { index: 3, event: ServiceEvent::LeaseGranted { lease: 7, ttl_ns: 2 * S } });
         run.push(10 * S + 5 * MS, Proc::Client(1), Event::LeaseAcked { lease: 7, ttl_ns: 2 * S, sent_at_ns: 10 * S, keepalive: true });
-        run.everywhere(end_ns, ServerEvent::LeaseRevoked { lease: 7, index: 9, cause, deleted_keys: vec![] });
+        run.everywhere(
+            end_ns,
+            ServerEvent::Service { index: 9, event: ServiceEvent::LeaseRevoked { lease: 7, cause, deleted_keys: vec![] } },
+        );
         run
     }
 

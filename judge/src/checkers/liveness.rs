@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use leasesim_core::raft::Role;
 use leasesim_core::server::ServerEvent;
+use leasesim_core::service::ServiceEvent;
 
 use super::facts::lease_ends;
 use super::{RunRecord, Violation};
@@ -97,9 +98,10 @@ fn acquires_granted(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violations: 
             (Proc::Client(c), Event::KeepAliveRefused { .. } | Event::Crashed) => {
                 waiting.remove(c);
             }
-            (Proc::Server(_), Event::Server { event: ServerEvent::LockGranted { client, key, .. } })
-                if waiting.get(client).is_some_and(|(k, _)| k == key) =>
-            {
+            (
+                Proc::Server(_),
+                Event::Server { event: ServerEvent::Service { event: ServiceEvent::LockGranted { client, key, .. }, .. } },
+            ) if waiting.get(client).is_some_and(|(k, _)| k == key) => {
                 waiting.remove(client);
             }
             _ => {}
@@ -210,7 +212,10 @@ fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violati
     };
     let mut judged: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
     for o in run.obs {
-        let (Proc::Server(n), Event::Server { event: ServerEvent::LeaseRevoked { lease, deleted_keys, index, .. } }) = (&o.proc, &o.event)
+        let (
+            Proc::Server(n),
+            Event::Server { event: ServerEvent::Service { index, event: ServiceEvent::LeaseRevoked { lease, deleted_keys, .. } } },
+        ) = (&o.proc, &o.event)
         else {
             continue;
         };
@@ -254,7 +259,7 @@ fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violati
 mod tests {
     use leasesim_core::raft::Role;
     use leasesim_core::server::ServerEvent;
-    use leasesim_core::service::RevokeCause;
+    use leasesim_core::service::{RevokeCause, ServiceEvent};
 
     use crate::checkers::testing::{Fixture, S};
     use crate::observe::Event;
@@ -277,7 +282,13 @@ mod tests {
         let mut run = Fixture::new();
         run.push(20 * S, Proc::Client(2), Event::AcquireSent { key: "orders".into(), lease: 5, seq: 3 });
         assert_eq!(run.fired(), vec!["liveness"]);
-        run.everywhere(21 * S, ServerEvent::LockGranted { key: "orders".into(), client: 2, seq: 3, lease: 5, token: 8, index: 8 });
+        run.everywhere(
+            21 * S,
+            ServerEvent::Service {
+                index: 8,
+                event: ServiceEvent::LockGranted { key: "orders".into(), client: 2, seq: 3, lease: 5, token: 8 },
+            },
+        );
         assert!(run.fired().is_empty());
     }
 
@@ -306,7 +317,13 @@ mod tests {
             "{}",
             violations[0].detail
         );
-        run.everywhere(14 * S, ServerEvent::LeaseRevoked { lease: 4, index: 30, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        run.everywhere(
+            14 * S,
+            ServerEvent::Service {
+                index: 30,
+                event: ServiceEvent::LeaseRevoked { lease: 4, cause: RevokeCause::Expire, deleted_keys: vec![] },
+            },
+        );
         assert!(run.fired().is_empty(), "the restarted client's new lease 9 is its own business");
     }
 
@@ -315,7 +332,14 @@ mod tests {
         let mut run = Fixture::new();
         run.registry_ttl_ns.insert(2, 2 * S);
         run.push(5 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 7, revision: 20 });
-        run.server(9 * S, 1, ServerEvent::LeaseRevoked { lease: 7, index: 40, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        run.server(
+            9 * S,
+            1,
+            ServerEvent::Service {
+                index: 40,
+                event: ServiceEvent::LeaseRevoked { lease: 7, cause: RevokeCause::Expire, deleted_keys: vec![] },
+            },
+        );
         let violations = super::check(&run.record());
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert!(violations[0].detail.contains("s1 ended lease 7 but kept /services/c2"), "{}", violations[0].detail);
@@ -324,7 +348,14 @@ mod tests {
         let mut run = Fixture::new();
         run.registry_ttl_ns.insert(2, 2 * S);
         run.push(5 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 7, revision: 20 });
-        run.server(9 * S, 1, ServerEvent::LeaseRevoked { lease: 7, index: 40, cause: RevokeCause::Expire, deleted_keys: vec![] });
+        run.server(
+            9 * S,
+            1,
+            ServerEvent::Service {
+                index: 40,
+                event: ServiceEvent::LeaseRevoked { lease: 7, cause: RevokeCause::Expire, deleted_keys: vec![] },
+            },
+        );
         run.push(10 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 8, revision: 35 });
         assert!(run.fired().is_empty());
         // Sent again under lease 8 and crashed before the answer (chaos-nemesis
@@ -337,7 +368,14 @@ mod tests {
             run.push(5 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 7, revision: 20 });
             run.push(sent_ns, Proc::Client(2), Event::RegisterSent { key: "/services/c2".into(), lease: 8 });
             run.push(sent_ns + 1, Proc::Client(2), Event::Crashed);
-            run.server(9 * S, 1, ServerEvent::LeaseRevoked { lease: 7, index: 40, cause: RevokeCause::Expire, deleted_keys: vec![] });
+            run.server(
+                9 * S,
+                1,
+                ServerEvent::Service {
+                    index: 40,
+                    event: ServiceEvent::LeaseRevoked { lease: 7, cause: RevokeCause::Expire, deleted_keys: vec![] },
+                },
+            );
             let violations = super::check(&run.record());
             let kept = violations.iter().any(|v| v.detail.contains("ended lease 7 but kept"));
             assert_eq!(kept, fires, "put under lease 8 sent at {sent_ns}: {violations:?}");

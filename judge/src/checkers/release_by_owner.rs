@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::ReleaseCause;
+use leasesim_core::service::{ReleaseCause, ServiceEvent};
 
 use super::facts::server_events;
 use super::{RunRecord, Violation};
@@ -14,7 +14,9 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut violations = Vec::new();
     for (at_ns, _, event) in server_events(run.obs) {
         let event = &*event;
-        let ServerEvent::LockReleased { key, client, index, cause: ReleaseCause::Release { by }, .. } = event else {
+        let ServerEvent::Service { index, event: ServiceEvent::LockReleased { key, client, cause: ReleaseCause::Release { by }, .. } } =
+            event
+        else {
             continue;
         };
         if by != client && seen.insert(*index) {
@@ -27,12 +29,15 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use leasesim_core::server::ServerEvent;
-    use leasesim_core::service::ReleaseCause;
+    use leasesim_core::service::{ReleaseCause, ServiceEvent};
 
     use crate::checkers::testing::{Fixture, S};
 
     fn released(index: u64, holder: u64, by: u64) -> ServerEvent {
-        ServerEvent::LockReleased { key: "orders".into(), client: holder, token: 3, index, cause: ReleaseCause::Release { by } }
+        ServerEvent::Service {
+            index,
+            event: ServiceEvent::LockReleased { key: "orders".into(), client: holder, token: 3, cause: ReleaseCause::Release { by } },
+        }
     }
 
     #[test]

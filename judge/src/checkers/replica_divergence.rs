@@ -19,6 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use leasesim_core::server::ServerEvent;
+use leasesim_core::service::ServiceEvent;
 use leasesim_core::{LogIndex, NodeId};
 
 use super::facts::server_events;
@@ -74,26 +75,34 @@ fn difference(run: &RunRecord<'_>, index: LogIndex, a: NodeId, b: NodeId) -> Str
 
 fn index_of(event: &ServerEvent) -> Option<LogIndex> {
     match event {
-        ServerEvent::LeaseGranted { index, .. }
-        | ServerEvent::LeaseRevoked { index, .. }
-        | ServerEvent::LeaseRefreshed { index, .. }
-        | ServerEvent::LockQueued { index, .. }
-        | ServerEvent::LockGranted { index, .. }
-        | ServerEvent::LockReleased { index, .. }
-        | ServerEvent::LockWaiterDropped { index, .. } => Some(*index),
+        ServerEvent::Service { index, event: ServiceEvent::LeaseGranted { .. } }
+        | ServerEvent::Service { index, event: ServiceEvent::LeaseRevoked { .. } }
+        | ServerEvent::Service { index, event: ServiceEvent::LeaseRefreshed { .. } }
+        | ServerEvent::Service { index, event: ServiceEvent::LockQueued { .. } }
+        | ServerEvent::Service { index, event: ServiceEvent::LockGranted { .. } }
+        | ServerEvent::Service { index, event: ServiceEvent::LockReleased { .. } }
+        | ServerEvent::Service { index, event: ServiceEvent::LockWaiterDropped { .. } } => Some(*index),
         _ => None,
     }
 }
 
 fn describe(event: &ServerEvent) -> String {
     match event {
-        ServerEvent::LeaseGranted { lease, .. } => format!("grant lease {lease}"),
-        ServerEvent::LeaseRevoked { lease, cause, .. } => format!("end lease {lease} ({cause:?})"),
-        ServerEvent::LeaseRefreshed { lease, expiry_wall_ns, .. } => format!("refresh lease {lease} to {expiry_wall_ns}"),
-        ServerEvent::LockQueued { key, client, .. } => format!("queue c{client} on {key}"),
-        ServerEvent::LockGranted { key, client, token, .. } => format!("grant {key} to c{client} (token {token})"),
-        ServerEvent::LockReleased { key, client, cause, .. } => format!("release {key} of c{client} ({cause:?})"),
-        ServerEvent::LockWaiterDropped { key, client, .. } => format!("drop waiter c{client} of {key}"),
+        ServerEvent::Service { event: ServiceEvent::LeaseGranted { lease, .. }, .. } => format!("grant lease {lease}"),
+        ServerEvent::Service { event: ServiceEvent::LeaseRevoked { lease, cause, .. }, .. } => format!("end lease {lease} ({cause:?})"),
+        ServerEvent::Service { event: ServiceEvent::LeaseRefreshed { lease, expiry_wall_ns, .. }, .. } => {
+            format!("refresh lease {lease} to {expiry_wall_ns}")
+        }
+        ServerEvent::Service { event: ServiceEvent::LockQueued { key, client, .. }, .. } => format!("queue c{client} on {key}"),
+        ServerEvent::Service { event: ServiceEvent::LockGranted { key, client, token, .. }, .. } => {
+            format!("grant {key} to c{client} (token {token})")
+        }
+        ServerEvent::Service { event: ServiceEvent::LockReleased { key, client, cause, .. }, .. } => {
+            format!("release {key} of c{client} ({cause:?})")
+        }
+        ServerEvent::Service { event: ServiceEvent::LockWaiterDropped { key, client, .. }, .. } => {
+            format!("drop waiter c{client} of {key}")
+        }
         other => format!("{other:?}"),
     }
 }
@@ -101,7 +110,7 @@ fn describe(event: &ServerEvent) -> String {
 #[cfg(test)]
 mod tests {
     use leasesim_core::server::ServerEvent;
-    use leasesim_core::service::RevokeCause;
+    use leasesim_core::service::{RevokeCause, ServiceEvent};
 
     use crate::checkers::testing::{Fixture, MS, S};
 
@@ -128,7 +137,10 @@ mod tests {
         run.server(
             2 * S + 2 * MS,
             3,
-            ServerEvent::LeaseRevoked { lease: 7, index: 2, cause: RevokeCause::WallClockExpiry, deleted_keys: vec![] },
+            ServerEvent::Service {
+                index: 2,
+                event: ServiceEvent::LeaseRevoked { lease: 7, cause: RevokeCause::WallClockExpiry, deleted_keys: vec![] },
+            },
         );
         run.server(2 * S + 2 * MS, 3, applied(2, 99));
         // Still apart at 3 and 4: the chain keeps them apart; one report.

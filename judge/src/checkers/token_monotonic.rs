@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use leasesim_core::server::ServerEvent;
+use leasesim_core::service::ServiceEvent;
 use leasesim_core::NodeId;
 
 use super::facts::server_events;
@@ -21,7 +22,7 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     let mut violations = Vec::new();
     for (at_ns, server, event) in server_events(run.obs) {
         let event = &*event;
-        if let ServerEvent::LockGranted { key, client, token, index, .. } = event {
+        if let ServerEvent::Service { index, event: ServiceEvent::LockGranted { key, client, token, .. } } = event {
             let first = *grants.entry((*index, key.clone())).or_insert((at_ns, *client, *token, server));
             if first.2 != *token {
                 violations.push(run.violation(
@@ -54,11 +55,12 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use leasesim_core::server::ServerEvent;
+    use leasesim_core::service::ServiceEvent;
 
     use crate::checkers::testing::{Fixture, S};
 
     fn grant(index: u64, client: u64, token: u64) -> ServerEvent {
-        ServerEvent::LockGranted { key: "orders".into(), client, seq: 1, lease: client, token, index }
+        ServerEvent::Service { index, event: ServiceEvent::LockGranted { key: "orders".into(), client, seq: 1, lease: client, token } }
     }
 
     #[test]

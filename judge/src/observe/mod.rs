@@ -12,6 +12,7 @@ pub use log::{ObsLog, IN_MEMORY_DEFAULT};
 use std::hash::Hash;
 
 use leasesim_core::server::ServerEvent;
+use leasesim_core::service::ServiceEvent;
 use leasesim_core::{ClientId, LeaseId};
 use serde::{Deserialize, Serialize};
 
@@ -234,7 +235,13 @@ impl Event {
     /// kept a trace. (The simulator also drops exact repeats of an applied
     /// entry: see its `world::Recorder::repeats_an_application`.)
     pub fn for_traces_only(&self) -> bool {
-        matches!(self, Event::Server { event: ServerEvent::RequestApplied { .. } | ServerEvent::RequestDeduplicated { .. } })
+        matches!(
+            self,
+            Event::Server {
+                event: ServerEvent::Service { event: ServiceEvent::RequestApplied { .. }, .. }
+                    | ServerEvent::Service { event: ServiceEvent::RequestDeduplicated { .. }, .. }
+            }
+        )
     }
 }
 

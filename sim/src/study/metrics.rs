@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use leasesim_core::server::ServerEvent;
+use leasesim_core::service::ServiceEvent;
 use serde::Serialize;
 
 use crate::run::RunOutcome;
@@ -155,7 +156,12 @@ impl Scan {
         let mut paused_at: BTreeMap<Proc, u64> = BTreeMap::new();
         for o in &outcome.obs {
             match (&o.event, o.proc) {
-                (Event::Server { event: ServerEvent::LockGranted { key, token, client, lease, .. } }, _) => {
+                (
+                    Event::Server {
+                        event: ServerEvent::Service { event: ServiceEvent::LockGranted { key, token, client, lease, .. }, .. },
+                    },
+                    _,
+                ) => {
                     granted_at.entry((key.clone(), *token)).or_insert((o.at_ns, *client));
                     lease_of.entry((key.clone(), *token)).or_insert(*lease);
                 }
@@ -229,7 +235,8 @@ impl Scan {
 fn release_causes(outcome: &RunOutcome) -> BTreeMap<(String, u64), &'static str> {
     let mut released: BTreeMap<(String, u64), &'static str> = BTreeMap::new();
     for o in &outcome.obs {
-        if let Event::Server { event: ServerEvent::LockReleased { key, token, cause, .. } } = &o.event {
+        if let Event::Server { event: ServerEvent::Service { event: ServiceEvent::LockReleased { key, token, cause, .. }, .. } } = &o.event
+        {
             let why = match cause {
                 leasesim_core::service::ReleaseCause::Release { .. } => "release",
                 leasesim_core::service::ReleaseCause::LeaseEnded => "expiry",

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use leasesim_core::raft::RaftEvent;
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::{ReleaseCause, RevokeCause};
+use leasesim_core::service::{ReleaseCause, RevokeCause, ServiceEvent};
 use leasesim_reports::model::{
     Belief, ClockPoint, ClockTrace, FaultNote, Hold, Lane, LaneKind, LaneMark, LockTrack, Role, RoleSpan, RunView, Span, StoreWrite,
     TraceLine, ViolationMark,
@@ -88,7 +88,9 @@ fn trace_lines(obs: &[Obs], notes: &mut Vec<String>) -> Vec<TraceLine> {
         matches!(
             &o.event,
             Event::Server {
-                event: ServerEvent::Applied { .. } | ServerEvent::RequestApplied { .. } | ServerEvent::RequestDeduplicated { .. }
+                event: ServerEvent::Applied { .. }
+                    | ServerEvent::Service { event: ServiceEvent::RequestApplied { .. }, .. }
+                    | ServerEvent::Service { event: ServiceEvent::RequestDeduplicated { .. }, .. }
             }
         )
     };
@@ -260,7 +262,7 @@ fn holds_and_writes(obs: &[Obs], end_ns: u64) -> BTreeMap<String, LockTrack> {
         match &o.event {
             // Every server applies the same grant; the first apply is when
             // the cluster decided it.
-            Event::Server { event: ServerEvent::LockGranted { key, client, lease, token, .. } } => {
+            Event::Server { event: ServerEvent::Service { event: ServiceEvent::LockGranted { key, client, lease, token, .. }, .. } } => {
                 let id = (key.clone(), *token);
                 if !open.contains_key(&id) && !closed.contains(&id) {
                     tracks.entry(key.clone()).or_default();
@@ -268,10 +270,10 @@ fn holds_and_writes(obs: &[Obs], end_ns: u64) -> BTreeMap<String, LockTrack> {
                     open.insert(id, Hold { client: *client, token: *token, lease: *lease, start_ns: o.at_ns, end_ns, end });
                 }
             }
-            Event::Server { event: ServerEvent::LeaseRevoked { lease, cause, .. } } => {
+            Event::Server { event: ServerEvent::Service { event: ServiceEvent::LeaseRevoked { lease, cause, .. }, .. } } => {
                 lease_end.entry(*lease).or_insert(*cause);
             }
-            Event::Server { event: ServerEvent::LockReleased { key, token, cause, .. } } => {
+            Event::Server { event: ServerEvent::Service { event: ServiceEvent::LockReleased { key, token, cause, .. }, .. } } => {
                 let id = (key.clone(), *token);
                 if let Some(mut hold) = open.remove(&id) {
                     hold.end_ns = o.at_ns;
