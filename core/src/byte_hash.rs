@@ -51,6 +51,58 @@ impl Hasher for ByteHasher {
     }
 }
 
+/// Bytes gathered before they are fed to a streaming XXH3: large enough
+/// that the per-call cost of `Xxh3::update` vanishes, small enough that
+/// hashing a whole state of many megabytes never builds a copy of it.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// A [`ByteHasher`] for values of any size: it gathers up to
+/// [`CHUNK_BYTES`] and streams each full chunk into XXH3, so `finish` is
+/// the same XXH3-64 of all the bytes written, without ever holding them
+/// all. The applied-state digest hashes the whole state (keys, their
+/// history) every few entries; gathering that in one buffer cost a copy of
+/// the state, and the page faults of growing it, each time.
+#[derive(Clone)]
+pub struct ChunkedHasher {
+    pending: Vec<u8>,
+    streamed: Option<xxhash_rust::xxh3::Xxh3>,
+}
+
+impl Default for ChunkedHasher {
+    fn default() -> Self {
+        ChunkedHasher { pending: Vec::with_capacity(INITIAL_BYTES), streamed: None }
+    }
+}
+
+impl ChunkedHasher {
+    pub fn new() -> Self {
+        ChunkedHasher::default()
+    }
+}
+
+impl Hasher for ChunkedHasher {
+    fn finish(&self) -> u64 {
+        match &self.streamed {
+            // Nothing spilled: the one-shot hash, as `ByteHasher` gives.
+            None => xxhash_rust::xxh3::xxh3_64(&self.pending),
+            Some(streamed) => {
+                let mut streamed = streamed.clone();
+                streamed.update(&self.pending);
+                streamed.digest()
+            }
+        }
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= CHUNK_BYTES {
+            self.streamed.get_or_insert_with(xxhash_rust::xxh3::Xxh3::new).update(&self.pending);
+            self.pending.clear();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -79,6 +131,20 @@ mod tests {
         let map: BTreeMap<String, (u64, Option<i32>)> = (0..300).map(|i| (format!("/k{i}"), (i, (i % 3 == 0).then_some(-1)))).collect();
         let (streamed, gathered) = both(&map);
         assert_eq!(streamed, gathered);
+    }
+
+    #[test]
+    fn chunked_gives_what_gathering_gives() {
+        // Below, at and well past one chunk, written in uneven pieces.
+        for len in [0, 100, CHUNK_BYTES - 1, CHUNK_BYTES, CHUNK_BYTES + 1, 3 * CHUNK_BYTES + 777] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
+            let (mut chunked, mut gathered) = (ChunkedHasher::new(), ByteHasher::new());
+            for piece in bytes.chunks(1000) {
+                chunked.write(piece);
+                gathered.write(piece);
+            }
+            assert_eq!(chunked.finish(), gathered.finish(), "{len} bytes");
+        }
     }
 
     #[test]

@@ -119,6 +119,15 @@ impl Kv {
         &self.history
     }
 
+    /// How many keys are stored.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
     /// Keys and values in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&Vec<u8>, &KvValue)> {
         self.values.iter()
