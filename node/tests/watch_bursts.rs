@@ -149,7 +149,7 @@ async fn progress_transcript(url: String) -> Vec<String> {
     let mut t = vec![format!("created {}", created.created)];
     let first = next(&mut stream).await;
     let r1 = put(&mut kv, "k", "v").await;
-    let name = |resp: &WatchResponse| match resp.header.clone().unwrap_or_default().revision {
+    let name = |resp: &WatchResponse| match resp.header.unwrap_or_default().revision {
         r if r == r0 => "R0".to_string(),
         r if r == r1 => "R1".to_string(),
         r => format!("unnamed {r}"),
