@@ -125,7 +125,11 @@ async fn by_revision(front: Front, keep: u64) {
         };
         let target = revision.saturating_sub(keep);
         if leader && target > 0 && target >= compacted + step {
-            compact(&front, target).await;
+            if !compact(&front, target).await {
+                // No answer in time (leadership moving): ask again later,
+                // not in a tight loop.
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
             continue;
         }
         if status.changed().await.is_err() {
