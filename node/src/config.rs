@@ -82,8 +82,12 @@ pub struct ServeArgs {
     #[arg(long, value_enum, default_value = "leader-monotonic")]
     pub lease_expiry: LeaseExpiry,
     /// Compact the log after this many applied entries (the last one
-    /// given wins, so a test can override a harness's value).
-    #[arg(long, default_value_t = 1000, overrides_with = "snapshot_count")]
+    /// given wins, so a test can override a harness's value). Each
+    /// snapshot copies and writes the whole state on the thread that
+    /// applies entries, stalling writes meanwhile, so the default is
+    /// etcd's (1000 here cost a member holding tens of thousands of keys
+    /// most of its time; 10000 still stalled writes for seconds).
+    #[arg(long, default_value_t = 100_000, overrides_with = "snapshot_count")]
     pub snapshot_count: u64,
     /// How often members compare state hashes (etcd's flag; 0s: never), e.g.
     /// 5s, 500ms, 1m.
@@ -98,6 +102,9 @@ pub struct ServeArgs {
     /// checkers of `leasesim-node load` catching it. For tests only.
     #[arg(long = "bug", value_name = "NAME", value_parser = parse_bug)]
     pub bugs: Vec<String>,
+    // etcd's auto-compaction of the KV history (see auto_compact.rs).
+    #[command(flatten)]
+    pub auto_compaction: crate::auto_compact::AutoCompactionArgs,
     // Disk quota and faults (see nospace.rs, storage).
     #[command(flatten)]
     pub disk: crate::nospace::DiskArgs,
@@ -166,6 +173,16 @@ impl ServeArgs {
         }
         let mut config = ServerConfig::new(raft, self.lease_expiry.into()).with_bugs(bugs);
         config.snapshot_every_entries = self.snapshot_count;
+        // The whole-state digest and invariant walks every few entries cost
+        // time in the number of keys and history records; a member holding
+        // tens of thousands of them (etcdctl check perf) spent most of its
+        // time there. Stretch them as the state grows (core keeps the
+        // digest a function of index and state, so members still agree).
+        config.scale_walks_with_state = true;
+        // The invariants walk every key: after every entry (core's default)
+        // it cost a tenth of a loaded member's time. Every 32 entries, and
+        // stretched as the state grows, like the digest.
+        config.invariants_every = 32;
         config
     }
 }

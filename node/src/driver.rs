@@ -103,6 +103,8 @@ pub struct MemberStatus {
     pub commit_index: LogIndex,
     pub applied_index: LogIndex,
     pub revision: u64,
+    /// The KV store's last compaction (0: never).
+    pub compact_revision: u64,
     pub voters: Vec<NodeId>,
     pub db_size_bytes: u64,
     /// The applied auth store: what this member's etcd
@@ -386,6 +388,7 @@ impl Driver {
             commit_index: raft.commit_index(),
             applied_index: sm.applied_index(),
             revision: sm.kv().revision(),
+            compact_revision: sm.kv().compact_revision(),
             voters: raft.voters().iter().copied().collect(),
             db_size_bytes: self.storage.size_bytes(),
             alarms: crate::nospace::active(sm.kv()),

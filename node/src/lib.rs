@@ -25,6 +25,7 @@
 //! (`local`, a whole cluster on one machine; `load` and `nemesis`, a
 //! client workload under faults; `roster`).
 
+pub mod auto_compact;
 pub mod backup;
 pub mod config;
 pub mod corrupt;

@@ -33,6 +33,9 @@ enum Cmd {
     Local(LocalArgs),
     /// Drives etcd-API endpoints (leasesim-node or etcd); prints ops/s and latency.
     Load(LoadArgs),
+    /// Starts leasesim-node and etcd on this machine in turn and measures
+    /// put, txn and watch fan-out on both; prints one table.
+    Bench(leasesim_node::tools::bench::BenchArgs),
     /// Snapshot files from `etcdctl snapshot save`: restore one into a new
     /// cluster member's data directory, or show its status.
     Snapshot(SnapshotArgs),
@@ -56,6 +59,7 @@ fn main() {
             Some(Cmd::Store(args)) => leasesim_node::store::run(args).await,
             Some(Cmd::Local(args)) => leasesim_node::tools::local::run(args).await,
             Some(Cmd::Load(args)) => leasesim_node::tools::load::run(args).await,
+            Some(Cmd::Bench(args)) => leasesim_node::tools::bench::run(args).await,
             Some(Cmd::Snapshot(args)) => leasesim_node::backup::run(args),
             None => leasesim_node::serve::serve(cli.serve).await,
         }

@@ -140,6 +140,7 @@ impl Start {
 /// its peer transport and its APIs, and, for `--join`, ask to be added.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let tls = Tls::from_flags(&args)?;
+    let auto_compaction = args.auto_compaction.retention()?;
     let storage_options = StorageOptions { lose_unsynced: args.disk.unsafe_test_lose_unsynced, reserve_bytes: RESERVE_BYTES };
     if storage_options.lose_unsynced {
         tracing::warn!("--unsafe-test-lose-unsynced: log writes stay in memory until fsynced (for crash tests only)");
@@ -176,6 +177,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let (peer_tx, peer_rx) = mpsc::unbounded_channel();
     tokio::spawn(serve_peers(sockets.peer, directory.clone(), peer_tx, desk, tls.peer));
     crate::etcd::alarm::spawn_raiser(front.clone());
+    if let Some(retention) = auto_compaction {
+        tokio::spawn(crate::auto_compact::run(front.clone(), clocks.clone(), retention));
+    }
     tokio::spawn(pass_peer_frames(peer_rx, input_tx, links.clone()));
     if let Some(identity) = identity {
         tokio::spawn(crate::identity::keep_members_saved(identity, args.data_dir.clone(), directory.clone()));

@@ -9,8 +9,9 @@
 use crate::bugs::Bugs;
 use crate::raft::RaftConfig;
 use crate::service::session::DEFAULT_SESSION_WINDOW;
-use crate::service::MachineSettings;
-use crate::types::ExpiryStrategy;
+use crate::service::state_machine::FULL_STATE_DIGEST_EVERY;
+use crate::service::{ApplyContext, MachineSettings};
+use crate::types::{ExpiryStrategy, LogIndex};
 
 /// This process's own clocks at the moment of an input.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,6 +49,16 @@ pub struct ServerConfig {
     pub keepalive_read_index: bool,
     /// Sequence numbers per client whose answers the sessions keep.
     pub session_window: u64,
+    /// Every this many indices the whole state joins the applied-state
+    /// digest (the same on every server of a cluster); see
+    /// `service::FULL_STATE_DIGEST_EVERY`, the default.
+    pub full_state_digest_every: LogIndex,
+    /// Every this many indices the state machine's invariants are checked
+    /// (1, the default: after every entry).
+    pub invariants_every: LogIndex,
+    /// Stretch both periods as the state grows (see
+    /// `ApplyContext::scale_walks_with_state`); off by default.
+    pub scale_walks_with_state: bool,
 }
 
 impl ServerConfig {
@@ -63,6 +74,9 @@ impl ServerConfig {
             snapshot_every_entries: 1000,
             keepalive_read_index: true,
             session_window: DEFAULT_SESSION_WINDOW,
+            full_state_digest_every: FULL_STATE_DIGEST_EVERY,
+            invariants_every: 1,
+            scale_walks_with_state: false,
         }
     }
 
@@ -71,6 +85,17 @@ impl ServerConfig {
         self.bugs = bugs;
         self.raft.bugs = bugs;
         self
+    }
+
+    /// What this server brings to every apply besides the entry.
+    pub fn apply_context(&self, wall_ns: u64, local_grants: u64) -> ApplyContext {
+        ApplyContext {
+            wall_ns,
+            local_grants,
+            full_state_digest_every: self.full_state_digest_every,
+            invariants_every: self.invariants_every,
+            scale_walks_with_state: self.scale_walks_with_state,
+        }
     }
 
     /// The settings the state machine applies by.

@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::server::deadlines::LeaseDeadlines;
 use crate::server::{Server, ServerEvent};
-use crate::service::{ApplyContext, ClientRequest, Command, Op, Response, ServiceError};
+use crate::service::{ClientRequest, Command, Op, Response, ServiceError};
 use crate::types::{ExpiryStrategy, LeaseId, LogIndex, Term};
 
 /// The volatile lease bookkeeping of one server.
@@ -227,7 +227,7 @@ impl Server {
         if self.tracker.leader_term.is_none() {
             if self.config.bugs.follower_expires_leases {
                 for lease in self.tracker.local.pop_due(now) {
-                    let mut ctx = ApplyContext { wall_ns: self.clocks.wall_ns, local_grants: self.local_grants };
+                    let mut ctx = self.config.apply_context(self.clocks.wall_ns, self.local_grants);
                     let effects = self.sm.expire_locally(lease, &mut ctx);
                     self.local_grants = ctx.local_grants;
                     let (index, term) = (self.sm.applied_index(), self.sm.applied_term());

@@ -18,7 +18,7 @@ use crate::server::event::fingerprint;
 use crate::server::expiry::LeaseTracker;
 use crate::server::reads::PendingReads;
 use crate::server::{Clocks, ServerConfig, ServerEvent, ServerOutput};
-use crate::service::{ApplyContext, ClientRequest, ClientResponse, Command, Effect, Response, ServiceError, ServiceEvent, StateMachine};
+use crate::service::{ClientRequest, ClientResponse, Command, Effect, Response, ServiceError, ServiceEvent, StateMachine};
 use crate::types::{ClientId, LogIndex, NodeId, Term};
 
 pub struct Server {
@@ -233,7 +233,7 @@ impl Server {
             // Applied (or answered from the session record) from here on.
             self.proposed.remove(&(req.client, req.seq));
         }
-        let mut ctx = ApplyContext { wall_ns: self.clocks.wall_ns, local_grants: self.local_grants };
+        let mut ctx = self.config.apply_context(self.clocks.wall_ns, self.local_grants);
         let effects = self.sm.apply_entry(&entry, &mut ctx);
         self.local_grants = ctx.local_grants;
         let (index, term) = (entry.index, entry.term);

@@ -28,7 +28,7 @@ use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 
-use crate::byte_hash::ByteHasher;
+use crate::byte_hash::ChunkedHasher;
 use crate::service::history_bytes::HistoryBytes;
 use crate::types::{LeaseId, LogIndex};
 
@@ -130,7 +130,7 @@ impl Kv {
     /// Writes exactly what the derived `Hash` writes, but the history's
     /// changes as one copy of their cached bytes (the full-state link of the
     /// applied digest; see `history_bytes`).
-    pub fn hash_gathered(&self, hasher: &mut ByteHasher) {
+    pub fn hash_gathered(&self, hasher: &mut ChunkedHasher) {
         self.values.hash(hasher);
         self.revision.hash(hasher);
         if self.history_bytes.covers(&self.history) {
@@ -142,6 +142,15 @@ impl Kv {
         }
         self.compact_revision.hash(hasher);
         self.history_bytes.hash(hasher);
+    }
+
+    /// How many keys are stored.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
     }
 
     /// Keys and values in key order.
@@ -243,11 +252,12 @@ impl Kv {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::byte_hash::ByteHasher;
 
     /// The digests of what the derived `Hash` and `hash_gathered` write
     /// for `kv` (a long history is streamed, not gathered).
     fn derived_and_gathered(kv: &Kv) -> (u64, u64) {
-        let (mut derived, mut gathered) = (ByteHasher::new(), ByteHasher::new());
+        let (mut derived, mut gathered) = (ByteHasher::new(), ChunkedHasher::new());
         kv.hash(&mut derived);
         kv.hash_gathered(&mut gathered);
         (derived.finish(), gathered.finish())

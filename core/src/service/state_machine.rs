@@ -64,7 +64,7 @@ impl MachineSettings {
 }
 
 /// What this server brings to an apply besides the entry.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ApplyContext {
     /// This server's wall clock (`leader-stamped-wall` judges expiry by it).
     pub wall_ns: u64,
@@ -72,6 +72,38 @@ pub struct ApplyContext {
     /// the planted bug `token_from_local_counter`; not replicated, so it
     /// restarts from zero with the process.
     pub local_grants: u64,
+    /// Every this many indices the whole state joins the digest chain
+    /// (every server of a cluster must use the same; see
+    /// [`FULL_STATE_DIGEST_EVERY`]).
+    pub full_state_digest_every: LogIndex,
+    /// Every this many indices the structural invariants are checked (in
+    /// builds that check invariants at all).
+    pub invariants_every: LogIndex,
+    /// Both walks above cost time in the size of the state (keys and
+    /// their history); with this on, both periods are multiplied by the
+    /// power of two that keeps the walking per entry near
+    /// [`WALK_RECORDS_PER_STEP`] records, so a real member holding many
+    /// keys does not pay a whole-state walk every few entries. The period
+    /// is a function of the index and the state alone, so members holding
+    /// the same state still chain the same digests.
+    pub scale_walks_with_state: bool,
+}
+
+/// With [`ApplyContext::scale_walks_with_state`], each doubling of the
+/// periods comes with this many more records (keys, history changes,
+/// leases) in the state.
+pub const WALK_RECORDS_PER_STEP: u64 = 1024;
+
+impl Default for ApplyContext {
+    fn default() -> Self {
+        ApplyContext {
+            wall_ns: 0,
+            local_grants: 0,
+            full_state_digest_every: FULL_STATE_DIGEST_EVERY,
+            invariants_every: 1,
+            scale_walks_with_state: false,
+        }
+    }
 }
 
 /// A stored value as the simulator's text API answers it (values written
@@ -106,7 +138,10 @@ pub struct StateMachine {
 
 /// Every this many indices the whole state joins the digest chain, so that
 /// a change no effect names (a session record, a change made outside the
-/// log) still shows within this many entries.
+/// log) still shows within this many entries. The default (the
+/// simulator's); a server may set another in its `ServerConfig`
+/// (leasesim-node does, because the walk costs time in the size of the
+/// state, history included).
 pub const FULL_STATE_DIGEST_EVERY: LogIndex = 32;
 
 impl StateMachine {
@@ -165,14 +200,26 @@ impl StateMachine {
         self.applied_digest
     }
 
-    fn chain_digest(&self, index: LogIndex, term: Term, effects: &[Effect]) -> u64 {
-        // The same digest as streaming into `Xxh3`, gathered first.
-        let mut hasher = crate::byte_hash::ByteHasher::new();
+    /// `base`, or with `scaled` `base` × the power of two at or above
+    /// records / [`WALK_RECORDS_PER_STEP`] (see
+    /// [`ApplyContext::scale_walks_with_state`]).
+    fn walk_period(&self, base: LogIndex, scaled: bool) -> LogIndex {
+        let base = base.max(1);
+        if !scaled {
+            return base;
+        }
+        let records = (self.kv.len() + self.kv.history().len() + self.leases.len()) as u64;
+        base.saturating_mul((records / WALK_RECORDS_PER_STEP).max(1).next_power_of_two())
+    }
+
+    fn chain_digest(&self, index: LogIndex, term: Term, effects: &[Effect], full_every: LogIndex) -> u64 {
+        // The same digest as streaming into `Xxh3`, gathered in chunks.
+        let mut hasher = crate::byte_hash::ChunkedHasher::new();
         self.applied_digest.hash(&mut hasher);
         index.hash(&mut hasher);
         term.hash(&mut hasher);
         effects.hash(&mut hasher);
-        if index.is_multiple_of(FULL_STATE_DIGEST_EVERY) {
+        if index.is_multiple_of(full_every.max(1)) {
             self.kv.hash_gathered(&mut hasher);
             self.leases.hash(&mut hasher);
             self.locks.hash(&mut hasher);
@@ -236,8 +283,11 @@ impl StateMachine {
         self.grant_waiting(&mut batch, ctx);
         self.applied_index = index;
         self.applied_term = term;
-        self.applied_digest = self.chain_digest(index, term, &batch.effects);
-        invariant_eq!(self.check_invariants(), Ok(()), "after applying index {index}");
+        let digest_every = self.walk_period(ctx.full_state_digest_every, ctx.scale_walks_with_state);
+        self.applied_digest = self.chain_digest(index, term, &batch.effects, digest_every);
+        if index.is_multiple_of(self.walk_period(ctx.invariants_every, ctx.scale_walks_with_state)) {
+            invariant_eq!(self.check_invariants(), Ok(()), "after applying index {index}");
+        }
         batch.effects
     }
 
