@@ -215,7 +215,15 @@ fn unfenced(s: &Scenario) -> bool {
     s.workloads.iter().any(|w| matches!(&w.kind, leasesim_scenario::WorkloadKind::Lock(l) if !l.fenced))
 }
 
-fn node_argv(s: &Scenario, bin: &str, dir: &Path, name: &str, p: (u16, u16, u16, u16), initial: &str, routes: Option<Vec<String>>) -> Vec<String> {
+fn node_argv(
+    s: &Scenario,
+    bin: &str,
+    dir: &Path,
+    name: &str,
+    p: (u16, u16, u16, u16),
+    initial: &str,
+    routes: Option<Vec<String>>,
+) -> Vec<String> {
     let mut argv: Vec<String> = vec![bin.into(), "--name".into(), name.into(), "--data-dir".into(), arg_path(dir, name)];
     argv.extend(["--listen-peer-urls".into(), format!("http://127.0.0.1:{}", p.0)]);
     argv.extend(["--listen-client-urls".into(), format!("http://127.0.0.1:{}", p.1)]);
@@ -277,5 +285,8 @@ async fn http_post(addr: SocketAddr, path: &str, body: &str) -> Result<String, S
         stream.read_to_end(&mut answer).await?;
         Ok::<_, std::io::Error>(String::from_utf8_lossy(&answer).into_owned())
     };
-    tokio::time::timeout(Duration::from_secs(5), io).await.map_err(|_| format!("{addr}{path}: no answer in 5 s"))?.map_err(|e| format!("{addr}{path}: {e}"))
+    tokio::time::timeout(Duration::from_secs(5), io)
+        .await
+        .map_err(|_| format!("{addr}{path}: no answer in 5 s"))?
+        .map_err(|e| format!("{addr}{path}: {e}"))
 }

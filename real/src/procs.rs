@@ -1,12 +1,15 @@
 //! The processes the runner starts: spawning one with its output in a log
 //! file, signalling it, and the ports they listen on.
 //!
-//! Every child is a [`Proc`] whose `Drop` resumes it if it was paused (so
+//! Children die with the runner (`PR_SET_PDEATHSIG`; the runner starts
+//! them all from the thread that runs the whole run, so that thread's exit
+//! is the process's). Every child is a [`Proc`] whose `Drop` resumes it if it was paused (so
 //! that nothing is left stopped should the kill fail) and SIGKILLs and
 //! reaps it, so a run that ends in any way, an error or an interrupt
 //! included, leaves no member behind.
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -30,7 +33,20 @@ impl Proc {
         let open = || std::fs::OpenOptions::new().create(true).append(true).open(&self.log);
         let out = open().map_err(|e| format!("{}: {e}", self.log.display()))?;
         let err = open().map_err(|e| format!("{}: {e}", self.log.display()))?;
-        let child = Command::new(&self.argv[0])
+        let mut command = Command::new(&self.argv[0]);
+        // SAFETY: the closure runs in the child between fork and exec and
+        // only calls prctl(2), which is async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                // Should the runner die without cleaning up (SIGKILL, an
+                // abort), the kernel kills its members with it.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = command
             .args(&self.argv[1..])
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))

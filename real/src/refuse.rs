@@ -75,7 +75,7 @@ fn cluster(c: &mut Check<'_>, s: &Scenario) {
             format_duration(hi_ns)
         ));
     }
-    if lo_ns % 1_000_000 != 0 || spec.heartbeat_ns % 1_000_000 != 0 {
+    if !lo_ns.is_multiple_of(1_000_000) || !spec.heartbeat_ns.is_multiple_of(1_000_000) {
         c.refuse(line, "heartbeat and election timeout must be whole milliseconds (the members' flags are in ms)".into(), "round them");
     }
     if s.network.duplicate > 0.0 {
@@ -124,6 +124,10 @@ fn workloads(c: &mut Check<'_>, s: &Scenario) {
             let why = format!("kind = \"{}\": no real client plays it yet (lock, registry and kv do)", workload.kind.name());
             c.refuse(line, why, "use lock, registry or kv workloads");
         }
+        if let Some(ttl_ns) = workload.kind.lease_ttl_ns().filter(|ttl_ns| !ttl_ns.is_multiple_of(1_000_000_000)) {
+            let why = format!("`ttl` = {}: the etcd API grants leases in whole seconds", format_duration(ttl_ns));
+            c.refuse(line, why, "use a TTL of whole seconds (\"1s\", \"2s\"…)");
+        }
         if let WorkloadKind::Kv(kv) = &workload.kind {
             if kv.in_flight > 1 {
                 c.refuse(line, "`in_flight` above 1: the real kv client keeps one operation open".into(), "remove `in_flight`");
@@ -154,12 +158,17 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
         FaultAction::Crash(_) | FaultAction::Pause(_) => {}
         FaultAction::Partition(groups) if !etcd && groups.iter().flatten().all(|s| !clientish(s)) => {}
         FaultAction::Isolate(s) if !etcd && !clientish(s) => {}
-        FaultAction::Block { from, to } | FaultAction::Delay { from, to, .. } if !etcd && !clientish(from) && !to.iter().any(clientish) => {}
+        FaultAction::Block { from, to } | FaultAction::Delay { from, to, .. } if !etcd && !clientish(from) && !to.iter().any(clientish) => {
+        }
         FaultAction::Partition(_) | FaultAction::Isolate(_) | FaultAction::Block { .. } | FaultAction::Delay { .. } if !etcd => {
             let why = format!("{} of a client or the store: clients share one route to each member", fault.action.name());
             c.refuse(line, why, "cut links between servers only");
         }
-        FaultAction::Partition(_) | FaultAction::Isolate(_) | FaultAction::Block { .. } | FaultAction::Delay { .. } | FaultAction::Loss(_) => {
+        FaultAction::Partition(_)
+        | FaultAction::Isolate(_)
+        | FaultAction::Block { .. }
+        | FaultAction::Delay { .. }
+        | FaultAction::Loss(_) => {
             let why = format!("`{}`: etcd dials the peer URLs its members advertise, so no proxy can sit on one link", fault.action.name());
             c.refuse(line, why, "use --target node for network faults");
         }

@@ -3,10 +3,12 @@
 //! fault timeline side by side for `duration + settle`, judge, print.
 //! Ctrl-C or SIGTERM drops the run, and with it every process it started.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use leasesim_judge::observe::ObsLog;
 use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
 use leasesim_node::tools::load::observed::Recorder;
 use leasesim_scenario::{self as scenario, Process, Scenario, WorkloadKind};
@@ -53,10 +55,7 @@ fn bad(message: impl std::fmt::Display) -> BadInput {
 
 async fn run(args: RunArgs) -> i32 {
     match prepare(&args) {
-        Ok((scenario, notes, bins)) => match play(&args, &scenario, notes, &bins).await {
-            Ok(code) => code,
-            Err(BadInput) => 2,
-        },
+        Ok((scenario, notes, bins)) => play(&args, &scenario, notes, &bins).await.unwrap_or(2),
         Err(BadInput) => 2,
     }
 }
@@ -98,19 +97,25 @@ fn prepare(args: &RunArgs) -> Result<(Scenario, Vec<String>, Binaries), BadInput
     Ok((s, notes, bins))
 }
 
-async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries) -> Result<i32, BadInput> {
-    let seed = args.seed.unwrap_or(s.seeds.start);
-    let temp;
-    let dir: PathBuf = match &args.keep_dir {
+/// Where the members' data and logs go: `--keep-dir`, or a temporary
+/// directory removed when the returned guard drops.
+fn run_dir(args: &RunArgs) -> Result<(PathBuf, Option<tempfile::TempDir>), BadInput> {
+    match &args.keep_dir {
         Some(dir) => {
             std::fs::create_dir_all(dir).map_err(|e| bad(format!("--keep-dir {}: {e}", dir.display())))?;
-            dir.clone()
+            Ok((dir.clone(), None))
         }
         None => {
-            temp = tempfile::Builder::new().prefix("leasesim-real-").tempdir().map_err(|e| bad(format!("no temporary directory: {e}")))?;
-            temp.path().to_path_buf()
+            let temp =
+                tempfile::Builder::new().prefix("leasesim-real-").tempdir().map_err(|e| bad(format!("no temporary directory: {e}")))?;
+            Ok((temp.path().to_path_buf(), Some(temp)))
         }
-    };
+    }
+}
+
+async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries) -> Result<i32, BadInput> {
+    let seed = args.seed.unwrap_or(s.seeds.start);
+    let (dir, _temp) = run_dir(args)?;
     let text = std::fs::read_to_string(&s.path).unwrap_or_default();
     let base = base_link(s, Sites::find(&text).network.is_some());
     let mut cluster = Cluster::start(s, args.target, bins, &dir, base)
@@ -128,12 +133,13 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     });
     let (gates, passes): (Vec<Gate>, Vec<Pass>) = (0..s.client_count()).map(|_| gate()).unzip();
     let tasks = spawn_clients(s, &ctx, passes);
-    let player = Player { scenario: s, cluster: &mut cluster, ctx: &ctx, gates: &gates, rng: ChaCha8Rng::seed_from_u64(seed), clocks: server_clocks(s), resolved: Vec::new() };
-    let played = player.play().await;
-    let clocks = match played {
-        Ok(clocks) => clocks,
-        Err(e) => return Err(bad(format!("{}: a fault could not be played: {e} (logs in {})", s.path.display(), dir.display()))),
-    };
+    let rng = ChaCha8Rng::seed_from_u64(seed);
+    let player =
+        Player { scenario: s, cluster: &mut cluster, ctx: &ctx, gates: &gates, rng, clocks: server_clocks(s), resolved: Vec::new() };
+    let clocks = player
+        .play()
+        .await
+        .map_err(|e| bad(format!("{}: a fault could not be played: {e} (logs in {})", s.path.display(), dir.display())))?;
     let grace = ctx.until + ctx.timeout * 4;
     for task in tasks {
         let left = grace.saturating_duration_since(Instant::now());
@@ -149,9 +155,28 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     if let Some(path) = &args.trace {
         write_trace(path, &log).map_err(|e| bad(format!("--trace {}: {e}", path.display())))?;
     }
+    let outcome = judge(args, s, seed, &log, clocks, real_seconds, notes);
+    if args.json {
+        println!("{}", serde_json::to_string(&outcome).expect("outcomes serialize"));
+    } else {
+        verdict::print(&outcome);
+    }
+    Ok(if outcome.expected { 0 } else { 1 })
+}
+
+/// The judge's verdict on the run's log, as its outcome.
+fn judge(
+    args: &RunArgs,
+    s: &Scenario,
+    seed: u64,
+    log: &ObsLog,
+    clocks: BTreeMap<JudgeProc, SimClock>,
+    real_seconds: f64,
+    notes: Vec<String>,
+) -> Outcome {
     let judging = Judging { scenario: s, target: args.target.name(), clocks };
-    let (violations, not_judged) = verdict::judge(&log, &judging);
-    let outcome = Outcome {
+    let (violations, not_judged) = verdict::judge(log, &judging);
+    Outcome {
         scenario: s.name.clone(),
         file: s.path.display().to_string(),
         seed,
@@ -165,15 +190,9 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         real_seconds,
         observations: log.iter().count(),
         bugs: s.bugs.enabled().iter().map(|b| b.to_string()).collect(),
-        faults: verdict::faults_played(&log),
+        faults: verdict::faults_played(log),
         notes,
-    };
-    if args.json {
-        println!("{}", serde_json::to_string(&outcome).expect("outcomes serialize"));
-    } else {
-        verdict::print(&outcome);
     }
-    Ok(if outcome.expected { 0 } else { 1 })
 }
 
 /// Every client task of the scenario's workloads.
@@ -196,17 +215,19 @@ fn spawn_clients(s: &Scenario, ctx: &Arc<Ctx>, passes: Vec<Pass>) -> Vec<tokio::
 }
 
 /// The servers' clocks at the start, as the file's `[clocks]` set them.
-fn server_clocks(s: &Scenario) -> std::collections::BTreeMap<JudgeProc, SimClock> {
+fn server_clocks(s: &Scenario) -> BTreeMap<JudgeProc, SimClock> {
     s.clocks
         .iter()
         .filter_map(|(p, spec)| match p {
-            Process::Server(n) => Some((JudgeProc::Server(*n), SimClock::new(0, WALL_BASE_NS.saturating_add_signed(spec.offset_ns), spec.drift))),
+            Process::Server(n) => {
+                Some((JudgeProc::Server(*n), SimClock::new(0, WALL_BASE_NS.saturating_add_signed(spec.offset_ns), spec.drift)))
+            }
             _ => None,
         })
         .collect()
 }
 
-fn write_trace(path: &std::path::Path, log: &leasesim_judge::observe::ObsLog) -> std::io::Result<()> {
+fn write_trace(path: &std::path::Path, log: &ObsLog) -> std::io::Result<()> {
     use std::io::Write;
     let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
     for obs in log.iter() {

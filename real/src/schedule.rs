@@ -74,9 +74,9 @@ impl Player<'_> {
                 self.undo(undo)?;
             } else if let Some((order, fault)) = next.next() {
                 if let Some(undo) = self.fire(fault).await? {
-                    if let Some(for_ns) = fault.for_ns {
-                        undos.insert((fault.at_ns + for_ns, order), undo);
-                    }
+                    // Without `for`, it lasts until the settle phase heals it.
+                    let until_ns = fault.for_ns.map_or(u64::MAX, |for_ns| fault.at_ns + for_ns);
+                    undos.insert((until_ns, order), undo);
                 }
             }
         }
@@ -143,7 +143,9 @@ impl Player<'_> {
                 }
                 None
             }
-            FaultAction::Loss(p) => Some(self.links(all_links(self.cluster.members.len()), LinkFault { loss: *p, ..self.cluster.base_link })?),
+            FaultAction::Loss(p) => {
+                Some(self.links(all_links(self.cluster.members.len()), LinkFault { loss: *p, ..self.cluster.base_link })?)
+            }
             action => self.network(action, fault).await?,
         };
         if undo.is_some() || matches!(fault.action, FaultAction::Clock { .. }) && !self.resolved.is_empty() {

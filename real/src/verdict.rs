@@ -12,9 +12,9 @@
 
 use std::collections::BTreeMap;
 
+use leasesim_core::fmt_secs;
 use leasesim_judge::checkers::{RunRecord, Violation, CHECKERS};
 use leasesim_judge::observe::{Event, ObsLog};
-use leasesim_core::fmt_secs;
 use leasesim_judge::vocab::{Proc, SimClock};
 use leasesim_scenario::{Scenario, Verdict, WorkloadKind};
 use serde::Serialize;
@@ -153,7 +153,13 @@ pub fn expected_violations(scenario: &Scenario) -> Vec<String> {
 }
 
 pub fn to_json(v: &Violation) -> ViolationJson {
-    ViolationJson { invariant: v.invariant.to_string(), at: v.at(), at_ns: v.at_ns, detail: v.detail.clone(), assumptions_held: v.assumptions_held }
+    ViolationJson {
+        invariant: v.invariant.to_string(),
+        at: v.at(),
+        at_ns: v.at_ns,
+        detail: v.detail.clone(),
+        assumptions_held: v.assumptions_held,
+    }
 }
 
 /// The text `leasesim run` prints for a run, for a real one.

@@ -47,7 +47,14 @@ pub async fn keep(ctx: Shared, client: u64, ttl_ns: u64, keepalive: Duration, st
     }
 }
 
-async fn grant(ctx: &Shared, client: u64, ttl_ns: u64, leases: &mut LeaseClient<tonic::transport::Channel>, state: &State, sent_ns: u64) -> bool {
+async fn grant(
+    ctx: &Shared,
+    client: u64,
+    ttl_ns: u64,
+    leases: &mut LeaseClient<tonic::transport::Channel>,
+    state: &State,
+    sent_ns: u64,
+) -> bool {
     let Some(granted) = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await else { return false };
     let granted = granted.into_inner();
     let ttl_ns = Duration::from_secs(granted.ttl.max(0) as u64).as_nanos() as u64;
@@ -59,7 +66,14 @@ async fn grant(ctx: &Shared, client: u64, ttl_ns: u64, leases: &mut LeaseClient<
     true
 }
 
-async fn renew(ctx: &Shared, client: u64, id: i64, leases: &mut LeaseClient<tonic::transport::Channel>, state: &State, sent_ns: u64) -> bool {
+async fn renew(
+    ctx: &Shared,
+    client: u64,
+    id: i64,
+    leases: &mut LeaseClient<tonic::transport::Channel>,
+    state: &State,
+    sent_ns: u64,
+) -> bool {
     let answer = ctx
         .ask(async {
             let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
