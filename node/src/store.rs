@@ -32,6 +32,11 @@ pub struct StoreArgs {
     /// The text file accepted writes are appended to.
     #[arg(long, default_value = "data.txt")]
     pub file: PathBuf,
+    /// Accept every write whatever its token (a store that does not check
+    /// fencing tokens: the hazard fencing exists for, as a scenario's
+    /// `fenced = false` lock workload asks).
+    #[arg(long)]
+    pub unfenced: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,9 +66,17 @@ pub struct WriteResponse {
 pub struct DataStore {
     file: File,
     highest: BTreeMap<String, u64>,
+    /// Accept stale tokens too (`--unfenced`).
+    unfenced: bool,
 }
 
 impl DataStore {
+    /// Whether it accepts stale tokens too (`--unfenced`).
+    pub fn unfenced(mut self, unfenced: bool) -> Self {
+        self.unfenced = unfenced;
+        self
+    }
+
     /// Opens `path`, reading back every write it holds.
     pub fn open(path: &Path) -> std::io::Result<DataStore> {
         let mut highest = BTreeMap::new();
@@ -79,7 +92,7 @@ impl DataStore {
             }
         }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(DataStore { file, highest })
+        Ok(DataStore { file, highest, unfenced: false })
     }
 
     /// Accepts or refuses one write; an accepted one is durable on return.
@@ -89,14 +102,15 @@ impl DataStore {
         if key.is_empty() || key.contains(['\t', '\n']) {
             return Ok(refused("the token's key must be non-empty text without tabs or newlines"));
         }
-        if let Some(top) = self.highest.get(key).filter(|top| token < **top) {
+        if let Some(top) = self.highest.get(key).filter(|top| token < **top && !self.unfenced) {
             return Ok(refused(&format!("stale fencing token {token} for {key}: {top} was already accepted")));
         }
         let client = req.client_id.replace(['\t', '\n'], " ");
         let data = serde_json::to_string(&req.data).unwrap_or_default();
         writeln!(self.file, "{key}\t{token}\t{client}\t{data}")?;
         self.file.sync_data()?;
-        self.highest.insert(key.clone(), token);
+        let top = self.highest.entry(key.clone()).or_insert(token);
+        *top = (*top).max(token);
         Ok(WriteResponse { success: true, error: None })
     }
 
@@ -131,7 +145,7 @@ pub fn router(store: DataStore) -> Router {
 
 /// Runs the store until the process stops.
 pub async fn run(args: StoreArgs) -> Result<(), String> {
-    let store = DataStore::open(&args.file).map_err(|e| format!("--file {}: {e}", args.file.display()))?;
+    let store = DataStore::open(&args.file).map_err(|e| format!("--file {}: {e}", args.file.display()))?.unfenced(args.unfenced);
     let listener = tokio::net::TcpListener::bind(args.listen_url).await.map_err(|e| format!("--listen-url {}: {e}", args.listen_url))?;
     tracing::info!(listen = %args.listen_url, file = %args.file.display(), "data store started");
     axum::serve(listener, router(store)).await.map_err(|e| e.to_string())
@@ -161,6 +175,15 @@ mod tests {
         let mut again = DataStore::open(&path).unwrap();
         assert_eq!(again.highest("k"), Some(5));
         assert!(!again.write(&write("k", 3, "after restart")).unwrap().success);
+    }
+
+    #[test]
+    fn an_unfenced_store_takes_stale_tokens_and_remembers_the_highest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = DataStore::open(&dir.path().join("data.txt")).unwrap().unfenced(true);
+        assert!(store.write(&write("k", 5, "new")).unwrap().success);
+        assert!(store.write(&write("k", 4, "stale, taken anyway")).unwrap().success);
+        assert_eq!(store.highest("k"), Some(5));
     }
 
     #[test]

@@ -151,7 +151,10 @@ fn url(endpoint: &str) -> String {
 /// must not wait for it forever.
 const NO_ENDPOINT_GIVE_UP: Duration = Duration::from_secs(60);
 
-async fn channel(endpoints: &[String], start: usize) -> Channel {
+/// A channel to the first of `endpoints` (from `start`, round the list)
+/// that accepts a connection; exits the process (code 2) when none has
+/// for [`NO_ENDPOINT_GIVE_UP`].
+pub async fn channel(endpoints: &[String], start: usize) -> Channel {
     let give_up = Instant::now() + NO_ENDPOINT_GIVE_UP;
     let mut i = start;
     loop {
@@ -359,7 +362,7 @@ async fn kv_worker(worker: u64, endpoints: &[String], prefix: &str, keys: u64, s
 
 /// The `n`th operation of `client`: gets, puts and compare-and-sets in
 /// turn; a compare-and-set expects the value last read (`seen`).
-fn kv_input(n: u64, client: u64, key: String, seen: &Option<String>) -> KvInput {
+pub fn kv_input(n: u64, client: u64, key: String, seen: &Option<String>) -> KvInput {
     match n % 5 {
         0 | 1 => KvInput::Get { key },
         2 | 3 => KvInput::Put { key, value: format!("{client}-{n}"), lease: None },
@@ -368,7 +371,7 @@ fn kv_input(n: u64, client: u64, key: String, seen: &Option<String>) -> KvInput 
 }
 
 /// Sends one KV operation; what its answer says happened.
-async fn kv_send(kv: &mut KvClient<Channel>, input: &KvInput) -> Result<KvOutput, tonic::Status> {
+pub async fn kv_send(kv: &mut KvClient<Channel>, input: &KvInput) -> Result<KvOutput, tonic::Status> {
     match input.clone() {
         KvInput::Get { key } => {
             let answer = kv.range(RangeRequest { key: key.into_bytes(), ..Default::default() }).await?;
@@ -478,7 +481,7 @@ async fn lock_lease(endpoints: &[String], attempt: usize, shared: &Shared) -> Op
 /// round trip bounds how much earlier the store took it.
 async fn hold_and_write(store: &str, client: u64, token: u64, shared: &Shared) {
     let sent_ns = shared.seen.now_ns();
-    match store_write(store, client - 1, token).await {
+    match store_write(store, &format!("load-{}", client - 1), LOCK_KEY, token).await {
         Some(true) => {
             *shared.store_accepted.lock().expect("store") += 1;
             shared.seen.answered(client, sent_ns, Event::StoreAccepted { client, key: LOCK_KEY.into(), token });
@@ -488,12 +491,13 @@ async fn hold_and_write(store: &str, client: u64, token: u64, shared: &Shared) {
     }
 }
 
-/// One `WriteRequest` to the data store over plain HTTP/1.1; whether it was
-/// accepted (`None`: no answer).
-async fn store_write(store: &str, worker: u64, token: u64) -> Option<bool> {
+/// One `WriteRequest` to the data store over plain HTTP/1.1 from client
+/// `who` with `token` for `key`; whether it was accepted (`None`: no
+/// answer). Shared with the scenario runner (`leasesim-real`).
+pub async fn store_write(store: &str, who: &str, key: &str, token: u64) -> Option<bool> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let addr = store.trim_start_matches("http://").trim_end_matches('/');
-    let body = json!({"clientID": format!("load-{worker}"), "fencingToken": {"key": LOCK_KEY, "value": token}, "data": format!("written by load-{worker}")}).to_string();
+    let body = json!({"clientID": who, "fencingToken": {"key": key, "value": token}, "data": format!("written by {who}")}).to_string();
     let request = format!(
         "POST /write HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()

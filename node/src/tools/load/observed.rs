@@ -71,6 +71,14 @@ impl Recorder {
         at_ns
     }
 
+    /// Records what `proc` (a member, the data store, a fault) did, as the
+    /// runner that made it happen saw it, stamped now; returns the stamp.
+    pub fn record_as(&self, proc: Proc, event: Event) -> u64 {
+        let at_ns = self.now_ns();
+        self.obs.lock().expect("observations").push(Obs { at_ns, proc, event });
+        at_ns
+    }
+
     /// Records what an answer to a request sent at `sent_ns` showed: the
     /// answer's round trip bounds how long before the stamp it happened.
     pub fn answered(&self, client: u64, sent_ns: u64, event: Event) -> u64 {

@@ -1,0 +1,104 @@
+//! A lock client's lease, kept alive in its own task (as the simulator's
+//! `LeaseKeeper`): granted, renewed every `keepalive`, and the client's
+//! belief in it ([`Belief`], core's own rule) extended by each
+//! acknowledged renewal and ended by a refused one. The worker reads the
+//! lease and the belief from the shared [`LeaseState`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use leasesim_core::client::Belief;
+use leasesim_judge::observe::{BeliefEnd, Event};
+use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
+use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest};
+
+use super::{ttl_secs, Shared};
+use crate::gate::Pass;
+
+/// What the keeper and the worker of one client share.
+pub struct LeaseState {
+    pub lease: Option<i64>,
+    pub belief: Belief,
+    /// The key the client believes it holds now.
+    pub believed: Option<String>,
+}
+
+pub type State = Arc<Mutex<LeaseState>>;
+
+/// Keeps `client`'s lease alive until the run ends.
+pub async fn keep(ctx: Shared, client: u64, ttl_ns: u64, keepalive: Duration, state: State, mut pass: Pass) {
+    let mut attempt = client as usize;
+    let mut leases = LeaseClient::new(ctx.channel(attempt).await);
+    while ctx.running() {
+        pass.pass().await;
+        let lease = state.lock().expect("lease").lease;
+        let sent_ns = ctx.seen.now_ns();
+        let ok = match lease {
+            None => grant(&ctx, client, ttl_ns, &mut leases, &state, sent_ns).await,
+            Some(id) => renew(&ctx, client, id, &mut leases, &state, sent_ns).await,
+        };
+        if ok {
+            pass.sleep(keepalive).await;
+        } else {
+            attempt += 1;
+            leases = LeaseClient::new(ctx.channel(attempt).await);
+            pass.sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+async fn grant(
+    ctx: &Shared,
+    client: u64,
+    ttl_ns: u64,
+    leases: &mut LeaseClient<tonic::transport::Channel>,
+    state: &State,
+    sent_ns: u64,
+) -> bool {
+    let Some(granted) = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await else { return false };
+    let granted = granted.into_inner();
+    let ttl_ns = Duration::from_secs(granted.ttl.max(0) as u64).as_nanos() as u64;
+    let lease = granted.id as u64;
+    ctx.seen.answered(client, sent_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent_ns, keepalive: false });
+    let mut state = state.lock().expect("lease");
+    state.belief.acknowledge(sent_ns, ctx.seen.now_ns(), ttl_ns);
+    state.lease = Some(granted.id);
+    true
+}
+
+async fn renew(
+    ctx: &Shared,
+    client: u64,
+    id: i64,
+    leases: &mut LeaseClient<tonic::transport::Channel>,
+    state: &State,
+    sent_ns: u64,
+) -> bool {
+    let answer = ctx
+        .ask(async {
+            let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
+            answers.message().await
+        })
+        .await;
+    let Some(Some(answer)) = answer else { return false };
+    let lease = id as u64;
+    let mut state = state.lock().expect("lease");
+    if answer.ttl > 0 {
+        let ttl_ns = Duration::from_secs(answer.ttl as u64).as_nanos() as u64;
+        ctx.seen.answered(client, sent_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent_ns, keepalive: true });
+        let until_mono_ns = state.belief.acknowledge(sent_ns, ctx.seen.now_ns(), ttl_ns);
+        if let Some(key) = state.believed.clone() {
+            ctx.seen.record(client, Event::BeliefExtended { key, until_mono_ns });
+        }
+    } else {
+        // The lease is gone: a fresh one next round, and no belief.
+        ctx.seen.answered(client, sent_ns, Event::KeepAliveRefused { lease });
+        state.belief.end();
+        state.lease = None;
+        if let Some(key) = state.believed.take() {
+            ctx.set_holder(&key, None);
+            ctx.seen.record(client, Event::BeliefEnded { key, why: BeliefEnd::KeepAliveRefused });
+        }
+    }
+    true
+}

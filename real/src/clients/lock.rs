@@ -1,0 +1,98 @@
+//! The lock workload for real (the simulator's `workload/lock.rs`): each
+//! client keeps a lease alive and loops: think, acquire a key through the
+//! Lock service, check its belief when the grant arrives, work for `hold`,
+//! write to the data store with its fencing token (the Lock answer's
+//! revision), release. A pause during the work makes the write late: the
+//! hazard fencing exists for.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use leasesim_core::client::Belief;
+use leasesim_judge::observe::{BeliefEnd, Event};
+use leasesim_node::pb::v3lockpb::lock_client::LockClient;
+use leasesim_node::pb::v3lockpb::{LockRequest, UnlockRequest};
+use leasesim_scenario::LockWorkload;
+use rand::Rng;
+
+use super::keeper::{self, LeaseState, State};
+use super::{draw, Shared};
+use crate::gate::Pass;
+
+/// Runs client `client` of a lock workload until the run ends.
+pub async fn run(ctx: Shared, client: u64, spec: LockWorkload, pass: Pass) {
+    let state: State =
+        Arc::new(Mutex::new(LeaseState { lease: None, belief: Belief::new(spec.margin, spec.belief_from, false), believed: None }));
+    let keepalive = Duration::from_nanos(spec.keepalive_ns);
+    let keeper = tokio::spawn(keeper::keep(ctx.clone(), client, spec.ttl_ns, keepalive, state.clone(), pass.clone()));
+    work(&ctx, client, &spec, &state, pass).await;
+    let _ = keeper.await;
+}
+
+async fn work(ctx: &Shared, client: u64, spec: &LockWorkload, state: &State, mut pass: Pass) {
+    let mut rng = ctx.rng(client);
+    let mut attempt = client as usize;
+    let mut locks = LockClient::new(ctx.channel(attempt).await);
+    // Waiting for a contended lock is normal: as long as a holder may keep it.
+    let wait = ctx.timeout + Duration::from_nanos(spec.ttl_ns + spec.hold_ns.1) * 2;
+    let mut seq = 0;
+    while ctx.running() {
+        pass.sleep(draw(&mut rng, spec.think_ns)).await;
+        let Some(lease) = state.lock().expect("lease").lease else {
+            pass.sleep(Duration::from_millis(20)).await;
+            continue;
+        };
+        let key = spec.keys[rng.gen_range(0..spec.keys.len())].clone();
+        seq += 1;
+        ctx.seen.record(client, Event::AcquireSent { key: key.clone(), lease: lease as u64, seq });
+        let request = LockRequest { name: key.clone().into_bytes(), lease };
+        let Ok(Ok(held)) = tokio::time::timeout(wait, locks.lock(request)).await else {
+            attempt += 1;
+            locks = LockClient::new(ctx.channel(attempt).await);
+            continue;
+        };
+        let held = held.into_inner();
+        let token = held.header.as_ref().map_or(0, |h| h.revision.max(0) as u64);
+        pass.pass().await;
+        if start_work(ctx, client, &key, lease, token, state) {
+            pass.sleep(draw(&mut rng, spec.hold_ns)).await;
+            write(ctx, client, &key, token).await;
+            end_belief(ctx, client, &key, state);
+        }
+        if ctx.ask(locks.unlock(UnlockRequest { key: held.key })).await.is_none() {
+            attempt += 1;
+            locks = LockClient::new(ctx.channel(attempt).await);
+        }
+    }
+}
+
+/// The grant arrived: the holder works only if its belief holds now.
+fn start_work(ctx: &Shared, client: u64, key: &str, lease: i64, token: u64, state: &State) -> bool {
+    let mut state = state.lock().expect("lease");
+    let now_ns = ctx.seen.now_ns();
+    let Some(until_mono_ns) = state.belief.until_ns().filter(|_| state.belief.holds(now_ns)) else { return false };
+    ctx.seen.record(client, Event::BeliefStarted { key: key.into(), lease: lease as u64, token, until_mono_ns });
+    ctx.seen.record(client, Event::WorkStarted { key: key.into(), token });
+    state.believed = Some(key.to_string());
+    ctx.set_holder(key, Some(client));
+    true
+}
+
+/// The holder's write; an accepted one is stamped when its answer came,
+/// and its round trip bounds how much earlier the store took it.
+async fn write(ctx: &Shared, client: u64, key: &str, token: u64) {
+    let sent_ns = ctx.seen.now_ns();
+    if let Some(true) = leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), key, token).await {
+        ctx.seen.answered(client, sent_ns, Event::StoreAccepted { client, key: key.into(), token });
+    }
+}
+
+/// The holder stops believing before it asks to unlock.
+fn end_belief(ctx: &Shared, client: u64, key: &str, state: &State) {
+    let mut state = state.lock().expect("lease");
+    if state.believed.as_deref() == Some(key) {
+        state.believed = None;
+        ctx.set_holder(key, None);
+        ctx.seen.record(client, Event::BeliefEnded { key: key.into(), why: BeliefEnd::Released });
+    }
+}

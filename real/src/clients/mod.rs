@@ -1,0 +1,89 @@
+//! The scenario's workloads as real clients: tasks of the runner speaking
+//! the etcd v3 gRPC API to the members (leases, the Lock service, KV) and
+//! HTTP to the data store, shaped as the simulator's clients are (the same
+//! think, hold, keep-alive and belief rules), and recording what they see
+//! in the judge's vocabulary with the load tool's [`Recorder`] (true time:
+//! CLOCK_MONOTONIC, shared by every process on this machine).
+//!
+//! `lock` and `registry` hold leases kept alive by `keeper`; `kv` sends
+//! reads, writes and compare-and-sets on a few keys.
+
+mod keeper;
+pub mod kv;
+pub mod lock;
+pub mod registry;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use leasesim_node::tools::load::observed::Recorder;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tonic::transport::Channel;
+
+/// What every client of a run shares.
+pub struct Ctx {
+    pub seen: Recorder,
+    pub endpoints: Vec<String>,
+    pub store: String,
+    /// When the clients stop (the end of the settle phase).
+    pub until: Instant,
+    /// How long a client waits for an answer before it tries the next
+    /// member (the scenario's `client_timeout`, at least [`MIN_TIMEOUT`]).
+    pub timeout: Duration,
+    /// Lock key → the client that believes it holds it (`holder:KEY`).
+    pub holders: Mutex<BTreeMap<String, u64>>,
+    pub seed: u64,
+}
+
+/// Loopback answers in well under a millisecond, but a member elected a
+/// moment ago may take longer: a shorter timeout only churns connections.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(500);
+
+impl Ctx {
+    pub fn running(&self) -> bool {
+        Instant::now() < self.until
+    }
+
+    /// A channel to a member, trying them in turn from `attempt`.
+    pub async fn channel(&self, attempt: usize) -> Channel {
+        leasesim_node::tools::load::channel(&self.endpoints, attempt).await
+    }
+
+    /// `request` within the client timeout (`None`: no answer in time, or
+    /// an error; either way the client tries another member).
+    pub async fn ask<T, E>(&self, request: impl Future<Output = Result<T, E>>) -> Option<T> {
+        tokio::time::timeout(self.timeout, request).await.ok()?.ok()
+    }
+
+    /// A client's own random stream: the run's seed and its id.
+    pub fn rng(&self, client: u64) -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ client)
+    }
+
+    pub fn set_holder(&self, key: &str, client: Option<u64>) {
+        let mut holders = self.holders.lock().expect("holders");
+        match client {
+            Some(c) => holders.insert(key.to_string(), c),
+            None => holders.remove(key),
+        };
+    }
+
+    pub fn holder(&self, key: &str) -> Option<u64> {
+        self.holders.lock().expect("holders").get(key).copied()
+    }
+}
+
+/// A duration drawn from `[lo_ns, hi_ns]`.
+pub fn draw(rng: &mut ChaCha8Rng, (lo_ns, hi_ns): (u64, u64)) -> Duration {
+    Duration::from_nanos(if hi_ns > lo_ns { rng.gen_range(lo_ns..=hi_ns) } else { lo_ns })
+}
+
+/// Whole seconds of a TTL (the etcd API's unit; `refuse.rs` refuses others).
+pub fn ttl_secs(ttl_ns: u64) -> i64 {
+    (ttl_ns / 1_000_000_000).max(1) as i64
+}
+
+pub type Shared = Arc<Ctx>;

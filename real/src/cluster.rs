@@ -1,0 +1,292 @@
+//! The scenario's cluster on this machine: one process per server, each
+//! with its data directory under the run's directory, and the data store.
+//!
+//! leasesim-node members dial each other through a [`Mesh`] of TCP proxies
+//! (one per directed link, `--unsafe-test-peer-route`), so partitions,
+//! one-way blocks, delays and loss act on real member traffic without root
+//! or firewall rules, and serve the test control endpoint, so the runner
+//! can skew their clocks. etcd members dial the peer URLs they advertise
+//! and read the kernel's clock: they get neither (`refuse.rs` says so).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use leasesim_node::faults::clock::{ClockChange, SkewChange};
+use leasesim_node::faults::mesh::{Mesh, MeshMember};
+use leasesim_node::faults::proxy::LinkFault;
+use leasesim_node::pb::etcdserverpb::maintenance_client::MaintenanceClient;
+use leasesim_node::pb::etcdserverpb::StatusRequest;
+use leasesim_scenario::{expiry_name, Process, Scenario};
+
+use crate::procs::{arg_path, free_port, Proc};
+use crate::Target;
+
+/// One server of the scenario.
+pub struct Member {
+    pub proc: Proc,
+    /// Its etcd API, `127.0.0.1:PORT`.
+    pub client_addr: String,
+    /// Its test control endpoint (leasesim-node only).
+    pub control: Option<SocketAddr>,
+}
+
+pub struct Cluster {
+    pub members: Vec<Member>,
+    pub mesh: Option<Mesh>,
+    /// Held so that dropping the cluster stops the store too.
+    _store: Proc,
+    pub store_addr: String,
+    /// What every peer link carries when no fault is played on it.
+    pub base_link: LinkFault,
+}
+
+/// Where the binaries are.
+pub struct Binaries {
+    pub node: String,
+    pub etcd: String,
+}
+
+/// How long a fresh cluster may take to elect its first leader.
+const FIRST_LEADER_WITHIN: Duration = Duration::from_secs(30);
+
+impl Cluster {
+    /// Starts every server and the store, and waits for a leader.
+    pub async fn start(s: &Scenario, target: Target, bins: &Binaries, dir: &Path, base_link: LinkFault) -> Result<Cluster, String> {
+        let n = s.cluster.servers as usize;
+        let mut ports = Vec::new();
+        for _ in 0..n {
+            ports.push((free_port()?, free_port()?, free_port()?, free_port()?));
+        }
+        let names: Vec<String> = (1..=n).map(|i| format!("s{i}")).collect();
+        let initial = names.iter().zip(&ports).map(|(name, p)| format!("{name}=http://127.0.0.1:{}", p.0)).collect::<Vec<_>>().join(",");
+        let mesh = match target {
+            Target::Node => {
+                let members = names
+                    .iter()
+                    .zip(&ports)
+                    .map(|(name, p)| MeshMember { name: name.clone(), peer: ([127, 0, 0, 1], p.0).into(), client: None })
+                    .collect();
+                Some(Mesh::start(members).await.map_err(|e| format!("cannot start the link proxies: {e}"))?)
+            }
+            Target::Etcd => None,
+        };
+        let mut members = Vec::new();
+        for (i, (name, p)) in names.iter().zip(&ports).enumerate() {
+            let argv = match target {
+                Target::Node => node_argv(s, &bins.node, dir, name, *p, &initial, mesh.as_ref().map(|m| m.route_args(i))),
+                Target::Etcd => etcd_argv(s, &bins.etcd, dir, name, *p, &initial),
+            };
+            let control = (target == Target::Node).then(|| SocketAddr::from(([127, 0, 0, 1], p.3)));
+            let proc = Proc::spawn(argv, dir.join(format!("{name}.log")))?;
+            members.push(Member { proc, client_addr: format!("127.0.0.1:{}", p.1), control });
+        }
+        let store_port = free_port()?;
+        let mut store_argv = vec![bins.node.clone(), "store".into(), "--listen-url".into(), format!("http://127.0.0.1:{store_port}")];
+        store_argv.extend(["--file".into(), arg_path(dir, "data.txt")]);
+        if unfenced(s) {
+            store_argv.push("--unfenced".into());
+        }
+        let mut store = Proc::spawn(store_argv, dir.join("store.log"))?;
+        wait_for_store(&mut store, store_port).await?;
+        let mut cluster = Cluster { members, mesh, _store: store, store_addr: format!("127.0.0.1:{store_port}"), base_link };
+        cluster.apply_initial_clocks(s).await?;
+        cluster.heal_links()?;
+        cluster.wait_for_leader(FIRST_LEADER_WITHIN).await?;
+        Ok(cluster)
+    }
+
+    /// Every member's etcd API, in server order.
+    pub fn endpoints(&self) -> Vec<String> {
+        self.members.iter().map(|m| m.client_addr.clone()).collect()
+    }
+
+    /// The index of the member that says it leads (and is running).
+    pub async fn leader(&self) -> Option<usize> {
+        for (i, member) in self.members.iter().enumerate() {
+            if !member.proc.is_running() || member.proc.is_paused() {
+                continue;
+            }
+            if let Some((me, leader)) = status(&member.client_addr).await {
+                if leader != 0 && leader == me {
+                    return Some(i);
+                }
+            }
+        }
+        None
+    }
+
+    async fn wait_for_leader(&mut self, within: Duration) -> Result<usize, String> {
+        let give_up = Instant::now() + within;
+        loop {
+            if let Some(i) = self.leader().await {
+                return Ok(i);
+            }
+            for (i, member) in self.members.iter_mut().enumerate() {
+                if let Some(status) = member.proc.exited() {
+                    return Err(format!("s{} exited ({status}) before a leader was elected:\n{}", i + 1, member.proc.log_tail(15)));
+                }
+            }
+            if Instant::now() > give_up {
+                return Err(format!("no leader within {within:?}; see the members' logs"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Sets `fault` on the link from member `from` to member `to`.
+    pub fn set_link(&self, from: usize, to: usize, fault: LinkFault) -> Result<(), String> {
+        let mesh = self.mesh.as_ref().ok_or("this target has no link proxies")?;
+        mesh.peer_link(from, to).ok_or_else(|| format!("no link s{} -> s{}", from + 1, to + 1))?.set(fault)
+    }
+
+    /// Changes member `i`'s clocks through its control endpoint.
+    pub async fn set_clock(&self, i: usize, change: &ClockChange) -> Result<(), String> {
+        let control = self.members[i].control.ok_or("this target's clocks cannot be skewed")?;
+        let body = serde_json::to_string(change).map_err(|e| e.to_string())?;
+        let answer = http_post(control, "/clock", &body).await?;
+        if answer.starts_with("HTTP/1.1 200") {
+            Ok(())
+        } else {
+            Err(format!("s{}'s control endpoint refused {body}: {answer}", i + 1))
+        }
+    }
+
+    /// The scenario's `[clocks]` for servers, before the run starts.
+    async fn apply_initial_clocks(&self, s: &Scenario) -> Result<(), String> {
+        for (process, spec) in &s.clocks {
+            if let Process::Server(n) = process {
+                let rate = Some(1.0 + spec.drift);
+                let wall = SkewChange { rate, offset_ms: Some(spec.offset_ns / 1_000_000), step_ms: None };
+                let change = ClockChange { monotonic: Some(SkewChange { rate, ..SkewChange::default() }), wall: Some(wall) };
+                self.set_clock(*n as usize - 1, &change).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts every peer link back to [`Cluster::base_link`].
+    pub fn heal_links(&self) -> Result<(), String> {
+        let Some(mesh) = &self.mesh else { return Ok(()) };
+        for from in 0..self.members.len() {
+            for to in (0..self.members.len()).filter(|to| *to != from) {
+                if let Some(link) = mesh.peer_link(from, to) {
+                    link.set(self.base_link)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The fault every peer link carries when none is played: the file's
+/// `[network]` latency (as a delay with jitter) and loss when the file
+/// writes a `[network]` (`written`); none otherwise (loopback's own
+/// latency: the simulator's default latency models a real wire, which
+/// loopback is).
+pub fn base_link(s: &Scenario, written: bool) -> LinkFault {
+    if !written {
+        return LinkFault::default();
+    }
+    let (lo_ns, hi_ns) = s.network.latency_ns;
+    LinkFault { cut: false, delay_ms: lo_ns / 1_000_000, jitter_ms: (hi_ns - lo_ns) / 1_000_000, loss: s.network.loss }
+}
+
+/// Waits until the data store listens (or says why it exited).
+async fn wait_for_store(store: &mut Proc, port: u16) -> Result<(), String> {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    loop {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return Ok(());
+        }
+        if let Some(status) = store.exited() {
+            return Err(format!("the data store exited ({status}):\n{}", store.log_tail(10)));
+        }
+        if Instant::now() > give_up {
+            return Err("the data store did not listen within 10 s".into());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether some lock workload writes to a data store that does not check
+/// fencing tokens.
+fn unfenced(s: &Scenario) -> bool {
+    s.workloads.iter().any(|w| matches!(&w.kind, leasesim_scenario::WorkloadKind::Lock(l) if !l.fenced))
+}
+
+fn node_argv(
+    s: &Scenario,
+    bin: &str,
+    dir: &Path,
+    name: &str,
+    p: (u16, u16, u16, u16),
+    initial: &str,
+    routes: Option<Vec<String>>,
+) -> Vec<String> {
+    let mut argv: Vec<String> = vec![bin.into(), "--name".into(), name.into(), "--data-dir".into(), arg_path(dir, name)];
+    argv.extend(["--listen-peer-urls".into(), format!("http://127.0.0.1:{}", p.0)]);
+    argv.extend(["--listen-client-urls".into(), format!("http://127.0.0.1:{}", p.1)]);
+    argv.extend(["--listen-lock-urls".into(), format!("http://127.0.0.1:{}", p.2)]);
+    argv.extend(["--unsafe-test-control-url".into(), format!("http://127.0.0.1:{}", p.3)]);
+    argv.extend(["--initial-cluster".into(), initial.into()]);
+    argv.extend(["--lease-expiry".into(), expiry_name(s.cluster.lease_expiry).into()]);
+    argv.extend(timing_args(s));
+    for bug in s.bugs.enabled() {
+        argv.extend(["--bug".into(), bug.into()]);
+    }
+    argv.extend(routes.unwrap_or_default());
+    argv
+}
+
+fn etcd_argv(s: &Scenario, bin: &str, dir: &Path, name: &str, p: (u16, u16, u16, u16), initial: &str) -> Vec<String> {
+    let (peer, client) = (format!("http://127.0.0.1:{}", p.0), format!("http://127.0.0.1:{}", p.1));
+    let mut argv: Vec<String> = vec![bin.into(), "--name".into(), name.into(), "--data-dir".into(), arg_path(dir, name)];
+    argv.extend(["--listen-peer-urls".into(), peer.clone(), "--initial-advertise-peer-urls".into(), peer]);
+    argv.extend(["--listen-client-urls".into(), client.clone(), "--advertise-client-urls".into(), client]);
+    argv.extend(["--initial-cluster".into(), initial.into(), "--initial-cluster-state".into(), "new".into()]);
+    argv.extend(["--initial-cluster-token".into(), format!("leasesim-real-{}", std::process::id())]);
+    argv.extend(timing_args(s));
+    argv
+}
+
+/// Heartbeat, election timeout and snapshot period: flags both targets
+/// spell the same way.
+fn timing_args(s: &Scenario) -> Vec<String> {
+    vec![
+        "--heartbeat-interval".into(),
+        (s.cluster.heartbeat_ns / 1_000_000).to_string(),
+        "--election-timeout".into(),
+        (s.cluster.election_timeout_ns.0 / 1_000_000).to_string(),
+        "--snapshot-count".into(),
+        s.cluster.snapshot_every.to_string(),
+    ]
+}
+
+/// A member's (own id, leader id) by the Maintenance Status call.
+async fn status(addr: &str) -> Option<(u64, u64)> {
+    let endpoint = tonic::transport::Channel::from_shared(format!("http://{addr}")).ok()?;
+    let channel = endpoint.connect_timeout(Duration::from_millis(300)).timeout(Duration::from_millis(500)).connect().await.ok()?;
+    let status = MaintenanceClient::new(channel).status(StatusRequest {}).await.ok()?.into_inner();
+    Some((status.header.map_or(0, |h| h.member_id), status.leader))
+}
+
+/// One HTTP/1.1 POST to a loopback address; the whole answer.
+async fn http_post(addr: SocketAddr, path: &str, body: &str) -> Result<String, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let io = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.write_all(request.as_bytes()).await?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await?;
+        Ok::<_, std::io::Error>(String::from_utf8_lossy(&answer).into_owned())
+    };
+    tokio::time::timeout(Duration::from_secs(5), io)
+        .await
+        .map_err(|_| format!("{addr}{path}: no answer in 5 s"))?
+        .map_err(|e| format!("{addr}{path}: {e}"))
+}

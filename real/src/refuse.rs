@@ -1,0 +1,188 @@
+//! What a target cannot play, refused before anything starts, at the line
+//! of the file a person has to change and with the reason. A scenario is
+//! played whole or not at all: a fault or workload the runner silently left
+//! out would turn "no violation" into a claim nobody tested.
+//!
+//! Differences that belong to the target itself and that no file can
+//! change (etcd draws its election timeout in [t, 2t], loopback has its own
+//! latency) are not refusals: they are printed as notes with the outcome.
+
+use leasesim_core::duration::format_duration;
+use leasesim_core::ExpiryStrategy;
+use leasesim_scenario::{
+    Diagnostic, FaultAction, Location, Process, Scenario, ScenarioError, Selector, WorkloadKind, DEFAULT_MAX_APPEND_ENTRIES,
+    DEFAULT_MAX_IN_FLIGHT_APPENDS,
+};
+
+use crate::sites::Sites;
+use crate::Target;
+
+/// Collects refusals and notes for one scenario on one target.
+struct Check<'a> {
+    target: Target,
+    sites: &'a Sites,
+    refusals: Vec<Diagnostic>,
+    notes: Vec<String>,
+}
+
+impl Check<'_> {
+    fn refuse(&mut self, line: Option<usize>, message: String, fix: &str) {
+        let location = line.map(|line| Location { line, col: 1 });
+        let message = format!("leasesim-real --target {} cannot play this: {message}", self.target.name());
+        self.refusals.push(Diagnostic { location, message, fix: fix.to_string(), snippet: None });
+    }
+}
+
+/// The notes to print with the outcome, or every refusal as one error
+/// (displayed like the scenario crate's `file:line:col` errors).
+pub fn check(scenario: &Scenario, sites: &Sites, target: Target) -> Result<Vec<String>, ScenarioError> {
+    let mut c = Check { target, sites, refusals: Vec::new(), notes: Vec::new() };
+    cluster(&mut c, scenario);
+    workloads(&mut c, scenario);
+    for fault in &scenario.faults {
+        self::fault(&mut c, fault);
+    }
+    if scenario.chaos.is_some() {
+        c.refuse(
+            sites.chaos,
+            "[chaos] faults are drawn inside the simulator (sim/src/run/chaos.rs), which the runner cannot link".into(),
+            "play a scenario with an explicit [[fault]] timeline (leasesim shrink writes a seed's chaos out as one)",
+        );
+    }
+    if c.refusals.is_empty() {
+        Ok(c.notes)
+    } else {
+        Err(ScenarioError { file: scenario.path.display().to_string(), diagnostics: c.refusals })
+    }
+}
+
+fn cluster(c: &mut Check<'_>, s: &Scenario) {
+    let spec = &s.cluster;
+    let line = c.sites.cluster;
+    if spec.spares > 0 {
+        c.refuse(line, "spare servers (membership changes are not played for real yet)".into(), "remove `spares`");
+    }
+    if spec.max_append_entries != DEFAULT_MAX_APPEND_ENTRIES || spec.max_in_flight_appends != DEFAULT_MAX_IN_FLIGHT_APPENDS {
+        c.refuse(line, "`max_append_entries` / `max_in_flight_appends`: the members take no flag for them".into(), "remove them");
+    }
+    let (lo_ns, hi_ns) = spec.election_timeout_ns;
+    if hi_ns != 2 * lo_ns {
+        c.notes.push(format!(
+            "election timeout: the members draw in [{}, {}] (the file says [{}, {}]; they take one value t and draw in [t, 2t])",
+            format_duration(lo_ns),
+            format_duration(2 * lo_ns),
+            format_duration(lo_ns),
+            format_duration(hi_ns)
+        ));
+    }
+    if !lo_ns.is_multiple_of(1_000_000) || !spec.heartbeat_ns.is_multiple_of(1_000_000) {
+        c.refuse(line, "heartbeat and election timeout must be whole milliseconds (the members' flags are in ms)".into(), "round them");
+    }
+    if s.network.duplicate > 0.0 {
+        c.refuse(c.sites.network, "`duplicate`: a TCP stream cannot carry a message twice".into(), "remove `duplicate`");
+    }
+    if let Some((process, _)) = s.clocks.iter().find(|(p, _)| !matches!(p, Process::Server(_))) {
+        let why = format!("[clocks] for {process}: the clients' and the store's clocks are the runner's CLOCK_MONOTONIC, not skewable");
+        c.refuse(c.sites.clocks, why, "give clock specs to servers only");
+    }
+    if c.target == Target::Etcd {
+        etcd_cluster(c, s);
+    }
+}
+
+fn etcd_cluster(c: &mut Check<'_>, s: &Scenario) {
+    let spec = &s.cluster;
+    let line = c.sites.cluster;
+    if 5 * spec.heartbeat_ns > spec.election_timeout_ns.0 {
+        let why = format!(
+            "etcd refuses an election timeout ({}) under 5 heartbeats ({})",
+            format_duration(spec.election_timeout_ns.0),
+            format_duration(5 * spec.heartbeat_ns)
+        );
+        c.refuse(line, why, "raise `election_timeout` to at least five times `heartbeat`");
+    }
+    if spec.lease_expiry != ExpiryStrategy::LeaderMonotonic {
+        c.refuse(line, "etcd expires leases on its leader's monotonic clock only".into(), "use lease_expiry = \"leader-monotonic\"");
+    }
+    if !s.clocks.is_empty() {
+        c.refuse(c.sites.clocks, "clock specs: etcd (Go) reads the kernel's clock directly, nothing can skew it".into(), "remove [clocks]");
+    }
+    if !s.bugs.enabled().is_empty() {
+        c.refuse(c.sites.bugs, "planted bugs live in leasesim's engine, not in etcd".into(), "remove `bugs`, or use --target node");
+    }
+    if c.sites.network.is_some() && (s.network.loss > 0.0 || s.network.latency_ns != (1_000_000, 10_000_000)) {
+        let why = "[network] latency or loss: etcd dials the peer URLs its members advertise, so no proxy can sit on one link";
+        c.refuse(c.sites.network, why.into(), "remove [network], or use --target node");
+    }
+    c.notes.push("keep-alives: etcd's lessor answers at once, without a read-index round".into());
+}
+
+fn workloads(c: &mut Check<'_>, s: &Scenario) {
+    for (i, workload) in s.workloads.iter().enumerate() {
+        let line = c.sites.workloads.get(i).copied();
+        if let WorkloadKind::Task(_) | WorkloadKind::Singleton(_) = workload.kind {
+            let why = format!("kind = \"{}\": no real client plays it yet (lock, registry and kv do)", workload.kind.name());
+            c.refuse(line, why, "use lock, registry or kv workloads");
+        }
+        if let Some(ttl_ns) = workload.kind.lease_ttl_ns().filter(|ttl_ns| !ttl_ns.is_multiple_of(1_000_000_000)) {
+            let why = format!("`ttl` = {}: the etcd API grants leases in whole seconds", format_duration(ttl_ns));
+            c.refuse(line, why, "use a TTL of whole seconds (\"1s\", \"2s\"…)");
+        }
+        if let WorkloadKind::Kv(kv) = &workload.kind {
+            if kv.in_flight > 1 {
+                c.refuse(line, "`in_flight` above 1: the real kv client keeps one operation open".into(), "remove `in_flight`");
+            }
+        }
+    }
+}
+
+fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
+    let line = Some(fault.line);
+    let etcd = c.target == Target::Etcd;
+    if let Some(point) = fault.when {
+        let why = match c.target {
+            Target::Node => format!("`when = \"{point}\"`: leasesim-node has no failpoints yet"),
+            Target::Etcd => format!("`when = \"{point}\"`: Debian's etcd is built without gofail failpoints"),
+        };
+        c.refuse(line, why, "remove `when` (the fault then fires at `at`)");
+    }
+    let clientish = |s: &Selector| matches!(s, Selector::Client(_) | Selector::RandomClient | Selector::Holder(_) | Selector::Store);
+    match &fault.action {
+        FaultAction::Crash(s) | FaultAction::Pause(s) if matches!(s, Selector::Store) => {
+            c.refuse(line, format!("{} of the data store is not played", fault.action.name()), "aim it at a server or a client");
+        }
+        FaultAction::Crash(s) if clientish(s) => {
+            c.refuse(line, "crashing a client: the clients are tasks of the runner".into(), "aim it at a server");
+        }
+        FaultAction::Crash(_) | FaultAction::Pause(_) | FaultAction::Loss(_) if !etcd => {}
+        FaultAction::Crash(_) | FaultAction::Pause(_) => {}
+        FaultAction::Partition(groups) if !etcd && groups.iter().flatten().all(|s| !clientish(s)) => {}
+        FaultAction::Isolate(s) if !etcd && !clientish(s) => {}
+        FaultAction::Block { from, to } | FaultAction::Delay { from, to, .. } if !etcd && !clientish(from) && !to.iter().any(clientish) => {
+        }
+        FaultAction::Partition(_) | FaultAction::Isolate(_) | FaultAction::Block { .. } | FaultAction::Delay { .. } if !etcd => {
+            let why = format!("{} of a client or the store: clients share one route to each member", fault.action.name());
+            c.refuse(line, why, "cut links between servers only");
+        }
+        FaultAction::Partition(_)
+        | FaultAction::Isolate(_)
+        | FaultAction::Block { .. }
+        | FaultAction::Delay { .. }
+        | FaultAction::Loss(_) => {
+            let why = format!("`{}`: etcd dials the peer URLs its members advertise, so no proxy can sit on one link", fault.action.name());
+            c.refuse(line, why, "use --target node for network faults");
+        }
+        FaultAction::Clock { target, .. } if etcd || clientish(target) => {
+            let why = if etcd {
+                "a clock fault: etcd (Go) reads the kernel's clock directly, and nothing here can skew it".to_string()
+            } else {
+                format!("a clock fault on {target}: the clients' clocks are the runner's CLOCK_MONOTONIC")
+            };
+            c.refuse(line, why, "aim clock faults at leasesim-node servers (--target node)");
+        }
+        FaultAction::Clock { .. } => {}
+        FaultAction::Add(_) | FaultAction::Remove(_) => {
+            c.refuse(line, "membership changes are not played for real yet".into(), "remove the add/remove fault");
+        }
+    }
+}

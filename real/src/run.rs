@@ -1,0 +1,238 @@
+//! One real run, start to verdict: load and check the scenario, refuse
+//! what the target cannot play, start the cluster, run the clients and the
+//! fault timeline side by side for `duration + settle`, judge, print.
+//! Ctrl-C or SIGTERM drops the run, and with it every process it started.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use leasesim_judge::observe::ObsLog;
+use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
+use leasesim_node::tools::load::observed::Recorder;
+use leasesim_scenario::{self as scenario, Process, Scenario, WorkloadKind};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::clients::{self, Ctx, MIN_TIMEOUT};
+use crate::cluster::{base_link, Binaries, Cluster};
+use crate::gate::{gate, Gate, Pass};
+use crate::schedule::{Player, WALL_BASE_NS};
+use crate::sites::Sites;
+use crate::verdict::{self, Judging, Outcome};
+use crate::{RunArgs, Target};
+
+/// Runs until the run ends or a signal comes; the exit code.
+pub async fn run_or_interrupt(args: RunArgs) -> i32 {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(term) => term,
+        Err(e) => {
+            eprintln!("leasesim-real: cannot watch for SIGTERM: {e}");
+            return 2;
+        }
+    };
+    tokio::select! {
+        code = run(args) => code,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("leasesim-real: interrupted; every process it started was killed");
+            130
+        }
+        _ = term.recv() => {
+            eprintln!("leasesim-real: terminated; every process it started was killed");
+            143
+        }
+    }
+}
+
+/// A refusal or a failure before the run, already printed: exit code 2.
+struct BadInput;
+
+fn bad(message: impl std::fmt::Display) -> BadInput {
+    eprintln!("{message}");
+    BadInput
+}
+
+async fn run(args: RunArgs) -> i32 {
+    match prepare(&args) {
+        Ok((scenario, notes, bins)) => play(&args, &scenario, notes, &bins).await.unwrap_or(2),
+        Err(BadInput) => 2,
+    }
+}
+
+/// The scenario, the target's notes on it, and the binaries, or the reason
+/// the run cannot start.
+fn prepare(args: &RunArgs) -> Result<(Scenario, Vec<String>, Binaries), BadInput> {
+    let mut s = scenario::load(&args.file).map_err(bad)?;
+    let text = std::fs::read_to_string(&args.file).map_err(|e| bad(format!("{}: {e}", args.file.display())))?;
+    for name in &args.bugs {
+        if args.target == Target::Etcd {
+            return Err(bad(format!("--bug {name}: planted bugs live in leasesim's engine, not in etcd (use --target node)")));
+        }
+        s.bugs.enable(name).map_err(|e| bad(format!("--bug {name}: {e}")))?;
+    }
+    let sites = Sites::find(&text);
+    let mut notes = crate::refuse::check(&s, &sites, args.target).map_err(bad)?;
+    if sites.network.is_none() {
+        notes.push("network: loopback's own latency (the file sets no [network])".into());
+    }
+    let node = match &args.node_bin {
+        Some(path) => path.clone(),
+        None => {
+            let exe = std::env::current_exe().map_err(|e| bad(format!("cannot find this binary: {e}")))?;
+            exe.with_file_name("leasesim-node")
+        }
+    };
+    // The data store is leasesim-node's, whatever the members are.
+    if !node.is_file() {
+        return Err(bad(format!(
+            "{}: no leasesim-node binary (build it with `cargo build --release -p leasesim-node`, or pass --node-bin)",
+            node.display()
+        )));
+    }
+    if args.target == Target::Etcd && !args.etcd_bin.is_file() {
+        return Err(bad(format!("{}: no etcd binary (Debian: apt-get install etcd-server; or pass --etcd-bin)", args.etcd_bin.display())));
+    }
+    let bins = Binaries { node: node.to_string_lossy().into_owned(), etcd: args.etcd_bin.to_string_lossy().into_owned() };
+    Ok((s, notes, bins))
+}
+
+/// Where the members' data and logs go: `--keep-dir`, or a temporary
+/// directory removed when the returned guard drops.
+fn run_dir(args: &RunArgs) -> Result<(PathBuf, Option<tempfile::TempDir>), BadInput> {
+    match &args.keep_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| bad(format!("--keep-dir {}: {e}", dir.display())))?;
+            Ok((dir.clone(), None))
+        }
+        None => {
+            let temp =
+                tempfile::Builder::new().prefix("leasesim-real-").tempdir().map_err(|e| bad(format!("no temporary directory: {e}")))?;
+            Ok((temp.path().to_path_buf(), Some(temp)))
+        }
+    }
+}
+
+async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries) -> Result<i32, BadInput> {
+    let seed = args.seed.unwrap_or(s.seeds.start);
+    let (dir, _temp) = run_dir(args)?;
+    let text = std::fs::read_to_string(&s.path).unwrap_or_default();
+    let base = base_link(s, Sites::find(&text).network.is_some());
+    let mut cluster = Cluster::start(s, args.target, bins, &dir, base)
+        .await
+        .map_err(|e| bad(format!("{}: the cluster did not start: {e} (logs in {})", s.path.display(), dir.display())))?;
+    let started = Instant::now();
+    let ctx = Arc::new(Ctx {
+        seen: Recorder::default(),
+        endpoints: cluster.endpoints(),
+        store: cluster.store_addr.clone(),
+        until: started + Duration::from_nanos(s.duration_ns + s.settle_ns),
+        timeout: Duration::from_nanos(s.cluster.client_timeout_ns).max(MIN_TIMEOUT),
+        holders: Mutex::default(),
+        seed,
+    });
+    let (gates, passes): (Vec<Gate>, Vec<Pass>) = (0..s.client_count()).map(|_| gate()).unzip();
+    let tasks = spawn_clients(s, &ctx, passes);
+    let rng = ChaCha8Rng::seed_from_u64(seed);
+    let player =
+        Player { scenario: s, cluster: &mut cluster, ctx: &ctx, gates: &gates, rng, clocks: server_clocks(s), resolved: Vec::new() };
+    let clocks = player
+        .play()
+        .await
+        .map_err(|e| bad(format!("{}: a fault could not be played: {e} (logs in {})", s.path.display(), dir.display())))?;
+    let grace = ctx.until + ctx.timeout * 4;
+    for task in tasks {
+        let left = grace.saturating_duration_since(Instant::now());
+        let abort = task.abort_handle();
+        if tokio::time::timeout(left, task).await.is_err() {
+            abort.abort();
+        }
+    }
+    let real_seconds = started.elapsed().as_secs_f64();
+    drop(cluster);
+    let ctx = Arc::try_unwrap(ctx).map_err(|_| bad("a client task outlived the run"))?;
+    let log = ctx.seen.into_log();
+    if let Some(path) = &args.trace {
+        write_trace(path, &log).map_err(|e| bad(format!("--trace {}: {e}", path.display())))?;
+    }
+    let outcome = judge(args, s, seed, &log, clocks, real_seconds, notes);
+    if args.json {
+        println!("{}", serde_json::to_string(&outcome).expect("outcomes serialize"));
+    } else {
+        verdict::print(&outcome);
+    }
+    Ok(if outcome.expected { 0 } else { 1 })
+}
+
+/// The judge's verdict on the run's log, as its outcome.
+fn judge(
+    args: &RunArgs,
+    s: &Scenario,
+    seed: u64,
+    log: &ObsLog,
+    clocks: BTreeMap<JudgeProc, SimClock>,
+    real_seconds: f64,
+    notes: Vec<String>,
+) -> Outcome {
+    let judging = Judging { scenario: s, target: args.target.name(), clocks };
+    let (violations, not_judged) = verdict::judge(log, &judging);
+    Outcome {
+        scenario: s.name.clone(),
+        file: s.path.display().to_string(),
+        seed,
+        target: args.target.name(),
+        verdict: if violations.is_empty() { "ok" } else { "violation" },
+        expected: verdict::allowed(s, &violations),
+        violations: violations.iter().map(verdict::to_json).collect(),
+        expected_violations: verdict::expected_violations(s),
+        not_judged,
+        stamp_error_ns: log.stamp_error_ns(),
+        real_seconds,
+        observations: log.iter().count(),
+        bugs: s.bugs.enabled().iter().map(|b| b.to_string()).collect(),
+        faults: verdict::faults_played(log),
+        notes,
+    }
+}
+
+/// Every client task of the scenario's workloads.
+fn spawn_clients(s: &Scenario, ctx: &Arc<Ctx>, passes: Vec<Pass>) -> Vec<tokio::task::JoinHandle<()>> {
+    let prefix = format!("kv/{:016x}/", rand::random::<u64>());
+    let mut passes = passes.into_iter();
+    let mut tasks = Vec::new();
+    for w in &s.workloads {
+        for client in w.client_ids() {
+            let (ctx, pass) = (ctx.clone(), passes.next().expect("a gate per client"));
+            tasks.push(match &w.kind {
+                WorkloadKind::Lock(spec) => tokio::spawn(clients::lock::run(ctx, client, spec.clone(), pass)),
+                WorkloadKind::Registry(spec) => tokio::spawn(clients::registry::run(ctx, client, spec.clone(), pass)),
+                WorkloadKind::Kv(spec) => tokio::spawn(clients::kv::run(ctx, client, spec.clone(), prefix.clone(), pass)),
+                other => unreachable!("refuse.rs refuses {} workloads", other.name()),
+            });
+        }
+    }
+    tasks
+}
+
+/// The servers' clocks at the start, as the file's `[clocks]` set them.
+fn server_clocks(s: &Scenario) -> BTreeMap<JudgeProc, SimClock> {
+    s.clocks
+        .iter()
+        .filter_map(|(p, spec)| match p {
+            Process::Server(n) => {
+                Some((JudgeProc::Server(*n), SimClock::new(0, WALL_BASE_NS.saturating_add_signed(spec.offset_ns), spec.drift)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn write_trace(path: &std::path::Path, log: &ObsLog) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for obs in log.iter() {
+        serde_json::to_writer(&mut out, &*obs)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+}

@@ -1,0 +1,281 @@
+//! The scenario's `[[fault]]` timeline, played for real at its `at` times
+//! (true time since the run began) and undone after its `for`: crash =
+//! SIGKILL, then a restart from the same data directory; pause =
+//! SIGSTOP/SIGCONT for a member, the client's gate for a client;
+//! partitions, isolation, blocks, delays and loss on the link proxies;
+//! clock changes through the member's control endpoint. When the fault
+//! phase ends, everything is healed (the simulator's settle phase).
+//!
+//! Each fault, and each one skipped because its selector matched nobody
+//! then, is recorded in the run's log (`Fault`, `FaultSkipped`,
+//! `Crashed`, `Paused`…), so the verdict's evidence shows what was done.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use leasesim_core::duration::format_duration;
+use leasesim_judge::observe::Event;
+use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
+use leasesim_node::faults::clock::{ClockChange, SkewChange};
+use leasesim_node::faults::proxy::LinkFault;
+use leasesim_scenario::{FaultAction, Scenario, ScheduledFault, Selector};
+use rand_chacha::ChaCha8Rng;
+
+use crate::clients::Ctx;
+use crate::cluster::Cluster;
+use crate::gate::Gate;
+use crate::selectors::{resolve, Who};
+
+/// What undoes a fault that was played.
+enum Undo {
+    Restart(usize),
+    Resume(Who),
+    /// Put these directed links back to the base fault.
+    Links(Vec<(usize, usize)>),
+}
+
+pub struct Player<'a> {
+    pub scenario: &'a Scenario,
+    pub cluster: &'a mut Cluster,
+    pub ctx: &'a Ctx,
+    pub gates: &'a [Gate],
+    pub rng: ChaCha8Rng,
+    /// The servers' clocks as played (for the judge's assumptions).
+    pub clocks: BTreeMap<JudgeProc, SimClock>,
+    /// Whom the current fault's selectors named (`leader=s2`).
+    pub resolved: Vec<String>,
+}
+
+impl Player<'_> {
+    /// Plays every fault and heals at the end of the fault phase; the
+    /// servers' clocks as played, or the first error that stopped it (a
+    /// member that would not restart).
+    pub async fn play(mut self) -> Result<BTreeMap<JudgeProc, SimClock>, String> {
+        let mut faults: Vec<&ScheduledFault> = self.scenario.faults.iter().collect();
+        faults.sort_by_key(|f| f.at_ns);
+        // (when, order) → what to undo then.
+        let mut undos: BTreeMap<(u64, usize), Undo> = BTreeMap::new();
+        let mut next = faults.into_iter().enumerate().peekable();
+        loop {
+            let next_undo = undos.keys().next().copied();
+            let next_fault_ns = next.peek().map(|(_, f)| f.at_ns);
+            let due_ns = match (next_undo, next_fault_ns) {
+                (Some((undo_ns, _)), Some(fault_ns)) => undo_ns.min(fault_ns),
+                (Some((undo_ns, _)), None) => undo_ns,
+                (None, Some(fault_ns)) => fault_ns,
+                (None, None) => break,
+            };
+            if due_ns >= self.scenario.duration_ns {
+                break;
+            }
+            self.sleep_until(due_ns).await;
+            if let Some(key) = next_undo.filter(|(undo_ns, _)| *undo_ns == due_ns) {
+                let undo = undos.remove(&key).expect("just seen");
+                self.undo(undo)?;
+            } else if let Some((order, fault)) = next.next() {
+                if let Some(undo) = self.fire(fault).await? {
+                    // Without `for`, it lasts until the settle phase heals it.
+                    let until_ns = fault.for_ns.map_or(u64::MAX, |for_ns| fault.at_ns + for_ns);
+                    undos.insert((until_ns, order), undo);
+                }
+            }
+        }
+        self.sleep_until(self.scenario.duration_ns).await;
+        self.heal(undos.into_values().collect())?;
+        Ok(self.clocks)
+    }
+
+    async fn sleep_until(&self, at_ns: u64) {
+        let now_ns = self.ctx.seen.now_ns();
+        if at_ns > now_ns {
+            tokio::time::sleep(Duration::from_nanos(at_ns - now_ns)).await;
+        }
+    }
+
+    fn note(&self, proc: JudgeProc, event: Event) {
+        self.ctx.seen.record_as(proc, event);
+    }
+
+    async fn who(&mut self, selector: &Selector, fault: &ScheduledFault) -> Option<Who> {
+        match resolve(selector, self.cluster, self.ctx, self.scenario.client_count(), &mut self.rng).await {
+            Ok(who) => {
+                self.resolved.push(if selector.to_string() == who.to_string() { who.to_string() } else { format!("{selector}={who}") });
+                Some(who)
+            }
+            Err(why) => {
+                let action = format!("line {}: {} {selector}", fault.line, fault.action.name());
+                self.note(JudgeProc::Admin, Event::FaultSkipped { action, why });
+                None
+            }
+        }
+    }
+
+    /// Plays one fault; what undoes it (`None`: skipped, or not undone).
+    async fn fire(&mut self, fault: &ScheduledFault) -> Result<Option<Undo>, String> {
+        self.resolved.clear();
+        let undo = match &fault.action {
+            FaultAction::Crash(s) => match self.who(s, fault).await {
+                Some(Who::Server(i)) => {
+                    self.cluster.members[i].proc.kill();
+                    self.note(server(i), Event::Crashed);
+                    Some(Undo::Restart(i))
+                }
+                _ => None,
+            },
+            FaultAction::Pause(s) => match self.who(s, fault).await {
+                Some(who) => {
+                    self.set_paused(who, true)?;
+                    Some(Undo::Resume(who))
+                }
+                None => None,
+            },
+            FaultAction::Clock { target, drift, jump_ns } => {
+                if let Some(Who::Server(i)) = self.who(target, fault).await {
+                    self.cluster.set_clock(i, &clock_change(*drift, *jump_ns)).await?;
+                    let now_ns = self.ctx.seen.now_ns();
+                    let clock = self.clocks.entry(server(i)).or_insert_with(|| SimClock::new(0, WALL_BASE_NS, 0.0));
+                    if let Some(d) = drift {
+                        clock.set_drift(now_ns, *d);
+                    }
+                    if let Some(j) = jump_ns {
+                        clock.jump_wall(now_ns, *j);
+                    }
+                }
+                None
+            }
+            FaultAction::Loss(p) => {
+                Some(self.links(all_links(self.cluster.members.len()), LinkFault { loss: *p, ..self.cluster.base_link })?)
+            }
+            action => self.network(action, fault).await?,
+        };
+        if undo.is_some() || matches!(fault.action, FaultAction::Clock { .. }) && !self.resolved.is_empty() {
+            let lasts = fault.for_ns.map_or(String::new(), |ns| format!(" for {}", format_duration(ns)));
+            let action = format!("line {}: {} {}{lasts}", fault.line, fault.action.name(), self.resolved.join(" "));
+            self.note(JudgeProc::Admin, Event::Fault { action });
+        }
+        Ok(undo)
+    }
+
+    /// Partitions, isolation, blocks and delays: the links they cut or slow.
+    async fn network(&mut self, action: &FaultAction, fault: &ScheduledFault) -> Result<Option<Undo>, String> {
+        let cut = LinkFault { cut: true, ..LinkFault::default() };
+        let (links, link_fault) = match action {
+            FaultAction::Partition(groups) => {
+                let mut sides = Vec::new();
+                for group in groups {
+                    let mut side = Vec::new();
+                    for s in group {
+                        let Some(Who::Server(i)) = self.who(s, fault).await else { return Ok(None) };
+                        side.push(i);
+                    }
+                    sides.push(side);
+                }
+                (between(&sides), cut)
+            }
+            FaultAction::Isolate(s) => {
+                let Some(Who::Server(i)) = self.who(s, fault).await else { return Ok(None) };
+                let n = self.cluster.members.len();
+                (all_links(n).into_iter().filter(|(a, b)| *a == i || *b == i).collect(), cut)
+            }
+            FaultAction::Block { from, to } | FaultAction::Delay { from, to, .. } => {
+                let Some(Who::Server(a)) = self.who(from, fault).await else { return Ok(None) };
+                let mut links = Vec::new();
+                for s in to {
+                    let Some(Who::Server(b)) = self.who(s, fault).await else { return Ok(None) };
+                    links.extend((a != b).then_some((a, b)));
+                }
+                let link_fault = match action {
+                    FaultAction::Delay { by_ns, .. } => {
+                        let base = self.cluster.base_link;
+                        LinkFault { jitter_ms: base.jitter_ms + by_ns / 1_000_000, ..base }
+                    }
+                    _ => cut,
+                };
+                (links, link_fault)
+            }
+            other => unreachable!("{} is not a network fault", other.name()),
+        };
+        Ok(Some(self.links(links, link_fault)?))
+    }
+
+    fn links(&self, links: Vec<(usize, usize)>, fault: LinkFault) -> Result<Undo, String> {
+        for (from, to) in &links {
+            self.cluster.set_link(*from, *to, fault)?;
+        }
+        Ok(Undo::Links(links))
+    }
+
+    fn set_paused(&mut self, who: Who, paused: bool) -> Result<(), String> {
+        match who {
+            Who::Server(i) => {
+                let proc = &mut self.cluster.members[i].proc;
+                if !proc.is_running() {
+                    return Ok(());
+                }
+                proc.set_paused(paused)?;
+            }
+            Who::Client(c) => self.gates[c as usize - 1].set_paused(paused),
+        }
+        let proc = match who {
+            Who::Server(i) => server(i),
+            Who::Client(c) => JudgeProc::Client(c),
+        };
+        self.note(proc, if paused { Event::Paused } else { Event::Resumed });
+        Ok(())
+    }
+
+    fn undo(&mut self, undo: Undo) -> Result<(), String> {
+        match undo {
+            Undo::Restart(i) => {
+                self.cluster.members[i].proc.restart()?;
+                self.note(server(i), Event::Restarted);
+            }
+            Undo::Resume(who) => self.set_paused(who, false)?,
+            Undo::Links(links) => {
+                self.links(links, self.cluster.base_link)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The settle phase: every fault still in force is undone.
+    fn heal(&mut self, undos: Vec<Undo>) -> Result<(), String> {
+        self.note(JudgeProc::Admin, Event::SettleBegins);
+        for undo in undos {
+            self.undo(undo)?;
+        }
+        self.cluster.heal_links()
+    }
+}
+
+/// The wall clock's reading at true time 0 in the judge's clocks: only
+/// differences between wall readings matter, and this leaves room for a
+/// negative offset.
+pub const WALL_BASE_NS: u64 = 1 << 60;
+
+fn server(i: usize) -> JudgeProc {
+    JudgeProc::Server(i as u64 + 1)
+}
+
+fn all_links(n: usize) -> Vec<(usize, usize)> {
+    (0..n).flat_map(|a| (0..n).filter(move |b| *b != a).map(move |b| (a, b))).collect()
+}
+
+/// Every directed link between two different sides.
+fn between(sides: &[Vec<usize>]) -> Vec<(usize, usize)> {
+    let mut links = Vec::new();
+    for (x, side) in sides.iter().enumerate() {
+        for (_, other) in sides.iter().enumerate().filter(|(y, _)| *y != x) {
+            links.extend(side.iter().flat_map(|a| other.iter().filter(move |b| *b != a).map(move |b| (*a, *b))));
+        }
+    }
+    links
+}
+
+/// A clock fault as the control endpoint takes it: the rate of both
+/// clocks, and a step of the wall clock.
+fn clock_change(drift: Option<f64>, jump_ns: Option<i64>) -> ClockChange {
+    let rate = drift.map(|d| 1.0 + d);
+    let wall = SkewChange { rate, offset_ms: None, step_ms: jump_ns.map(|j| j / 1_000_000) };
+    ClockChange { monotonic: rate.map(|r| SkewChange { rate: Some(r), ..SkewChange::default() }), wall: Some(wall) }
+}

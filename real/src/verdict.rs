@@ -1,0 +1,194 @@
+//! The judge's verdict on a real run, told as `leasesim run` tells a
+//! simulated one: the same first line, violations and `--json` object
+//! (without the simulator's digest and event counts, which a real run does
+//! not have), and the same rule for whether it is what the scenario
+//! expects.
+//!
+//! An invariant whose rule reads the servers' own events (Raft's terms,
+//! logs and votes, the lock table's grants and queues) cannot be judged
+//! from what clients see, and neither leasesim-node nor etcd reports those
+//! events to the runner: each is listed as "not judged: needs …" rather
+//! than counted as passed.
+
+use std::collections::BTreeMap;
+
+use leasesim_core::fmt_secs;
+use leasesim_judge::checkers::{RunRecord, Violation, CHECKERS};
+use leasesim_judge::observe::{Event, ObsLog};
+use leasesim_judge::vocab::{Proc, SimClock};
+use leasesim_scenario::{Scenario, Verdict, WorkloadKind};
+use serde::Serialize;
+
+/// Invariants whose inputs only the servers can give.
+const NEEDS_SERVER_EVENTS: [&str; 11] = [
+    "election-safety",
+    "log-matching",
+    "state-machine-safety",
+    "replica-divergence",
+    "vote-durability",
+    "durability",
+    "keepalive-after-revoke",
+    "fifo-order",
+    "release-by-owner",
+    "token-monotonic",
+    "liveness",
+];
+
+#[derive(Serialize)]
+pub struct ViolationJson {
+    pub invariant: String,
+    pub at: String,
+    pub at_ns: u64,
+    pub detail: String,
+    pub assumptions_held: bool,
+}
+
+#[derive(Serialize)]
+pub struct NotJudged {
+    pub invariant: &'static str,
+    pub needs: String,
+}
+
+/// A real run's outcome (the JSON line of `--json`).
+#[derive(Serialize)]
+pub struct Outcome {
+    pub scenario: String,
+    pub file: String,
+    pub seed: u64,
+    pub target: &'static str,
+    /// `ok` or `violation`.
+    pub verdict: &'static str,
+    pub violations: Vec<ViolationJson>,
+    pub expected: bool,
+    pub expected_violations: Vec<String>,
+    pub not_judged: Vec<NotJudged>,
+    /// How late an observation may have been stamped (the judge is
+    /// conservative within it).
+    pub stamp_error_ns: u64,
+    pub real_seconds: f64,
+    pub observations: usize,
+    pub bugs: Vec<String>,
+    /// What the fault timeline did, with when (true time).
+    pub faults: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// The faults the run played or skipped, as `at: what` lines.
+pub fn faults_played(log: &ObsLog) -> Vec<String> {
+    log.iter()
+        .filter_map(|o| match &o.event {
+            Event::Fault { action } => Some(format!("{}: {action}", fmt_secs(o.at_ns))),
+            Event::FaultSkipped { action, why } => Some(format!("{}: skipped {action}: {why}", fmt_secs(o.at_ns))),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What the run gives the judge besides its log.
+pub struct Judging<'a> {
+    pub scenario: &'a Scenario,
+    pub target: &'static str,
+    /// Every server's clock as the run skewed it (true time otherwise).
+    pub clocks: BTreeMap<Proc, SimClock>,
+}
+
+/// Judges `log` with every checker that can be fed from it.
+pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) {
+    let s = j.scenario;
+    let mut clocks = j.clocks.clone();
+    for o in log.iter() {
+        clocks.entry(o.proc).or_insert_with(|| SimClock::new(0, 0, 0.0));
+    }
+    let registry_ttl_ns: BTreeMap<u64, u64> = s
+        .workloads
+        .iter()
+        .filter_map(|w| match &w.kind {
+            WorkloadKind::Registry(r) => Some(w.client_ids().map(move |c| (c, r.ttl_ns))),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let servers = BTreeMap::new();
+    let run = RunRecord {
+        obs: log,
+        clocks: &clocks,
+        drift_bound: s.cluster.drift_bound,
+        expiry: s.cluster.lease_expiry,
+        election_timeout_max_ns: s.cluster.election_timeout_ns.1,
+        settle_at_ns: s.duration_ns,
+        end_ns: s.duration_ns + s.settle_ns,
+        servers: &servers,
+        registry_ttl_ns: &registry_ttl_ns,
+        lock_wait_bound_ns: 0,
+        task_pace: None,
+    };
+    let mut violations = Vec::new();
+    let mut not_judged = Vec::new();
+    for (id, check) in CHECKERS {
+        if NEEDS_SERVER_EVENTS.contains(id) {
+            let needs = format!("the servers' Raft and lock-table events, which {} members do not report", j.target);
+            not_judged.push(NotJudged { invariant: id, needs });
+        } else {
+            violations.extend(check(&run));
+        }
+    }
+    violations.sort_by(|a, b| (a.at_ns, a.invariant).cmp(&(b.at_ns, b.invariant)));
+    (violations, not_judged)
+}
+
+/// Whether these violations are what the scenario allows (the simulator's
+/// rule: a `violation` scenario's run may be clean, but fire nothing else).
+pub fn allowed(scenario: &Scenario, violations: &[Violation]) -> bool {
+    match &scenario.expect.verdict {
+        Verdict::Safe => violations.is_empty(),
+        Verdict::Violation { ids } => violations.iter().all(|v| ids.iter().any(|id| id == v.invariant)),
+    }
+}
+
+pub fn expected_violations(scenario: &Scenario) -> Vec<String> {
+    match &scenario.expect.verdict {
+        Verdict::Safe => Vec::new(),
+        Verdict::Violation { ids } => ids.clone(),
+    }
+}
+
+pub fn to_json(v: &Violation) -> ViolationJson {
+    ViolationJson {
+        invariant: v.invariant.to_string(),
+        at: v.at(),
+        at_ns: v.at_ns,
+        detail: v.detail.clone(),
+        assumptions_held: v.assumptions_held,
+    }
+}
+
+/// The text `leasesim run` prints for a run, for a real one.
+pub fn print(o: &Outcome) {
+    println!(
+        "{} seed {} on {}: {} — {} violation(s); {:.1}s real, {} observations, stamping error {:.1} ms",
+        o.scenario,
+        o.seed,
+        o.target,
+        o.verdict,
+        o.violations.len(),
+        o.real_seconds,
+        o.observations,
+        o.stamp_error_ns as f64 / 1e6
+    );
+    for v in o.violations.iter().take(10) {
+        let kind = if v.assumptions_held { "bug" } else { "assumption broken" };
+        println!("  {} at {} [{kind}]: {}", v.invariant, v.at, v.detail);
+    }
+    if o.violations.len() > 10 {
+        println!("  … and {} more", o.violations.len() - 10);
+    }
+    for fault in &o.faults {
+        println!("  fault {fault}");
+    }
+    for n in &o.not_judged {
+        println!("  not judged: {} (needs {})", n.invariant, n.needs);
+    }
+    for note in &o.notes {
+        println!("  note: {note}");
+    }
+}

@@ -1,0 +1,123 @@
+//! `leasesim-real run` end to end, on real processes: short scenarios from
+//! `tests/data/` (each a few seconds of real time) against leasesim-node
+//! and etcd, a violation found for real both ways (an unfenced holder
+//! paused past its lease; a planted bug), and bad input refused with its
+//! reason before anything starts.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Once;
+
+use serde_json::Value;
+
+fn data(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name).to_string_lossy().into_owned()
+}
+
+fn bundled(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(name).to_string_lossy().into_owned()
+}
+
+/// The runner finds leasesim-node next to itself: build it once (cargo
+/// test builds only this crate's binary).
+fn node_bin() -> PathBuf {
+    static BUILD: Once = Once::new();
+    BUILD.call_once(|| {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--release", "-p", "leasesim-node", "--bin", "leasesim-node"])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building leasesim-node failed");
+    });
+    let bin = Path::new(env!("CARGO_BIN_EXE_leasesim-real")).with_file_name("leasesim-node");
+    assert!(bin.is_file(), "{} was not built", bin.display());
+    bin
+}
+
+fn real(args: &[&str]) -> Output {
+    let node = node_bin();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_leasesim-real"));
+    command.args(args).arg("--node-bin").arg(node);
+    command.output().expect("leasesim-real runs")
+}
+
+fn json(out: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().unwrap_or_else(|| panic!("no output; stderr: {}", String::from_utf8_lossy(&out.stderr)));
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+fn invariants(v: &Value) -> Vec<String> {
+    v["violations"].as_array().unwrap().iter().map(|v| v["invariant"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn a_short_scenario_with_crash_pause_and_partition_passes_on_leasesim_node() {
+    let out = real(&["run", &data("short-mixed.toml"), "--json"]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!((v["verdict"].as_str(), v["target"].as_str(), v["expected"].as_bool()), (Some("ok"), Some("node"), Some(true)));
+    let faults: Vec<&str> = v["faults"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert_eq!(faults.len(), 3, "crash, pause and partition were all played: {faults:?}");
+    assert!(faults[0].contains("crash leader=s") && faults[2].contains("partition s1 s2 s3"), "{faults:?}");
+    assert!(v["observations"].as_u64().unwrap() > 100, "the clients saw something: {v}");
+    let not_judged: Vec<&str> = v["not_judged"].as_array().unwrap().iter().map(|n| n["invariant"].as_str().unwrap()).collect();
+    assert!(not_judged.contains(&"election-safety") && !not_judged.contains(&"linearizable"), "{not_judged:?}");
+}
+
+#[test]
+fn an_unfenced_holder_paused_past_its_lease_is_found_for_real() {
+    let out = real(&["run", &data("holder-pause-unfenced-short.toml")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The scenario expects fencing-order: finding it is the expected verdict.
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(": violation —") && stdout.contains("fencing-order at"), "{stdout}");
+    assert!(stdout.contains("pause holder:orders=c"), "the holder was paused: {stdout}");
+}
+
+#[test]
+fn a_planted_bug_fails_a_safe_scenario_and_names_the_invariant() {
+    let clean = real(&["run", &data("registry-leader-crash.toml"), "--json"]);
+    let v = json(&clean);
+    assert_eq!((clean.status.code(), invariants(&v)), (Some(0), vec![]), "{v}");
+    let planted = real(&["run", &data("registry-leader-crash.toml"), "--json", "--bug", "follower-expires-leases"]);
+    let v = json(&planted);
+    assert_eq!(planted.status.code(), Some(1), "a safe scenario that fires an invariant fails: {v}");
+    assert!(invariants(&v).iter().all(|i| i == "lease-early-expiry") && !invariants(&v).is_empty(), "{v}");
+    assert_eq!(v["bugs"], serde_json::json!(["follower-expires-leases"]));
+}
+
+#[test]
+fn a_short_scenario_passes_on_etcd() {
+    let out = real(&["run", &data("etcd-short.toml"), "--target", "etcd", "--json"]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!((v["verdict"].as_str(), v["target"].as_str()), (Some("ok"), Some("etcd")));
+    assert_eq!(v["faults"].as_array().unwrap().len(), 2, "{v}");
+    let needs = v["not_judged"][0]["needs"].as_str().unwrap();
+    assert!(needs.contains("etcd members do not report"), "{needs}");
+}
+
+fn refused(args: &[&str]) -> String {
+    let out = real(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?} must be refused; stderr: {stderr}");
+    assert!(out.stdout.is_empty(), "nothing ran: {}", String::from_utf8_lossy(&out.stdout));
+    stderr
+}
+
+#[test]
+fn bad_input_is_refused_with_its_reason() {
+    let missing = refused(&["run", "no-such-file.toml"]);
+    assert!(missing.contains("no-such-file.toml"), "{missing}");
+    let target = refused(&["run", &data("etcd-short.toml"), "--target", "zookeeper"]);
+    assert!(target.contains("zookeeper") && target.contains("etcd"), "{target}");
+    let partition = refused(&["run", &data("short-mixed.toml"), "--target", "etcd"]);
+    assert!(partition.contains("short-mixed.toml:43:1:") && partition.contains("`partition`: etcd dials"), "{partition}");
+    let clock = refused(&["run", &bundled("leader-clock-too-fast.toml"), "--target", "etcd"]);
+    assert!(clock.contains("leader-clock-too-fast.toml:23:1:") && clock.contains("etcd (Go) reads the kernel's clock"), "{clock}");
+    let chaos = refused(&["run", &bundled("chaos-failover.toml")]);
+    assert!(chaos.contains("[chaos] faults are drawn inside the simulator"), "{chaos}");
+    let bug = refused(&["run", &data("etcd-short.toml"), "--bug", "no-such-bug"]);
+    assert!(bug.contains("--bug no-such-bug"), "{bug}");
+}
