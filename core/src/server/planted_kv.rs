@@ -42,8 +42,8 @@ impl Server {
 
     /// Planted bug `txn_in_two_entries`: proposes `req`'s txn as two
     /// entries when the branch the leader predicts from its own applied
-    /// state has more than one operation. Returns false (nothing proposed)
-    /// otherwise.
+    /// state writes more than once (a read-only branch is left whole).
+    /// Returns false (nothing proposed) otherwise.
     pub(super) fn propose_split_txn(&mut self, req: &ClientRequest) -> bool {
         let Op::Txn(txn) = &req.op else { return false };
         if !self.config.bugs.txn_in_two_entries || req.client >= SPLIT_TAIL_CLIENT {
@@ -51,7 +51,7 @@ impl Server {
         }
         let predicted = txn.compares.iter().all(|c| c.holds(self.sm.kv()));
         let branch = if predicted { &txn.success } else { &txn.failure };
-        if branch.len() < 2 {
+        if branch.iter().filter(|op| !matches!(op, TxnOp::Range(_))).count() < 2 {
             return false;
         }
         let head = TxnRequest { compares: txn.compares.clone(), success: first(&txn.success), failure: first(&txn.failure) };

@@ -130,9 +130,10 @@ fn judge(run: &RunRecord<'_>, id: u64, w: &Watch, truth: &[Change], applied_at: 
         if got == want {
             continue;
         }
-        let what = if seen.revision > want.0 {
+        let later = owed[i..].iter().any(|c| c.revision == seen.revision && c.key == seen.key.as_bytes());
+        let what = if later {
             format!("skipped {}: its next event was {}", show(want.0, &want.1, &want.2), show(seen.revision, &seen.key, &seen.value))
-        } else if i > 0 && seen.revision <= w.seen[i - 1].revision {
+        } else if i > 0 && (seen.revision, &seen.key) <= (w.seen[i - 1].revision, &w.seen[i - 1].key) {
             format!("got {} again or out of order, after revision {}", show(seen.revision, &seen.key, &seen.value), w.seen[i - 1].revision)
         } else {
             format!("got {} (prev {:?}) where the committed change is {} (prev {:?})", show(got.0, &got.1, &got.2), got.3, show(want.0, &want.1, &want.2), want.3)

@@ -190,7 +190,10 @@ impl Actor for WatchClient {
     fn on_message(&mut self, step: &mut Step<'_>, from: Proc, wire: Wire) {
         match wire {
             Wire::WatchReply(WatchReply::Stream { stream, seq, body }) if stream == self.stream => {
-                self.held.insert(seq, body);
+                // A duplicated message of the stream is dropped, as TCP would.
+                if seq >= self.next_seq {
+                    self.held.insert(seq, body);
+                }
                 while let Some(body) = self.held.remove(&self.next_seq) {
                     self.next_seq += 1;
                     let stream = self.stream;
