@@ -58,6 +58,9 @@ impl WatchTable {
     /// Answers a client's watch request.
     pub fn on_request(&mut self, server: &Server, client: ClientId, request: WatchRequest, out: &mut Outbox) {
         match request {
+            // A copy of a Create already served (the network duplicates
+            // messages) must not restart the stream's positions.
+            WatchRequest::Create { stream: id, .. } if self.streams.contains_key(&(client, id)) => {}
             WatchRequest::Create { stream: id, range, start_revision, prev_kv } => {
                 let kv = server.state_machine().kv();
                 let start = if start_revision == 0 { kv.revision() + 1 } else { start_revision };
