@@ -115,3 +115,65 @@ fn output(response: &Response) -> Option<TxnOutput> {
         .collect();
     Some(TxnOutput { succeeded: answer.succeeded, reads })
 }
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::service::kv::{KeyRange, KvValue};
+    use leasesim_core::service::{Op, RangeRequest, RangeResponse, Response, TxnOp, TxnOpResponse, TxnRequest, TxnResponse};
+
+    use crate::checkers::testing::{Fixture, MS, S};
+    use crate::observe::Event;
+    use crate::vocab::Proc;
+
+    fn write(value: &str) -> Op {
+        let put = |k: &str| super::TxnOp::Put(leasesim_core::service::PutRequest {
+            key: k.as_bytes().to_vec(),
+            value: value.as_bytes().to_vec(),
+            lease: None,
+            prev_kv: false,
+            ignore_value: false,
+            ignore_lease: false,
+        });
+        Op::Txn(TxnRequest { compares: Vec::new(), success: vec![put("t0"), put("t1")], failure: Vec::new() })
+    }
+
+    fn read() -> Op {
+        let get = |k: &str| TxnOp::Range(RangeRequest::of(KeyRange::single(k.as_bytes())));
+        Op::Txn(TxnRequest { compares: Vec::new(), success: vec![get("t0"), get("t1")], failure: Vec::new() })
+    }
+
+    fn found(values: [Option<&str>; 2]) -> Response {
+        let responses = values
+            .iter()
+            .map(|v| {
+                let kvs = v.iter().map(|v| (b"k".to_vec(), KvValue { value: v.as_bytes().to_vec(), create_revision: 2, mod_revision: 2, version: 1, lease: None })).collect();
+                TxnOpResponse::Range(RangeResponse { kvs, ..RangeResponse::default() })
+            })
+            .collect();
+        Response::Txn(TxnResponse { succeeded: true, revision: 2, responses })
+    }
+
+    /// c1 writes "a" to both keys; c2 then reads both.
+    fn run(seen: [Option<&str>; 2]) -> Fixture {
+        let mut run = Fixture::new();
+        run.push(S, Proc::Client(1), Event::KvCall { seq: 1, op: write("a") });
+        let done = Response::Txn(TxnResponse { succeeded: true, revision: 2, responses: Vec::new() });
+        run.push(S + 10 * MS, Proc::Client(1), Event::KvReturn { seq: 1, response: done });
+        run.push(2 * S, Proc::Client(2), Event::KvCall { seq: 1, op: read() });
+        run.push(2 * S + 10 * MS, Proc::Client(2), Event::KvReturn { seq: 1, response: found(seen) });
+        run
+    }
+
+    #[test]
+    fn a_read_of_the_whole_txn_is_fine() {
+        assert!(super::check(&run([Some("a"), Some("a")]).record()).is_empty());
+    }
+
+    #[test]
+    fn a_read_of_half_a_txn_fires() {
+        let violations = super::check(&run([Some("a"), None]).record());
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(violations[0].invariant, "linearizable");
+        assert!(violations[0].detail.contains("each taking effect whole"), "{}", violations[0].detail);
+    }
+}

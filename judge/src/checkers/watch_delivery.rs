@@ -130,7 +130,7 @@ fn judge(run: &RunRecord<'_>, id: u64, w: &Watch, truth: &[Change], applied_at: 
         if got == want {
             continue;
         }
-        let later = owed[i..].iter().any(|c| c.revision == seen.revision && c.key == seen.key.as_bytes());
+        let later = owed[i + 1..].iter().any(|c| c.revision == seen.revision && c.key == seen.key.as_bytes());
         let what = if later {
             format!("skipped {}: its next event was {}", show(want.0, &want.1, &want.2), show(seen.revision, &seen.key, &seen.value))
         } else if i > 0 && (seen.revision, &seen.key) <= (w.seen[i - 1].revision, &w.seen[i - 1].key) {
@@ -154,4 +154,98 @@ fn judge(run: &RunRecord<'_>, id: u64, w: &Watch, truth: &[Change], applied_at: 
         w.seen.len()
     );
     Some(run.violation("watch-delivery", run.end_ns, detail))
+}
+
+#[cfg(test)]
+mod tests {
+    use leasesim_core::service::kv::{Change, KvValue};
+
+    use crate::checkers::testing::{Fixture, MS, S};
+    use crate::observe::Event;
+    use crate::vocab::Proc;
+
+    fn value(v: &str, revision: u64) -> KvValue {
+        KvValue { value: v.as_bytes().to_vec(), create_revision: revision, mod_revision: revision, version: 1, lease: None }
+    }
+
+    /// The committed history: t0=a at 3, t1=b at 4 (one txn's two keys
+    /// would share a revision; these are two), t0 deleted at 6, x=z at 7.
+    fn history() -> Vec<Change> {
+        let put = |rev, key: &str, v: &str, prev: Option<KvValue>| Change { revision: rev, key: key.into(), prev, current: Some(value(v, rev)) };
+        vec![
+            put(3, "t0", "a", None),
+            put(4, "t1", "b", None),
+            Change { revision: 6, key: b"t0".to_vec(), prev: Some(value("a", 3)), current: None },
+            put(7, "x", "z", None),
+        ]
+    }
+
+    /// A watch of the `t` keys from revision 1 with the given events
+    /// (revision, key, value, prev), each 100 ms apart, and the history
+    /// applied early in the fault phase.
+    fn run(events: &[(u64, &str, Option<&str>, Option<&str>)]) -> Fixture {
+        let mut run = Fixture::new();
+        for server in run.servers.values_mut() {
+            server.changes = history();
+        }
+        for (i, rev) in [3u64, 4, 6, 7].into_iter().enumerate() {
+            let event = leasesim_core::server::ServerEvent::Applied { index: rev, term: 1, fingerprint: 0, state: 0 };
+            run.everywhere(S + i as u64 * 10 * MS, event);
+        }
+        let opened = Event::WatchOpened { watch: 1, key: "t".into(), range_end: "u".into(), start_revision: 1, prev_kv: true, server: 1 };
+        run.push(S / 2, Proc::Client(1), opened);
+        for (i, (revision, key, value, prev)) in events.iter().enumerate() {
+            let (value, prev) = (value.map(String::from), prev.map(String::from));
+            let event = Event::WatchEvent { watch: 1, revision: *revision, key: key.to_string(), value, prev };
+            run.push(2 * S + i as u64 * 100 * MS, Proc::Client(1), event);
+        }
+        run
+    }
+
+    const ALL: [(u64, &str, Option<&str>, Option<&str>); 3] = [(3, "t0", Some("a"), None), (4, "t1", Some("b"), None), (6, "t0", None, Some("a"))];
+
+    #[test]
+    fn every_change_once_in_order_is_fine() {
+        assert!(super::check(&run(&ALL).record()).is_empty());
+    }
+
+    #[test]
+    fn a_skipped_event_fires() {
+        let violations = super::check(&run(&[ALL[0], ALL[2]]).record());
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert_eq!(violations[0].invariant, "watch-delivery");
+        assert!(violations[0].detail.contains("skipped PUT t1=b at revision 4"), "{}", violations[0].detail);
+        assert!(violations[0].assumptions_held, "exact clocks: a bug, not a broken assumption");
+    }
+
+    #[test]
+    fn a_repeated_event_fires() {
+        let violations = super::check(&run(&[ALL[0], ALL[1], ALL[1], ALL[2]]).record());
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert!(violations[0].detail.contains("again or out of order"), "{}", violations[0].detail);
+    }
+
+    #[test]
+    fn a_wrong_value_or_prev_value_fires() {
+        let wrong = super::check(&run(&[ALL[0], (4, "t1", Some("c"), None), ALL[2]]).record());
+        assert!(wrong[0].detail.contains("where the committed change is PUT t1=b"), "{}", wrong[0].detail);
+        let no_prev = super::check(&run(&[ALL[0], ALL[1], (6, "t0", None, None)]).record());
+        assert_eq!(no_prev.len(), 1, "prev_kv was asked for: {no_prev:?}");
+    }
+
+    #[test]
+    fn an_event_the_cluster_never_committed_fires() {
+        let violations = super::check(&run(&[ALL[0], ALL[1], ALL[2], (8, "t2", Some("q"), None)]).record());
+        assert!(violations[0].detail.contains("beyond every change"), "{}", violations[0].detail);
+    }
+
+    #[test]
+    fn a_live_watch_missing_old_changes_at_the_end_fires_and_a_dead_one_does_not() {
+        let violations = super::check(&run(&ALL[..2]).record());
+        assert_eq!(violations.len(), 1, "{violations:?}");
+        assert!(violations[0].detail.contains("never got DELETE t0 at revision 6"), "{}", violations[0].detail);
+        let mut crashed = run(&ALL[..2]);
+        crashed.push(3 * S, Proc::Client(1), Event::Crashed);
+        assert!(super::check(&crashed.record()).is_empty(), "a crashed client's watch owes nothing more");
+    }
 }
