@@ -73,7 +73,10 @@ fn the_same_seed_gives_the_same_digest() {
 fn the_bundled_examples_fail_with_their_bug() {
     for (file, invariant) in [("watch-skip-leader-change.toml", "watch-delivery"), ("txn-split-entries.toml", "linearizable")] {
         let s = scenario::load(&root().join("scenarios").join(file)).unwrap();
-        let fired: Vec<&str> = (s.seeds.start..s.seeds.end).flat_map(|seed| run(file, seed, None).fired().into_iter().map(str::to_string).collect::<Vec<_>>()).map(|f| if f == invariant { invariant } else { "other" }).collect();
+        let fired: Vec<&str> = (s.seeds.start..s.seeds.end)
+            .flat_map(|seed| run(file, seed, None).fired().into_iter().map(str::to_string).collect::<Vec<_>>())
+            .map(|f| if f == invariant { invariant } else { "other" })
+            .collect();
         assert!(fired.contains(&invariant), "{file}: {fired:?}");
         assert!(!fired.contains(&"other"), "{file}: only {invariant} may fire");
     }

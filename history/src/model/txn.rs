@@ -55,8 +55,7 @@ impl TxnInput {
 
 impl fmt::Display for TxnInput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let compares: Vec<String> =
-            self.compares.iter().map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("absent"))).collect();
+        let compares: Vec<String> = self.compares.iter().map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("absent"))).collect();
         let steps = |b: &[TxnStep]| b.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(", ");
         write!(f, "txn if [{}] then [{}] else [{}]", compares.join(" && "), steps(&self.success), steps(&self.failure))
     }

@@ -59,7 +59,11 @@ fn judge(run: &RunRecord<'_>, ops: &[Operation<TxnInput, TxnOutput>]) -> Option<
     let shown: Vec<&Operation<TxnInput, TxnOutput>> = window.iter().map(|&i| &ops[i]).collect();
     let at_ns = shown.iter().map(|op| op.return_ns.unwrap_or(op.call_ns)).max().unwrap_or(run.end_ns);
     let described: Vec<String> = shown.iter().map(|op| describe(op)).collect();
-    let detail = format!("no order of these {} txns, each taking effect whole at one instant, explains their results: {}", shown.len(), described.join("; "));
+    let detail = format!(
+        "no order of these {} txns, each taking effect whole at one instant, explains their results: {}",
+        shown.len(),
+        described.join("; ")
+    );
     Some(run.violation("linearizable", at_ns, detail))
 }
 
@@ -126,14 +130,16 @@ mod tests {
     use crate::vocab::Proc;
 
     fn write(value: &str) -> Op {
-        let put = |k: &str| super::TxnOp::Put(leasesim_core::service::PutRequest {
-            key: k.as_bytes().to_vec(),
-            value: value.as_bytes().to_vec(),
-            lease: None,
-            prev_kv: false,
-            ignore_value: false,
-            ignore_lease: false,
-        });
+        let put = |k: &str| {
+            super::TxnOp::Put(leasesim_core::service::PutRequest {
+                key: k.as_bytes().to_vec(),
+                value: value.as_bytes().to_vec(),
+                lease: None,
+                prev_kv: false,
+                ignore_value: false,
+                ignore_lease: false,
+            })
+        };
         Op::Txn(TxnRequest { compares: Vec::new(), success: vec![put("t0"), put("t1")], failure: Vec::new() })
     }
 
@@ -146,7 +152,15 @@ mod tests {
         let responses = values
             .iter()
             .map(|v| {
-                let kvs = v.iter().map(|v| (b"k".to_vec(), KvValue { value: v.as_bytes().to_vec(), create_revision: 2, mod_revision: 2, version: 1, lease: None })).collect();
+                let kvs = v
+                    .iter()
+                    .map(|v| {
+                        (
+                            b"k".to_vec(),
+                            KvValue { value: v.as_bytes().to_vec(), create_revision: 2, mod_revision: 2, version: 1, lease: None },
+                        )
+                    })
+                    .collect();
                 TxnOpResponse::Range(RangeResponse { kvs, ..RangeResponse::default() })
             })
             .collect();

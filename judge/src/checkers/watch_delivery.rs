@@ -18,8 +18,8 @@
 use std::collections::BTreeMap;
 
 use leasesim_core::fmt_secs;
-use leasesim_core::service::kv::{Change, KeyRange};
 use leasesim_core::server::ServerEvent;
+use leasesim_core::service::kv::{Change, KeyRange};
 
 use super::{RunRecord, Violation};
 use crate::observe::Event;
@@ -123,7 +123,8 @@ fn judge(run: &RunRecord<'_>, id: u64, w: &Watch, truth: &[Change], applied_at: 
     for (i, seen) in w.seen.iter().enumerate() {
         let got = (seen.revision, seen.key.clone(), seen.value.clone(), seen.prev.clone());
         let Some(change) = owed.get(i) else {
-            let detail = format!("{who} got {}, beyond every change of its keys the cluster committed", show(seen.revision, &seen.key, &seen.value));
+            let detail =
+                format!("{who} got {}, beyond every change of its keys the cluster committed", show(seen.revision, &seen.key, &seen.value));
             return Some(run.violation("watch-delivery", seen.at_ns, detail));
         };
         let want = expected(change, w.prev_kv);
@@ -136,7 +137,13 @@ fn judge(run: &RunRecord<'_>, id: u64, w: &Watch, truth: &[Change], applied_at: 
         } else if i > 0 && (seen.revision, &seen.key) <= (w.seen[i - 1].revision, &w.seen[i - 1].key) {
             format!("got {} again or out of order, after revision {}", show(seen.revision, &seen.key, &seen.value), w.seen[i - 1].revision)
         } else {
-            format!("got {} (prev {:?}) where the committed change is {} (prev {:?})", show(got.0, &got.1, &got.2), got.3, show(want.0, &want.1, &want.2), want.3)
+            format!(
+                "got {} (prev {:?}) where the committed change is {} (prev {:?})",
+                show(got.0, &got.1, &got.2),
+                got.3,
+                show(want.0, &want.1, &want.2),
+                want.3
+            )
         };
         return Some(run.violation("watch-delivery", seen.at_ns, format!("{who} {what}")));
     }
@@ -171,7 +178,8 @@ mod tests {
     /// The committed history: t0=a at 3, t1=b at 4 (one txn's two keys
     /// would share a revision; these are two), t0 deleted at 6, x=z at 7.
     fn history() -> Vec<Change> {
-        let put = |rev, key: &str, v: &str, prev: Option<KvValue>| Change { revision: rev, key: key.into(), prev, current: Some(value(v, rev)) };
+        let put =
+            |rev, key: &str, v: &str, prev: Option<KvValue>| Change { revision: rev, key: key.into(), prev, current: Some(value(v, rev)) };
         vec![
             put(3, "t0", "a", None),
             put(4, "t1", "b", None),
@@ -202,7 +210,8 @@ mod tests {
         run
     }
 
-    const ALL: [(u64, &str, Option<&str>, Option<&str>); 3] = [(3, "t0", Some("a"), None), (4, "t1", Some("b"), None), (6, "t0", None, Some("a"))];
+    const ALL: [(u64, &str, Option<&str>, Option<&str>); 3] =
+        [(3, "t0", Some("a"), None), (4, "t1", Some("b"), None), (6, "t0", None, Some("a"))];
 
     #[test]
     fn every_change_once_in_order_is_fine() {

@@ -5,8 +5,8 @@
 
 use leasesim_core::raft::ConfChange;
 use leasesim_core::server::PeerMessage;
-use leasesim_core::service::{ClientRequest, ClientResponse};
 use leasesim_core::service::kv::{Change, KeyRange};
+use leasesim_core::service::{ClientRequest, ClientResponse};
 use leasesim_core::{ClientId, LogIndex, NodeId};
 
 use leasesim_judge::vocab::{TaskStep, TaskVerdict};
@@ -72,11 +72,20 @@ pub enum Wire {
 pub enum WatchRequest {
     /// Open a stream on `range` from `start_revision` (0: the server's
     /// revision + 1, etcd's "now").
-    Create { stream: u64, range: KeyRange, start_revision: LogIndex, prev_kv: bool },
+    Create {
+        stream: u64,
+        range: KeyRange,
+        start_revision: LogIndex,
+        prev_kv: bool,
+    },
     /// Is the stream alive, and who leads? (etcd clients learn both from
     /// the gRPC stream and `WithRequireLeader`.)
-    Check { stream: u64 },
-    Cancel { stream: u64 },
+    Check {
+        stream: u64,
+    },
+    Cancel {
+        stream: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
