@@ -77,6 +77,17 @@ planted_bugs! {
     /// whose claim was superseded completes the task anyway. Lives in the
     /// simulator's data store, which is not part of the core.
     completion_without_token_check = "completion-without-token-check",
+    /// A server drops the first key change it applies after a new term
+    /// began from the change stream it hands its host (`ServerOutput::
+    /// changes`), so every watcher served live by it misses that event on a
+    /// leader change; the history (a watch that starts or resumes in the
+    /// past) still has it.
+    watch_skips_event_on_leader_change = "watch-skips-event-on-leader-change",
+    /// The leader proposes a txn whose branch has several operations as two
+    /// log entries: the compares with the branch's first operation, then the
+    /// rest of the branch it predicted from its own state, so a reader (or
+    /// a watcher) between the two sees half the txn.
+    txn_in_two_entries = "txn-in-two-entries",
 }
 
 impl Bugs {
@@ -126,6 +137,6 @@ mod tests {
         assert!(bugs.stale_follower_reads && bugs.no_truncate_conflict);
         assert_eq!(bugs.is_enabled("stale-follower-reads"), Some(true));
         assert_eq!(bugs.is_enabled("vote-without-log-check"), Some(false));
-        assert_eq!(Bugs::NAMES.len(), 15);
+        assert_eq!(Bugs::NAMES.len(), 17);
     }
 }

@@ -121,6 +121,22 @@ pub fn check_kv(history: &History, options: &CheckOptions) -> Result<CheckReport
     Ok(check_partitions(&KvModel, &ops, connected_components(&resources), options))
 }
 
+/// Checks a history of multi-key txns (the simulator's `txn` workload),
+/// partitioned into components of keys that some txn touches together.
+pub fn check_txn(
+    ops: &[Operation<crate::model::txn::TxnInput, crate::model::txn::TxnOutput>],
+    options: &CheckOptions,
+) -> Result<CheckReport, HistoryError> {
+    for (op_index, op) in ops.iter().enumerate() {
+        if op.return_ns.is_some_and(|r| r < op.call_ns) || (op.output.is_some() && op.return_ns.is_none()) {
+            return Err(HistoryError { op_index, message: "a return before its call, or an output without a return".into() });
+        }
+    }
+    let search: Vec<_> = ops.iter().map(|op| search_op(op, &op.input, op.output.as_ref())).collect();
+    let keys: Vec<Vec<&str>> = ops.iter().map(|op| op.input.keys()).collect();
+    Ok(check_partitions(&crate::model::txn::TxnModel, &search, connected_components(&keys), options))
+}
+
 /// Checks a history of registers by key (Jepsen's EDN histories), one key
 /// at a time; `model` says what a key holds before any write.
 pub fn check_keyed(history: &KeyedHistory, model: &KeyedModel, options: &CheckOptions) -> Result<CheckReport, HistoryError> {

@@ -38,5 +38,7 @@ pub mod search;
 mod states;
 pub mod window;
 
-pub use check::{check_kv, check_register, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS, DEFAULT_SHRINK_BUDGET_STEPS};
+pub use check::{
+    check_kv, check_register, check_txn, CheckOptions, CheckReport, Verdict, DEFAULT_BUDGET_STEPS, DEFAULT_SHRINK_BUDGET_STEPS,
+};
 pub use history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};

@@ -23,8 +23,10 @@ pub const INVARIANT_IDS: [&str; 13] = [
 
 /// Ids of leasesim's checkers beyond SCENARIO-FORMAT.md's table: replicas and
 /// votes across crashes, then the multi-instance lease design's task workers
-/// and singleton (docs/SCENARIO-EXTENSIONS.md).
-pub const EXTENSION_INVARIANT_IDS: [&str; 5] = ["replica-divergence", "vote-durability", "task-once", "task-lost", "singleton-overlap"];
+/// and singleton, then the watch workload's delivery
+/// (docs/SCENARIO-EXTENSIONS.md).
+pub const EXTENSION_INVARIANT_IDS: [&str; 6] =
+    ["replica-divergence", "vote-durability", "task-once", "task-lost", "singleton-overlap", "watch-delivery"];
 
 /// Whether a violation of `id` is a safety violation (something bad
 /// happened: two leaders, two holders, a stale write, a diverged replica,

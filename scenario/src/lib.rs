@@ -28,6 +28,7 @@ mod selector;
 mod span;
 pub mod suggest;
 mod validate;
+mod watch_txn;
 mod workload;
 mod write;
 

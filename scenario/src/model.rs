@@ -183,6 +183,8 @@ pub enum WorkloadKind {
     Kv(KvWorkload),
     Task(TaskWorkload),
     Singleton(SingletonWorkload),
+    Watch(WatchWorkload),
+    Txn(TxnWorkload),
 }
 
 impl WorkloadKind {
@@ -194,6 +196,8 @@ impl WorkloadKind {
             WorkloadKind::Kv(_) => "kv",
             WorkloadKind::Task(_) => "task",
             WorkloadKind::Singleton(_) => "singleton",
+            WorkloadKind::Watch(_) => "watch",
+            WorkloadKind::Txn(_) => "txn",
         }
     }
 
@@ -204,7 +208,7 @@ impl WorkloadKind {
             WorkloadKind::Registry(w) => Some(w.ttl_ns),
             WorkloadKind::Task(w) => Some(w.ttl_ns),
             WorkloadKind::Singleton(w) => Some(w.ttl_ns),
-            WorkloadKind::Kv(_) => None,
+            WorkloadKind::Kv(_) | WorkloadKind::Watch(_) | WorkloadKind::Txn(_) => None,
         }
     }
 }
@@ -248,6 +252,47 @@ pub struct KvWorkload {
     /// one, a client calls the next one `interval` after the last call
     /// while fewer than this many are unanswered.
     pub in_flight: u64,
+}
+
+/// Watch clients: each watches the keys starting with `prefix` (every key
+/// when empty) and resumes from its last seen revision + 1 when its server
+/// goes quiet, loses its leader or forgets the watch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WatchWorkload {
+    pub prefix: String,
+    pub start: WatchStart,
+    /// Whether the watch asks for each event's previous value.
+    pub prev_kv: bool,
+    /// How often a client asks its server whether the watch is alive and
+    /// who leads (a silent server is left after `[cluster] client_timeout`).
+    pub check_every_ns: u64,
+}
+
+/// Where a watch starts: the serving member's revision when it opens, or
+/// revision 1 (the whole history).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatchStart {
+    Now,
+    First,
+}
+
+impl WatchStart {
+    pub fn name(self) -> &'static str {
+        match self {
+            WatchStart::Now => "now",
+            WatchStart::First => "first",
+        }
+    }
+}
+
+/// Multi-key txns over keys `t0`…: compare-and-write-several, and
+/// reads of several keys, each as one etcd Txn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TxnWorkload {
+    /// How many keys, at least 2.
+    pub keys: u64,
+    /// Pause between a client's txns.
+    pub interval_ns: (u64, u64),
 }
 
 /// The multi-instance lease design's work queue: the workload's first client

@@ -13,9 +13,9 @@ use super::error::Diags;
 use super::fields::{TableReader, Val};
 use super::model::{BeliefFrom, KvWorkload, LockWorkload, RegistryWorkload, WorkloadKind};
 use super::selector::ScenarioFacts;
-use super::{multi_instance, suggest};
+use super::{multi_instance, suggest, watch_txn};
 
-pub(crate) const KINDS: [&str; 5] = ["lock", "registry", "kv", "task", "singleton"];
+pub(crate) const KINDS: [&str; 7] = ["lock", "registry", "kv", "task", "singleton", "watch", "txn"];
 const LOCK_KEYS: [&str; 10] = ["kind", "clients", "keys", "ttl", "keepalive", "hold", "think", "margin", "belief_from", "fenced"];
 const REGISTRY_KEYS: [&str; 4] = ["kind", "clients", "ttl", "keepalive"];
 const KV_KEYS: [&str; 5] = ["kind", "clients", "keys", "interval", "in_flight"];
@@ -65,6 +65,8 @@ pub(crate) fn workload(mut t: TableReader<'_>, d: &mut Diags, facts: &ScenarioFa
         }
         "registry" => (registry(&mut t, d, facts).map(WorkloadKind::Registry), Some(Vec::new()), &REGISTRY_KEYS),
         "kv" => (kv(&mut t, d).map(WorkloadKind::Kv), Some(Vec::new()), &KV_KEYS),
+        "watch" => (watch_txn::watch(&mut t, d).map(WorkloadKind::Watch), Some(Vec::new()), &watch_txn::WATCH_KEYS),
+        "txn" => (watch_txn::txn(&mut t, d).map(WorkloadKind::Txn), Some(Vec::new()), &watch_txn::TXN_KEYS),
         "task" => {
             let task = multi_instance::task(&mut t, d, facts);
             let enough = multi_instance::check_task_clients(clients, clients_val.as_ref(), d);

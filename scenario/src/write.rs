@@ -118,6 +118,16 @@ fn workloads(out: &mut String, s: &Scenario) {
                 let _ = writeln!(out, "margin = {}", float(t.margin));
                 let _ = writeln!(out, "belief_from = {}", string(t.belief_from.name()));
             }
+            WorkloadKind::Watch(w) => {
+                let _ = writeln!(out, "prefix = {}", string(&w.prefix));
+                let _ = writeln!(out, "start = {}", string(w.start.name()));
+                let _ = writeln!(out, "prev_kv = {}", w.prev_kv);
+                let _ = writeln!(out, "check_every = {}", dur(w.check_every_ns));
+            }
+            WorkloadKind::Txn(x) => {
+                let _ = writeln!(out, "keys = {}", x.keys);
+                let _ = writeln!(out, "interval = {}", range(x.interval_ns));
+            }
             WorkloadKind::Singleton(s) => {
                 let _ = writeln!(out, "role = {}", string(&s.role));
                 let _ = writeln!(out, "ttl = {}", dur(s.ttl_ns));

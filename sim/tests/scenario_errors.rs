@@ -317,7 +317,7 @@ fn unknown_workload_kind() {
         "4:8",
         "unknown workload kind `locks`; did you mean `lock`?",
     );
-    assert_eq!(fix, "kinds: lock, registry, kv, task, singleton");
+    assert_eq!(fix, "kinds: lock, registry, kv, task, singleton, watch, txn");
 }
 
 #[test]
@@ -328,7 +328,7 @@ fn unknown_invariant_id_in_expect() {
         "unknown invariant id `fencing`; did you mean `fencing-order`?",
     );
     assert!(fix.starts_with("invariant ids: election-safety,"), "{fix}");
-    assert!(fix.ends_with("task-once, task-lost, singleton-overlap"), "{fix}");
+    assert!(fix.ends_with("task-once, task-lost, singleton-overlap, watch-delivery"), "{fix}");
 }
 
 #[test]

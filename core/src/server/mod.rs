@@ -13,6 +13,7 @@ pub mod deadlines;
 mod event;
 mod expiry;
 mod output;
+mod planted_kv;
 mod process;
 mod reads;
 mod requests;

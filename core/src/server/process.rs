@@ -41,6 +41,9 @@ pub struct Server {
     /// resend of one of these is not proposed again: the copy already in
     /// the log answers it when applied (see `propose_request`).
     pub(super) proposed: BTreeMap<(ClientId, u64), (Term, LogIndex)>,
+    /// The term in which this server last handed out key changes (planted
+    /// bug `watch_skips_event_on_leader_change` only; see `planted_kv`).
+    pub(super) changes_term: Term,
 }
 
 impl Server {
@@ -66,6 +69,7 @@ impl Server {
             output: ServerOutput::default(),
             last_snapshot_index: 0,
             proposed: BTreeMap::new(),
+            changes_term: 0,
         };
         server.after_input();
         server
@@ -158,6 +162,9 @@ impl Server {
     }
 
     pub(super) fn reply(&mut self, client: ClientId, seq: u64, body: Response) {
+        if self.is_split_tail(client) {
+            return;
+        }
         let from = self.raft.id();
         self.output.replies.push(ClientResponse { client, seq, from, body });
     }
@@ -239,7 +246,7 @@ impl Server {
         let (index, term) = (entry.index, entry.term);
         let state = self.sm.applied_digest();
         self.output.events.push(ServerEvent::Applied { index, term, fingerprint: fingerprint(&entry), state });
-        self.output.changes.extend(self.sm.kv().changes_at(index).cloned());
+        self.forward_changes(index);
         self.handle_effects(effects, index, term);
         self.on_entry_applied(index);
     }

@@ -132,6 +132,9 @@ impl Server {
         if self.proposed.get(&key).is_some_and(|&(t, index)| t == term && index > self.sm.applied_index()) {
             return;
         }
+        if self.propose_split_txn(&req) {
+            return;
+        }
         let command = Command::Request { req: req.clone(), stamp_wall_ns: self.clocks.wall_ns };
         match self.raft.propose(self.clocks.mono_ns, command) {
             Ok(index) => {

@@ -12,6 +12,7 @@
 pub mod keyed;
 pub mod kv;
 pub mod register;
+pub mod txn;
 
 use std::hash::Hash;
 

@@ -25,7 +25,9 @@ mod state_machine_safety;
 mod task_lost;
 mod task_once;
 mod token_monotonic;
+mod txn_linearizable;
 mod vote_durability;
+mod watch_delivery;
 
 pub mod facts;
 
@@ -115,6 +117,8 @@ pub const CHECKERS: &[(&str, Check)] = &[
     ("release-by-owner", release_by_owner::check),
     ("liveness", liveness::check),
     ("linearizable", linearizable::check),
+    ("linearizable", txn_linearizable::check),
+    ("watch-delivery", watch_delivery::check),
     ("task-once", task_once::check),
     ("task-lost", task_lost::check),
     ("singleton-overlap", singleton_overlap::check),

@@ -40,7 +40,18 @@ impl Fixture {
             .map(|n| {
                 let role = if n == 1 { Role::Leader } else { Role::Follower };
                 let probe = ServerProbe { role, term: 1, commit_index: 0 };
-                (n, FinalServer { up: true, voter: true, probe: Some(probe), first_index: 1, log_terms: Vec::new(), keys: Vec::new() })
+                (
+                    n,
+                    FinalServer {
+                        up: true,
+                        voter: true,
+                        probe: Some(probe),
+                        first_index: 1,
+                        log_terms: Vec::new(),
+                        keys: Vec::new(),
+                        changes: Vec::new(),
+                    },
+                )
             })
             .collect();
         Fixture {

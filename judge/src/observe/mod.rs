@@ -13,7 +13,7 @@ use std::hash::Hash;
 
 use leasesim_core::server::ServerEvent;
 use leasesim_core::service::ServiceEvent;
-use leasesim_core::{ClientId, LeaseId};
+use leasesim_core::{ClientId, LeaseId, NodeId};
 use serde::{Deserialize, Serialize};
 
 use crate::vocab::Proc;
@@ -222,6 +222,43 @@ pub enum Event {
     /// servers' own `LeaseRevoked` (the simulator never does).
     LeaseSeenGone {
         lease: LeaseId,
+    },
+
+    // The watch workload: etcd's Watch, as a client sees it.
+    /// A watch client's watch `watch` began: it must see every committed
+    /// change of the keys in `[key, range_end)` (etcd's range convention:
+    /// `range_end` empty is the one key, `"\0"` every key from `key` on) at
+    /// revisions `start_revision` and above, exactly once, in order.
+    WatchOpened {
+        watch: u64,
+        key: String,
+        range_end: String,
+        start_revision: u64,
+        prev_kv: bool,
+        server: NodeId,
+    },
+    /// The watch went on at `server` from `from_revision` (its last seen
+    /// revision + 1), as etcd clients resume, because of `why`.
+    WatchResumed {
+        watch: u64,
+        server: NodeId,
+        from_revision: u64,
+        why: String,
+    },
+    /// One event the watch delivered: `value: None` is a delete; `prev` the
+    /// value before (when the watch asked for it).
+    WatchEvent {
+        watch: u64,
+        revision: u64,
+        key: String,
+        value: Option<String>,
+        prev: Option<String>,
+    },
+    /// The server refused to resume the watch below its compaction: the
+    /// watch ends here (etcd's compacted error).
+    WatchCompacted {
+        watch: u64,
+        compact_revision: u64,
     },
 }
 

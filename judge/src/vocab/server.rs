@@ -31,4 +31,8 @@ pub struct FinalServer {
     pub log_terms: Vec<(u64, u64)>,
     /// Keys present in its state machine.
     pub keys: Vec<String>,
+    /// Its store's history of changes, oldest first (the run's committed
+    /// history as far as it applied it): filled only when a watch workload
+    /// runs, which `watch-delivery` judges against it.
+    pub changes: Vec<leasesim_core::service::kv::Change>,
 }

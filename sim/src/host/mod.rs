@@ -13,6 +13,7 @@
 pub mod server;
 pub mod store;
 pub mod task_table;
+pub mod watch_serve;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,14 +5,16 @@
 //! the judge can read every server's final log and state directly
 //! (`run::final_state`).
 
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use leasesim_core::raft::ConfChange;
-use leasesim_core::server::{Clocks, Server, ServerConfig};
+use leasesim_core::server::{Clocks, Server, ServerConfig, ServerEvent};
 use leasesim_core::NodeId;
 
+use super::watch_serve::WatchTable;
 use super::{Actor, Step};
-use crate::world::wire::Wire;
+use crate::world::wire::{WatchRequest, Wire};
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::{Proc, ServerProbe};
 
@@ -24,11 +26,13 @@ pub struct ServerActor {
     config: ServerConfig,
     rng_seed: u64,
     slot: ServerSlot,
+    /// The watch streams this process serves (lost when it restarts).
+    watches: RefCell<WatchTable>,
 }
 
 impl ServerActor {
     pub fn new(id: NodeId, config: ServerConfig, rng_seed: u64, slot: ServerSlot) -> Self {
-        ServerActor { id, config, rng_seed, slot }
+        ServerActor { id, config, rng_seed, slot, watches: RefCell::default() }
     }
 
     fn server(&self) -> MutexGuard<'_, Option<Server>> {
@@ -50,6 +54,13 @@ impl ServerActor {
         let output = server.take_output();
         step.world.phases.add_engine(started);
         let probe = ServerProbe::of(server.raft());
+        let mut watch_out = Vec::new();
+        let mut watches = self.watches.borrow_mut();
+        if !watches.is_empty() {
+            let installed = output.events.iter().any(|e| matches!(e, ServerEvent::SnapshotInstalled { .. }));
+            watches.on_applied(server, &output.changes, installed, &mut watch_out);
+        }
+        drop(watches);
         drop(guard);
         step.persist(output.persist);
         for (to, message) in output.messages {
@@ -58,10 +69,25 @@ impl ServerActor {
         for reply in output.replies {
             step.send(Proc::Client(reply.client), Wire::Response(reply));
         }
+        for (client, reply) in watch_out {
+            step.send(Proc::Client(client), Wire::WatchReply(reply));
+        }
         for event in output.events {
             step.record(Event::Server { event });
         }
         step.world.set_probe(self.id, probe);
+    }
+
+    /// A watch request is the host's business: it reads the core's state
+    /// and history but changes nothing in it.
+    fn serve_watch(&self, step: &mut Step<'_>, client: u64, request: WatchRequest) {
+        let mut out = Vec::new();
+        if let Some(server) = self.server().as_ref() {
+            self.watches.borrow_mut().on_request(server, client, request, &mut out);
+        }
+        for (client, reply) in out {
+            step.send(Proc::Client(client), Wire::WatchReply(reply));
+        }
     }
 
     fn propose_change(&self, step: &mut Step<'_>, change: ConfChange) {
@@ -92,6 +118,7 @@ impl Actor for ServerActor {
             (Proc::Server(peer), Wire::Peer(message)) => self.drive(step, |s, c| s.handle_peer(c, peer, message)),
             (Proc::Client(_), Wire::Request(request)) => self.drive(step, |s, c| s.handle_client(c, request)),
             (Proc::Admin, Wire::Admin(change)) => self.propose_change(step, change),
+            (Proc::Client(client), Wire::Watch(request)) => self.serve_watch(step, client, request),
             (from, wire) => panic!("s{} got an unexpected message from {from}: {wire:?}", self.id),
         }
     }

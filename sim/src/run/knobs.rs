@@ -131,6 +131,7 @@ pub fn apply(scenario: &mut Scenario, k: &Knobs) {
                 kv.in_flight = k.kv_in_flight;
                 continue;
             }
+            WorkloadKind::Watch(_) | WorkloadKind::Txn(_) => continue,
         };
         *keepalive = ttl / k.keepalives_per_ttl;
     }

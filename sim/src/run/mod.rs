@@ -144,11 +144,13 @@ async fn simulate(scenario: Arc<Scenario>, seed: u64, options: RunOptions, nodes
     let healed_at_ns = world.now_ns().max(settle_at_ns);
     let end_ns = settle_at_ns + scenario.settle_ns;
     madsim::time::sleep_until(world.instant_of(end_ns)).await;
+    // Only `watch-delivery` reads the servers' histories.
+    let watched = scenario.workloads.iter().any(|w| matches!(w.kind, WorkloadKind::Watch(_)));
     let simulated = Simulated {
         recorder: world.take_recorder(),
         phases: world.phases.totals(),
         clocks: world.clocks_snapshot(),
-        finals: slots.iter().map(|(id, slot)| (*id, final_state(slot, *id, world.is_up(Proc::Server(*id))))).collect(),
+        finals: slots.iter().map(|(id, slot)| (*id, final_state(slot, *id, world.is_up(Proc::Server(*id)), watched))).collect(),
         settle_at_ns: healed_at_ns,
         end_ns,
         explicit: scenario.clone(),
@@ -235,10 +237,10 @@ async fn run_timeline(world: &World, scenario: &Scenario, injector: &mut Injecto
 
 /// What the judge reads of a server when the run ends, directly from its
 /// core.
-fn final_state(slot: &ServerSlot, id: NodeId, up: bool) -> FinalServer {
+fn final_state(slot: &ServerSlot, id: NodeId, up: bool, with_changes: bool) -> FinalServer {
     let guard = slot.lock().expect("single-threaded simulation");
     let Some(server) = guard.as_ref() else {
-        return FinalServer { up, voter: false, probe: None, first_index: 1, log_terms: Vec::new(), keys: Vec::new() };
+        return FinalServer { up, voter: false, probe: None, first_index: 1, log_terms: Vec::new(), keys: Vec::new(), changes: Vec::new() };
     };
     let raft = server.raft();
     FinalServer {
@@ -248,6 +250,7 @@ fn final_state(slot: &ServerSlot, id: NodeId, up: bool) -> FinalServer {
         first_index: raft.first_index(),
         log_terms: raft.entries(raft.first_index(), raft.last_index()).iter().map(|e| (e.index, e.term)).collect(),
         keys: server.state_machine().kv().iter().map(|(key, _)| String::from_utf8_lossy(key).into_owned()).collect(),
+        changes: if with_changes { server.state_machine().kv().history().iter().cloned().collect() } else { Vec::new() },
     }
 }
 

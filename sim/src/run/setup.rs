@@ -26,6 +26,8 @@ use crate::workload::registry::RegistryClient;
 use crate::workload::singleton::SingletonInstance;
 use crate::workload::task::TaskWorker;
 use crate::workload::task_generator::TaskGenerator;
+use crate::workload::txn::TxnClient;
+use crate::workload::watch::WatchClient;
 use crate::workload::ClientStart;
 use crate::world::World;
 use leasesim_judge::vocab::Proc;
@@ -154,6 +156,8 @@ impl ClientPlan {
             WorkloadKind::Task(w) if self.generates => run_actor(world, proc, TaskGenerator::new(start, w)).await,
             WorkloadKind::Task(w) => run_actor(world, proc, TaskWorker::new(start, w)).await,
             WorkloadKind::Singleton(w) => run_actor(world, proc, SingletonInstance::new(start, w)).await,
+            WorkloadKind::Watch(w) => run_actor(world, proc, WatchClient::new(start, w)).await,
+            WorkloadKind::Txn(w) => run_actor(world, proc, TxnClient::new(start, w)).await,
         }
     }
 }

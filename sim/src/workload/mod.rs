@@ -8,6 +8,7 @@
 //! - [`task`] and [`task_generator`]: the multi-instance lease design's workers claiming tasks on
 //!   their lease, and the generator feeding them.
 //! - [`singleton`]: the multi-instance lease design's instances competing for one lease-backed role.
+//! - [`watch`] and [`txn`]: etcd's Watch, resumed across failures, and multi-key Txns.
 
 pub mod keeper;
 pub mod kv;
@@ -16,6 +17,8 @@ pub mod registry;
 pub mod singleton;
 pub mod task;
 pub mod task_generator;
+pub mod txn;
+pub mod watch;
 
 use leasesim_core::client::{ClientConfig, Session};
 use leasesim_core::seed::{derive_seed, Stream};

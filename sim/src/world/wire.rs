@@ -5,8 +5,9 @@
 
 use leasesim_core::raft::ConfChange;
 use leasesim_core::server::PeerMessage;
+use leasesim_core::service::kv::{Change, KeyRange};
 use leasesim_core::service::{ClientRequest, ClientResponse};
-use leasesim_core::ClientId;
+use leasesim_core::{ClientId, LogIndex, NodeId};
 
 use leasesim_judge::vocab::{TaskStep, TaskVerdict};
 
@@ -59,4 +60,49 @@ pub enum Wire {
     TaskReply(TaskReply),
     /// Operator → leader: propose a membership change.
     Admin(ConfChange),
+    /// A watch client's request to its server (etcd's Watch stream), and
+    /// the server's messages on a watch stream.
+    Watch(WatchRequest),
+    WatchReply(WatchReply),
+}
+
+/// What a watch client asks its server. `stream` names one attempt of a
+/// watch: a resume opens a new stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WatchRequest {
+    /// Open a stream on `range` from `start_revision` (0: the server's
+    /// revision + 1, etcd's "now").
+    Create {
+        stream: u64,
+        range: KeyRange,
+        start_revision: LogIndex,
+        prev_kv: bool,
+    },
+    /// Is the stream alive, and who leads? (etcd clients learn both from
+    /// the gRPC stream and `WithRequireLeader`.)
+    Check {
+        stream: u64,
+    },
+    Cancel {
+        stream: u64,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WatchReply {
+    /// The `seq`th message of a stream (from 0): the client reassembles
+    /// them in order, as a TCP stream would deliver them.
+    Stream { stream: u64, seq: u64, body: StreamBody },
+    /// The answer to `Check`.
+    Status { stream: u64, known: bool, leader: Option<NodeId> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamBody {
+    /// The stream is open from `start_revision`.
+    Created { start_revision: LogIndex },
+    /// Changes of the range, in revision order.
+    Events(Vec<Change>),
+    /// The start is below the compaction; the stream is closed.
+    Compacted { compact_revision: LogIndex },
 }
