@@ -151,7 +151,9 @@ mod tests {
 
     #[test]
     fn a_long_write_streamed_gives_what_copying_it_gives() {
-        for (before, long, after) in [(0, CHUNK_BYTES, 0), (5, CHUNK_BYTES, 3), (300, CHUNK_BYTES + 5000, 17), (7, 300_000, 250), (9, 4095, 9)] {
+        for (before, long, after) in
+            [(0, CHUNK_BYTES, 0), (5, CHUNK_BYTES, 3), (300, CHUNK_BYTES + 5000, 17), (7, 300_000, 250), (9, 4095, 9)]
+        {
             let bytes = |n: usize, salt: usize| (0..n).map(|i| (i * 31 + salt) as u8).collect::<Vec<u8>>();
             let (head, body, tail) = (bytes(before, 1), bytes(long, 2), bytes(after, 3));
             let (mut copied, mut streamed) = (ByteHasher::new(), ChunkedHasher::new());

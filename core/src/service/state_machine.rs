@@ -115,7 +115,10 @@ fn text(value: &[u8]) -> String {
 /// The service state: the Raft snapshot type.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StateMachine {
-    pub(crate) settings: MachineSettings,
+    /// Boxed: a snapshot carries the whole state machine inside a peer
+    /// message, and the settings inline made every message on the
+    /// simulated wire larger (the snapshot variant sets its size).
+    pub(crate) settings: Box<MachineSettings>,
     pub(crate) kv: Kv,
     pub(crate) leases: Leases,
     pub(crate) locks: Locks,
@@ -148,7 +151,7 @@ impl StateMachine {
     pub fn new(settings: MachineSettings) -> Self {
         let sessions = Sessions::new(settings.session_window);
         StateMachine {
-            settings,
+            settings: Box::new(settings),
             kv: Kv::default(),
             leases: Leases::default(),
             locks: Locks::default(),
