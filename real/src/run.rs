@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use leasesim_judge::checkers::ViolationJson;
 use leasesim_judge::observe::ObsLog;
 use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
 use leasesim_node::tools::load::observed::Recorder;
@@ -182,9 +183,9 @@ fn judge(
         seed,
         target: args.target.name(),
         verdict: if violations.is_empty() { "ok" } else { "violation" },
-        expected: verdict::allowed(s, &violations),
-        violations: violations.iter().map(verdict::to_json).collect(),
-        expected_violations: verdict::expected_violations(s),
+        expected: s.expect.verdict.allows(violations.iter().map(|v| v.invariant)),
+        violations: violations.iter().map(ViolationJson::from).collect(),
+        expected_violations: s.expect.verdict.expected_ids(),
         not_judged,
         stamp_error_ns: log.stamp_error_ns(),
         real_seconds,

@@ -13,10 +13,10 @@
 use std::collections::BTreeMap;
 
 use leasesim_core::fmt_secs;
-use leasesim_judge::checkers::{RunRecord, Violation, CHECKERS};
+use leasesim_judge::checkers::{RunRecord, Violation, ViolationJson, CHECKERS};
 use leasesim_judge::observe::{Event, ObsLog};
 use leasesim_judge::vocab::{Proc, SimClock};
-use leasesim_scenario::{Scenario, Verdict, WorkloadKind};
+use leasesim_scenario::Scenario;
 use serde::Serialize;
 
 /// Invariants whose inputs only the servers can give.
@@ -33,15 +33,6 @@ const NEEDS_SERVER_EVENTS: [&str; 11] = [
     "token-monotonic",
     "liveness",
 ];
-
-#[derive(Serialize)]
-pub struct ViolationJson {
-    pub invariant: String,
-    pub at: String,
-    pub at_ns: u64,
-    pub detail: String,
-    pub assumptions_held: bool,
-}
 
 #[derive(Serialize)]
 pub struct NotJudged {
@@ -99,15 +90,7 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
     for o in log.iter() {
         clocks.entry(o.proc).or_insert_with(|| SimClock::new(0, 0, 0.0));
     }
-    let registry_ttl_ns: BTreeMap<u64, u64> = s
-        .workloads
-        .iter()
-        .filter_map(|w| match &w.kind {
-            WorkloadKind::Registry(r) => Some(w.client_ids().map(move |c| (c, r.ttl_ns))),
-            _ => None,
-        })
-        .flatten()
-        .collect();
+    let registry_ttl_ns = s.registry_ttls_ns();
     let servers = BTreeMap::new();
     let run = RunRecord {
         obs: log,
@@ -134,32 +117,6 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
     }
     violations.sort_by(|a, b| (a.at_ns, a.invariant).cmp(&(b.at_ns, b.invariant)));
     (violations, not_judged)
-}
-
-/// Whether these violations are what the scenario allows (the simulator's
-/// rule: a `violation` scenario's run may be clean, but fire nothing else).
-pub fn allowed(scenario: &Scenario, violations: &[Violation]) -> bool {
-    match &scenario.expect.verdict {
-        Verdict::Safe => violations.is_empty(),
-        Verdict::Violation { ids } => violations.iter().all(|v| ids.iter().any(|id| id == v.invariant)),
-    }
-}
-
-pub fn expected_violations(scenario: &Scenario) -> Vec<String> {
-    match &scenario.expect.verdict {
-        Verdict::Safe => Vec::new(),
-        Verdict::Violation { ids } => ids.clone(),
-    }
-}
-
-pub fn to_json(v: &Violation) -> ViolationJson {
-    ViolationJson {
-        invariant: v.invariant.to_string(),
-        at: v.at(),
-        at_ns: v.at_ns,
-        detail: v.detail.clone(),
-        assumptions_held: v.assumptions_held,
-    }
 }
 
 /// The text `leasesim run` prints for a run, for a real one.

@@ -64,6 +64,19 @@ impl PartialEq for Scenario {
 }
 
 impl Scenario {
+    /// Each registry client's lease TTL, by client id: the liveness
+    /// checker's bound on how long a registration may stay gone.
+    pub fn registry_ttls_ns(&self) -> BTreeMap<ClientId, u64> {
+        self.workloads
+            .iter()
+            .filter_map(|w| match &w.kind {
+                WorkloadKind::Registry(r) => Some(w.client_ids().map(move |c| (c, r.ttl_ns))),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
     /// Number of clients over all workloads (`c1`..=`cN`).
     pub fn client_count(&self) -> u64 {
         self.workloads.iter().map(|w| w.clients).sum()
@@ -507,4 +520,45 @@ pub enum Verdict {
     /// Some seed must fire one of these invariant ids (distinct, known, at
     /// least one); no other invariant may fire.
     Violation { ids: Vec<String> },
+}
+
+impl Verdict {
+    /// The invariant ids some seed is expected to fire (none if safe).
+    pub fn expected_ids(&self) -> Vec<String> {
+        match self {
+            Verdict::Safe => Vec::new(),
+            Verdict::Violation { ids } => ids.clone(),
+        }
+    }
+
+    /// Whether a run that fired `fired` (invariant ids, repeats allowed)
+    /// is what this verdict allows: nothing for a safe scenario; for a
+    /// violation scenario nothing but its ids (a clean run is allowed, as
+    /// only some seed must fire).
+    pub fn allows<'a>(&self, mut fired: impl Iterator<Item = &'a str>) -> bool {
+        match self {
+            Verdict::Safe => fired.next().is_none(),
+            Verdict::Violation { ids } => fired.all(|id| ids.iter().any(|allowed| allowed == id)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Verdict;
+
+    /// The simulator and the real runner both grade a run by this; a
+    /// verdict that allowed everything would pass every planted bug.
+    #[test]
+    fn a_verdict_allows_only_what_it_names() {
+        let safe = Verdict::Safe;
+        assert!(safe.allows([].into_iter()));
+        assert!(!safe.allows(["liveness"].into_iter()));
+        let violation = Verdict::Violation { ids: vec!["fencing-order".into(), "lease-early-expiry".into()] };
+        assert!(violation.allows([].into_iter()), "a clean seed of a violation scenario is allowed");
+        assert!(violation.allows(["fencing-order", "fencing-order", "lease-early-expiry"].into_iter()));
+        assert!(!violation.allows(["fencing-order", "liveness"].into_iter()));
+        assert_eq!(violation.expected_ids(), ["fencing-order", "lease-early-expiry"]);
+        assert!(safe.expected_ids().is_empty());
+    }
 }

@@ -74,6 +74,30 @@ impl Violation {
     }
 }
 
+/// A violation as a run's JSON line, its report and its JUnit case carry it,
+/// alike for a simulated run and a real one: the time as text beside the
+/// nanoseconds, and the id owned (read back from files, it is not static).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ViolationJson {
+    pub invariant: String,
+    pub at: String,
+    pub at_ns: u64,
+    pub detail: String,
+    pub assumptions_held: bool,
+}
+
+impl From<&Violation> for ViolationJson {
+    fn from(v: &Violation) -> Self {
+        ViolationJson {
+            invariant: v.invariant.to_string(),
+            at: v.at(),
+            at_ns: v.at_ns,
+            detail: v.detail.clone(),
+            assumptions_held: v.assumptions_held,
+        }
+    }
+}
+
 impl RunRecord<'_> {
     /// Whether every clock stayed within the stated assumptions up to
     /// `true_ns`: rate error within `drift_bound`; under `leader-stamped-wall`

@@ -266,15 +266,7 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
     // Judged by the settings the run had: chaos may have drawn the engine's
     // knobs (timeouts, strategy) for this seed.
     let explicit = simulated.explicit.clone();
-    let registry_ttl_ns: BTreeMap<u64, u64> = explicit
-        .workloads
-        .iter()
-        .filter_map(|w| match &w.kind {
-            WorkloadKind::Registry(r) => Some(w.client_ids().map(move |c| (c, r.ttl_ns))),
-            _ => None,
-        })
-        .flatten()
-        .collect();
+    let registry_ttl_ns = explicit.registry_ttls_ns();
     let lock_wait_bound_ns = explicit
         .workloads
         .iter()

@@ -9,19 +9,11 @@ use serde::Serialize;
 use super::RunOptions;
 use crate::world::Recorder;
 use leasesim_judge::checkers::Violation;
+pub use leasesim_judge::checkers::ViolationJson;
 use leasesim_judge::observe::Obs;
 use leasesim_judge::vocab::Proc;
 use leasesim_judge::vocab::SimClock;
-use leasesim_scenario::{Scenario, Verdict};
-
-#[derive(Clone, Debug, Serialize)]
-pub struct ViolationJson {
-    pub invariant: String,
-    pub at: String,
-    pub at_ns: u64,
-    pub detail: String,
-    pub assumptions_held: bool,
-}
+use leasesim_scenario::Scenario;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RunOutcome {
@@ -77,24 +69,15 @@ impl RunOutcome {
         violations: Vec<Violation>,
         wall_seconds: f64,
     ) -> Self {
-        let violations: Vec<ViolationJson> = violations
-            .into_iter()
-            .map(|v| ViolationJson {
-                invariant: v.invariant.to_string(),
-                at: v.at(),
-                at_ns: v.at_ns,
-                detail: v.detail,
-                assumptions_held: v.assumptions_held,
-            })
-            .collect();
+        let violations: Vec<ViolationJson> = violations.iter().map(ViolationJson::from).collect();
         let observations = recorder.recorded;
         RunOutcome {
             scenario: scenario.name.clone(),
             file: scenario.path.display().to_string(),
             seed,
             verdict: if violations.is_empty() { "ok" } else { "violation" },
-            expected: allowed(scenario, &violations),
-            expected_violations: expected_violations(scenario),
+            expected: scenario.expect.verdict.allows(violations.iter().map(|v| v.invariant.as_str())),
+            expected_violations: scenario.expect.verdict.expected_ids(),
             violations,
             trace_digest: format!("{:016x}", recorder.digest()),
             sim_seconds: end_ns as f64 / 1e9,
@@ -126,7 +109,7 @@ impl RunOutcome {
             seed,
             verdict: "violation",
             expected: false,
-            expected_violations: expected_violations(scenario),
+            expected_violations: scenario.expect.verdict.expected_ids(),
             violations,
             trace_digest: String::new(),
             sim_seconds: 0.0,
@@ -153,21 +136,6 @@ impl RunOutcome {
             }
         }
         ids
-    }
-}
-
-fn expected_violations(scenario: &Scenario) -> Vec<String> {
-    match &scenario.expect.verdict {
-        Verdict::Safe => Vec::new(),
-        Verdict::Violation { ids } => ids.clone(),
-    }
-}
-
-/// Whether these violations are allowed by the scenario's expectation.
-fn allowed(scenario: &Scenario, violations: &[ViolationJson]) -> bool {
-    match &scenario.expect.verdict {
-        Verdict::Safe => violations.is_empty(),
-        Verdict::Violation { ids } => violations.iter().all(|v| ids.contains(&v.invariant)),
     }
 }
 
