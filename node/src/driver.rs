@@ -21,6 +21,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::digests::Digests;
 use crate::faults::clock::ClockSource;
+use crate::faults::event_log::{monotonic_ns, EventLog, Logged};
+use crate::faults::failpoint::{self, Failpoints};
 use crate::frame::PeerFrame;
 use crate::storage::Storage;
 use crate::transport::Links;
@@ -161,6 +163,17 @@ pub struct Driver {
     digests: Digests,
     /// Applied changes out to the watch streams.
     watch_hub: crate::watch_hub::WatchHub,
+    /// `--unsafe-test-event-log`: this member's events for a test runner.
+    event_log: Option<EventLog>,
+    /// Crash points a test runner armed (never armed without the control
+    /// endpoint).
+    failpoints: Arc<Failpoints>,
+    /// CLOCK_MONOTONIC when the current batch began (the event log's
+    /// stamping error is measured from it).
+    batch_start_ns: u64,
+    /// An after-send failpoint fired: the member dies once the frame has
+    /// left (the peer it went to, if a peer).
+    dying: Option<(&'static str, Option<NodeId>)>,
 }
 
 impl Driver {
@@ -184,7 +197,19 @@ impl Driver {
             ack_before_fsync: false,
             digests,
             watch_hub,
+            event_log: None,
+            failpoints: Arc::default(),
+            batch_start_ns: 0,
+            dying: None,
         }
+    }
+
+    /// A test runner's hooks: the event log (`--unsafe-test-event-log`)
+    /// and the failpoints its control endpoint arms.
+    pub fn with_test_hooks(mut self, event_log: Option<EventLog>, failpoints: Arc<Failpoints>) -> Self {
+        self.event_log = event_log;
+        self.failpoints = failpoints;
+        self
     }
 
     /// How often watches asking for progress notifications get one
@@ -203,7 +228,8 @@ impl Driver {
     /// Runs until every input sender is gone. A disk error stops the
     /// process: a server that cannot persist must not go on answering.
     pub async fn run(mut self, mut inputs: mpsc::UnboundedReceiver<Input>) {
-        self.flush();
+        self.batch_start_ns = monotonic_ns();
+        self.flush_or_die().await;
         // A skew changed by a test moves the instant the next deadline is
         // due: wake and work it out again.
         let mut skew_changes = self.clocks.subscribe();
@@ -218,6 +244,7 @@ impl Driver {
                 _ = tokio::time::sleep_until(deadline.into()) => Step::Timer,
                 _ = skew_changes.changed() => Step::SkewChanged,
             };
+            self.batch_start_ns = monotonic_ns();
             match first {
                 Step::SkewChanged => continue,
                 Step::Input(input) => {
@@ -229,12 +256,46 @@ impl Driver {
                         }
                     }
                 }
-                Step::Timer => self.server.tick(self.clocks.now()),
+                Step::Timer => {
+                    self.reach("timer");
+                    self.server.tick(self.clocks.now());
+                }
             }
             // Deadlines that passed while the batch was handled.
             self.server.tick(self.clocks.now());
-            self.flush();
+            self.flush_or_die().await;
         }
+    }
+
+    /// Flushes; if an after-send failpoint fired, waits for the frame to
+    /// leave and dies.
+    async fn flush_or_die(&mut self) {
+        self.flush();
+        if let Some((point, peer)) = self.dying.take() {
+            // The frame is handed to the link's writer, which runs on this
+            // thread's runtime: let it write (cut links drop it, as a cut
+            // wire does), then give it a moment to flush to the socket.
+            let give_up = Instant::now() + Duration::from_millis(500);
+            while peer.is_some_and(|p| self.links.queued(p) > 0) && Instant::now() < give_up {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            self.crash_now(point);
+        }
+    }
+
+    /// SIGKILLs this member at a failpoint if `point` is armed.
+    fn reach(&mut self, point: &'static str) {
+        if self.failpoints.reached(point) {
+            self.crash_now(point);
+        }
+    }
+
+    fn crash_now(&mut self, point: &'static str) -> ! {
+        if let Some(log) = &mut self.event_log {
+            log.write(self.batch_start_ns, &[Logged::Crashed]);
+        }
+        failpoint::die(point)
     }
 
     fn handle(&mut self, input: Input) {
@@ -316,28 +377,87 @@ impl Driver {
     fn flush(&mut self) {
         let ServerOutput { persist, messages, replies, events, changes } = self.server.take_output();
         self.record_digests(&events);
+        if let Some(log) = &mut self.event_log {
+            log.write(self.batch_start_ns, &events.iter().map(Logged::Server).collect::<Vec<_>>());
+        }
         let whole = !events.iter().any(|e| matches!(e, ServerEvent::SnapshotInstalled { .. }));
         self.watch_hub.publish(changes, self.server.state_machine().kv().revision(), whole);
-        let wrote = !persist.is_empty();
+        self.persist(persist);
+        self.log_votes(&messages);
+        for (to, msg) in messages {
+            let point = failpoint_of(&msg);
+            self.links.send(to, PeerFrame::Raft(msg));
+            if point.is_some_and(|p| self.failpoints.reached(p)) {
+                self.dying = point.map(|p| (p, Some(to)));
+                return;
+            }
+        }
+        for resp in replies {
+            self.answer(resp);
+            if self.failpoints.reached("after-send:client-reply") {
+                self.dying = Some(("after-send:client-reply", None));
+                return;
+            }
+        }
+        let now = Instant::now();
+        self.pending.retain(|_, p| now.duration_since(p.since) < WAITER_TTL);
+        self.publish();
+    }
+
+    /// Writes and fsyncs the batch's persist operations, stopping at the
+    /// write failpoints (after the write, before its fsync) and after it.
+    fn persist(&mut self, persist: Vec<leasesim_core::raft::PersistOp<leasesim_core::service::Command, StateMachine>>) {
+        use leasesim_core::raft::{Payload, PersistOp};
+        if persist.is_empty() {
+            return;
+        }
+        let snapshot = persist.iter().any(|op| matches!(op, PersistOp::SaveSnapshot(_)));
+        let config = persist
+            .iter()
+            .any(|op| matches!(op, PersistOp::Append(entries) if entries.iter().any(|e| matches!(e.payload, Payload::Config(_)))));
         for op in persist {
             if let Err(e) = self.storage.write(op) {
                 fatal_disk(e);
             }
         }
-        if wrote && !self.ack_before_fsync {
+        if snapshot {
+            self.reach("snapshot-install");
+        }
+        if config {
+            self.reach("membership-change");
+        }
+        self.reach("after-write");
+        if !self.ack_before_fsync {
             if let Err(e) = self.storage.sync() {
                 fatal_disk(e);
             }
         }
+        self.reach("after-sync");
+    }
+
+    /// The votes this batch grants, logged once they are synced and before
+    /// the replies leave (the simulator records them as the reply is
+    /// sent): a granted vote reply, and a candidate's vote for itself when
+    /// its first vote request of the election leaves.
+    fn log_votes(&mut self, messages: &[(NodeId, leasesim_core::server::PeerMessage)]) {
+        use leasesim_core::raft::Message;
+        let Some(log) = &mut self.event_log else { return };
+        let me = self.server.id();
+        let mut votes = Vec::new();
         for (to, msg) in messages {
-            self.links.send(to, PeerFrame::Raft(msg));
+            match msg {
+                Message::VoteResponse { term, pre_vote: false, granted: true } => {
+                    votes.push(Logged::VoteGranted { term: *term, candidate: *to })
+                }
+                Message::RequestVote { term, pre_vote: false, .. }
+                    if !votes.iter().any(|v| matches!(v, Logged::VoteGranted { candidate, .. } if *candidate == me)) =>
+                {
+                    votes.push(Logged::VoteGranted { term: *term, candidate: me });
+                }
+                _ => {}
+            }
         }
-        for resp in replies {
-            self.answer(resp);
-        }
-        let now = Instant::now();
-        self.pending.retain(|_, p| now.duration_since(p.since) < WAITER_TTL);
-        self.publish();
+        log.write(self.batch_start_ns, &votes);
     }
 
     /// Keeps the digest of every applied index for HashKV and the
@@ -401,6 +521,21 @@ impl Driver {
             changed
         });
     }
+}
+
+/// The failpoint a message passes as it leaves (pre-votes pass none:
+/// nothing about them is persisted).
+fn failpoint_of(msg: &leasesim_core::server::PeerMessage) -> Option<&'static str> {
+    use leasesim_core::raft::Message;
+    Some(match msg {
+        Message::RequestVote { pre_vote: false, .. } => "after-send:vote-request",
+        Message::VoteResponse { pre_vote: false, .. } => "after-send:vote-reply",
+        Message::AppendEntries { .. } => "after-send:append",
+        Message::AppendResponse { .. } => "after-send:append-reply",
+        Message::InstallSnapshot { .. } => "after-send:snapshot",
+        Message::InstallSnapshotResponse { .. } => "after-send:snapshot-reply",
+        _ => return None,
+    })
 }
 
 fn fatal_disk(e: std::io::Error) -> ! {

@@ -172,7 +172,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let routes = args.test.unsafe_test_peer_routes.iter().map(|(name, addr)| (member_id(name), *addr)).collect();
     let links = Links::new(start.id, hello.clone(), directory.clone()).with_tls(tls.peer.clone()).with_routes(routes);
     let digests = crate::digests::Digests::default();
-    let (input_tx, front) = start_driver(&args, server, storage, &links, &clocks, &digests)?;
+    let failpoints = Arc::new(crate::faults::failpoint::Failpoints::default());
+    let (input_tx, front) = start_driver(&args, server, storage, &links, &clocks, &digests, &failpoints)?;
     let desk = JoinDesk { front: front.clone(), directory: directory.clone(), cluster_id: start.cluster_id };
     let (peer_tx, peer_rx) = mpsc::unbounded_channel();
     tokio::spawn(serve_peers(sockets.peer, directory.clone(), peer_tx, desk, tls.peer));
@@ -199,7 +200,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         corruption: Arc::default(),
     };
     tracing::info!(name = %args.name, id = start.id, peer = %args.listen_peer_urls, client = %sockets.client_addr, "leasesim-node started");
-    let api = start_apis(&args, handle, clocks, control_listener, sockets.lock, sockets.client, tls.server);
+    let controls = crate::faults::control::Controls { clocks, failpoints };
+    let api = start_apis(&args, handle, controls, control_listener, sockets.lock, sockets.client, tls.server);
     match start.join {
         None => api.await,
         Some((leader, joined)) => finish_join(&args, start.id, leader, joined, api).await,
@@ -318,11 +320,20 @@ fn start_driver(
     links: &Links,
     clocks: &Arc<ClockSource>,
     digests: &crate::digests::Digests,
+    failpoints: &Arc<crate::faults::failpoint::Failpoints>,
 ) -> Result<(mpsc::UnboundedSender<Input>, Front), String> {
     let (input_tx, input_rx) = mpsc::unbounded_channel::<Input>();
     let (status_tx, status_rx) = watch::channel(MemberStatus::default());
     let driver = Driver::new(server, storage, links.clone(), clocks.clone(), status_tx, digests.clone()).with_bugs(&args.bugs);
     let driver = driver.with_watch_progress_interval(args.watch_progress_notify);
+    let event_log = match &args.test.unsafe_test_event_log {
+        Some(path) => {
+            tracing::warn!("--unsafe-test-event-log: writing this member's events to {}", path.display());
+            Some(crate::faults::event_log::EventLog::open(path)?)
+        }
+        None => None,
+    };
+    let driver = driver.with_test_hooks(event_log, failpoints.clone());
     std::thread::Builder::new()
         .name(format!("driver-{}", args.name))
         .spawn(move || {
@@ -357,7 +368,7 @@ async fn pass_peer_frames(
 fn start_apis(
     args: &ServeArgs,
     handle: NodeHandle,
-    clocks: Arc<ClockSource>,
+    controls: crate::faults::control::Controls,
     control_listener: Option<TcpListener>,
     lock_listener: Option<TcpListener>,
     client_listener: TcpListener,
@@ -373,7 +384,7 @@ fn start_apis(
         tokio::spawn(crate::corrupt::run(check, period));
     }
     if let Some(listener) = control_listener {
-        tokio::spawn(crate::faults::control::serve(listener, crate::faults::control::Controls { clocks }));
+        tokio::spawn(crate::faults::control::serve(listener, controls));
     }
     if let Some(listener) = lock_listener {
         tokio::spawn(crate::ws::serve(handle.clone(), listener));

@@ -93,6 +93,12 @@ impl Links {
         let _ = queue.try_send(frame);
     }
 
+    /// How many frames wait in the queue to `to` (0 once its writer took
+    /// them all, or when there is no link).
+    pub fn queued(&self, to: NodeId) -> usize {
+        self.queues.lock().expect("links lock").get(&to).filter(|q| !q.is_closed()).map_or(0, |q| q.max_capacity() - q.capacity())
+    }
+
     /// Opens the link to `to` if there is none (it says hello on connect),
     /// so a member that just joined learns this one's client URL.
     pub fn ensure(&self, to: NodeId) {

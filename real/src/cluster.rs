@@ -5,7 +5,9 @@
 //! (one per directed link, `--unsafe-test-peer-route`), so partitions,
 //! one-way blocks, delays and loss act on real member traffic without root
 //! or firewall rules, and serve the test control endpoint, so the runner
-//! can skew their clocks. etcd members dial the peer URLs they advertise
+//! can skew their clocks and arm failpoints, and append their own Raft and
+//! lock-table events to a file each (`--unsafe-test-event-log`,
+//! `server_events.rs` reads them). etcd members dial the peer URLs they advertise
 //! and read the kernel's clock: they get neither (`refuse.rs` says so).
 
 use std::net::SocketAddr;
@@ -29,6 +31,8 @@ pub struct Member {
     pub client_addr: String,
     /// Its test control endpoint (leasesim-node only).
     pub control: Option<SocketAddr>,
+    /// Where it writes its own events (leasesim-node only).
+    pub events: Option<std::path::PathBuf>,
 }
 
 pub struct Cluster {
@@ -78,8 +82,9 @@ impl Cluster {
                 Target::Etcd => etcd_argv(s, &bins.etcd, dir, name, *p, &initial),
             };
             let control = (target == Target::Node).then(|| SocketAddr::from(([127, 0, 0, 1], p.3)));
+            let events = (target == Target::Node).then(|| dir.join(format!("{name}.events.jsonl")));
             let proc = Proc::spawn(argv, dir.join(format!("{name}.log")))?;
-            members.push(Member { proc, client_addr: format!("127.0.0.1:{}", p.1), control });
+            members.push(Member { proc, client_addr: format!("127.0.0.1:{}", p.1), control, events });
         }
         let store_port = free_port()?;
         let mut store_argv = vec![bins.node.clone(), "store".into(), "--listen-url".into(), format!("http://127.0.0.1:{store_port}")];
@@ -145,6 +150,19 @@ impl Cluster {
         let control = self.members[i].control.ok_or("this target's clocks cannot be skewed")?;
         let body = serde_json::to_string(change).map_err(|e| e.to_string())?;
         let answer = http_post(control, "/clock", &body).await?;
+        if answer.starts_with("HTTP/1.1 200") {
+            Ok(())
+        } else {
+            Err(format!("s{}'s control endpoint refused {body}: {answer}", i + 1))
+        }
+    }
+
+    /// Arms failpoint `point` in member `i` (`None`: disarms it): it
+    /// SIGKILLs itself when it next reaches that point.
+    pub async fn arm_failpoint(&self, i: usize, point: Option<&str>) -> Result<(), String> {
+        let control = self.members[i].control.ok_or("this target has no failpoints")?;
+        let body = serde_json::json!({ "point": point }).to_string();
+        let answer = http_post(control, "/failpoint", &body).await?;
         if answer.starts_with("HTTP/1.1 200") {
             Ok(())
         } else {
@@ -229,6 +247,12 @@ fn node_argv(
     argv.extend(["--listen-client-urls".into(), format!("http://127.0.0.1:{}", p.1)]);
     argv.extend(["--listen-lock-urls".into(), format!("http://127.0.0.1:{}", p.2)]);
     argv.extend(["--unsafe-test-control-url".into(), format!("http://127.0.0.1:{}", p.3)]);
+    argv.extend(["--unsafe-test-event-log".into(), arg_path(dir, &format!("{name}.events.jsonl"))]);
+    if crate::crash_points::loses_unsynced(s) {
+        // A crash point between a write and its fsync must lose the write,
+        // as the simulator's disk does; the page cache would keep it.
+        argv.push("--unsafe-test-lose-unsynced".into());
+    }
     argv.extend(["--initial-cluster".into(), initial.into()]);
     argv.extend(["--lease-expiry".into(), expiry_name(s.cluster.lease_expiry).into()]);
     argv.extend(timing_args(s));

@@ -17,12 +17,14 @@
 
 mod clients;
 mod cluster;
+mod crash_points;
 mod gate;
 mod procs;
 mod refuse;
 mod run;
 mod schedule;
 mod selectors;
+mod server_events;
 mod sites;
 mod verdict;
 

@@ -140,11 +140,7 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
     let line = Some(fault.line);
     let etcd = c.target == Target::Etcd;
     if let Some(point) = fault.when {
-        let why = match c.target {
-            Target::Node => format!("`when = \"{point}\"`: leasesim-node has no failpoints yet"),
-            Target::Etcd => format!("`when = \"{point}\"`: Debian's etcd is built without gofail failpoints"),
-        };
-        c.refuse(line, why, "remove `when` (the fault then fires at `at`)");
+        crash_point(c, fault, point);
     }
     let clientish = |s: &Selector| matches!(s, Selector::Client(_) | Selector::RandomClient | Selector::Holder(_) | Selector::Store);
     match &fault.action {
@@ -184,5 +180,26 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
         FaultAction::Add(_) | FaultAction::Remove(_) => {
             c.refuse(line, "membership changes are not played for real yet".into(), "remove the add/remove fault");
         }
+    }
+}
+
+/// A fault waiting for a point: leasesim-node arms crash points as
+/// failpoints (`crash_points.rs`); nothing else can be.
+fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, point: leasesim_scenario::Point) {
+    let line = Some(fault.line);
+    let fix = "remove `when` (the fault then fires at `at`)";
+    if c.target == Target::Etcd {
+        c.refuse(line, format!("`when = \"{point}\"`: Debian's etcd is built without gofail failpoints"), fix);
+    } else if !matches!(fault.action, FaultAction::Crash(_)) {
+        let why = format!("`when = \"{point}\"` on a {}: leasesim-node's failpoints only crash the member", fault.action.name());
+        c.refuse(line, why, fix);
+    } else if point == leasesim_scenario::Point::AfterSend(leasesim_scenario::MessageKind::Request) {
+        let why = format!("`when = \"{point}\"`: a client's point, and the clients are tasks of the runner");
+        c.refuse(line, why, fix);
+    } else {
+        c.notes.push(format!(
+            "line {}: the crash point's selector is resolved when it is armed (at `at`), not when a process reaches {point}",
+            fault.line
+        ));
     }
 }

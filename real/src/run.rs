@@ -135,8 +135,16 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     let (gates, passes): (Vec<Gate>, Vec<Pass>) = (0..s.client_count()).map(|_| gate()).unzip();
     let tasks = spawn_clients(s, &ctx, passes);
     let rng = ChaCha8Rng::seed_from_u64(seed);
-    let player =
-        Player { scenario: s, cluster: &mut cluster, ctx: &ctx, gates: &gates, rng, clocks: server_clocks(s), resolved: Vec::new() };
+    let player = Player {
+        scenario: s,
+        cluster: &mut cluster,
+        ctx: &ctx,
+        gates: &gates,
+        rng,
+        clocks: server_clocks(s),
+        resolved: Vec::new(),
+        armed: Vec::new(),
+    };
     let clocks = player
         .play()
         .await
@@ -150,9 +158,12 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         }
     }
     let real_seconds = started.elapsed().as_secs_f64();
+    let event_logs: Vec<Option<PathBuf>> = cluster.members.iter().map(|m| m.events.clone()).collect();
     drop(cluster);
     let ctx = Arc::try_unwrap(ctx).map_err(|_| bad("a client task outlived the run"))?;
+    let origin_ns = ctx.seen.origin_ns();
     let log = ctx.seen.into_log();
+    let log = with_server_events(log, &event_logs, origin_ns).map_err(|e| bad(format!("a member's event log: {e}")))?;
     if let Some(path) = &args.trace {
         write_trace(path, &log).map_err(|e| bad(format!("--trace {}: {e}", path.display())))?;
     }
@@ -165,6 +176,18 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     Ok(if outcome.expected { 0 } else { 1 })
 }
 
+/// The run's log with the members' own events merged in (leasesim-node
+/// members write them; etcd members write none).
+fn with_server_events(log: ObsLog, files: &[Option<PathBuf>], origin_ns: u64) -> Result<ObsLog, String> {
+    let mut events = crate::server_events::ServerEvents::default();
+    for (i, file) in files.iter().enumerate() {
+        if let Some(file) = file {
+            events.read(file, i as u64 + 1, origin_ns)?;
+        }
+    }
+    Ok(events.merge_into(log))
+}
+
 /// The judge's verdict on the run's log, as its outcome.
 fn judge(
     args: &RunArgs,
@@ -175,7 +198,7 @@ fn judge(
     real_seconds: f64,
     notes: Vec<String>,
 ) -> Outcome {
-    let judging = Judging { scenario: s, target: args.target.name(), clocks };
+    let judging = Judging { scenario: s, target: args.target, clocks };
     let (violations, not_judged) = verdict::judge(log, &judging);
     Outcome {
         scenario: s.name.clone(),

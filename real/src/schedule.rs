@@ -27,7 +27,7 @@ use crate::gate::Gate;
 use crate::selectors::{resolve, Who};
 
 /// What undoes a fault that was played.
-enum Undo {
+pub(crate) enum Undo {
     Restart(usize),
     Resume(Who),
     /// Put these directed links back to the base fault.
@@ -44,6 +44,8 @@ pub struct Player<'a> {
     pub clocks: BTreeMap<JudgeProc, SimClock>,
     /// Whom the current fault's selectors named (`leader=s2`).
     pub resolved: Vec<String>,
+    /// Crash points armed and not yet reached (`crash_points.rs`).
+    pub armed: Vec<crate::crash_points::Armed>,
 }
 
 impl Player<'_> {
@@ -59,21 +61,26 @@ impl Player<'_> {
         loop {
             let next_undo = undos.keys().next().copied();
             let next_fault_ns = next.peek().map(|(_, f)| f.at_ns);
-            let due_ns = match (next_undo, next_fault_ns) {
-                (Some((undo_ns, _)), Some(fault_ns)) => undo_ns.min(fault_ns),
-                (Some((undo_ns, _)), None) => undo_ns,
-                (None, Some(fault_ns)) => fault_ns,
-                (None, None) => break,
+            // While a crash point is armed, look every POLL_NS whether its
+            // member died there.
+            let poll_ns = (!self.armed.is_empty()).then(|| self.ctx.seen.now_ns() + crate::crash_points::POLL_NS);
+            let Some(due_ns) = [next_undo.map(|(undo_ns, _)| undo_ns), next_fault_ns, poll_ns].into_iter().flatten().min() else {
+                break;
             };
             if due_ns >= self.scenario.duration_ns {
                 break;
             }
             self.sleep_until(due_ns).await;
+            self.watch_armed(&mut undos);
             if let Some(key) = next_undo.filter(|(undo_ns, _)| *undo_ns == due_ns) {
                 let undo = undos.remove(&key).expect("just seen");
                 self.undo(undo)?;
+            } else if next_fault_ns != Some(due_ns) {
+                continue;
             } else if let Some((order, fault)) = next.next() {
-                if let Some(undo) = self.fire(fault).await? {
+                if let Some(point) = fault.when {
+                    self.arm(order, fault, point).await?;
+                } else if let Some(undo) = self.fire(fault).await? {
                     // Without `for`, it lasts until the settle phase heals it.
                     let until_ns = fault.for_ns.map_or(u64::MAX, |for_ns| fault.at_ns + for_ns);
                     undos.insert((until_ns, order), undo);
@@ -81,6 +88,8 @@ impl Player<'_> {
             }
         }
         self.sleep_until(self.scenario.duration_ns).await;
+        self.watch_armed(&mut undos);
+        self.disarm_unreached().await;
         self.heal(undos.into_values().collect())?;
         Ok(self.clocks)
     }
@@ -92,11 +101,11 @@ impl Player<'_> {
         }
     }
 
-    fn note(&self, proc: JudgeProc, event: Event) {
+    pub(crate) fn note(&self, proc: JudgeProc, event: Event) {
         self.ctx.seen.record_as(proc, event);
     }
 
-    async fn who(&mut self, selector: &Selector, fault: &ScheduledFault) -> Option<Who> {
+    pub(crate) async fn who(&mut self, selector: &Selector, fault: &ScheduledFault) -> Option<Who> {
         match resolve(selector, self.cluster, self.ctx, self.scenario.client_count(), &mut self.rng).await {
             Ok(who) => {
                 self.resolved.push(if selector.to_string() == who.to_string() { who.to_string() } else { format!("{selector}={who}") });

@@ -11,6 +11,10 @@
 //!   per clock, `rate` (continuous from now), `offset_ms` (the total step
 //!   from the real clock) or `step_ms` (a step from now); the monotonic
 //!   clock only steps forward. All or nothing.
+//! - `GET /failpoint`: the armed failpoint (`{"point": null}` when none).
+//! - `POST /failpoint` with `{"point": "after-send:vote-reply"}` (or
+//!   `null` to disarm): the member SIGKILLs itself when it next reaches
+//!   that point (faults/failpoint.rs lists them).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,11 +28,20 @@ use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
 use super::clock::{ClockChange, ClockSource};
+use super::failpoint::Failpoints;
 
 /// What the endpoint controls.
 #[derive(Clone)]
 pub struct Controls {
     pub clocks: Arc<ClockSource>,
+    pub failpoints: Arc<Failpoints>,
+}
+
+/// `POST /failpoint`'s body.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Arm {
+    point: Option<String>,
 }
 
 type Answer = (StatusCode, Json<Value>);
@@ -46,7 +59,10 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
 }
 
 pub fn router(controls: Controls) -> Router {
-    Router::new().route("/clock", get(get_clock).post(post_clock)).with_state(controls)
+    Router::new()
+        .route("/clock", get(get_clock).post(post_clock))
+        .route("/failpoint", get(get_failpoint).post(post_failpoint))
+        .with_state(controls)
 }
 
 /// Serves until the process stops.
@@ -77,5 +93,20 @@ async fn post_clock(State(controls): State<Controls>, body: Bytes) -> Answer {
     match controls.clocks.apply(&change) {
         Ok(report) => (StatusCode::OK, Json(json!(report))),
         Err(e) => refused(format!("POST /clock: {e}")),
+    }
+}
+
+async fn get_failpoint(State(controls): State<Controls>) -> Answer {
+    (StatusCode::OK, Json(json!({ "point": controls.failpoints.armed() })))
+}
+
+async fn post_failpoint(State(controls): State<Controls>, body: Bytes) -> Answer {
+    let arm: Arm = match parse("POST /failpoint", &body) {
+        Ok(arm) => arm,
+        Err(answer) => return answer,
+    };
+    match controls.failpoints.arm(arm.point.as_deref()) {
+        Ok(()) => (StatusCode::OK, Json(json!({ "point": controls.failpoints.armed() }))),
+        Err(e) => refused(format!("POST /failpoint: {e}")),
     }
 }

@@ -1,14 +1,18 @@
 //! Fault injection for real processes: what a runner playing a scenario on
 //! a real cluster needs and the operating system does not offer per
 //! process. `clock`: a member's skewable clock source; `control`: the
-//! test-only HTTP endpoint that changes it at run time; `proxy`: one
-//! directed link's cut, delay and loss; `mesh`: a proxy on every link of a
-//! cluster. Nothing here is on
+//! test-only HTTP endpoint that changes it and arms failpoints at run
+//! time; `failpoint`: crash points inside the driver's step; `event_log`:
+//! the member's own Raft and lock-table events for the runner's judge;
+//! `proxy`: one directed link's cut, delay and loss; `mesh`: a proxy on
+//! every link of a cluster. Nothing here is on
 //! unless a member is started with an `--unsafe-test-*` flag, or a runner
 //! builds it for itself.
 
 pub mod clock;
 pub mod control;
+pub mod event_log;
+pub mod failpoint;
 pub mod mesh;
 pub mod proxy;
 
@@ -29,6 +33,11 @@ pub struct TestArgs {
     /// to it (faults/mesh.rs). For tests only.
     #[arg(long = "unsafe-test-peer-route", value_name = "NAME=URL", value_parser = parse_route)]
     pub unsafe_test_peer_routes: Vec<(String, SocketAddr)>,
+    /// Append this member's own Raft and lock-table events to FILE as JSON
+    /// lines stamped with CLOCK_MONOTONIC (faults/event_log.rs), for a
+    /// test runner's judge. For tests only.
+    #[arg(long, value_name = "FILE")]
+    pub unsafe_test_event_log: Option<std::path::PathBuf>,
 }
 
 fn parse_route(s: &str) -> Result<(String, SocketAddr), String> {

@@ -35,15 +35,7 @@ use leasesim_judge::vocab::{Proc, SimClock};
 /// its task wakes with it, and the scheduler's delay is not measured.
 pub const MIN_STAMP_ERROR_NS: u64 = 1_000_000;
 
-/// `CLOCK_MONOTONIC` now, in nanoseconds: true time for every process on
-/// this machine.
-pub fn monotonic_ns() -> u64 {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `now` is a valid timespec for the call to write.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-    assert_eq!(rc, 0, "CLOCK_MONOTONIC is always readable on Linux");
-    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
-}
+pub use crate::faults::event_log::monotonic_ns;
 
 /// The observations of one load run, stamped in true time since it began.
 pub struct Recorder {
@@ -59,6 +51,12 @@ impl Default for Recorder {
 }
 
 impl Recorder {
+    /// `CLOCK_MONOTONIC` when the run began: true time 0 (to place the
+    /// members' own event logs on the run's timeline).
+    pub fn origin_ns(&self) -> u64 {
+        self.origin_ns
+    }
+
     /// True time since the run began (stamp a request with it before it leaves).
     pub fn now_ns(&self) -> u64 {
         monotonic_ns().saturating_sub(self.origin_ns)
