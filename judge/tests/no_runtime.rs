@@ -49,7 +49,7 @@ fn linked_packages(crate_name: &str) -> BTreeSet<String> {
 }
 
 /// The crates shared by the simulator and the real processes.
-const SHARED_CRATES: [&str; 2] = ["leasesim-judge", "leasesim-scenario"];
+const SHARED_CRATES: [&str; 3] = ["leasesim-judge", "leasesim-scenario", "leasesim-reports"];
 
 #[test]
 fn the_shared_crates_link_neither_madsim_nor_tokio() {

@@ -27,6 +27,7 @@
 
 pub mod auto_compact;
 pub mod backup;
+pub mod cli;
 pub mod config;
 pub mod corrupt;
 pub mod digests;

@@ -47,7 +47,9 @@ pub struct Cluster {
 
 /// Where the binaries are.
 pub struct Binaries {
-    pub node: String,
+    /// The program and leading arguments that make a leasesim-node process
+    /// (`leasesim-real node`, or a leasesim-node binary).
+    pub node: Vec<String>,
     pub etcd: String,
 }
 
@@ -87,7 +89,8 @@ impl Cluster {
             members.push(Member { proc, client_addr: format!("127.0.0.1:{}", p.1), control, events });
         }
         let store_port = free_port()?;
-        let mut store_argv = vec![bins.node.clone(), "store".into(), "--listen-url".into(), format!("http://127.0.0.1:{store_port}")];
+        let mut store_argv = bins.node.clone();
+        store_argv.extend(["store".into(), "--listen-url".into(), format!("http://127.0.0.1:{store_port}")]);
         store_argv.extend(["--file".into(), arg_path(dir, "data.txt")]);
         if unfenced(s) {
             store_argv.push("--unfenced".into());
@@ -235,14 +238,15 @@ fn unfenced(s: &Scenario) -> bool {
 
 fn node_argv(
     s: &Scenario,
-    bin: &str,
+    node: &[String],
     dir: &Path,
     name: &str,
     p: (u16, u16, u16, u16),
     initial: &str,
     routes: Option<Vec<String>>,
 ) -> Vec<String> {
-    let mut argv: Vec<String> = vec![bin.into(), "--name".into(), name.into(), "--data-dir".into(), arg_path(dir, name)];
+    let mut argv: Vec<String> = node.to_vec();
+    argv.extend(["--name".into(), name.into(), "--data-dir".into(), arg_path(dir, name)]);
     argv.extend(["--listen-peer-urls".into(), format!("http://127.0.0.1:{}", p.0)]);
     argv.extend(["--listen-client-urls".into(), format!("http://127.0.0.1:{}", p.1)]);
     argv.extend(["--listen-lock-urls".into(), format!("http://127.0.0.1:{}", p.2)]);

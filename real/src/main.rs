@@ -10,6 +10,11 @@
 //! link its test tooling; it reuses the load tool's clients and recorder
 //! (`leasesim_node::tools::load`), and no member depends on it.
 //!
+//! Its members are this very binary: `leasesim-real node ARGS…` is
+//! `leasesim-node ARGS…` (the node's command line is a library function),
+//! so one build gives the runner and its members, and `--node-bin` picks
+//! another leasesim-node binary.
+//!
 //! Exit codes match `leasesim run`: 0 when the verdict is the one the
 //! scenario expects, 1 when it is not, 2 for bad input (a file, a flag, a
 //! fault or workload the target cannot play) or a cluster that would not
@@ -21,6 +26,7 @@ mod crash_points;
 mod gate;
 mod procs;
 mod refuse;
+mod report;
 mod run;
 mod schedule;
 mod selectors;
@@ -43,12 +49,19 @@ struct Cli {
 enum Cmd {
     /// Play one scenario for real and judge it.
     Run(RunArgs),
+    /// Run leasesim-node with ARGS (`leasesim-real node --help`): how the
+    /// runner starts its members and data store from its own binary.
+    #[command(name = NODE_COMMAND, disable_help_flag = true)]
+    Node {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 /// What the members are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Target {
-    /// leasesim-node (found next to this binary, or --node-bin).
+    /// leasesim-node (this binary as `leasesim-real node`, or --node-bin).
     Node,
     /// /usr/bin/etcd (3.4), or --etcd-bin.
     Etcd,
@@ -77,7 +90,8 @@ pub struct RunArgs {
     /// Print the outcome as one JSON line (the shape of `leasesim run --json`).
     #[arg(long)]
     pub json: bool,
-    /// The leasesim-node binary (default: next to this one).
+    /// A leasesim-node binary for the members and the data store (default:
+    /// this binary, which runs leasesim-node as `leasesim-real node ARGS…`).
     #[arg(long)]
     pub node_bin: Option<PathBuf>,
     /// The etcd binary.
@@ -91,15 +105,28 @@ pub struct RunArgs {
     /// format of `leasesim run --trace`).
     #[arg(long)]
     pub trace: Option<PathBuf>,
+    /// Write the run's timeline (self-contained HTML, as `leasesim run
+    /// --report`) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
     /// Keep the members' data directories and logs here (default: a
     /// temporary directory, removed at the end).
     #[arg(long)]
     pub keep_dir: Option<PathBuf>,
 }
 
+/// The subcommand that makes this binary a leasesim-node process.
+pub const NODE_COMMAND: &str = "node";
+
 fn main() {
     let cli = Cli::parse();
-    let Cmd::Run(args) = cli.cmd;
+    let args = match cli.cmd {
+        Cmd::Run(args) => args,
+        Cmd::Node { args } => {
+            leasesim_node::cli::main_with(std::iter::once("leasesim-node".into()).chain(args));
+            return;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {

@@ -77,24 +77,19 @@ fn prepare(args: &RunArgs) -> Result<(Scenario, Vec<String>, Binaries), BadInput
     if sites.network.is_none() {
         notes.push("network: loopback's own latency (the file sets no [network])".into());
     }
+    // The data store is leasesim-node's, whatever the members are.
     let node = match &args.node_bin {
-        Some(path) => path.clone(),
+        Some(path) if path.is_file() => vec![path.to_string_lossy().into_owned()],
+        Some(path) => return Err(bad(format!("--node-bin {}: no such file", path.display()))),
         None => {
             let exe = std::env::current_exe().map_err(|e| bad(format!("cannot find this binary: {e}")))?;
-            exe.with_file_name("leasesim-node")
+            vec![exe.to_string_lossy().into_owned(), crate::NODE_COMMAND.to_string()]
         }
     };
-    // The data store is leasesim-node's, whatever the members are.
-    if !node.is_file() {
-        return Err(bad(format!(
-            "{}: no leasesim-node binary (build it with `cargo build --release -p leasesim-node`, or pass --node-bin)",
-            node.display()
-        )));
-    }
     if args.target == Target::Etcd && !args.etcd_bin.is_file() {
         return Err(bad(format!("{}: no etcd binary (Debian: apt-get install etcd-server; or pass --etcd-bin)", args.etcd_bin.display())));
     }
-    let bins = Binaries { node: node.to_string_lossy().into_owned(), etcd: args.etcd_bin.to_string_lossy().into_owned() };
+    let bins = Binaries { node, etcd: args.etcd_bin.to_string_lossy().into_owned() };
     Ok((s, notes, bins))
 }
 
@@ -167,11 +162,15 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     if let Some(path) = &args.trace {
         write_trace(path, &log).map_err(|e| bad(format!("--trace {}: {e}", path.display())))?;
     }
-    let outcome = judge(args, s, seed, &log, clocks, real_seconds, notes);
+    let outcome = judge(args, s, seed, &log, clocks.clone(), real_seconds, notes);
     if args.json {
         println!("{}", serde_json::to_string(&outcome).expect("outcomes serialize"));
     } else {
         verdict::print(&outcome);
+    }
+    if let Some(dir) = &args.report {
+        let path = crate::report::write(dir, args, s, &log, &clocks, &outcome).map_err(bad)?;
+        eprintln!("report: {}", path.display());
     }
     Ok(if outcome.expected { 0 } else { 1 })
 }

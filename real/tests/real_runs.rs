@@ -5,9 +5,8 @@
 //! from the members' own events), a crash point played as a failpoint,
 //! and bad input refused with its reason before anything starts.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::Once;
 
 use serde_json::Value;
 
@@ -19,27 +18,10 @@ fn bundled(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(name).to_string_lossy().into_owned()
 }
 
-/// The runner finds leasesim-node next to itself: build it once (cargo
-/// test builds only this crate's binary).
-fn node_bin() -> PathBuf {
-    static BUILD: Once = Once::new();
-    BUILD.call_once(|| {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "leasesim-node", "--bin", "leasesim-node"])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building leasesim-node failed");
-    });
-    let bin = Path::new(env!("CARGO_BIN_EXE_leasesim-real")).with_file_name("leasesim-node");
-    assert!(bin.is_file(), "{} was not built", bin.display());
-    bin
-}
-
+/// The runner, whose members and data store are its own binary run as
+/// `leasesim-real node` (so these tests need no other build).
 fn real(args: &[&str]) -> Output {
-    let node = node_bin();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_leasesim-real"));
-    command.args(args).arg("--node-bin").arg(node);
-    command.output().expect("leasesim-real runs")
+    Command::new(env!("CARGO_BIN_EXE_leasesim-real")).args(args).output().expect("leasesim-real runs")
 }
 
 fn json(out: &Output) -> Value {
@@ -73,13 +55,24 @@ fn not_judged(v: &Value) -> Vec<&str> {
 }
 
 #[test]
-fn an_unfenced_holder_paused_past_its_lease_is_found_for_real() {
-    let out = real(&["run", &data("holder-pause-unfenced-short.toml")]);
+fn an_unfenced_holder_paused_past_its_lease_is_found_for_real_and_drawn() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let report_dir = dir.path().to_string_lossy().into_owned();
+    let out = real(&["run", &data("holder-pause-unfenced-short.toml"), "--report", &report_dir]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     // The scenario expects fencing-order: finding it is the expected verdict.
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains(": violation —") && stdout.contains("fencing-order at"), "{stdout}");
     assert!(stdout.contains("pause holder:orders=c"), "the holder was paused: {stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let page_path = dir.path().join("real-holder-pause-unfenced-real-node-seed0.html");
+    assert!(stderr.contains(&format!("report: {}", page_path.display())), "{stderr}");
+    let page = std::fs::read_to_string(&page_path).expect("the timeline was written");
+    // The timeline shows the run's violation, its fault and what it did.
+    assert!(page.contains("<h2>Violations (") && page.contains("<b>fencing-order</b>"), "the violation is listed");
+    assert!(page.contains("(its clock kept running)"), "the paused holder's lane shows the pause");
+    assert!(page.contains("played for real on node members"), "the header says it was a real run");
+    assert!(page.contains("leasesim-real run ") && page.contains("--seed 0"), "the page gives the command that plays it again");
 }
 
 #[test]
@@ -145,6 +138,8 @@ fn refused(args: &[&str]) -> String {
 
 #[test]
 fn bad_input_is_refused_with_its_reason() {
+    let node = refused(&["run", &data("short-mixed.toml"), "--node-bin", "/no/such/leasesim-node"]);
+    assert!(node.contains("--node-bin /no/such/leasesim-node: no such file"), "{node}");
     let missing = refused(&["run", "no-such-file.toml"]);
     assert!(missing.contains("no-such-file.toml"), "{missing}");
     let target = refused(&["run", &data("etcd-short.toml"), "--target", "zookeeper"]);

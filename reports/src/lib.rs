@@ -5,11 +5,13 @@
 //!
 //! Everything here is a pure function from plain data ([`model::RunView`],
 //! [`results::RunResult`]) to a string, so the crate builds and is tested
-//! without the simulator; the `leasesim` binary fills the data and writes
-//! the files.
+//! without the simulator. [`observed`] builds a run's view from the judge's
+//! observations, for the simulator's runs and for real ones alike; the
+//! `leasesim` and `leasesim-real` binaries write the files.
 
 pub mod escape;
 pub mod model;
+pub mod observed;
 pub mod results;
 pub mod run_page;
 pub mod study_plots;

@@ -24,6 +24,11 @@ pub struct RunView {
     pub sim_seconds: f64,
     pub wall_seconds: f64,
     pub events: u64,
+    /// A real run's facts line (target, real time, stamping error), shown
+    /// instead of the simulated time, events and digest; `None` for a
+    /// simulated run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_facts: Option<String>,
     /// Where the timeline ends (true time).
     pub end_ns: u64,
     /// Where the fault phase ends and every fault is healed.

@@ -65,6 +65,10 @@ fn header(out: &mut String, view: &RunView) {
         xml(&view.verdict)
     );
     let _ = write!(out, "<p class=\"replay\">replay: <code id=\"replay\">{}</code>", xml(&view.replay));
+    if let Some(facts) = &view.real_facts {
+        let _ = write!(out, " <span class=\"facts\">· <code>{}</code> · {}</span></p></header>", xml(&view.file), xml(facts));
+        return;
+    }
     let _ = write!(
         out,
         " <span class=\"facts\">· <code>{}</code> · {:.1}s simulated in {:.3}s wall ({:.0}×) · {} events · {} trace lines · digest {} · \

@@ -38,6 +38,7 @@ pub fn small_run() -> RunView {
         sim_seconds: 12.0,
         wall_seconds: 0.05,
         events: 1234,
+        real_facts: None,
         end_ns,
         settle_at_ns: 10 * S,
         drift_bound: 0.01,
