@@ -50,12 +50,12 @@ fn view(args: &RunArgs, s: &Scenario, obs: &[Obs], played: &BTreeMap<Proc, SimCl
     }
     let end_ns = observed::end_of(obs, s.duration_ns + s.settle_ns);
     let not_judged: Vec<&str> = o.not_judged.iter().map(|n| n.invariant).collect();
-    let mut notes = vec![format!(
-        "A real run: server lanes show crashes and pauses but not Raft roles, and the lock tracks no cluster holds, because {} members \
-         do not report their own events. Not judged: {}.",
-        o.target,
-        not_judged.join(", ")
-    )];
+    let lanes = if members_report_events(o) {
+        "server lanes show the roles and lock holds the members wrote to their event logs, and the crashes and pauses played".to_string()
+    } else {
+        format!("server lanes show crashes and pauses but not Raft roles, and the lock tracks no cluster holds, because {} members do not report their own events", o.target)
+    };
+    let mut notes = vec![format!("A real run: {lanes}. Not judged: {}.", not_judged.join(", "))];
     notes.extend(o.notes.iter().cloned());
     let view = observed::run_view(ObservedRun {
         obs,
@@ -162,4 +162,10 @@ mod tests {
         assert_eq!(smallest_side([2, 1].into_iter(), &named), vec!["s3"]);
         assert_eq!(smallest_side([1, 2].into_iter(), &named), vec!["s1"]);
     }
+}
+
+/// Whether the members wrote their own Raft and lock-table events (leasesim-node
+/// does, under `--unsafe-test-event-log`; etcd does not).
+fn members_report_events(o: &Outcome) -> bool {
+    o.target == crate::Target::Node.name()
 }
