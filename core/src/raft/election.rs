@@ -170,7 +170,8 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     pub(super) fn handle_vote_response(&mut self, from: NodeId, term: Term, pre_vote: bool, granted: bool) {
         let relevant = match (self.role, pre_vote) {
             (Role::PreCandidate, true) => (granted && term == self.term + 1) || (!granted && term == self.term),
-            (Role::Candidate, false) => term == self.term,
+            // The planted bug counts a grant from an earlier term too.
+            (Role::Candidate, false) => term == self.term || (self.config.bugs.count_older_term_votes && granted && term < self.term),
             _ => false,
         };
         if !relevant {

@@ -29,7 +29,7 @@ use crate::host::server::ServerSlot;
 use crate::world::network::Network;
 use crate::world::{Recorder, World};
 use faults::{timeline, Injector, Step};
-use leasesim_judge::checkers::{check_all, RunRecord, TaskPace};
+use leasesim_judge::checkers::{check_all, liveness_margin, RunRecord, TaskPace};
 use leasesim_judge::vocab::{FinalServer, Proc, ServerProbe, SimClock};
 use leasesim_scenario::{Scenario, WorkloadKind};
 pub use outcome::RunOutcome;
@@ -296,6 +296,12 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
     };
     let started = options.time_phases.then(phases::ticks);
     let violations = check_all(&record);
+    let liveness_margin = liveness_margin::closest(&record).map(|m| crate::cli::summary::MarginLine {
+        margin: leasesim_core::fmt_secs(m.margin_ns()),
+        margin_ns: m.margin_ns(),
+        slack_ns: liveness_margin::slack_ns(&record),
+        deadline: m.deadline,
+    });
     let mut ticks = simulated.phases;
     ticks.checking = started.map_or(0, |t0| phases::ticks().saturating_sub(t0));
     let committed_index = simulated.finals.values().filter_map(|f| f.probe.map(|p| p.commit_index)).max().unwrap_or(0);
@@ -311,5 +317,6 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         wall_seconds,
     );
     outcome.phases = ticks;
+    outcome.liveness_margin = liveness_margin;
     outcome
 }
