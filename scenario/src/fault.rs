@@ -16,7 +16,21 @@ use leasesim_core::duration::format_duration;
 pub(crate) const ACTIONS: [&str; 11] =
     ["partition", "isolate", "block", "delay", "crash", "pause", "clock", "loss", "add", "remove", "messages"];
 const KEYS: [&str; 16] = [
-    "at", "for", "when", "partition", "isolate", "block", "delay", "crash", "pause", "clock", "drift", "jump", "loss", "add", "remove",
+    "at",
+    "for",
+    "when",
+    "partition",
+    "isolate",
+    "block",
+    "delay",
+    "crash",
+    "pause",
+    "clock",
+    "drift",
+    "jump",
+    "loss",
+    "add",
+    "remove",
     "messages",
 ];
 const SELECTORS: &str = "s1…, c1…, store, leader, holder:KEY, follower, random-server, random-client";

@@ -8,8 +8,8 @@
 
 use std::fmt::Write as _;
 
-use super::model::{Chaos, FaultAction, Scenario, Selector, Verdict, WorkloadKind};
 use super::message_fault::MessageEffect;
+use super::model::{Chaos, FaultAction, Scenario, Selector, Verdict, WorkloadKind};
 use super::selector::name_range;
 use super::validate::expiry_name;
 use leasesim_core::duration::{format_duration, format_signed_duration};

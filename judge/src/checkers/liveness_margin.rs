@@ -21,13 +21,13 @@
 //! Margins are reported, not enforced: enforcing them would change the
 //! verdict of runs judged before the margin existed.
 
+use leasesim_core::fmt_secs;
 use leasesim_core::raft::{RaftEvent, Role};
 use leasesim_core::server::ServerEvent;
-use leasesim_core::fmt_secs;
 use serde::Serialize;
 
 use super::facts::{lease_ends, server_events};
-use super::liveness::{abandoned_lease_due_ns, acquire_due_ns, acquires, abandoned_leases};
+use super::liveness::{abandoned_lease_due_ns, abandoned_leases, acquire_due_ns, acquires};
 use super::RunRecord;
 
 /// One liveness deadline that the run met, and by how much.
@@ -94,7 +94,9 @@ fn leader_margin(run: &RunRecord<'_>) -> Option<Margin> {
         .filter_map(|(id, s)| s.probe.filter(|p| p.role == Role::Leader).map(|p| (*id, p.term)))
         .max_by_key(|(_, term)| *term)?;
     let took_office_ns = server_events(run.obs)
-        .filter(|(_, server, event)| *server == id && matches!(&**event, ServerEvent::Raft(RaftEvent::BecameLeader { term: t }) if *t == term))
+        .filter(|(_, server, event)| {
+            *server == id && matches!(&**event, ServerEvent::Raft(RaftEvent::BecameLeader { term: t }) if *t == term)
+        })
         .map(|(at_ns, _, _)| at_ns)
         .last()
         .unwrap_or(0);
@@ -129,7 +131,10 @@ mod tests {
         assert!(granted_ns < end_ns, "the fixture's run must be long enough");
         run.everywhere(
             granted_ns,
-            ServerEvent::Service { index: 8, event: ServiceEvent::LockGranted { key: "orders".into(), client: 2, seq: 3, lease: 5, token: 8 } },
+            ServerEvent::Service {
+                index: 8,
+                event: ServiceEvent::LockGranted { key: "orders".into(), client: 2, seq: 3, lease: 5, token: 8 },
+            },
         );
         let closest = super::closest(&run.record()).expect("two deadlines met");
         assert_eq!(closest.margin_ns(), slack_ns / 2, "{closest:?}");
@@ -144,7 +149,10 @@ mod tests {
         run.push(10 * S, Proc::Client(1), Event::Crashed);
         run.everywhere(
             13 * S,
-            ServerEvent::Service { index: 30, event: ServiceEvent::LeaseRevoked { lease: 4, cause: RevokeCause::Expire, deleted_keys: vec![] } },
+            ServerEvent::Service {
+                index: 30,
+                event: ServiceEvent::LeaseRevoked { lease: 4, cause: RevokeCause::Expire, deleted_keys: vec![] },
+            },
         );
         let record = run.record();
         let due_ns = super::super::liveness::abandoned_lease_due_ns(&record, 10 * S, 2 * S);

@@ -27,8 +27,8 @@ use rand_chacha::ChaCha8Rng;
 use super::wire::Wire;
 use super::wire_kind::is_of_kind;
 use crate::vocab::ProcMap;
-use leasesim_scenario::{MessageEffect, MessageFault};
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::{MessageEffect, MessageFault};
 
 /// One message on its way: ordered by delivery time, then by send order.
 /// The message itself waits in the inbox's slots: a `Wire` is large, and a
@@ -373,7 +373,16 @@ mod tests {
         use leasesim_core::raft::Message;
         use leasesim_scenario::WireKind;
         let vote = || Wire::Peer(Message::VoteResponse { term: 2, pre_vote: false, granted: true });
-        let append = || Wire::Peer(Message::AppendResponse { term: 2, success: true, match_index: 1, conflict_index: 0, conflict_term: None, read_ctx: 0 });
+        let append = || {
+            Wire::Peer(Message::AppendResponse {
+                term: 2,
+                success: true,
+                match_index: 1,
+                conflict_index: 0,
+                conflict_term: None,
+                read_ctx: 0,
+            })
+        };
         let (s1, s2) = (Proc::Server(1), Proc::Server(2));
         let mut n = Network::new((5, 5), 0.0, 0.0, [s1, s2], ChaCha8Rng::seed_from_u64(1));
         n.aim_at(3, MessageFault { kind: WireKind::VoteReply, effect: MessageEffect::Delay(1_000) });
