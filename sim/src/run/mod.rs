@@ -262,6 +262,22 @@ fn merge_bugs(a: Bugs, b: Bugs) -> Bugs {
     merged
 }
 
+/// The time to commit every request the clients can have outstanding
+/// (each KV client its `in_flight`, every other client one): a round trip
+/// at the latency's maximum per batch the leader can have in flight.
+fn commit_backlog_ns(s: &Scenario) -> u64 {
+    let outstanding: u64 = s
+        .workloads
+        .iter()
+        .map(|w| match &w.kind {
+            WorkloadKind::Kv(kv) => w.clients * kv.in_flight,
+            _ => w.clients,
+        })
+        .sum();
+    let per_round = (s.cluster.max_append_entries * s.cluster.max_in_flight_appends).max(1);
+    outstanding.div_ceil(per_round) * 2 * s.network.latency_ns.1
+}
+
 fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simulated, wall_seconds: f64) -> RunOutcome {
     // Judged by the settings the run had: chaos may have drawn the engine's
     // knobs (timeouts, strategy) for this seed.
@@ -281,6 +297,7 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         WorkloadKind::Task(t) => Some(TaskPace::new(w.clients - 1, t.ttl_ns, t.work_ns.1, t.poll_ns.1)),
         _ => None,
     });
+    let commit_backlog_ns = commit_backlog_ns(&explicit);
     let record = RunRecord {
         obs: &simulated.recorder.obs,
         clocks: &simulated.clocks,
@@ -292,6 +309,7 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         servers: &simulated.finals,
         registry_ttl_ns: &registry_ttl_ns,
         lock_wait_bound_ns,
+        commit_backlog_ns,
         task_pace,
     };
     let started = options.time_phases.then(phases::ticks);
