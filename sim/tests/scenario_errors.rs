@@ -357,7 +357,7 @@ fn violation_verdict_needs_known_ids() {
 #[test]
 fn fault_with_zero_actions() {
     let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nfor = \"1s\"\n", "3:1", "[[fault]] #1 has no action");
-    assert_eq!(fix, "add exactly one of: partition, isolate, block, delay, crash, pause, clock, loss, add, remove");
+    assert_eq!(fix, "add exactly one of: partition, isolate, block, delay, crash, pause, clock, loss, add, remove, messages");
 }
 
 #[test]
@@ -585,7 +585,7 @@ fn a_message_fault_does_exactly_one_thing() {
     let text = format!("{POINT_BASE}messages = {{ kind = \"vote-reply\" }}\n");
     assert_one(&text, "8:12", "`messages` says which messages but not what happens to them");
     let text = format!("{POINT_BASE}messages = {{ kind = \"vote-reply\", delay = \"1s\", drop = 0.5 }}\n");
-    assert_one(&text, "8:55", "`messages` has two effects, `delay` and `drop`");
+    assert_one(&text, "8:56", "`messages` has two effects, `delay` and `drop`");
     let text = format!("{POINT_BASE}messages = {{ kind = \"vote-reply\", drop = 1.5 }}\n");
     assert_one(&text, "8:42", "drop");
     let text = format!("{POINT_BASE}messages = {{ kind = \"append\", delay = \"300ms\" }}\nwhen = \"timer\"\n");
