@@ -88,6 +88,11 @@ planted_bugs! {
     /// rest of the branch it predicted from its own state, so a reader (or
     /// a watcher) between the two sees half the txn.
     txn_in_two_entries = "txn-in-two-entries",
+    /// Raft §5.2: a candidate counts a vote granted in an earlier term of
+    /// its own as a vote in its current term (a late reply from its last
+    /// campaign is tallied instead of dropped), so a voter that has since
+    /// voted for another candidate in the current term is counted twice.
+    count_older_term_votes = "count-older-term-votes",
 }
 
 impl Bugs {
@@ -137,6 +142,6 @@ mod tests {
         assert!(bugs.stale_follower_reads && bugs.no_truncate_conflict);
         assert_eq!(bugs.is_enabled("stale-follower-reads"), Some(true));
         assert_eq!(bugs.is_enabled("vote-without-log-check"), Some(false));
-        assert_eq!(Bugs::NAMES.len(), 17);
+        assert_eq!(Bugs::NAMES.len(), 18);
     }
 }

@@ -180,6 +180,10 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
         FaultAction::Add(_) | FaultAction::Remove(_) => {
             c.refuse(line, "membership changes are not played for real yet".into(), "remove the add/remove fault");
         }
+        FaultAction::Messages(m) => {
+            let why = format!("`messages` aimed at {}: the link proxies pass whole frames without reading their kind", m.kind);
+            c.refuse(line, why, "play message-kind faults in the simulator (`leasesim run`)");
+        }
     }
 }
 

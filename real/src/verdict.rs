@@ -136,6 +136,7 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
         servers: &servers,
         registry_ttl_ns: &registry_ttl_ns,
         lock_wait_bound_ns: 0,
+        commit_backlog_ns: 0,
         task_pace: None,
     };
     let mut violations = Vec::new();

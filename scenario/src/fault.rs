@@ -13,9 +13,26 @@ use super::raw::Value;
 use super::selector::{name_range, Process, ScenarioFacts, Selector};
 use leasesim_core::duration::format_duration;
 
-pub(crate) const ACTIONS: [&str; 10] = ["partition", "isolate", "block", "delay", "crash", "pause", "clock", "loss", "add", "remove"];
-const KEYS: [&str; 15] =
-    ["at", "for", "when", "partition", "isolate", "block", "delay", "crash", "pause", "clock", "drift", "jump", "loss", "add", "remove"];
+pub(crate) const ACTIONS: [&str; 11] =
+    ["partition", "isolate", "block", "delay", "crash", "pause", "clock", "loss", "add", "remove", "messages"];
+const KEYS: [&str; 16] = [
+    "at",
+    "for",
+    "when",
+    "partition",
+    "isolate",
+    "block",
+    "delay",
+    "crash",
+    "pause",
+    "clock",
+    "drift",
+    "jump",
+    "loss",
+    "add",
+    "remove",
+    "messages",
+];
 const SELECTORS: &str = "s1…, c1…, store, leader, holder:KEY, follower, random-server, random-client";
 
 pub(crate) fn fault(mut t: TableReader<'_>, d: &mut Diags, facts: &ScenarioFacts, duration_ns: Option<u64>) -> Option<ScheduledFault> {
@@ -140,6 +157,7 @@ fn action(v: &Val<'_>, t: &mut TableReader<'_>, d: &mut Diags, facts: &ScenarioF
         "clock" => clock(v, t, d, facts),
         "loss" => v.probability(d).map(FaultAction::Loss),
         "add" => add(v, d, facts).map(FaultAction::Add),
+        "messages" => super::message_fault::messages(v, d).map(FaultAction::Messages),
         _ => remove(v, d, facts).map(FaultAction::Remove),
     }
 }

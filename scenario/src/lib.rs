@@ -19,6 +19,7 @@ mod fault;
 pub mod fields;
 mod invariants;
 mod load;
+pub mod message_fault;
 pub mod model;
 mod multi_instance;
 pub mod point;
@@ -36,6 +37,7 @@ pub use check::check_command;
 pub use error::{Diagnostic, Location, ScenarioError, Snippet};
 pub use invariants::{all_ids as invariant_ids, is_known_invariant, is_safety, EXTENSION_INVARIANT_IDS, INVARIANT_IDS};
 pub use load::{load, load_all, load_each};
+pub use message_fault::{MessageEffect, MessageFault, WireKind};
 pub use model::*;
 pub use point::{MessageKind, Point};
 pub use validate::{

@@ -408,6 +408,9 @@ pub enum FaultAction {
     Add(NodeId),
     /// Remove a server (always a server selector) from the configuration.
     Remove(Selector),
+    /// Every message of one kind delayed, reordered, dropped or duplicated
+    /// (`scenario::message_fault`).
+    Messages(crate::message_fault::MessageFault),
 }
 
 impl FaultAction {
@@ -424,6 +427,7 @@ impl FaultAction {
             FaultAction::Loss(_) => "loss",
             FaultAction::Add(_) => "add",
             FaultAction::Remove(_) => "remove",
+            FaultAction::Messages(_) => "messages",
         }
     }
 }

@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use super::message_fault::MessageEffect;
 use super::model::{Chaos, FaultAction, Scenario, Selector, Verdict, WorkloadKind};
 use super::selector::name_range;
 use super::validate::expiry_name;
@@ -173,6 +174,13 @@ fn faults(out: &mut String, s: &Scenario) {
             }
             FaultAction::Add(n) => {
                 let _ = writeln!(out, "add = \"s{n}\"");
+            }
+            FaultAction::Messages(m) => {
+                let effect = match m.effect {
+                    MessageEffect::Delay(ns) | MessageEffect::Reorder(ns) | MessageEffect::Duplicate(ns) => dur(ns),
+                    MessageEffect::Drop(p) => float(p),
+                };
+                let _ = writeln!(out, "messages = {{ kind = \"{}\", {} = {effect} }}", m.kind, m.effect.key());
             }
         }
         if let Some(for_ns) = f.for_ns {

@@ -357,7 +357,7 @@ fn violation_verdict_needs_known_ids() {
 #[test]
 fn fault_with_zero_actions() {
     let fix = assert_one("name = \"x\"\nduration = \"10s\"\n[[fault]]\nat = \"1s\"\nfor = \"1s\"\n", "3:1", "[[fault]] #1 has no action");
-    assert_eq!(fix, "add exactly one of: partition, isolate, block, delay, crash, pause, clock, loss, add, remove");
+    assert_eq!(fix, "add exactly one of: partition, isolate, block, delay, crash, pause, clock, loss, add, remove, messages");
 }
 
 #[test]
@@ -567,4 +567,38 @@ fn a_ttl_the_cluster_would_refuse_is_an_error_not_an_engine_panic() {
         "minimum lease TTL, 450ms",
     );
     assert!(parse("name = \"x\"\nduration = \"10s\"\n[[workload]]\nkind = \"registry\"\nclients = 1\nttl = \"450ms\"\n", "t.toml").is_ok());
+}
+
+#[test]
+fn an_unknown_message_kind_suggests_the_closest() {
+    let text = format!("{POINT_BASE}messages = {{ kind = \"vote-replies\", delay = \"300ms\" }}\n");
+    let fix = assert_one(&text, "8:21", "unknown message kind `vote-replies`");
+    assert!(fix.starts_with("did you mean `vote-reply`?"), "{fix}");
+    assert!(fix.contains("keepalive-reply"), "the fix lists every kind: {fix}");
+    let text = format!("{POINT_BASE}messages = {{ kind = \"keepalive-rpely\", drop = 0.5 }}\n");
+    let fix = assert_one(&text, "8:21", "unknown message kind `keepalive-rpely`");
+    assert!(fix.starts_with("did you mean `keepalive-reply`?"), "{fix}");
+}
+
+#[test]
+fn a_message_fault_does_exactly_one_thing() {
+    let text = format!("{POINT_BASE}messages = {{ kind = \"vote-reply\" }}\n");
+    assert_one(&text, "8:12", "`messages` says which messages but not what happens to them");
+    let text = format!("{POINT_BASE}messages = {{ kind = \"vote-reply\", delay = \"1s\", drop = 0.5 }}\n");
+    assert_one(&text, "8:56", "`messages` has two effects, `delay` and `drop`");
+    let text = format!("{POINT_BASE}messages = {{ kind = \"vote-reply\", drop = 1.5 }}\n");
+    assert_one(&text, "8:42", "drop");
+    let text = format!("{POINT_BASE}messages = {{ kind = \"append\", delay = \"300ms\" }}\nwhen = \"timer\"\n");
+    assert_one(&text, "9:8", "`when` applies to crash, pause and clock faults, not to `messages`");
+}
+
+#[test]
+fn a_message_fault_loads_and_writes_back() {
+    let text = format!("{POINT_BASE}for = \"2s\"\nmessages = {{ kind = \"append-reply\", duplicate = \"250ms\" }}\n");
+    let loaded = parse(&text, "t.toml").expect("a valid message fault");
+    let fault = &loaded.faults[0];
+    let scenario::FaultAction::Messages(m) = fault.action else { panic!("{fault:?}") };
+    assert_eq!((m.kind, m.effect), (scenario::WireKind::AppendReply, scenario::MessageEffect::Duplicate(250_000_000)));
+    let again = parse(&scenario::to_toml(&loaded), "t.toml").expect("written back, it loads");
+    assert_eq!(again.faults[0].action, fault.action);
 }

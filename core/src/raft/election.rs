@@ -170,7 +170,8 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     pub(super) fn handle_vote_response(&mut self, from: NodeId, term: Term, pre_vote: bool, granted: bool) {
         let relevant = match (self.role, pre_vote) {
             (Role::PreCandidate, true) => (granted && term == self.term + 1) || (!granted && term == self.term),
-            (Role::Candidate, false) => term == self.term,
+            // The planted bug counts a grant from an earlier term too.
+            (Role::Candidate, false) => term == self.term || (self.config.bugs.count_older_term_votes && granted && term < self.term),
             _ => false,
         };
         if !relevant {
@@ -214,5 +215,44 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         self.heartbeat_deadline_ns = self.now_ns + self.config.heartbeat_ns;
         self.ready.events.push(RaftEvent::BecameLeader { term: self.term });
         self.maybe_commit();
+    }
+}
+
+/// Handler-level tests: a candidate fed one late vote reply.
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{config, Node, ELECTED_AT_NS};
+    use super::super::types::*;
+
+    /// Node 1 campaigns in term 1 without winning, then times out and
+    /// campaigns again in term 2: a candidate of term 2 with only its own vote.
+    fn candidate_of_term_two(config: RaftConfig) -> Node {
+        let disk = Persisted { hard_state: HardState { term: 0, voted_for: None }, snapshot: None, entries: Vec::new() };
+        let mut node = Node::restore(config, disk, 7, 0);
+        for (term, at_ns) in [(1, ELECTED_AT_NS), (2, 2 * ELECTED_AT_NS)] {
+            node.tick(at_ns);
+            node.step(at_ns, 2, Message::VoteResponse { term, pre_vote: true, granted: true });
+            assert_eq!((node.role(), node.term()), (Role::Candidate, term));
+        }
+        node.take_ready();
+        node
+    }
+
+    #[test]
+    fn a_grant_from_an_earlier_term_is_not_counted() {
+        let mut node = candidate_of_term_two(config());
+        node.step(2 * ELECTED_AT_NS, 3, Message::VoteResponse { term: 1, pre_vote: false, granted: true });
+        assert_eq!((node.role(), node.term()), (Role::Candidate, 2), "node 3 granted term 1, not term 2");
+        node.step(2 * ELECTED_AT_NS, 3, Message::VoteResponse { term: 2, pre_vote: false, granted: true });
+        assert_eq!((node.role(), node.term()), (Role::Leader, 2));
+    }
+
+    #[test]
+    fn the_planted_bug_counts_a_grant_from_an_earlier_term() {
+        let mut config = config();
+        config.bugs.count_older_term_votes = true;
+        let mut node = candidate_of_term_two(config);
+        node.step(2 * ELECTED_AT_NS, 3, Message::VoteResponse { term: 1, pre_vote: false, granted: true });
+        assert_eq!((node.role(), node.term()), (Role::Leader, 2), "count-older-term-votes tallies the term-1 grant");
     }
 }

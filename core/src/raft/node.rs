@@ -340,6 +340,14 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             return true;
         }
         if msg_term < self.term {
+            // Planted bug (breaks §5.2): a candidate lets a vote granted in
+            // one of its earlier terms through to the tally.
+            if self.config.bugs.count_older_term_votes
+                && self.role == Role::Candidate
+                && matches!(msg, Message::VoteResponse { pre_vote: false, granted: true, .. })
+            {
+                return true;
+            }
             let term = self.term;
             match msg {
                 Message::AppendEntries { .. } => self.send(

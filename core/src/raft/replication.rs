@@ -340,6 +340,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             || b.no_truncate_conflict
             || b.leader_ignores_higher_term
             || b.unsafe_membership_change
+            || b.count_older_term_votes
     }
 }
 

@@ -186,6 +186,7 @@ impl ServiceChecker {
             servers: &servers,
             registry_ttl_ns: &registry_ttl_ns,
             lock_wait_bound_ns: 0,
+            commit_backlog_ns: 0,
             task_pace: None,
         };
         CHECKERS

@@ -16,6 +16,7 @@ mod keepalive_after_revoke;
 mod lease_early_expiry;
 mod linearizable;
 mod liveness;
+pub mod liveness_margin;
 mod lock_belief_overlap;
 mod log_matching;
 mod release_by_owner;
@@ -56,6 +57,11 @@ pub struct RunRecord<'a> {
     pub registry_ttl_ns: &'a BTreeMap<u64, u64>,
     /// Lock workload bounds for liveness: (clients, hold max, ttl).
     pub lock_wait_bound_ns: u64,
+    /// How long the log may take to commit every request the clients can
+    /// have outstanding before a new entry (liveness's recovery slack adds
+    /// it): that many entries, a round trip per batch in flight. 0 where it
+    /// is not derived (real runs, core's harness).
+    pub commit_backlog_ns: u64,
     /// The task workload's pace, if the scenario has one (`task-lost`).
     pub task_pace: Option<TaskPace>,
 }

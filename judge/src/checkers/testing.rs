@@ -96,6 +96,7 @@ impl Fixture {
             servers: &self.servers,
             registry_ttl_ns: &self.registry_ttl_ns,
             lock_wait_bound_ns: 5 * S,
+            commit_backlog_ns: 0,
             task_pace: self.task_pace,
         }
     }

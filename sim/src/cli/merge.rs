@@ -81,7 +81,7 @@ pub fn merge_command(args: &MergeArgs) -> i32 {
             }
         }
     }
-    print!("{}", table(summaries.scenarios(), None));
+    print!("{}{}", table(summaries.scenarios(), None), super::summary::margins(summaries.scenarios()));
     if let Some(path) = &args.junit {
         if let Err(message) = super::junit::write(path, summaries.scenarios(), "leasesim merge") {
             eprintln!("{message}");

@@ -118,6 +118,11 @@ pub fn print_outcome(outcome: &RunOutcome) {
     if outcome.violations.len() > 10 {
         println!("  … and {} more", outcome.violations.len() - 10);
     }
+    if let Some(m) = &outcome.liveness_margin {
+        let warn = if m.margin_ns < m.slack_ns { " — below the stated slack: met by luck, not by design" } else { "" };
+        let slack = leasesim_core::fmt_secs(m.slack_ns);
+        println!("  liveness: closest margin {} ({}), stated slack {slack}{warn}", m.margin, m.deadline);
+    }
 }
 
 /// The `SEED=` block of a failing run: the seed, the scenario and the

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Unexpected runs kept in full per scenario (the lowest seeds); the rest
 /// are counted.
@@ -34,6 +34,21 @@ pub struct RunLine {
     pub bugs: Vec<String>,
     #[serde(default)]
     pub trace_digest: String,
+    /// The run's closest liveness margin (absent when it met no deadline,
+    /// and in results from before the field existed).
+    #[serde(default)]
+    pub liveness_margin: Option<MarginLine>,
+}
+
+/// A run's closest liveness margin, as `sweep --json` prints it.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct MarginLine {
+    pub deadline: String,
+    pub margin: String,
+    pub margin_ns: u64,
+    /// The stated slack the margin should exceed (judge's
+    /// `liveness_margin::slack_ns`).
+    pub slack_ns: u64,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -67,6 +82,10 @@ pub struct ScenarioSummary {
     pub unexpected: Vec<RunLine>,
     /// Whether some run fired one of `expected_violations`.
     expected_fired: bool,
+    /// The closest liveness margin of any run, with its seed.
+    pub closest_margin: Option<(MarginLine, u64)>,
+    /// Runs whose closest margin is below the stated slack.
+    pub within_slack: usize,
 }
 
 impl ScenarioSummary {
@@ -85,6 +104,8 @@ impl ScenarioSummary {
             unexpected_runs: 0,
             unexpected: Vec::new(),
             expected_fired: false,
+            closest_margin: None,
+            within_slack: 0,
         }
     }
 
@@ -108,6 +129,13 @@ impl ScenarioSummary {
         for id in &run.expected_violations {
             if !self.expected_violations.contains(id) {
                 self.expected_violations.push(id.clone());
+            }
+        }
+        if let Some(m) = &run.liveness_margin {
+            self.within_slack += usize::from(m.margin_ns < m.slack_ns);
+            let closer = self.closest_margin.as_ref().is_none_or(|(c, seed)| (m.margin_ns, run.seed) < (c.margin_ns, *seed));
+            if closer {
+                self.closest_margin = Some((m.clone(), run.seed));
             }
         }
         self.expected_fired |= run.violations.iter().any(|v| run.expected_violations.contains(&v.invariant));
@@ -235,6 +263,26 @@ pub fn table(summaries: &[ScenarioSummary], made: Option<(f64, usize)>) -> Strin
     out
 }
 
+/// Each scenario's closest liveness margin and how many runs met a
+/// deadline by less than the stated slack (printed under the table).
+pub fn margins(summaries: &[ScenarioSummary]) -> String {
+    let width = summaries.iter().map(|s| s.name.len()).max().unwrap_or(8).max(8);
+    let mut out = format!("{:<width$}  {:>9}  {:>7}  {:>5}  {:>6}  deadline\n", "liveness", "closest", "slack", "seed", "within");
+    for s in summaries {
+        let Some((m, seed)) = &s.closest_margin else { continue };
+        out.push_str(&format!(
+            "{:<width$}  {:>9}  {:>7}  {:>5}  {:>6}  {}\n",
+            s.name,
+            m.margin,
+            leasesim_core::fmt_secs(m.slack_ns),
+            seed,
+            s.within_slack,
+            m.deadline
+        ));
+    }
+    out
+}
+
 /// What the table's columns mean (printed under it on a terminal, and in
 /// README.md).
 pub const TABLE_LEGEND: &str = "seeds: runs; clean: no invariant fired; bug: some violation while every clock stayed within \
@@ -261,7 +309,23 @@ mod tests {
             replay: format!("leasesim replay s.toml --seed {seed}"),
             bugs: Vec::new(),
             trace_digest: String::new(),
+            liveness_margin: None,
         }
+    }
+
+    #[test]
+    fn the_closest_margin_and_the_runs_within_slack_are_kept() {
+        let mut all = Summaries::new();
+        for (seed, margin_ns) in [(0, 900), (1, 200), (2, 50), (3, 400)] {
+            let mut line = run(seed, &[], true, &[]);
+            let margin = leasesim_core::fmt_secs(margin_ns);
+            line.liveness_margin = Some(MarginLine { deadline: format!("d{seed}"), margin, margin_ns, slack_ns: 300 });
+            all.add(line);
+        }
+        let s = &all.scenarios()[0];
+        assert_eq!(s.closest_margin.as_ref().map(|(m, seed)| (m.margin_ns, *seed)), Some((50, 2)));
+        assert_eq!(s.within_slack, 2, "200 and 50 are below the slack of 300");
+        assert!(margins(all.scenarios()).contains("d2"));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use super::progress::Progress;
-use super::summary::{table, RunLine, Summaries, ViolationLine, TABLE_LEGEND};
+use super::summary::{margins, table, RunLine, Summaries, ViolationLine, TABLE_LEGEND};
 use super::SweepArgs;
 use crate::run::{run_seed, RunOptions, RunOutcome};
 use leasesim_scenario::{self as scenario, Scenario};
@@ -60,6 +60,7 @@ impl RunLine {
             replay: outcome.replay.clone(),
             bugs: outcome.bugs.clone(),
             trace_digest: outcome.trace_digest.clone(),
+            liveness_margin: outcome.liveness_margin.clone(),
         }
     }
 }
@@ -114,7 +115,8 @@ pub fn sweep_command(args: &SweepArgs) -> i32 {
     }
     let wall = started.elapsed().as_secs_f64();
 
-    print_table(&table(summaries.scenarios(), Some((wall, work.len()))), args.json);
+    let rendered = table(summaries.scenarios(), Some((wall, work.len()))) + &margins(summaries.scenarios());
+    print_table(&rendered, args.json);
     if let Err(message) = write_reports(args, &summaries, results_for_report.as_deref(), wall) {
         return crate::json_error::report_message(&message, args.json);
     }

@@ -19,7 +19,7 @@ use crate::world::wire::Wire;
 use crate::world::World;
 use leasesim_judge::observe::{BeliefEnd, Event};
 use leasesim_judge::vocab::Proc;
-use leasesim_scenario::{FaultAction, Point, Scenario, Selector};
+use leasesim_scenario::{FaultAction, MessageEffect, Point, Scenario, Selector};
 
 /// Something the injector does at a true time.
 #[derive(Clone, Debug)]
@@ -36,6 +36,7 @@ enum Done {
     Crashed(Proc),
     Paused(Proc),
     Loss(f64),
+    Aimed,
     Nothing,
 }
 
@@ -120,7 +121,7 @@ impl Injector {
 
     pub fn fire(&mut self, id: usize, action: &FaultAction) {
         let text = describe(action);
-        match self.carry_out(action, &text) {
+        match self.carry_out(id, action, &text) {
             Ok(done) => {
                 self.active.insert(id, done);
             }
@@ -130,7 +131,7 @@ impl Injector {
 
     /// Carries out `action` now: what it did (for its undo), or why it was
     /// skipped.
-    fn carry_out(&mut self, action: &FaultAction, text: &str) -> Result<Done, String> {
+    fn carry_out(&mut self, id: usize, action: &FaultAction, text: &str) -> Result<Done, String> {
         const NO_MATCH: &str = "the selector matched no process";
         const NO_FROM: &str = "`from` matched no process";
         match action {
@@ -185,6 +186,11 @@ impl Injector {
             FaultAction::Add(n) => {
                 self.membership(text.to_string(), ConfChange::AddServer(*n));
                 Ok(Done::Nothing)
+            }
+            FaultAction::Messages(fault) => {
+                self.note(text.to_string());
+                self.world.network().aim_at(id, *fault);
+                Ok(Done::Aimed)
             }
             FaultAction::Remove(selector) => match self.resolve(selector) {
                 Some(Proc::Server(n)) => {
@@ -324,6 +330,10 @@ impl Injector {
                 self.world.network().set_loss(previous);
                 self.note(format!("loss back to {previous}"));
             }
+            Some(Done::Aimed) => {
+                self.world.network().stop_aiming(id);
+                self.note(format!("messages of fault #{id} back to normal"));
+            }
             Some(Done::Nothing) | None => {}
         }
     }
@@ -373,6 +383,15 @@ pub fn describe(action: &FaultAction) -> String {
         FaultAction::Loss(p) => format!("loss {p}"),
         FaultAction::Add(n) => format!("add s{n}"),
         FaultAction::Remove(s) => format!("remove {}", sel(s)),
+        FaultAction::Messages(m) => {
+            let effect = match m.effect {
+                MessageEffect::Delay(ns) => format!("delayed by {}", leasesim_core::fmt_secs(ns)),
+                MessageEffect::Reorder(ns) => format!("reordered within {}", leasesim_core::fmt_secs(ns)),
+                MessageEffect::Drop(p) => format!("dropped with probability {p}"),
+                MessageEffect::Duplicate(ns) => format!("duplicated {} later", leasesim_core::fmt_secs(ns)),
+            };
+            format!("messages {} {effect}", m.kind)
+        }
     }
 }
 

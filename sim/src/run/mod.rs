@@ -29,7 +29,7 @@ use crate::host::server::ServerSlot;
 use crate::world::network::Network;
 use crate::world::{Recorder, World};
 use faults::{timeline, Injector, Step};
-use leasesim_judge::checkers::{check_all, RunRecord, TaskPace};
+use leasesim_judge::checkers::{check_all, liveness_margin, RunRecord, TaskPace};
 use leasesim_judge::vocab::{FinalServer, Proc, ServerProbe, SimClock};
 use leasesim_scenario::{Scenario, WorkloadKind};
 pub use outcome::RunOutcome;
@@ -262,6 +262,22 @@ fn merge_bugs(a: Bugs, b: Bugs) -> Bugs {
     merged
 }
 
+/// The time to commit every request the clients can have outstanding
+/// (each KV client its `in_flight`, every other client one): a round trip
+/// at the latency's maximum per batch the leader can have in flight.
+fn commit_backlog_ns(s: &Scenario) -> u64 {
+    let outstanding: u64 = s
+        .workloads
+        .iter()
+        .map(|w| match &w.kind {
+            WorkloadKind::Kv(kv) => w.clients * kv.in_flight,
+            _ => w.clients,
+        })
+        .sum();
+    let per_round = (s.cluster.max_append_entries * s.cluster.max_in_flight_appends).max(1);
+    outstanding.div_ceil(per_round) * 2 * s.network.latency_ns.1
+}
+
 fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simulated, wall_seconds: f64) -> RunOutcome {
     // Judged by the settings the run had: chaos may have drawn the engine's
     // knobs (timeouts, strategy) for this seed.
@@ -281,6 +297,7 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         WorkloadKind::Task(t) => Some(TaskPace::new(w.clients - 1, t.ttl_ns, t.work_ns.1, t.poll_ns.1)),
         _ => None,
     });
+    let commit_backlog_ns = commit_backlog_ns(&explicit);
     let record = RunRecord {
         obs: &simulated.recorder.obs,
         clocks: &simulated.clocks,
@@ -292,10 +309,17 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         servers: &simulated.finals,
         registry_ttl_ns: &registry_ttl_ns,
         lock_wait_bound_ns,
+        commit_backlog_ns,
         task_pace,
     };
     let started = options.time_phases.then(phases::ticks);
     let violations = check_all(&record);
+    let liveness_margin = liveness_margin::closest(&record).map(|m| crate::cli::summary::MarginLine {
+        margin: leasesim_core::fmt_secs(m.margin_ns()),
+        margin_ns: m.margin_ns(),
+        slack_ns: liveness_margin::slack_ns(&record),
+        deadline: m.deadline,
+    });
     let mut ticks = simulated.phases;
     ticks.checking = started.map_or(0, |t0| phases::ticks().saturating_sub(t0));
     let committed_index = simulated.finals.values().filter_map(|f| f.probe.map(|p| p.commit_index)).max().unwrap_or(0);
@@ -311,5 +335,6 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         wall_seconds,
     );
     outcome.phases = ticks;
+    outcome.liveness_margin = liveness_margin;
     outcome
 }

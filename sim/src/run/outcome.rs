@@ -47,6 +47,9 @@ pub struct RunOutcome {
     /// The engine knobs this seed drew (`[chaos] knobs = true`), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub knobs: Option<super::knobs::Knobs>,
+    /// The closest margin by which the run met a liveness deadline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liveness_margin: Option<crate::cli::summary::MarginLine>,
     #[serde(skip)]
     pub obs: Vec<Obs>,
     #[serde(skip)]
@@ -91,6 +94,7 @@ impl RunOutcome {
             knobs: super::knobs::draw(scenario, seed),
             obs: if options.keep_observations { recorder.obs.into_vec() } else { Vec::new() },
             clocks,
+            liveness_margin: None,
             phases: Default::default(),
         }
     }
@@ -123,6 +127,7 @@ impl RunOutcome {
             knobs: super::knobs::draw(scenario, seed),
             obs: Vec::new(),
             clocks: BTreeMap::new(),
+            liveness_margin: None,
             phases: Default::default(),
         }
     }

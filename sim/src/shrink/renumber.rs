@@ -135,6 +135,7 @@ fn fault(f: &ScheduledFault, selector: &dyn Fn(&Selector) -> Option<Selector>, s
         }
         FaultAction::Clock { target, drift, jump_ns } => FaultAction::Clock { target: selector(target)?, drift: *drift, jump_ns: *jump_ns },
         FaultAction::Loss(p) => FaultAction::Loss(*p),
+        FaultAction::Messages(m) => FaultAction::Messages(*m),
         FaultAction::Add(n) => FaultAction::Add(server(*n)?),
     };
     Some(ScheduledFault { action, ..f.clone() })

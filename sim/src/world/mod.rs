@@ -10,6 +10,7 @@ pub mod disk;
 pub mod network;
 pub mod points;
 pub mod wire;
+pub mod wire_kind;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -25,8 +25,10 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::wire::Wire;
+use super::wire_kind::is_of_kind;
 use crate::vocab::ProcMap;
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::{MessageEffect, MessageFault};
 
 /// One message on its way: ordered by delivery time, then by send order.
 /// The message itself waits in the inbox's slots: a `Wire` is large, and a
@@ -80,9 +82,21 @@ pub struct Network {
     /// Directed links that active faults slow: each message on one takes
     /// up to this much longer (drawn per message, so the link reorders).
     slow: BTreeMap<(Proc, Proc), Vec<u64>>,
+    /// Active `messages` faults, by fault number, in the order they fired.
+    aimed: Vec<(usize, MessageFault)>,
     inboxes: ProcMap<Inbox>,
     rng: ChaCha8Rng,
     sent: u64,
+}
+
+/// What the active `messages` faults do to one send.
+#[derive(Default)]
+struct Aim {
+    dropped: bool,
+    /// Added to the drawn latency.
+    extra_ns: u64,
+    /// A copy arrives this much after the message.
+    again_ns: Option<u64>,
 }
 
 /// What became of one send (for the step's counters).
@@ -98,7 +112,7 @@ impl Network {
     pub fn new(latency_ns: (u64, u64), loss: f64, duplicate: f64, procs: impl IntoIterator<Item = Proc>, rng: ChaCha8Rng) -> Self {
         assert!(latency_ns.0 <= latency_ns.1, "latency range {latency_ns:?} is not ordered");
         let inboxes = procs.into_iter().map(|p| (p, Inbox::default())).collect();
-        Network { latency_ns, loss, duplicate, cut: BTreeMap::new(), slow: BTreeMap::new(), inboxes, rng, sent: 0 }
+        Network { latency_ns, loss, duplicate, cut: BTreeMap::new(), slow: BTreeMap::new(), aimed: Vec::new(), inboxes, rng, sent: 0 }
     }
 
     /// Sends `wire` from `from` to `to` at true time `now_ns`. `to_up` says
@@ -113,15 +127,44 @@ impl Network {
         if self.loss > 0.0 && self.rng.gen_bool(self.loss) {
             return Fate::Lost;
         }
-        if self.duplicate > 0.0 && self.rng.gen_bool(self.duplicate) {
-            self.push(now_ns, from, to, wire.clone());
+        // No draw is added for a run without `messages` faults, so such
+        // runs keep their schedules.
+        let aim = if self.aimed.is_empty() { Aim::default() } else { self.aim(&wire) };
+        if aim.dropped {
+            return Fate::Lost;
         }
-        self.push(now_ns, from, to, wire);
+        if self.duplicate > 0.0 && self.rng.gen_bool(self.duplicate) {
+            self.push(now_ns, from, to, wire.clone(), aim.extra_ns);
+        }
+        if let Some(again_ns) = aim.again_ns {
+            self.push(now_ns, from, to, wire.clone(), aim.extra_ns + again_ns);
+        }
+        self.push(now_ns, from, to, wire, aim.extra_ns);
         Fate::Queued
     }
 
-    fn push(&mut self, now_ns: u64, from: Proc, to: Proc, wire: Wire) {
-        let mut latency_ns = self.rng.gen_range(self.latency_ns.0..=self.latency_ns.1);
+    /// What the active `messages` faults do to `wire`: each matching one
+    /// in turn (a drop ends it; delays and reorderings add up).
+    fn aim(&mut self, wire: &Wire) -> Aim {
+        let mut aim = Aim::default();
+        for (_, fault) in self.aimed.iter().filter(|(_, f)| is_of_kind(wire, f.kind)) {
+            match fault.effect {
+                MessageEffect::Drop(p) => {
+                    if self.rng.gen_bool(p) {
+                        aim.dropped = true;
+                        return aim;
+                    }
+                }
+                MessageEffect::Delay(ns) => aim.extra_ns += ns,
+                MessageEffect::Reorder(ns) => aim.extra_ns += self.rng.gen_range(0..=ns),
+                MessageEffect::Duplicate(ns) => aim.again_ns = Some(aim.again_ns.unwrap_or(0).max(ns)),
+            }
+        }
+        aim
+    }
+
+    fn push(&mut self, now_ns: u64, from: Proc, to: Proc, wire: Wire, extra_ns: u64) {
+        let mut latency_ns = self.rng.gen_range(self.latency_ns.0..=self.latency_ns.1) + extra_ns;
         if let Some(extra_ns) = self.slow.get(&(from, to)).and_then(|e| e.iter().max()) {
             latency_ns += self.rng.gen_range(0..=*extra_ns);
         }
@@ -240,6 +283,17 @@ impl Network {
     pub fn mend_all(&mut self) {
         self.cut.clear();
         self.slow.clear();
+        self.aimed.clear();
+    }
+
+    /// Fault number `id` aims `fault` at every message of its kind.
+    pub fn aim_at(&mut self, id: usize, fault: MessageFault) {
+        self.aimed.push((id, fault));
+    }
+
+    /// Fault number `id` is undone.
+    pub fn stop_aiming(&mut self, id: usize) {
+        self.aimed.retain(|(i, _)| *i != id);
     }
 
     pub fn loss(&self) -> f64 {
@@ -312,6 +366,39 @@ mod tests {
         n.send(0, Proc::Server(1), Proc::Server(2), ping(), true);
         n.crash(Proc::Server(2));
         assert!(n.take_due(Proc::Server(2), u64::MAX).is_none(), "a crash loses what was in flight");
+    }
+
+    #[test]
+    fn aimed_faults_touch_only_their_kind_and_stop_when_undone() {
+        use leasesim_core::raft::Message;
+        use leasesim_scenario::WireKind;
+        let vote = || Wire::Peer(Message::VoteResponse { term: 2, pre_vote: false, granted: true });
+        let append = || {
+            Wire::Peer(Message::AppendResponse {
+                term: 2,
+                success: true,
+                match_index: 1,
+                conflict_index: 0,
+                conflict_term: None,
+                read_ctx: 0,
+            })
+        };
+        let (s1, s2) = (Proc::Server(1), Proc::Server(2));
+        let mut n = Network::new((5, 5), 0.0, 0.0, [s1, s2], ChaCha8Rng::seed_from_u64(1));
+        n.aim_at(3, MessageFault { kind: WireKind::VoteReply, effect: MessageEffect::Delay(1_000) });
+        n.aim_at(4, MessageFault { kind: WireKind::AppendReply, effect: MessageEffect::Duplicate(500) });
+        n.send(0, s1, s2, vote(), true);
+        n.send(0, s1, s2, append(), true);
+        let due: Vec<u64> = std::iter::from_fn(|| n.next_delivery_ns(s2).inspect(|&at| drop(n.take_due(s2, at)))).collect();
+        assert_eq!(due, vec![5, 505, 1_005], "append at 5 and its copy at 505; the vote held back to 1005");
+        n.stop_aiming(3);
+        n.send(0, s1, s2, vote(), true);
+        assert_eq!(n.next_delivery_ns(s2), Some(5), "undone: the vote is on time again");
+        n.aim_at(5, MessageFault { kind: WireKind::VoteReply, effect: MessageEffect::Drop(1.0) });
+        assert_eq!(n.send(0, s1, s2, vote(), true), Fate::Lost);
+        assert_eq!(n.send(0, s1, s2, append(), true), Fate::Queued);
+        n.mend_all();
+        assert_eq!(n.send(0, s1, s2, vote(), true), Fate::Queued, "the settle phase heals aimed faults too");
     }
 
     #[test]

@@ -143,6 +143,7 @@ pub fn judge(log: &ObsLog, invariants: &[&str]) -> Judged {
         servers: &servers,
         registry_ttl_ns: &registry_ttl_ns,
         lock_wait_bound_ns: 0,
+        commit_backlog_ns: 0,
         task_pace: None,
     };
     let mut judged = Judged { lines: Vec::new(), violations: Vec::new() };

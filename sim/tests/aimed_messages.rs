@@ -1,0 +1,60 @@
+//! Faults aimed at message kinds, end to end: the planted bug
+//! `count-older-term-votes` (a candidate tallying a vote granted in one of
+//! its earlier terms) is found by `scenarios/vote-reply-across-terms.toml`
+//! because its vote replies are held back past the next election — the same
+//! seed without the aimed fault, or without the bug, is clean — and
+//! `scenarios/chaos-aimed-messages.toml` is clean while its faults fire.
+
+use std::path::{Path, PathBuf};
+
+use leasesim::run::{run_seed, RunOptions, RunOutcome};
+use leasesim_core::bugs::Bugs;
+use leasesim_judge::observe::Event;
+use leasesim_scenario::{self as scenario, FaultAction, Scenario};
+
+/// A seed of vote-reply-across-terms where the bug shows (found by
+/// `leasesim sweep scenarios/vote-reply-across-terms.toml --seeds 0..9`).
+const FIRING_SEED: u64 = 5;
+
+fn load(file: &str) -> Scenario {
+    let root: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    scenario::load(&root.join("scenarios").join(file)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(s: &Scenario, seed: u64) -> RunOutcome {
+    run_seed(s, seed, &RunOptions { keep_observations: true, ..RunOptions::default() })
+}
+
+#[test]
+fn held_back_vote_replies_expose_a_candidate_counting_old_votes() {
+    let s = load("vote-reply-across-terms.toml");
+    let found = run(&s, FIRING_SEED);
+    assert!(!found.fired().is_empty() && found.expected, "seed {FIRING_SEED}: {:?}", found.violations);
+    let mut without_aim = s.clone();
+    without_aim.faults.retain(|f| !matches!(f.action, FaultAction::Messages(_)));
+    let plain = run(&without_aim, FIRING_SEED);
+    assert!(plain.fired().is_empty(), "the same seed without the aimed fault: {:?}", plain.violations);
+    let mut healthy = s.clone();
+    healthy.bugs = Bugs::default();
+    let clean = run(&healthy, FIRING_SEED);
+    assert!(clean.fired().is_empty(), "the same seed without the bug: {:?}", clean.violations);
+}
+
+#[test]
+fn the_aimed_chaos_scenario_is_clean_and_its_faults_fire_and_heal() {
+    let s = load("chaos-aimed-messages.toml");
+    let outcome = run(&s, 0);
+    assert!(outcome.fired().is_empty(), "{:?}", outcome.violations);
+    let notes: Vec<String> = outcome
+        .obs
+        .iter()
+        .filter_map(|o| match &o.event {
+            Event::Fault { action } => Some(action.clone()),
+            _ => None,
+        })
+        .collect();
+    for shown in ["messages vote-reply reordered within 0.400s", "messages append-reply duplicated 0.300s later"] {
+        assert!(notes.iter().any(|n| n.contains(shown)), "no `{shown}` in {notes:?}");
+    }
+    assert!(notes.iter().any(|n| n.contains("back to normal")), "the faults are undone: {notes:?}");
+}
