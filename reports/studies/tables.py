@@ -65,8 +65,14 @@ def unsafe(cell):
     return kn(r["k"], r["n"])
 
 
+def check(cell):
+    """The per-run consistency check of a cell: `consistency_check` in
+    results written since the frozen model, `per_run` before."""
+    return cell["consistency_check"] if "consistency_check" in cell else cell["per_run"]
+
+
 def per_run(cell):
-    a = cell["per_run"]
+    a = check(cell)
     if a["runs"] == 0 and a["not_modelled_runs"]:
         return "not modelled"
     return f"{a['agree_runs']}/{a['runs']}"
@@ -84,9 +90,9 @@ def agreement_summary():
             continue
         r = results(study, folder)
         cells = r["cells"]
-        runs = sum(c["per_run"]["runs"] for c in cells)
-        agree = sum(c["per_run"]["agree_runs"] for c in cells)
-        nm = sum(c["per_run"]["not_modelled_runs"] for c in cells)
+        runs = sum(check(c)["runs"] for c in cells)
+        agree = sum(check(c)["agree_runs"] for c in cells)
+        nm = sum(check(c)["not_modelled_runs"] for c in cells)
         data = "rerun (reruns/)" if folder else "committed"
         print(f"| {study} | {data} | `{r['build']}` | {len(cells)} | {runs} | {agree} | {nm} |")
     print()
@@ -102,7 +108,7 @@ def edge_table():
         p = c["params"]
         by.setdefault((p["lease_expiry"], p["leader_drift"]), []).append(c)
     for (strategy, drift), cells in by.items():
-        edge = cells[0]["per_run"]["edge_margin"]
+        edge = check(cells[0])["edge_margin"]
         near = [c for c in cells if abs(c["params"]["margin"] - edge) <= 0.03]
         parts = []
         last_overlap = None
@@ -113,8 +119,8 @@ def edge_table():
                 last_overlap = c["params"]["margin"]
         above = [c["params"]["margin"] for c in sorted(cells, key=lambda c: c["params"]["margin"]) if last_overlap is not None and c["params"]["margin"] > last_overlap]
         first_clean = above[0] if above else None
-        agree = sum(c["per_run"]["agree_runs"] for c in cells)
-        runs = sum(c["per_run"]["runs"] for c in cells)
+        agree = sum(check(c)["agree_runs"] for c in cells)
+        runs = sum(check(c)["runs"] for c in cells)
         print(f"| {strategy} | {drift} | {'; '.join(parts)} | {last_overlap}–{first_clean} | {edge:.3f} | {agree}/{runs} |")
     print()
 
@@ -211,9 +217,9 @@ def client_drift_large():
         by.setdefault((p["belief_from"], p["client_drift"], p["leader_drift"]), []).append(c)
     for (b, cd, sd), cells in by.items():
         parts = [f"{c['params']['margin']}: {c['metrics']['invariant_runs'].get('lock-belief-overlap', 0)}/{c['metrics']['runs']}" for c in cells]
-        agree = sum(c["per_run"]["agree_runs"] for c in cells)
-        n = sum(c["per_run"]["runs"] for c in cells)
-        print(f"| {b} | {cd} | {sd} | {'; '.join(parts)} | {cells[0]['per_run']['edge_margin']:.3f} | {agree}/{n} |")
+        agree = sum(check(c)["agree_runs"] for c in cells)
+        n = sum(check(c)["runs"] for c in cells)
+        print(f"| {b} | {cd} | {sd} | {'; '.join(parts)} | {check(cells[0])['edge_margin']:.3f} | {agree}/{n} |")
     print()
 
 

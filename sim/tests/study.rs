@@ -63,9 +63,9 @@ fn drift_against_margin_extremes_match_theory() {
         assert_eq!((fast.measured, fast.prediction.as_ref().unwrap().verdict), ("unsafe", "unsafe"));
         // The refined theory predicts each run: overlap in both cells' runs
         // exactly where it happened.
-        assert_eq!(fast.per_run.verdict, "agree", "{:?}", fast.per_run);
-        assert_eq!(fast.per_run.predicted_overlap_runs, 2);
-        assert_eq!(calm.per_run.predicted_overlap_runs, 0);
+        assert_eq!(fast.consistency_check.verdict, "agree", "{:?}", fast.consistency_check);
+        assert_eq!(fast.consistency_check.predicted_overlap_runs, 2);
+        assert_eq!(calm.consistency_check.predicted_overlap_runs, 0);
         assert!(fast.metrics.handovers_overlapping > 0 && fast.metrics.handovers_overlapping_by_expiry > 0);
         assert!(fast.rates.overlapping_handovers.lo > 0.0);
         assert!(fast.metrics.min_margin_ns.is_some_and(|m| m < 0), "the next grant came before the belief ended");
@@ -259,14 +259,14 @@ fn new_spec_keys_are_checked_with_line_and_fix() {
 
 #[test]
 fn the_refined_theory_predicts_the_edge_from_each_clock_and_the_fixed_delay() {
-    use leasesim::study::theory::{fixed_hops, predict_run};
+    use leasesim::study::theory::{check_run, fixed_hops};
     let text = "name = \"t\"\nbase = \"b\"\n[axes]\nlease_expiry = [\"leader-monotonic\", \"leader-stamped-wall\"]\nleader_drift = [0.2]\nclient_drift = [0.0, -0.1]\nmargin = [0.1]\n";
     let s = spec::parse(text, "s.toml").unwrap();
     let base = leasesim_scenario::load(&base_path()).unwrap();
     let cells = grid::cells(&s);
     let m = leasesim::study::metrics::RunMetrics::default();
     // Base: TTL 2 s, latency 1–10 ms, so a hop costs at least 3 ms.
-    let edge = |i: usize| predict_run(&grid::apply(&base, &s, &cells[i]), &m).unwrap();
+    let edge = |i: usize| check_run(&grid::apply(&base, &s, &cells[i]), &m).unwrap();
     let mono = edge(0);
     assert_eq!(mono.fixed_delay_ns, 3 * 3_000_000);
     assert_eq!(fixed_hops(leasesim_core::ExpiryStrategy::LeaderMonotonic), 3);
