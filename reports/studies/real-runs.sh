@@ -4,6 +4,11 @@
 # range), prints the run's scenario with `leasesim study --scenario-of` and
 # plays it with `leasesim-real run --target node --seed SEED --json`,
 # appending one JSON line per run (with its cell) to OUT. Runs one at a time.
+# A seed already in OUT is skipped (so an interrupted series resumes). A
+# cluster that fails to start (the runner prints no outcome: on a loaded
+# machine a member's control URL can refuse the first clock change) is not
+# a run: the same seed is tried again, up to three times, and each failed
+# start is appended to OUT.failed-starts with the runner's message.
 #
 #   sh reports/studies/real-runs.sh reports/studies/real-drift-margin.toml CELLS RUNS OUT
 #
@@ -21,10 +26,17 @@ while [ "$i" -lt "$cells" ]; do
   k=0
   while [ "$k" -lt "$runs" ]; do
     seed=$((first + i * runs + k))
-    "$bin/leasesim" study "$spec" --scenario-of "$i:$seed" > "$tmp/run.toml"
-    line=$("$bin/leasesim-real" run "$tmp/run.toml" --target node --seed "$seed" --json || true)
-    printf '{"cell":%s,"real":%s}\n' "$i" "$line" >> "$out"
     k=$((k + 1))
+    if [ -f "$out" ] && grep -q "\"seed\":$seed," "$out"; then continue; fi
+    "$bin/leasesim" study "$spec" --scenario-of "$i:$seed" > "$tmp/run.toml"
+    for attempt in 1 2 3; do
+      line=$("$bin/leasesim-real" run "$tmp/run.toml" --target node --seed "$seed" --json 2> "$tmp/err" || true)
+      if [ -n "$line" ]; then
+        printf '{"cell":%s,"real":%s}\n' "$i" "$line" >> "$out"
+        break
+      fi
+      printf 'seed %s attempt %s: %s\n' "$seed" "$attempt" "$(tail -1 "$tmp/err")" >> "$out.failed-starts"
+    done
   done
   i=$((i + 1))
 done
