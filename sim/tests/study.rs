@@ -75,6 +75,31 @@ fn drift_against_margin_extremes_match_theory() {
 }
 
 #[test]
+fn the_forecast_is_set_against_the_runs_and_strategies_are_compared() {
+    let r = study(
+        "lease_expiry = [\"leader-monotonic\", \"writer-clock\", \"leader-stamped-wall\"]\npause = [\"2500ms\"]\nleader_drift = [0.0, 0.4]\nmargin = [0.1]\n",
+        0..3,
+    );
+    // The frozen model covers leader-monotonic and writer-clock only, and
+    // says why not for leader-stamped-wall.
+    let lsw = cell(&r, "leader-stamped-wall pause=2500ms leader_drift=0 margin=0.1");
+    assert!(lsw.forecast.is_none() && lsw.forecast_scope.is_some_and(|w| w.contains("strategy")));
+    let calm = cell(&r, "leader-monotonic pause=2500ms leader_drift=0 margin=0.1");
+    let fast = cell(&r, "leader-monotonic pause=2500ms leader_drift=0.4 margin=0.1");
+    assert!(calm.forecast.as_ref().unwrap().p_overlap_run < 1e-9);
+    assert!(fast.forecast.as_ref().unwrap().p_overlap_run > 0.9);
+    let table = leasesim::study::calibration::calibration_csv(&r).expect("forecast cells");
+    assert_eq!(table.lines().count(), 1 + 4, "a header and the four forecast cells:\n{table}");
+    let s = leasesim::study::calibration::summary(&r).expect("a summary");
+    assert_eq!((s.cells, s.observed_runs), (4, 6), "the two fast cells overlapped in all 3 runs each");
+    assert!(s.inside == 4 && s.brier < 0.01, "{s:?}");
+    // Pairs differing only in the strategy: lm–wc, lm–lsw, wc–lsw per drift.
+    let pairs = leasesim::study::calibration::comparisons_csv(&r).expect("pairs");
+    assert_eq!(pairs.lines().count(), 1 + 6, "{pairs}");
+    assert!(leasesim::study::calibration::calibration_svg(&r).is_some_and(|svg| svg.contains("y = x")));
+}
+
+#[test]
 fn a_wall_clock_jump_breaks_only_the_strategy_that_compares_wall_clocks() {
     let r = study(
         "lease_expiry = [\"leader-monotonic\", \"leader-stamped-wall\", \"writer-clock\"]\nleader_jump = [\"+10s\"]\nmargin = [0.1]\n",
@@ -211,6 +236,11 @@ fn wilson_intervals_match_known_values() {
     assert!(close(lo, 0.7225) && close(hi, 1.0), "{lo} {hi}");
     assert_eq!(wilson(0, 0), (0.0, 1.0));
     assert!(Rate::of(0, 40).width() < Rate::of(0, 10).width());
+    // The ends are exact, so a forecast of exactly 0 or 1 lies inside.
+    for n in 1..200 {
+        assert_eq!(wilson(0, n).0, 0.0, "0/{n}");
+        assert_eq!(wilson(n, n).1, 1.0, "{n}/{n}");
+    }
 }
 
 #[test]

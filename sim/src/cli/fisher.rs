@@ -31,7 +31,9 @@ pub fn parse_rate(text: &str) -> Result<(u64, u64), String> {
 pub fn fisher_command(args: &FisherArgs) -> i32 {
     let ((k1, n1), (k2, n2)) = (args.first, args.second);
     let p = fisher_exact_two_sided(k1, n1, k2, n2);
-    println!("{k1}/{n1} vs {k2}/{n2}: Fisher's exact two-sided p = {p:.6}");
+    // Tiny p-values in scientific notation, so none prints as 0.
+    let shown = if p < 1e-4 { format!("{p:.2e}") } else { format!("{p:.6}") };
+    println!("{k1}/{n1} vs {k2}/{n2}: Fisher's exact two-sided p = {shown}");
     0
 }
 
