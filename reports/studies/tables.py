@@ -280,8 +280,10 @@ def calibration():
 def real_drift_margin():
     """Real leasesim-node runs beside the simulator's and the forecast."""
     with open(os.path.join(HERE, "real-drift-margin", "real-runs.jsonl")) as f:
-        real = [json.loads(line) for line in f]
+        real = [r for r in map(json.loads, f) if "cell" in r]  # the first line names the builds
     sim = {int(r["cell"]): r for r in calibration_rows("real-drift-margin")}
+    with open(os.path.join(HERE, "real-drift-margin-forecast.csv")) as f:
+        forecast = {int(r["cell"]): r for r in csv.DictReader(line for line in f if not line.startswith("#"))}
     print("| ρ | m | forecast (predicted) | simulator k/n [95 %] | real leasesim-node k/n [95 %] | Fisher p, sim vs real | real: other invariants | stamping error (ms) |")
     print("|---|---|---|---|---|---|---|---|")
     for cell, r in sorted(sim.items()):
@@ -292,9 +294,21 @@ def real_drift_margin():
         ks, ns = int(r["overlap_runs"]), int(r["runs"])
         p = fisher(ks, ns, k, len(runs))
         print(
-            f"| {r['leader_drift']} | {r['margin']} | {float(r['p_forecast']):.3f} | {kn(ks, ns)} | {kn(k, len(runs))} | {p:.3f} | "
+            f"| {r['leader_drift']} | {r['margin']} | {float(r['p_forecast']):.3f} | {kn(ks, ns)} | {kn(k, len(runs))} | {p:.2g} | "
             f"{', '.join(others) or 'none'} | {min(errs):.0f}–{max(errs):.0f} |"
         )
+        # Post hoc (not planned before the runs): the judge reports an
+        # overlap only when it outlasts the run's stamping error, so split
+        # the runs at the predicted overlap X − 4 hops at the latency floor.
+        x_ms = float(forecast[cell]["window_ms"])
+        if x_ms and x_ms > 0:
+            cut = x_ms - 12.0
+            seen = [x for x in runs if x["stamp_error_ns"] / 1e6 < cut]
+            ks2 = sum(any(v["invariant"] == "lock-belief-overlap" for v in x["violations"]) for x in seen)
+            print(
+                f"| {r['leader_drift']} | {r['margin']} | (runs with stamping error < {cut:.0f} ms, post hoc) | {kn(ks, ns)} | "
+                f"{kn(ks2, len(seen))} | {fisher(ks, ns, ks2, len(seen)):.2g} | | |"
+            )
 
 
 def main():
