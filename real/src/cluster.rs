@@ -55,6 +55,8 @@ pub struct Binaries {
 
 /// How long a fresh cluster may take to elect its first leader.
 const FIRST_LEADER_WITHIN: Duration = Duration::from_secs(30);
+/// How long a freshly spawned member may take to open its control endpoint.
+const CONTROL_UP_WITHIN: Duration = Duration::from_secs(10);
 
 impl Cluster {
     /// Starts every server and the store, and waits for a leader.
@@ -173,6 +175,23 @@ impl Cluster {
         }
     }
 
+    /// The first clock change of member `i`, sent right after it was
+    /// spawned: until its control endpoint listens the connection is
+    /// refused, so retry every 50 ms for up to [`CONTROL_UP_WITHIN`] while
+    /// the member runs (on a loaded machine most starts failed without it).
+    async fn set_first_clock(&self, i: usize, change: &ClockChange) -> Result<(), String> {
+        let give_up = Instant::now() + CONTROL_UP_WITHIN;
+        loop {
+            match self.set_clock(i, change).await {
+                Ok(()) => return Ok(()),
+                Err(e) if e.contains("Connection refused") && self.members[i].proc.is_running() && Instant::now() < give_up => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// The scenario's `[clocks]` for servers, before the run starts.
     async fn apply_initial_clocks(&self, s: &Scenario) -> Result<(), String> {
         for (process, spec) in &s.clocks {
@@ -180,7 +199,7 @@ impl Cluster {
                 let rate = Some(1.0 + spec.drift);
                 let wall = SkewChange { rate, offset_ms: Some(spec.offset_ns / 1_000_000), step_ms: None };
                 let change = ClockChange { monotonic: Some(SkewChange { rate, ..SkewChange::default() }), wall: Some(wall) };
-                self.set_clock(*n as usize - 1, &change).await?;
+                self.set_first_clock(*n as usize - 1, &change).await?;
             }
         }
         Ok(())

@@ -304,6 +304,9 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Per point, a (low, high) range drawn as a whisker (empty: none).
     pub spread: Vec<(f64, f64)>,
+    /// Whether a line joins the points (a trend); `false` for points that
+    /// are separate cells, as in a calibration plot.
+    pub joined: bool,
 }
 
 const PALETTE: [&str; 6] = ["#1f4e9c", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#2c3e50"];
@@ -437,7 +440,9 @@ impl Chart {
         let n = n.max(1) as f64;
         let dx = (i as f64 - (n - 1.0) / 2.0) * 5.0;
         let points: Vec<String> = series.points.iter().map(|(x, y)| format!("{:.1},{:.1}", self.px(*x) + dx, self.py(*y))).collect();
-        let _ = write!(s, r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#, points.join(" "));
+        if series.joined {
+            let _ = write!(s, r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#, points.join(" "));
+        }
         for (k, (x, y)) in series.points.iter().enumerate() {
             let x = self.px(*x) + dx;
             if let Some((lo, hi)) = series.spread.get(k) {
@@ -531,10 +536,16 @@ mod tests {
 
     #[test]
     fn line_chart_draws_each_series_with_whiskers_and_a_legend_beside_the_plot() {
-        let series = [Series { name: "a".into(), points: vec![(1.0, 2.0), (2.0, 3.0)], spread: vec![(1.5, 2.5), (2.0, 4.0)] }];
+        let series =
+            [Series { name: "a".into(), points: vec![(1.0, 2.0), (2.0, 3.0)], spread: vec![(1.5, 2.5), (2.0, 4.0)], joined: true }];
         let svg = line_chart_svg("u", "ttl", "s", &series, Some("y = TTL"), "note");
         assert_eq!(svg.matches("<circle").count(), 2);
         assert_eq!(svg.matches(r#"stroke-width="1.2""#).count(), 6, "a whisker and two caps per point");
         assert!(svg.contains("y = TTL") && svg.contains(">note<"));
+        assert_eq!(svg.matches("<polyline").count(), 1, "a joined series draws its line");
+        let apart = [Series { joined: false, ..series[0].clone() }];
+        let svg = line_chart_svg("u", "ttl", "s", &apart, None, "");
+        assert_eq!(svg.matches("<polyline").count(), 0, "separate cells are not joined");
+        assert_eq!(svg.matches("<circle").count(), 2);
     }
 }

@@ -65,8 +65,14 @@ def unsafe(cell):
     return kn(r["k"], r["n"])
 
 
+def check(cell):
+    """The per-run consistency check of a cell: `consistency_check` in
+    results written since the frozen model, `per_run` before."""
+    return cell["consistency_check"] if "consistency_check" in cell else cell["per_run"]
+
+
 def per_run(cell):
-    a = cell["per_run"]
+    a = check(cell)
     if a["runs"] == 0 and a["not_modelled_runs"]:
         return "not modelled"
     return f"{a['agree_runs']}/{a['runs']}"
@@ -84,9 +90,9 @@ def agreement_summary():
             continue
         r = results(study, folder)
         cells = r["cells"]
-        runs = sum(c["per_run"]["runs"] for c in cells)
-        agree = sum(c["per_run"]["agree_runs"] for c in cells)
-        nm = sum(c["per_run"]["not_modelled_runs"] for c in cells)
+        runs = sum(check(c)["runs"] for c in cells)
+        agree = sum(check(c)["agree_runs"] for c in cells)
+        nm = sum(check(c)["not_modelled_runs"] for c in cells)
         data = "rerun (reruns/)" if folder else "committed"
         print(f"| {study} | {data} | `{r['build']}` | {len(cells)} | {runs} | {agree} | {nm} |")
     print()
@@ -102,7 +108,7 @@ def edge_table():
         p = c["params"]
         by.setdefault((p["lease_expiry"], p["leader_drift"]), []).append(c)
     for (strategy, drift), cells in by.items():
-        edge = cells[0]["per_run"]["edge_margin"]
+        edge = check(cells[0])["edge_margin"]
         near = [c for c in cells if abs(c["params"]["margin"] - edge) <= 0.03]
         parts = []
         last_overlap = None
@@ -113,8 +119,8 @@ def edge_table():
                 last_overlap = c["params"]["margin"]
         above = [c["params"]["margin"] for c in sorted(cells, key=lambda c: c["params"]["margin"]) if last_overlap is not None and c["params"]["margin"] > last_overlap]
         first_clean = above[0] if above else None
-        agree = sum(c["per_run"]["agree_runs"] for c in cells)
-        runs = sum(c["per_run"]["runs"] for c in cells)
+        agree = sum(check(c)["agree_runs"] for c in cells)
+        runs = sum(check(c)["runs"] for c in cells)
         print(f"| {strategy} | {drift} | {'; '.join(parts)} | {last_overlap}–{first_clean} | {edge:.3f} | {agree}/{runs} |")
     print()
 
@@ -211,10 +217,98 @@ def client_drift_large():
         by.setdefault((p["belief_from"], p["client_drift"], p["leader_drift"]), []).append(c)
     for (b, cd, sd), cells in by.items():
         parts = [f"{c['params']['margin']}: {c['metrics']['invariant_runs'].get('lock-belief-overlap', 0)}/{c['metrics']['runs']}" for c in cells]
-        agree = sum(c["per_run"]["agree_runs"] for c in cells)
-        n = sum(c["per_run"]["runs"] for c in cells)
-        print(f"| {b} | {cd} | {sd} | {'; '.join(parts)} | {cells[0]['per_run']['edge_margin']:.3f} | {agree}/{n} |")
+        agree = sum(check(c)["agree_runs"] for c in cells)
+        n = sum(check(c)["runs"] for c in cells)
+        print(f"| {b} | {cd} | {sd} | {'; '.join(parts)} | {check(cells[0])['edge_margin']:.3f} | {agree}/{n} |")
     print()
+
+
+def fisher(k1, n1, k2, n2):
+    """Fisher's exact two-sided p, from `leasesim fisher` (the test is
+    implemented once, in sim/src/study/significance.rs); LEASESIM names the
+    binary (default target/release/leasesim from the repository root)."""
+    import subprocess
+
+    binary = os.environ.get("LEASESIM", os.path.join(HERE, "..", "..", "target", "release", "leasesim"))
+    out = subprocess.run([binary, "fisher", f"{k1}/{n1}", f"{k2}/{n2}"], capture_output=True, text=True, check=True).stdout
+    return float(out.rsplit("=", 1)[1])
+
+
+def calibration_rows(study):
+    with open(os.path.join(HERE, study, "calibration.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def calibration():
+    """The frozen forecast against the fresh seeds: every cell near an edge
+    (forecast strictly between 0.02 and 0.98), then per strategy the near-edge
+    totals and the cells away from the edge (the controls)."""
+    res = results("calibration")
+    print(f"build {res['build']}, seeds {res['seeds'][0]}..{res['seeds'][1]}")
+    print("| strategy | ρ | m | forecast (predicted) | overlap runs k/n (measured) | 95 % Wilson | inside |")
+    print("|---|---|---|---|---|---|---|")
+    cells = calibration_rows("calibration")
+    near = lambda r: 0.02 < float(r["p_forecast"]) < 0.98
+    for r in filter(near, cells):
+        p, k, n = float(r["p_forecast"]), int(r["overlap_runs"]), int(r["runs"])
+        print(f"| {r['lease_expiry']} | {r['leader_drift']} | {r['margin']} | {p:.3f} | {k}/{n} | [{float(r['wilson_lo']):.2f}, {float(r['wilson_hi']):.2f}] | {r['inside']} |")
+    print()
+    print("| strategy | cells | where | forecast inside the 95 % interval | overlap runs: forecast (predicted) | observed (measured) |")
+    print("|---|---|---|---|---|---|")
+    for strategy in sorted({r["lease_expiry"] for r in cells}):
+        for where, pick in [
+            ("near the edge (0.02 < forecast < 0.98)", near),
+            ("unsafe side (forecast ≥ 0.98)", lambda r: float(r["p_forecast"]) >= 0.98),
+            ("safe side (forecast ≤ 0.02)", lambda r: float(r["p_forecast"]) <= 0.02),
+        ]:
+            mine = [r for r in cells if r["lease_expiry"] == strategy and pick(r)]
+            if not mine:
+                continue
+            inside = sum(r["inside"] == "yes" for r in mine)
+            expected = sum(float(r["p_forecast"]) * int(r["runs"]) for r in mine)
+            observed = sum(int(r["overlap_runs"]) for r in mine)
+            runs = sum(int(r["runs"]) for r in mine)
+            print(f"| {strategy} | {len(mine)} | {where} | {inside} | {expected:.1f} of {runs} | {observed} of {runs} |")
+    with open(os.path.join(HERE, "calibration", "comparisons.csv")) as f:
+        pairs = list(csv.DictReader(f))
+    low = [c for c in pairs if float(c["fisher_p"]) < 0.05]
+    print(f"\nleader-monotonic vs writer-clock, cell by cell (Fisher's exact, two-sided): {len(pairs)} pairs, {len(low)} with p < 0.05:")
+    for c in low:
+        print(f"- ρ = {c['leader_drift']}, m = {c['margin']}: {c['k_a']}/{c['n_a']} vs {c['k_b']}/{c['n_b']}, p = {float(c['fisher_p']):.4f}")
+
+
+def real_drift_margin():
+    """Real leasesim-node runs beside the simulator's and the forecast."""
+    with open(os.path.join(HERE, "real-drift-margin", "real-runs.jsonl")) as f:
+        real = [r for r in map(json.loads, f) if "cell" in r]  # the first line names the builds
+    sim = {int(r["cell"]): r for r in calibration_rows("real-drift-margin")}
+    with open(os.path.join(HERE, "real-drift-margin-forecast.csv")) as f:
+        forecast = {int(r["cell"]): r for r in csv.DictReader(line for line in f if not line.startswith("#"))}
+    print("| ρ | m | forecast (predicted) | simulator k/n [95 %] | real leasesim-node k/n [95 %] | Fisher p, sim vs real | real: other invariants | stamping error (ms) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for cell, r in sorted(sim.items()):
+        runs = [x["real"] for x in real if x["cell"] == cell]
+        k = sum(any(v["invariant"] == "lock-belief-overlap" for v in x["violations"]) for x in runs)
+        others = sorted({v["invariant"] for x in runs for v in x["violations"]} - {"lock-belief-overlap"})
+        errs = [x["stamp_error_ns"] / 1e6 for x in runs]
+        ks, ns = int(r["overlap_runs"]), int(r["runs"])
+        p = fisher(ks, ns, k, len(runs))
+        print(
+            f"| {r['leader_drift']} | {r['margin']} | {float(r['p_forecast']):.3f} | {kn(ks, ns)} | {kn(k, len(runs))} | {p:.2g} | "
+            f"{', '.join(others) or 'none'} | {min(errs):.0f}–{max(errs):.0f} |"
+        )
+        # Post hoc (not planned before the runs): the judge reports an
+        # overlap only when it outlasts the run's stamping error, so split
+        # the runs at the predicted overlap X − 4 hops at the latency floor.
+        x_ms = float(forecast[cell]["window_ms"])
+        if x_ms and x_ms > 0:
+            cut = x_ms - 12.0
+            seen = [x for x in runs if x["stamp_error_ns"] / 1e6 < cut]
+            ks2 = sum(any(v["invariant"] == "lock-belief-overlap" for v in x["violations"]) for x in seen)
+            print(
+                f"| {r['leader_drift']} | {r['margin']} | (runs with stamping error < {cut:.0f} ms, post hoc) | {kn(ks, ns)} | "
+                f"{kn(ks2, len(seen))} | {fisher(ks, ns, ks2, len(seen)):.2g} | | |"
+            )
 
 
 def main():
@@ -227,6 +321,8 @@ def main():
         "mixed-drift-leader-change": lambda: mixed_drift("mixed-drift-leader-change"),
         "ntp-slew": lambda: cell_table("ntp-slew", ["lease_expiry", "server_slew", "margin"], "every server slewed from 5 s to 10 s"),
         "client-drift-large": client_drift_large,
+        "calibration": calibration,
+        "real-drift-margin": real_drift_margin,
     }
     for name, fn in tables.items():
         if not only or name in only:

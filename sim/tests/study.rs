@@ -63,15 +63,40 @@ fn drift_against_margin_extremes_match_theory() {
         assert_eq!((fast.measured, fast.prediction.as_ref().unwrap().verdict), ("unsafe", "unsafe"));
         // The refined theory predicts each run: overlap in both cells' runs
         // exactly where it happened.
-        assert_eq!(fast.per_run.verdict, "agree", "{:?}", fast.per_run);
-        assert_eq!(fast.per_run.predicted_overlap_runs, 2);
-        assert_eq!(calm.per_run.predicted_overlap_runs, 0);
+        assert_eq!(fast.consistency_check.verdict, "agree", "{:?}", fast.consistency_check);
+        assert_eq!(fast.consistency_check.predicted_overlap_runs, 2);
+        assert_eq!(calm.consistency_check.predicted_overlap_runs, 0);
         assert!(fast.metrics.handovers_overlapping > 0 && fast.metrics.handovers_overlapping_by_expiry > 0);
         assert!(fast.rates.overlapping_handovers.lo > 0.0);
         assert!(fast.metrics.min_margin_ns.is_some_and(|m| m < 0), "the next grant came before the belief ended");
         assert!(fast.metrics.stale_rejected > 0, "fencing stopped the paused holders' late writes");
         assert_eq!(fast.metrics.stale_accepted, 0);
     }
+}
+
+#[test]
+fn the_forecast_is_set_against_the_runs_and_strategies_are_compared() {
+    let r = study(
+        "lease_expiry = [\"leader-monotonic\", \"writer-clock\", \"leader-stamped-wall\"]\npause = [\"2500ms\"]\nleader_drift = [0.0, 0.4]\nmargin = [0.1]\n",
+        0..3,
+    );
+    // The frozen model covers leader-monotonic and writer-clock only, and
+    // says why not for leader-stamped-wall.
+    let lsw = cell(&r, "leader-stamped-wall pause=2500ms leader_drift=0 margin=0.1");
+    assert!(lsw.forecast.is_none() && lsw.forecast_scope.is_some_and(|w| w.contains("strategy")));
+    let calm = cell(&r, "leader-monotonic pause=2500ms leader_drift=0 margin=0.1");
+    let fast = cell(&r, "leader-monotonic pause=2500ms leader_drift=0.4 margin=0.1");
+    assert!(calm.forecast.as_ref().unwrap().p_overlap_run < 1e-9);
+    assert!(fast.forecast.as_ref().unwrap().p_overlap_run > 0.9);
+    let table = leasesim::study::calibration::calibration_csv(&r).expect("forecast cells");
+    assert_eq!(table.lines().count(), 1 + 4, "a header and the four forecast cells:\n{table}");
+    let s = leasesim::study::calibration::summary(&r).expect("a summary");
+    assert_eq!((s.cells, s.observed_runs), (4, 6), "the two fast cells overlapped in all 3 runs each");
+    assert!(s.inside == 4 && s.brier < 0.01, "{s:?}");
+    // Pairs differing only in the strategy: lm–wc, lm–lsw, wc–lsw per drift.
+    let pairs = leasesim::study::calibration::comparisons_csv(&r).expect("pairs");
+    assert_eq!(pairs.lines().count(), 1 + 6, "{pairs}");
+    assert!(leasesim::study::calibration::calibration_svg(&r).is_some_and(|svg| svg.contains("y = x")));
 }
 
 #[test]
@@ -211,6 +236,11 @@ fn wilson_intervals_match_known_values() {
     assert!(close(lo, 0.7225) && close(hi, 1.0), "{lo} {hi}");
     assert_eq!(wilson(0, 0), (0.0, 1.0));
     assert!(Rate::of(0, 40).width() < Rate::of(0, 10).width());
+    // The ends are exact, so a forecast of exactly 0 or 1 lies inside.
+    for n in 1..200 {
+        assert_eq!(wilson(0, n).0, 0.0, "0/{n}");
+        assert_eq!(wilson(n, n).1, 1.0, "{n}/{n}");
+    }
 }
 
 #[test]
@@ -259,14 +289,14 @@ fn new_spec_keys_are_checked_with_line_and_fix() {
 
 #[test]
 fn the_refined_theory_predicts_the_edge_from_each_clock_and_the_fixed_delay() {
-    use leasesim::study::theory::{fixed_hops, predict_run};
+    use leasesim::study::theory::{check_run, fixed_hops};
     let text = "name = \"t\"\nbase = \"b\"\n[axes]\nlease_expiry = [\"leader-monotonic\", \"leader-stamped-wall\"]\nleader_drift = [0.2]\nclient_drift = [0.0, -0.1]\nmargin = [0.1]\n";
     let s = spec::parse(text, "s.toml").unwrap();
     let base = leasesim_scenario::load(&base_path()).unwrap();
     let cells = grid::cells(&s);
     let m = leasesim::study::metrics::RunMetrics::default();
     // Base: TTL 2 s, latency 1–10 ms, so a hop costs at least 3 ms.
-    let edge = |i: usize| predict_run(&grid::apply(&base, &s, &cells[i]), &m).unwrap();
+    let edge = |i: usize| check_run(&grid::apply(&base, &s, &cells[i]), &m).unwrap();
     let mono = edge(0);
     assert_eq!(mono.fixed_delay_ns, 3 * 3_000_000);
     assert_eq!(fixed_hops(leasesim_core::ExpiryStrategy::LeaderMonotonic), 3);

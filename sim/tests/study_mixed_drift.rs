@@ -66,7 +66,7 @@ fn a_fast_client_with_slow_servers_is_predicted_with_both_signs() {
         leader_since_ns: Some(0),
     };
     let m = RunMetrics { handovers: vec![h], ..RunMetrics::default() };
-    let p = theory::predict_run(&scenario, &m).unwrap();
+    let p = theory::check_run(&scenario, &m).unwrap();
     assert_eq!((p.server_drift, p.client_drift), (-0.1, 0.1));
     // The lease lasts 2 s / 0.9 = 2.222 s, the belief 2 s / 1.1 = 1.818 s:
     // a gap of about 404 ms plus δ, far from the exact clocks' δ alone.
@@ -107,5 +107,5 @@ fn a_new_leaders_promote_extension_is_in_the_model() {
         h.leader_since_ns = Some(0);
     }
     let scenario = grid::apply_run(&base, &s, &cells[1], 47);
-    assert!(theory::predict_run(&scenario, &no_promote).unwrap().predicted_overlap);
+    assert!(theory::check_run(&scenario, &no_promote).unwrap().predicted_overlap);
 }

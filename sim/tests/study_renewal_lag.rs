@@ -46,7 +46,7 @@ fn a_keepalive_answered_during_the_pause_delays_the_next_grant_by_one_interval()
             h.renewal_lag_ns = 0;
         }
         let scenario = grid::apply_run(&base, &s, &cells[run.cell], run.seed);
-        let without = theory::predict_run(&scenario, &no_lag).unwrap();
+        let without = theory::check_run(&scenario, &no_lag).unwrap();
         assert!(without.predicted_overlap, "cell {}: {without:?}", run.cell);
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod check_history;
+pub mod fisher;
 pub mod hunt;
 pub mod junit;
 pub mod merge;
@@ -57,6 +58,8 @@ pub enum Command {
     Hunt(hunt::HuntArgs),
     /// Merge the JSON lines of sweep shards into one summary table and exit code.
     Merge(merge::MergeArgs),
+    /// Fisher's exact two-sided test on two rates given as K/N (the test the study report uses).
+    Fisher(fisher::FisherArgs),
     /// Measure the simulator: x real time, runs/min, events and messages per second, peak memory, hosting overhead.
     Bench(bench::BenchArgs),
 }
@@ -173,5 +176,6 @@ pub fn main_with(cli: Cli) -> i32 {
         Command::Hunt(args) => hunt::hunt_command(&args),
         Command::Merge(args) => merge::merge_command(&args),
         Command::Bench(args) => bench::bench_command(&args),
+        Command::Fisher(args) => fisher::fisher_command(&args),
     }
 }

@@ -16,13 +16,17 @@ pub struct StudyArgs {
     /// The study spec (TOML).
     pub spec: PathBuf,
     /// Folder for results.json, results.csv and the SVG figures.
-    #[arg(long, required_unless_present = "scenario_of")]
+    #[arg(long, required_unless_present_any = ["scenario_of", "forecast"])]
     pub out: Option<PathBuf>,
     /// Print, instead of running the study, the scenario that the run of
     /// cell CELL (its index in results.json) with seed SEED ran, as TOML:
     /// `leasesim run FILE --seed SEED` replays that run (same digest).
     #[arg(long, value_name = "CELL:SEED")]
     pub scenario_of: Option<String>,
+    /// Print, instead of running the study, the frozen model's forecast for
+    /// every cell as CSV (commit it before running the seeds that test it).
+    #[arg(long)]
+    pub forecast: bool,
     /// Seed range `A..B` per cell, instead of the spec's `seeds`.
     #[arg(long, value_parser = super::parse_seed_range)]
     pub seeds: Option<std::ops::Range<u64>>,
@@ -36,8 +40,12 @@ pub fn study_command(args: &StudyArgs) -> i32 {
     if let Some(which) = &args.scenario_of {
         return print_scenario_of(which, &spec, &base);
     }
+    if args.forecast {
+        print!("{}", crate::study::calibration::forecast_csv(&spec, &base));
+        return 0;
+    }
     let Some(out) = &args.out else {
-        eprintln!("--out DIR is required (except with --scenario-of)");
+        eprintln!("--out DIR is required (except with --scenario-of or --forecast)");
         return 2;
     };
     // --seeds fixes the count; otherwise the spec's (fixed or adaptive).
@@ -47,6 +55,12 @@ pub fn study_command(args: &StudyArgs) -> i32 {
     eprintln!("study {}: {cells} cells, seeds {plan:?}, on {jobs} threads", spec.name);
     let results = run_study(&spec, &base, plan, jobs);
     print_cells(&results);
+    if let Some(s) = crate::study::calibration::summary(&results) {
+        println!(
+            "frozen forecast: {} cells, inside the observed 95% interval in {}; Brier {:.4}; overlapping runs {:.1} forecast, {} observed",
+            s.cells, s.inside, s.brier, s.expected_runs, s.observed_runs
+        );
+    }
     match output::write_all(out, &results) {
         Ok(files) => {
             eprintln!("wrote {} files to {} in {:.1}s", files.len(), out.display(), results.wall_seconds);
@@ -108,7 +122,7 @@ fn print_cells(results: &StudyResults) {
     println!("build {}", results.build);
     println!(
         "{:<70} {:>5} {:>17} {:>10}  {:<8} {:<8} {:<9} invariants fired (count)",
-        "cell", "runs", "unsafe-runs (95%)", "min-gap-ms", "theory", "measured", "per-run"
+        "cell", "runs", "unsafe-runs (95%)", "min-gap-ms", "theory", "measured", "consistency"
     );
     for c in &results.cells {
         let m = &c.metrics;
@@ -120,10 +134,10 @@ fn print_cells(results: &StudyResults) {
         let fired = if fired.is_empty() { "none".to_string() } else { fired.join(" ") };
         let u = &c.rates.unsafe_runs;
         let unsafe_runs = format!("{}/{} [{:.2},{:.2}]", u.k, u.n, u.lo, u.hi);
-        let per_run = if c.per_run.runs == 0 && c.per_run.not_modelled_runs > 0 {
+        let per_run = if c.consistency_check.runs == 0 && c.consistency_check.not_modelled_runs > 0 {
             "n/m".to_string()
         } else {
-            format!("{}/{}", c.per_run.agree_runs, c.per_run.runs)
+            format!("{}/{}", c.consistency_check.agree_runs, c.consistency_check.runs)
         };
         println!(
             "{:<70} {:>5} {:>17} {:>10}  {:<8} {:<8} {:<9} {fired}{flag}",

@@ -360,7 +360,12 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64) {
     let denom = 1.0 + z * z / n;
     let centre = (p + z * z / (2.0 * n)) / denom;
     let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    // At k = 0 (k = n) the lower (upper) end is exactly 0 (1); rounding
+    // would otherwise leave it a few ulps inside and exclude a forecast of
+    // exactly 0 (1) from its own interval.
+    let lo = if k == 0 { 0.0 } else { (centre - half).max(0.0) };
+    let hi = if k as f64 == n { 1.0 } else { (centre + half).min(1.0) };
+    (lo, hi)
 }
 
 /// A cell's figures over its seeds.

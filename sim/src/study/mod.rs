@@ -6,10 +6,13 @@
 //! JSON, CSV and SVG. Research on clock-skew expiry is one of leasesim's
 //! three uses (DESIGN.md); this module is where it is done.
 
+pub mod calibration;
+pub mod forecast;
 pub mod grid;
 pub mod metrics;
 pub mod output;
 pub mod pauses;
+pub mod significance;
 pub mod spec;
 pub mod theory;
 
@@ -98,9 +101,15 @@ pub struct CellResult {
     /// The cell's verdict by the classic symmetric bound (one ρ for every
     /// clock; [`theory::predict`]).
     pub prediction: Option<Prediction>,
-    /// Run by run, the refined prediction ([`theory::predict_run`]) against
-    /// what each run measured.
-    pub per_run: theory::RunAgreement,
+    /// The frozen model's forecast for the cell, from its inputs alone
+    /// ([`forecast::forecast`]); absent where the model does not reach.
+    pub forecast: Option<forecast::Forecast>,
+    /// Why the cell has no forecast.
+    pub forecast_scope: Option<&'static str>,
+    /// Run by run, the refined gap model ([`theory::check_run`]) against
+    /// what each run measured: a consistency check, not a prediction (it
+    /// reads each run's own hand-overs, lags and leaders).
+    pub consistency_check: theory::ConsistencyCheck,
     /// Every safety invariant that fired in any seed (`scenario::is_safety`:
     /// all but `liveness`), with `engine-panic`.
     pub unsafe_invariants: Vec<String>,
@@ -211,7 +220,7 @@ pub struct RunRecord {
     pub seed: u64,
     pub phase: grid::Phase,
     pub metrics: metrics::RunMetrics,
-    pub predicted: Option<theory::RunPrediction>,
+    pub predicted: Option<theory::RunCheck>,
     /// The run's trace digest and verdict (what a replay of the scenario
     /// `--scenario-of` prints must reproduce).
     pub digest: String,
@@ -262,7 +271,7 @@ pub fn run_study(spec: &StudySpec, base: &Scenario, plan: impl Into<SeedPlan>, j
         .into_iter()
         .zip(metrics)
         .enumerate()
-        .map(|(index, (params, metrics))| cell_result(index, params, metrics, &scenarios[index], &records))
+        .map(|(index, (params, metrics))| cell_result(spec, index, params, metrics, &scenarios[index], &records))
         .collect();
     let seeds_end = plan.first() + plan.most() * if spec.distinct_seeds { cells.len().max(1) as u64 } else { 1 };
     StudyResults {
@@ -322,7 +331,7 @@ fn run_batch(spec: &StudySpec, base: &Scenario, cells: &[CellParams], work: &[(u
                 let scenario = grid::apply_phased(base, spec, &cells[i], &phase);
                 let outcome = run_seed(&scenario, seed, &options);
                 let figures = measure(&outcome, lock_ttl_ns(&scenario));
-                let predicted = theory::predict_run(&scenario, &figures);
+                let predicted = theory::check_run(&scenario, &figures);
                 let digest = outcome.trace_digest.clone();
                 let record = RunRecord { cell: i, seed, phase, metrics: figures, predicted, digest, verdict: outcome.verdict };
                 results.lock().expect("results lock").push(record);
@@ -334,8 +343,19 @@ fn run_batch(spec: &StudySpec, base: &Scenario, cells: &[CellParams], work: &[(u
 
 /// One cell's result: its figures, the theory's prediction for its
 /// scenario, and whether the two agree.
-fn cell_result(index: usize, params: CellParams, metrics: CellMetrics, scenario: &Scenario, records: &[RunRecord]) -> CellResult {
+fn cell_result(
+    spec: &StudySpec,
+    index: usize,
+    params: CellParams,
+    metrics: CellMetrics,
+    scenario: &Scenario,
+    records: &[RunRecord],
+) -> CellResult {
     let prediction = theory::predict(scenario);
+    let (forecast, forecast_scope) = match forecast::forecast(spec, &params, scenario) {
+        Ok(f) => (Some(f), None),
+        Err(why) => (None, Some(why)),
+    };
     let unsafe_invariants: Vec<String> = metrics.invariants.keys().filter(|id| leasesim_scenario::is_safety(id)).cloned().collect();
     let unsafe_measured = !unsafe_invariants.is_empty();
     let measured = if unsafe_measured { "unsafe" } else { "safe" };
@@ -351,7 +371,7 @@ fn cell_result(index: usize, params: CellParams, metrics: CellMetrics, scenario:
         invariant_runs: metrics.invariant_rates(),
     };
     let runs_here: Vec<&RunRecord> = records.iter().filter(|r| r.cell == index).collect();
-    let per_run = theory::RunAgreement::of(&runs_here);
+    let consistency_check = theory::ConsistencyCheck::of(&runs_here);
     CellResult {
         index,
         label: grid::label(&params),
@@ -360,7 +380,9 @@ fn cell_result(index: usize, params: CellParams, metrics: CellMetrics, scenario:
         metrics,
         rates,
         prediction,
-        per_run,
+        forecast,
+        forecast_scope,
+        consistency_check,
         unsafe_invariants,
         measured,
         agreement,

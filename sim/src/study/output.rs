@@ -50,6 +50,16 @@ pub fn write_all(dir: &Path, results: &StudyResults) -> std::io::Result<Vec<Path
     if let Some(svg) = unavailability_chart(results) {
         put("unavailability-vs-ttl.svg", svg)?;
     }
+    // The frozen model against the runs, where the model reaches.
+    if let Some(text) = super::calibration::calibration_csv(results) {
+        put("calibration.csv", text)?;
+    }
+    if let Some(svg) = super::calibration::calibration_svg(results) {
+        put("calibration.svg", svg)?;
+    }
+    if let Some(text) = super::calibration::comparisons_csv(results) {
+        put("comparisons.csv", text)?;
+    }
     Ok(written)
 }
 
@@ -121,7 +131,7 @@ fn cell_params_fields(c: &CellResult) -> Vec<String> {
 /// A cell's row of `csv` after its invariant counts: `CSV_FIGURES`.
 fn cell_figure_fields(c: &CellResult) -> Vec<String> {
     let m = &c.metrics;
-    let (u, o, a) = (&c.rates.unsafe_runs, &c.rates.overlapping_handovers, &c.per_run);
+    let (u, o, a) = (&c.rates.unsafe_runs, &c.rates.overlapping_handovers, &c.consistency_check);
     vec![
         m.runs_unsafe.to_string(),
         format!("{:.4}", u.p),
@@ -316,8 +326,8 @@ fn theory_edges(mine: &[&CellResult], xs: &[f64]) -> Vec<Edge> {
     let from_receipt = mine.iter().any(|c| c.params.belief_from == Some("receipt"));
     // The refined edge per column, from the theory's per-run figures.
     let refined: Vec<Option<f64>> =
-        xs.iter().map(|x| mine.iter().find(|c| c.params.leader_drift == Some(*x)).and_then(|c| c.per_run.edge_margin)).collect();
-    let delay_ms = mine.iter().find_map(|c| c.per_run.fixed_delay_ns).map_or(0.0, |d| d as f64 / 1e6);
+        xs.iter().map(|x| mine.iter().find(|c| c.params.leader_drift == Some(*x)).and_then(|c| c.consistency_check.edge_margin)).collect();
+    let delay_ms = mine.iter().find_map(|c| c.consistency_check.fixed_delay_ns).map_or(0.0, |d| d as f64 / 1e6);
     let delay_over_ttl = mine.iter().find_map(|c| c.prediction.as_ref().map(|p| p.delay_ns as f64 / p.ttl_ns.max(1) as f64)).unwrap_or(0.0);
     let classic: Vec<Option<f64>> = xs
         .iter()
@@ -395,7 +405,7 @@ fn unavailability_chart(results: &StudyResults) -> Option<String> {
                     spread.push((lo, hi));
                 }
             }
-            Series { name: name.to_string(), points, spread }
+            Series { name: name.to_string(), points, spread, joined: true }
         })
         .collect();
     let note = format!(

@@ -136,7 +136,7 @@ pub fn fixed_hops(strategy: ExpiryStrategy) -> u64 {
 
 /// The refined prediction for one run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RunPrediction {
+pub struct RunCheck {
     /// Drift of the fastest server at the start, signed (for the cell's
     /// edge; each hand-over uses the drift of the server that led at its
     /// grant).
@@ -159,7 +159,7 @@ pub struct RunPrediction {
     /// The largest renewal lag among them, in ns.
     pub max_renewal_lag_ns: u64,
     /// Whether the model covers this run (not: leader-stamped-wall with a
-    /// forward wall step beyond the margin; see `predict_run`).
+    /// forward wall step beyond the margin; see `check_run`).
     pub modelled: bool,
     pub predicted_overlap: bool,
     pub measured_overlap: bool,
@@ -228,7 +228,7 @@ pub fn true_span(s: &Scenario, p: Process, from_ns: f64, span_ns: f64) -> f64 {
 /// extension (the top of the election range) + the TTL left, as etcd's
 /// Promote does; the lease then ends there (leader-monotonic and
 /// writer-clock; leader-stamped-wall keeps its stamps).
-pub fn predict_run(s: &Scenario, m: &RunMetrics) -> Option<RunPrediction> {
+pub fn check_run(s: &Scenario, m: &RunMetrics) -> Option<RunCheck> {
     let lock = s.workloads.iter().find_map(|w| match &w.kind {
         WorkloadKind::Lock(l) => Some(l),
         _ => None,
@@ -297,7 +297,7 @@ pub fn predict_run(s: &Scenario, m: &RunMetrics) -> Option<RunPrediction> {
         && s.faults.iter().any(|f| matches!(f.action, FaultAction::Clock { jump_ns: Some(j), .. } if j > 0 && j as f64 > t - tc + delay)));
     let observed_delay_ns = by_expiry.iter().zip(&per_handover).map(|(h, (_, spans))| h.gap_ns - *spans as i64).min();
     let predicted_gap = per_handover.iter().map(|(g, _)| *g).fold(f64::INFINITY, f64::min);
-    Some(RunPrediction {
+    Some(RunCheck {
         server_drift,
         client_drift,
         fixed_delay_ns: delay as i64,
@@ -315,8 +315,8 @@ pub fn predict_run(s: &Scenario, m: &RunMetrics) -> Option<RunPrediction> {
 /// A cell's runs: refined prediction against measurement, on the question
 /// the bound answers (do two beliefs overlap?).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct RunAgreement {
-    /// Runs the model covers (see `RunPrediction::modelled`).
+pub struct ConsistencyCheck {
+    /// Runs the model covers (see `RunCheck::modelled`).
     pub runs: u64,
     pub not_modelled_runs: u64,
     pub predicted_overlap_runs: u64,
@@ -332,9 +332,9 @@ pub struct RunAgreement {
     pub verdict: &'static str,
 }
 
-impl RunAgreement {
-    pub fn of(runs: &[&super::RunRecord]) -> RunAgreement {
-        let mut a = RunAgreement { verdict: "agree", ..RunAgreement::default() };
+impl ConsistencyCheck {
+    pub fn of(runs: &[&super::RunRecord]) -> ConsistencyCheck {
+        let mut a = ConsistencyCheck { verdict: "agree", ..ConsistencyCheck::default() };
         for r in runs {
             let Some(p) = &r.predicted else { continue };
             if !p.modelled {
