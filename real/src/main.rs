@@ -17,6 +17,7 @@
 
 mod clients;
 mod cluster;
+mod compare;
 mod gate;
 mod procs;
 mod refuse;
@@ -41,6 +42,9 @@ struct Cli {
 enum Cmd {
     /// Play one scenario for real and judge it.
     Run(RunArgs),
+    /// Run one scenario in the simulator and for real, and set the two
+    /// side by side (invariants with Wilson intervals, timing figures).
+    Compare(compare::CompareArgs),
 }
 
 /// What the members are.
@@ -97,7 +101,10 @@ pub struct RunArgs {
 
 fn main() {
     let cli = Cli::parse();
-    let Cmd::Run(args) = cli.cmd;
+    let args = match cli.cmd {
+        Cmd::Run(args) => args,
+        Cmd::Compare(args) => std::process::exit(compare::run(&args)),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
