@@ -137,7 +137,7 @@ fn etcd_cluster(c: &mut Check<'_>, s: &Scenario) {
 fn workloads(c: &mut Check<'_>, s: &Scenario) {
     for (i, workload) in s.workloads.iter().enumerate() {
         let line = c.sites.workloads.get(i).copied();
-        if let WorkloadKind::Task(_) | WorkloadKind::Singleton(_) = workload.kind {
+        if let WorkloadKind::Task(_) | WorkloadKind::Singleton(_) | WorkloadKind::Watch(_) | WorkloadKind::Txn(_) = workload.kind {
             let why = format!("kind = \"{}\": no real client plays it yet (lock, registry and kv do)", workload.kind.name());
             c.refuse(line, why, "use lock, registry or kv workloads");
         }

@@ -49,10 +49,11 @@ fn compare_names_every_invariant_with_both_worlds_counts() {
     for id in ["election-safety", "lease-early-expiry", "lock-belief-overlap", "fencing-order", "linearizable", "liveness"] {
         assert_eq!(ids.iter().filter(|i| **i == id).count(), 1, "{id} once: {ids:?}");
     }
-    // The unfenced holder's stale write is found in every world and run.
+    // The unfenced holder's stale write is found in both worlds (not in
+    // every seed: a holder paused between writes writes nothing stale).
     let fencing = row("fencing-order");
-    assert_eq!((fencing["sim"]["k"].as_u64(), fencing["sim"]["n"].as_u64()), (Some(3), Some(3)), "{fencing}");
-    assert_eq!((fencing["real"]["k"].as_u64(), fencing["real"]["n"].as_u64()), (Some(2), Some(2)), "{fencing}");
+    assert_eq!((fencing["sim"]["n"].as_u64(), fencing["real"]["n"].as_u64()), (Some(3), Some(2)), "{fencing}");
+    assert!(fencing["sim"]["k"].as_u64().unwrap() >= 1 && fencing["real"]["k"].as_u64().unwrap() >= 1, "{fencing}");
     assert!(fencing["sim"]["hi"].as_f64().unwrap() <= 1.0 && fencing["sim"]["lo"].as_f64().unwrap() > 0.0, "{fencing}");
     // What real runs cannot judge says so instead of counting as passed.
     assert!(row("election-safety")["real"].is_null(), "{v}");
@@ -67,7 +68,8 @@ fn compare_names_every_invariant_with_both_worlds_counts() {
 fn compare_prints_the_table_and_refuses_bad_input() {
     let out = real(&["compare", &data("holder-pause-unfenced-short.toml"), "--sim-seeds", "0..2", "--real-runs", "1"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("fencing-order") && stdout.contains("2/2") && stdout.contains("1/1"), "{stdout}");
+    let fencing = stdout.lines().find(|l| l.trim_start().starts_with("fencing-order")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(fencing.contains("/2 (") && fencing.contains("/1 ("), "simulator of 2, real of 1: {fencing}");
     assert!(stdout.contains("election-safety") && stdout.contains("not judged"), "{stdout}");
     let out = real(&["compare", &data("short-mixed.toml"), "--sim-seeds", "3..1"]);
     assert_eq!(out.status.code(), Some(2));
