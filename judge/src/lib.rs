@@ -11,5 +11,7 @@
 //! can both feed it.
 
 pub mod checkers;
+pub mod measures;
 pub mod observe;
+pub mod rate;
 pub mod vocab;

@@ -23,6 +23,7 @@
 mod clients;
 mod cluster;
 mod crash_points;
+mod compare;
 mod gate;
 mod procs;
 mod refuse;
@@ -56,6 +57,9 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
         args: Vec<std::ffi::OsString>,
     },
+    /// Run one scenario in the simulator and for real, and set the two
+    /// side by side (invariants with Wilson intervals, timing figures).
+    Compare(compare::CompareArgs),
 }
 
 /// What the members are.
@@ -126,6 +130,7 @@ fn main() {
             leasesim_node::cli::main_with(std::iter::once("leasesim-node".into()).chain(args));
             return;
         }
+        Cmd::Compare(args) => std::process::exit(compare::run(&args)),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,

@@ -21,13 +21,30 @@ use crate::Target;
 struct Check<'a> {
     target: Target,
     sites: &'a Sites,
+    /// The seed whose `[chaos]` draw the scenario carries, if it had one:
+    /// drawn faults have no line of their own and are refused at `[chaos]`.
+    drawn_for: Option<u64>,
     refusals: Vec<Diagnostic>,
     notes: Vec<String>,
 }
 
 impl Check<'_> {
+    /// Where a fault is written: its own line, or `[chaos]` for one drawn
+    /// there (line 0).
+    fn line_of(&self, fault: &leasesim_scenario::ScheduledFault) -> Option<usize> {
+        if fault.line == 0 && self.drawn_for.is_some() {
+            self.sites.chaos
+        } else {
+            Some(fault.line)
+        }
+    }
+
     fn refuse(&mut self, line: Option<usize>, message: String, fix: &str) {
         let location = line.map(|line| Location { line, col: 1 });
+        let message = match self.drawn_for {
+            Some(seed) if line.is_some() && line == self.sites.chaos => format!("(drawn for seed {seed}) {message}"),
+            _ => message,
+        };
         let message = format!("leasesim-real --target {} cannot play this: {message}", self.target.name());
         self.refusals.push(Diagnostic { location, message, fix: fix.to_string(), snippet: None });
     }
@@ -35,19 +52,18 @@ impl Check<'_> {
 
 /// The notes to print with the outcome, or every refusal as one error
 /// (displayed like the scenario crate's `file:line:col` errors).
-pub fn check(scenario: &Scenario, sites: &Sites, target: Target) -> Result<Vec<String>, ScenarioError> {
-    let mut c = Check { target, sites, refusals: Vec::new(), notes: Vec::new() };
+///
+/// `drawn_for`: the seed, when `scenario` is a chaos scenario's explicit
+/// form for it (`chaos_draw::explicit`).
+pub fn check(scenario: &Scenario, sites: &Sites, target: Target, drawn_for: Option<u64>) -> Result<Vec<String>, ScenarioError> {
+    let mut c = Check { target, sites, drawn_for, refusals: Vec::new(), notes: Vec::new() };
     cluster(&mut c, scenario);
     workloads(&mut c, scenario);
     for fault in &scenario.faults {
         self::fault(&mut c, fault);
     }
-    if scenario.chaos.is_some() {
-        c.refuse(
-            sites.chaos,
-            "[chaos] faults are drawn inside the simulator (sim/src/run/chaos.rs), which the runner cannot link".into(),
-            "play a scenario with an explicit [[fault]] timeline (leasesim shrink writes a seed's chaos out as one)",
-        );
+    if let Some(seed) = drawn_for {
+        c.notes.push(format!("[chaos]: played the {} faults the simulator draws for seed {seed}", scenario.faults.len()));
     }
     if c.refusals.is_empty() {
         Ok(c.notes)
@@ -83,7 +99,8 @@ fn cluster(c: &mut Check<'_>, s: &Scenario) {
     }
     if let Some((process, _)) = s.clocks.iter().find(|(p, _)| !matches!(p, Process::Server(_))) {
         let why = format!("[clocks] for {process}: the clients' and the store's clocks are the runner's CLOCK_MONOTONIC, not skewable");
-        c.refuse(c.sites.clocks, why, "give clock specs to servers only");
+        // Without a [clocks] table, the drift was drawn by [chaos].
+        c.refuse(c.sites.clocks.or(c.sites.chaos), why, "give clock specs to servers only (or `drift = 0` under [chaos])");
     }
     if c.target == Target::Etcd {
         etcd_cluster(c, s);
@@ -120,7 +137,7 @@ fn etcd_cluster(c: &mut Check<'_>, s: &Scenario) {
 fn workloads(c: &mut Check<'_>, s: &Scenario) {
     for (i, workload) in s.workloads.iter().enumerate() {
         let line = c.sites.workloads.get(i).copied();
-        if let WorkloadKind::Task(_) | WorkloadKind::Singleton(_) = workload.kind {
+        if let WorkloadKind::Task(_) | WorkloadKind::Singleton(_) | WorkloadKind::Watch(_) | WorkloadKind::Txn(_) = workload.kind {
             let why = format!("kind = \"{}\": no real client plays it yet (lock, registry and kv do)", workload.kind.name());
             c.refuse(line, why, "use lock, registry or kv workloads");
         }
@@ -137,7 +154,7 @@ fn workloads(c: &mut Check<'_>, s: &Scenario) {
 }
 
 fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
-    let line = Some(fault.line);
+    let line = c.line_of(fault);
     let etcd = c.target == Target::Etcd;
     if let Some(point) = fault.when {
         crash_point(c, fault, point);

@@ -73,7 +73,12 @@ fn prepare(args: &RunArgs) -> Result<(Scenario, Vec<String>, Binaries), BadInput
         s.bugs.enable(name).map_err(|e| bad(format!("--bug {name}: {e}")))?;
     }
     let sites = Sites::find(&text);
-    let mut notes = crate::refuse::check(&s, &sites, args.target).map_err(bad)?;
+    // A chaos scenario runs as the simulator runs it: the faults, drifts and
+    // knobs the seed draws, written out as plain scenario parts.
+    let seed = args.seed.unwrap_or(s.seeds.start);
+    let chaotic = s.chaos.is_some();
+    let s = scenario::chaos_draw::explicit(&s, seed);
+    let mut notes = crate::refuse::check(&s, &sites, args.target, chaotic.then_some(seed)).map_err(bad)?;
     if sites.network.is_none() {
         notes.push("network: loopback's own latency (the file sets no [network])".into());
     }
@@ -215,6 +220,7 @@ fn judge(
         bugs: s.bugs.enabled().iter().map(|b| b.to_string()).collect(),
         faults: verdict::faults_played(log),
         notes,
+        measures: leasesim_judge::measures::measure(log),
     }
 }
 

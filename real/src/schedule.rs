@@ -112,7 +112,7 @@ impl Player<'_> {
                 Some(who)
             }
             Err(why) => {
-                let action = format!("line {}: {} {selector}", fault.line, fault.action.name());
+                let action = format!("{}: {} {selector}", origin(fault), fault.action.name());
                 self.note(JudgeProc::Admin, Event::FaultSkipped { action, why });
                 None
             }
@@ -159,7 +159,7 @@ impl Player<'_> {
         };
         if undo.is_some() || matches!(fault.action, FaultAction::Clock { .. }) && !self.resolved.is_empty() {
             let lasts = fault.for_ns.map_or(String::new(), |ns| format!(" for {}", format_duration(ns)));
-            let action = format!("line {}: {} {}{lasts}", fault.line, fault.action.name(), self.resolved.join(" "));
+            let action = format!("{}: {} {}{lasts}", origin(fault), fault.action.name(), self.resolved.join(" "));
             self.note(JudgeProc::Admin, Event::Fault { action });
         }
         Ok(undo)
@@ -287,4 +287,14 @@ fn clock_change(drift: Option<f64>, jump_ns: Option<i64>) -> ClockChange {
     let rate = drift.map(|d| 1.0 + d);
     let wall = SkewChange { rate, offset_ms: None, step_ms: jump_ns.map(|j| j / 1_000_000) };
     ClockChange { monotonic: rate.map(|r| SkewChange { rate: Some(r), ..SkewChange::default() }), wall: Some(wall) }
+}
+
+/// Where a fault came from, for the run's log: its line in the file, or
+/// `[chaos]` for one the seed's chaos drew (line 0).
+fn origin(fault: &ScheduledFault) -> String {
+    if fault.line == 0 {
+        "[chaos]".to_string()
+    } else {
+        format!("line {}", fault.line)
+    }
 }

@@ -95,6 +95,8 @@ pub struct Outcome {
     /// What the fault timeline did, with when (true time).
     pub faults: Vec<String>,
     pub notes: Vec<String>,
+    /// The timing figures the simulator measures too (`compare`).
+    pub measures: leasesim_judge::measures::Measures,
 }
 
 /// The faults the run played or skipped, as `at: what` lines.

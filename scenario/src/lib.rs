@@ -12,12 +12,14 @@
 //! turn problems into `file:line:col` diagnostics.
 
 mod chaos;
+pub mod chaos_draw;
 pub mod check;
 pub mod error;
 mod expect;
 mod fault;
 pub mod fields;
 mod invariants;
+pub mod knobs;
 mod load;
 pub mod message_fault;
 pub mod model;

@@ -6,9 +6,7 @@
 //! thread), and an engine panic becomes a reported failure, not a crash of
 //! the sweep.
 
-pub mod chaos;
 pub mod faults;
-pub mod knobs;
 pub mod outcome;
 pub mod phases;
 pub mod setup;
@@ -31,6 +29,7 @@ use crate::world::{Recorder, World};
 use faults::{timeline, Injector, Step};
 use leasesim_judge::checkers::{check_all, liveness_margin, RunRecord, TaskPace};
 use leasesim_judge::vocab::{FinalServer, Proc, ServerProbe, SimClock};
+pub use leasesim_scenario::{chaos_draw as chaos, knobs};
 use leasesim_scenario::{Scenario, WorkloadKind};
 pub use outcome::RunOutcome;
 

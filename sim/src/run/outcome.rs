@@ -10,6 +10,7 @@ use super::RunOptions;
 use crate::world::Recorder;
 use leasesim_judge::checkers::Violation;
 pub use leasesim_judge::checkers::ViolationJson;
+use leasesim_judge::measures::{measure, Measures};
 use leasesim_judge::observe::Obs;
 use leasesim_judge::vocab::Proc;
 use leasesim_judge::vocab::SimClock;
@@ -50,6 +51,9 @@ pub struct RunOutcome {
     /// The closest margin by which the run met a liveness deadline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub liveness_margin: Option<crate::cli::summary::MarginLine>,
+    /// The timing figures a real run measures too (`leasesim-real compare`
+    /// sets them side by side), from what the clients saw.
+    pub measures: Measures,
     #[serde(skip)]
     pub obs: Vec<Obs>,
     #[serde(skip)]
@@ -92,6 +96,7 @@ impl RunOutcome {
             replay: replay_command(scenario, seed, &options.extra_bugs),
             bugs: bug_names(&options.extra_bugs),
             knobs: super::knobs::draw(scenario, seed),
+            measures: measure(&recorder.obs),
             obs: if options.keep_observations { recorder.obs.into_vec() } else { Vec::new() },
             clocks,
             liveness_margin: None,
@@ -125,6 +130,7 @@ impl RunOutcome {
             replay: replay_command(scenario, seed, &options.extra_bugs),
             bugs: bug_names(&options.extra_bugs),
             knobs: super::knobs::draw(scenario, seed),
+            measures: Measures::default(),
             obs: Vec::new(),
             clocks: BTreeMap::new(),
             liveness_margin: None,

@@ -23,7 +23,7 @@ use serde::Serialize;
 use leasesim_core::seed::{derive_seed, Stream};
 use leasesim_core::ExpiryStrategy;
 
-use leasesim_scenario::{Scenario, WorkloadKind};
+use crate::{Scenario, WorkloadKind};
 
 const MS: u64 = 1_000_000;
 
@@ -101,7 +101,7 @@ pub fn draw(scenario: &Scenario, seed: u64) -> Option<Knobs> {
         heartbeat_ms: heartbeat_ns / MS,
         latency_us: (latency_ns.0 / 1_000, latency_ns.1 / 1_000),
         keepalives_per_ttl,
-        lease_expiry: leasesim_scenario::expiry_name(lease_expiry),
+        lease_expiry: crate::expiry_name(lease_expiry),
         keepalive_read_index,
         client_timeout_ms,
         max_in_flight_appends,
@@ -119,7 +119,7 @@ pub fn apply(scenario: &mut Scenario, k: &Knobs) {
     c.keepalive_read_index = k.keepalive_read_index;
     c.client_timeout_ns = k.client_timeout_ms * MS;
     c.max_in_flight_appends = k.max_in_flight_appends;
-    c.lease_expiry = leasesim_scenario::expiry_from_name(k.lease_expiry).expect("a drawn strategy has a name");
+    c.lease_expiry = crate::expiry_from_name(k.lease_expiry).expect("a drawn strategy has a name");
     scenario.network.latency_ns = (k.latency_us.0 * 1_000, k.latency_us.1 * 1_000);
     for w in &mut scenario.workloads {
         let (ttl, keepalive) = match &mut w.kind {

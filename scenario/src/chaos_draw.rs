@@ -11,6 +11,11 @@
 //! run of a chaos scenario *is* the run of [`explicit`]'s scenario (the
 //! simulator runs that one), so `shrink` can write a failing seed's chaos
 //! back as an ordinary file that replays bit for bit.
+//!
+//! It lives in the scenario crate, which links neither madsim nor tokio, so
+//! that the real runner (`leasesim-real`) plays, for real, the very fault
+//! schedule the simulator draws for a seed: one seed, one schedule, two
+//! worlds.
 
 use std::collections::BTreeMap;
 
@@ -20,9 +25,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use leasesim_scenario::{
-    Chaos, ChaosJumps, ChaosRate, ClockSpec, FaultAction, MessageKind, Point, Process, Scenario, ScheduledFault, Selector,
-};
+use crate::{Chaos, ChaosJumps, ChaosRate, ClockSpec, FaultAction, MessageKind, Point, Process, Scenario, ScheduledFault, Selector};
 
 /// What chaos decided for one seed.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,8 +64,8 @@ pub fn decide(scenario: &Scenario, seed: u64) -> Option<Decided> {
 pub fn explicit(scenario: &Scenario, seed: u64) -> Scenario {
     let mut out = scenario.clone();
     let Some(mut decided) = decide(scenario, seed) else { return out };
-    if let Some(knobs) = super::knobs::draw(scenario, seed) {
-        super::knobs::apply(&mut out, &knobs);
+    if let Some(knobs) = crate::knobs::draw(scenario, seed) {
+        crate::knobs::apply(&mut out, &knobs);
     }
     // Chaos stays inside the expiry strategy's assumptions, as the judge
     // states them: writer-clock trusts each writer's wall clock to measure
@@ -495,7 +498,7 @@ mod tests {
                     [[workload]]\nkind = \"lock\"\nclients = 2\nkeys = [\"a\"]\nttl = \"1s\"\n\
                     [clocks.c1]\noffset = \"1s\"\n\
                     [chaos]\ncrashes = \"2s\"\nleader_crashes = \"3s\"\nholder_pauses = \"3s\"\nmembership = \"4s\"\ndrift = 0.01\n";
-        leasesim_scenario::parse(text, "c.toml").unwrap_or_else(|e| panic!("{e}"))
+        crate::parse(text, "c.toml").unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
