@@ -201,3 +201,75 @@ fn bytes_that_are_not_utf8_round_trip() {
     write(&mut f, vec![TxnOp::Put(op)]);
     assert_eq!(f.sm.kv().get(&[0x80u8, 1][..]).map(|v| v.value.clone()), Some(value));
 }
+
+fn nested(compares: Vec<Compare>, success: Vec<TxnOp>, failure: Vec<TxnOp>) -> TxnOp {
+    TxnOp::Txn(TxnRequest { compares, success, failure })
+}
+
+#[test]
+fn a_nested_txn_judges_every_compare_before_any_write_and_shares_the_revision() {
+    let mut f = Fixture::new();
+    let r1 = write(&mut f, vec![put("a", "1")]);
+    let index = f.next_index();
+    // The outer put changes `a` first, yet the nested compare (a = 1) is
+    // judged on the store before the txn, as etcd's compareToPath does.
+    let inner = nested(
+        vec![compare("a", CompareTarget::Value(b"1".to_vec()), CompareResult::Equal)],
+        vec![put("b", "then")],
+        vec![put("b", "else")],
+    );
+    let never = nested(vec![], vec![put("never", "x")], vec![]);
+    let reply = f.call(1, txn(vec![], vec![put("a", "2"), inner, TxnOp::Range(range("b", "", 0))], vec![never]));
+    let b = kv("then", index, index, 1);
+    let expected = TxnResponse {
+        succeeded: true,
+        revision: index,
+        responses: vec![
+            TxnOpResponse::Put { prev_kv: Some(kv("1", r1, r1, 1)) },
+            TxnOpResponse::Txn(TxnResponse { succeeded: true, revision: index, responses: vec![TxnOpResponse::Put { prev_kv: None }] }),
+            TxnOpResponse::Range(RangeResponse { kvs: vec![(b"b".to_vec(), b.clone())], count: 1, more: false, revision: index }),
+        ],
+    };
+    assert_eq!(reply, Some(Response::Txn(expected)));
+    assert_eq!(f.sm.kv().get("b"), Some(&b));
+    assert!(f.sm.kv().get("never").is_none(), "the branch not taken ran");
+}
+
+#[test]
+fn nested_txns_are_checked_as_etcd_checks_them() {
+    let mut f = Fixture::new();
+    write(&mut f, vec![put("a", "1")]);
+    let before = f.sm.kv().history().len();
+    let puts = |n: usize| (0..n).map(|i| put(&format!("n{i}"), "x")).collect::<Vec<_>>();
+    let cases = vec![
+        // A nested txn may use only what its parent left of the 128.
+        (txn(vec![], vec![put("p", "x"), nested(vec![], puts(128), vec![])], vec![]), KvError::TooManyOps),
+        (txn(vec![], vec![nested(vec![], vec![put("", "x")], vec![])], vec![]), KvError::EmptyKey),
+        // A key put by the parent and by a nested txn, or deleted by one.
+        (txn(vec![], vec![put("k", "x"), nested(vec![], vec![put("k", "y")], vec![])], vec![]), KvError::DuplicateKey),
+        (txn(vec![], vec![delete("a", "z"), nested(vec![], vec![], vec![put("k", "y")])], vec![]), KvError::DuplicateKey),
+        (txn(vec![], vec![nested(vec![], vec![delete("k", "")], vec![]), put("k", "y")], vec![]), KvError::DuplicateKey),
+        // Two nested txns: the second's put under the first's delete.
+        (
+            txn(vec![], vec![nested(vec![], vec![delete("k", "")], vec![]), nested(vec![], vec![put("k", "y")], vec![])], vec![]),
+            KvError::DuplicateKey,
+        ),
+    ];
+    for (op, error) in cases {
+        assert_eq!(f.call(1, op.clone()), Some(Response::Error(ServiceError::Kv(error))), "{op:?}");
+    }
+    assert_eq!(f.sm.kv().history().len(), before, "a refused txn wrote");
+    // The two branches of one nested txn may put the same key (only one
+    // runs); 126 ops beside a nested txn of one op fit (127 do not: the
+    // parent's 128 leave the nested one nothing).
+    let ok = txn(vec![], vec![nested(vec![], vec![put("k", "then")], vec![put("k", "else")])], vec![]);
+    assert!(matches!(f.call(1, ok), Some(Response::Txn(TxnResponse { succeeded: true, .. }))));
+    let with = |n: usize| {
+        let mut ops = puts(n);
+        ops.push(nested(vec![], vec![put("last", "x")], vec![]));
+        txn(vec![], ops, vec![])
+    };
+    assert_eq!(f.call(1, with(127)), Some(Response::Error(ServiceError::Kv(KvError::TooManyOps))));
+    assert!(matches!(f.call(1, with(126)), Some(Response::Txn(_))));
+    assert_eq!(f.sm.kv().get("last").map(|v| v.value.clone()), Some(b"x".to_vec()));
+}

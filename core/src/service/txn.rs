@@ -3,6 +3,11 @@
 //! so no other write can land between the compares and the writes, nor
 //! between two writes of the same txn.
 //!
+//! A branch may hold txns of its own (etcd 3.3+'s `RequestOp_RequestTxn`):
+//! as etcd's applier does, every compare of the whole tree is evaluated on
+//! the store before any operation runs (`compareToPath`), and the nested
+//! branches' writes share the entry's one revision.
+//!
 //! Also the request checks etcd's gRPC layer makes before proposing
 //! (`checkTxnRequest`, `checkIntervals`): the node calls
 //! [`TxnRequest::validate`] before it proposes, and the state machine calls
@@ -70,6 +75,9 @@ pub enum TxnOp {
     Range(RangeRequest),
     Put(PutRequest),
     Delete(DeleteRequest),
+    /// A nested txn (added last so that the other variants keep their
+    /// encodings and digests).
+    Txn(TxnRequest),
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -91,6 +99,8 @@ pub enum TxnOpResponse {
         deleted: u64,
         prev_kvs: Vec<(Vec<u8>, KvValue)>,
     },
+    /// A nested txn's answer; its `revision` is the outer txn's.
+    Txn(TxnResponse),
 }
 
 /// A txn's answer: which branch ran, the store's revision after it, and
@@ -149,52 +159,113 @@ impl Compare {
     }
 }
 
-impl TxnOp {
-    fn key(&self) -> &[u8] {
-        match self {
-            TxnOp::Range(r) => &r.range.key,
-            TxnOp::Put(p) => &p.key,
-            TxnOp::Delete(d) => &d.range.key,
-        }
-    }
-}
-
 impl TxnRequest {
     /// etcd's `checkTxnRequest` and `checkIntervals`: at most
-    /// [`MAX_TXN_OPS`] compares and operations per branch, no empty key,
-    /// and within a branch no key put twice or put and deleted.
+    /// [`MAX_TXN_OPS`] compares and operations per branch (a nested txn
+    /// gets what its parent left), no empty key, and no key put twice or
+    /// put and deleted where both could run.
     pub fn validate(&self) -> Result<(), KvError> {
+        self.check_request(MAX_TXN_OPS)?;
+        check_intervals(&self.success)?;
+        check_intervals(&self.failure)?;
+        Ok(())
+    }
+
+    /// etcd's `checkTxnRequest(r, maxTxnOps)`.
+    fn check_request(&self, max_ops: usize) -> Result<(), KvError> {
         let ops = self.compares.len().max(self.success.len()).max(self.failure.len());
-        if ops > MAX_TXN_OPS {
+        if ops > max_ops {
             return Err(KvError::TooManyOps);
         }
         if self.compares.iter().any(|c| c.range.key.is_empty()) {
             return Err(KvError::EmptyKey);
         }
-        if self.success.iter().chain(&self.failure).any(|op| op.key().is_empty()) {
-            return Err(KvError::EmptyKey);
+        for op in self.success.iter().chain(&self.failure) {
+            let key = match op {
+                TxnOp::Range(r) => &r.range.key,
+                TxnOp::Put(p) => &p.key,
+                TxnOp::Delete(d) => &d.range.key,
+                TxnOp::Txn(nested) => {
+                    nested.check_request(max_ops - ops)?;
+                    continue;
+                }
+            };
+            if key.is_empty() {
+                return Err(KvError::EmptyKey);
+            }
         }
-        check_intervals(&self.success)?;
-        check_intervals(&self.failure)
+        Ok(())
+    }
+
+    /// etcd's `compareToPath`: which branch this txn and every txn nested
+    /// in a branch that runs will take, in pre-order, all judged on `kv`
+    /// as it is before any operation.
+    pub fn path(&self, kv: &Kv) -> Vec<bool> {
+        let mut path = Vec::new();
+        self.push_path(kv, &mut path);
+        path
+    }
+
+    fn push_path(&self, kv: &Kv, path: &mut Vec<bool>) {
+        let succeeded = self.compares.iter().all(|c| c.holds(kv));
+        path.push(succeeded);
+        for op in if succeeded { &self.success } else { &self.failure } {
+            if let TxnOp::Txn(nested) = op {
+                nested.push_path(kv, path);
+            }
+        }
     }
 }
 
-/// A put overlapping another put or a delete of the same branch. A delete's
-/// range is taken literally as `[key, range_end)`, as etcd's interval tree
-/// does (so a delete "from key on", range_end `\0`, overlaps nothing).
-fn check_intervals(ops: &[TxnOp]) -> Result<(), KvError> {
-    let mut puts: Vec<&[u8]> = Vec::new();
+/// The keys a list of operations may put and the ranges it may delete.
+struct Writes<'a> {
+    puts: Vec<&'a [u8]>,
+    deletes: Vec<&'a KeyRange>,
+}
+
+impl Writes<'_> {
+    /// Whether `key` falls in a delete. A delete's range is taken
+    /// literally as `[key, range_end)`, as etcd's interval tree does (so a
+    /// delete "from key on", range_end `\0`, overlaps nothing).
+    fn deletes_key(&self, key: &[u8]) -> bool {
+        self.deletes
+            .iter()
+            .any(|d| if d.range_end.is_empty() { d.key == key } else { d.key.as_slice() <= key && key < d.range_end.as_slice() })
+    }
+}
+
+/// etcd's `checkIntervals`: a put overlapping another put or a delete of
+/// the same list, or of a txn nested in it (a nested txn's two branches
+/// may put the same key: only one of them runs).
+fn check_intervals(ops: &[TxnOp]) -> Result<Writes<'_>, KvError> {
+    let mut writes = Writes { puts: Vec::new(), deletes: Vec::new() };
+    writes.deletes.extend(ops.iter().filter_map(|op| if let TxnOp::Delete(d) = op { Some(&d.range) } else { None }));
+    for op in ops {
+        let TxnOp::Txn(nested) = op else { continue };
+        let then = check_intervals(&nested.success)?;
+        let otherwise = check_intervals(&nested.failure)?;
+        for key in &then.puts {
+            if writes.puts.contains(key) || writes.deletes_key(key) {
+                return Err(KvError::DuplicateKey);
+            }
+            writes.puts.push(key);
+        }
+        for key in &otherwise.puts {
+            if (writes.puts.contains(key) && !then.puts.contains(key)) || writes.deletes_key(key) {
+                return Err(KvError::DuplicateKey);
+            }
+            writes.puts.push(key);
+        }
+        // Later nested txns and this level's puts are checked against
+        // these deletes too, as etcd's `dels.Union` does.
+        writes.deletes.extend(then.deletes.into_iter().chain(otherwise.deletes));
+    }
     for op in ops {
         let TxnOp::Put(put) = op else { continue };
-        let deleted = ops.iter().any(|op| match op {
-            TxnOp::Delete(d) if d.range.range_end.is_empty() => d.range.key == put.key,
-            TxnOp::Delete(d) => d.range.key <= put.key && put.key < d.range.range_end,
-            _ => false,
-        });
-        if deleted || puts.contains(&put.key.as_slice()) {
+        if writes.puts.contains(&put.key.as_slice()) || writes.deletes_key(&put.key) {
             return Err(KvError::DuplicateKey);
         }
-        puts.push(&put.key);
+        writes.puts.push(&put.key);
     }
-    Ok(())
+    Ok(writes)
 }

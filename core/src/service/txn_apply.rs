@@ -15,25 +15,38 @@ impl StateMachine {
         if let Err(e) = txn.validate() {
             return Response::Error(ServiceError::Kv(e));
         }
-        let succeeded = txn.compares.iter().all(|c| c.holds(&self.kv));
-        let ops = if succeeded { &txn.success } else { &txn.failure };
-        if let Err(e) = self.check_ops(ops) {
+        // Every compare of the tree first, on the store before any write.
+        let path = txn.path(&self.kv);
+        if let Err(e) = self.check_ops(txn, &mut path.iter().copied()) {
             return Response::Error(e);
         }
+        let mut answer = self.run_branch(txn, &mut path.iter().copied(), index);
+        answer.revision = self.kv.revision();
+        stamp_nested(&mut answer.responses, answer.revision);
+        Response::Txn(answer)
+    }
+
+    /// Runs the branch `path` chose for `txn` (and, within it, the
+    /// branches chosen for its nested txns).
+    fn run_branch(&mut self, txn: &TxnRequest, path: &mut impl Iterator<Item = bool>, index: LogIndex) -> TxnResponse {
+        let succeeded = path.next().expect("the path has a step for every txn that runs");
+        let ops = if succeeded { &txn.success } else { &txn.failure };
         let mut responses = Vec::with_capacity(ops.len());
         for op in ops {
             responses.push(match op {
                 TxnOp::Range(range) => TxnOpResponse::Range(range.run(&self.kv).expect("revision checked before any write")),
                 TxnOp::Put(put) => self.txn_put(put, index),
                 TxnOp::Delete(delete) => self.txn_delete(delete, index),
+                TxnOp::Txn(nested) => TxnOpResponse::Txn(self.run_branch(nested, path, index)),
             });
         }
-        Response::Txn(TxnResponse { succeeded, revision: self.kv.revision(), responses })
+        TxnResponse { succeeded, revision: 0, responses }
     }
 
-    /// etcd's `checkRequests` for the branch that will run.
-    fn check_ops(&self, ops: &[TxnOp]) -> Result<(), ServiceError> {
-        for op in ops {
+    /// etcd's `checkRequests` for the branches that will run.
+    fn check_ops(&self, txn: &TxnRequest, path: &mut impl Iterator<Item = bool>) -> Result<(), ServiceError> {
+        let succeeded = path.next().expect("the path has a step for every txn that runs");
+        for op in if succeeded { &txn.success } else { &txn.failure } {
             match op {
                 TxnOp::Put(put) => {
                     let exists = self.kv.get(&put.key).is_some();
@@ -46,6 +59,7 @@ impl StateMachine {
                 }
                 TxnOp::Range(range) => self.kv.check_readable(range.revision).map_err(|e| ServiceError::Kv(KvError::Revision(e)))?,
                 TxnOp::Delete(_) => {}
+                TxnOp::Txn(nested) => self.check_ops(nested, path)?,
             }
         }
         Ok(())
@@ -91,5 +105,15 @@ impl StateMachine {
     /// etcd's Range, answered from this server's applied state.
     pub fn range(&self, range: &crate::service::RangeRequest) -> Result<crate::service::RangeResponse, RevisionError> {
         range.run(&self.kv)
+    }
+}
+
+/// Gives every nested txn's answer the revision of the whole txn.
+fn stamp_nested(responses: &mut [TxnOpResponse], revision: LogIndex) {
+    for response in responses {
+        if let TxnOpResponse::Txn(nested) = response {
+            nested.revision = revision;
+            stamp_nested(&mut nested.responses, revision);
+        }
     }
 }

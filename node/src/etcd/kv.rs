@@ -94,15 +94,7 @@ impl Api {
     /// request is refused before it is proposed), applied as one entry.
     pub async fn txn_op(&self, req: TxnRequest) -> Result<TxnResponse, Status> {
         // etcd's capped applier: a txn that may put is refused under NOSPACE.
-        let mut put_bytes = 0;
-        for op in req.success.iter().chain(&req.failure) {
-            if let Some(TxnOp::RequestPut(put)) = &op.request {
-                if put.key.len() + put.value.len() > MAX_REQUEST_BYTES {
-                    return Err(Status::invalid_argument("etcdserver: request is too large"));
-                }
-                put_bytes += put.key.len() + put.value.len();
-            }
-        }
+        let put_bytes = put_bytes(&req)?;
         if put_bytes > 0 {
             self.check_space(put_bytes)?;
         }
@@ -125,12 +117,39 @@ impl Api {
     }
 }
 
+/// The bytes `txn`'s puts (nested ones too) may write; etcd's "request is
+/// too large" for a put over [`MAX_REQUEST_BYTES`].
+fn put_bytes(txn: &TxnRequest) -> Result<usize, Status> {
+    let mut total = 0;
+    for op in txn.success.iter().chain(&txn.failure) {
+        match &op.request {
+            Some(TxnOp::RequestPut(put)) => {
+                if put.key.len() + put.value.len() > MAX_REQUEST_BYTES {
+                    return Err(Status::invalid_argument("etcdserver: request is too large"));
+                }
+                total += put.key.len() + put.value.len();
+            }
+            Some(TxnOp::RequestTxn(nested)) => total += put_bytes(nested)?,
+            _ => {}
+        }
+    }
+    Ok(total)
+}
+
 /// One branch of a client's txn in core's terms: `ops` for core, and for
-/// each client operation how many core operations it became (a delete
-/// split around the reserved keys becomes two) and the put's key.
+/// each client operation the shape of its answer.
 struct Branch {
     ops: Vec<core::TxnOp>,
-    shapes: Vec<(usize, Vec<u8>)>,
+    shapes: Vec<Shape>,
+}
+
+/// What one client operation became in core.
+enum Shape {
+    /// This many core operations (a delete split around the reserved keys
+    /// becomes two), and the put's key.
+    Ops(usize, Vec<u8>),
+    /// A nested txn, with its two branches.
+    Txn(Box<Branch>, Box<Branch>),
 }
 
 impl Branch {
@@ -165,10 +184,18 @@ impl Branch {
                     branch.ops.push(core::TxnOp::Range(core_range(&range)?));
                     Vec::new()
                 }
-                Some(TxnOp::RequestTxn(_)) => return Err(unimplemented("nested txn")),
-                None => return Err(Status::invalid_argument("leasesim: a txn operation without a request")),
+                Some(TxnOp::RequestTxn(nested)) => {
+                    let compares = nested.compare.iter().map(core_compare).collect::<Result<Vec<_>, _>>()?;
+                    let (success, failure) = (Branch::new(nested.success)?, Branch::new(nested.failure)?);
+                    let txn = core::TxnRequest { compares, success: success.ops.clone(), failure: failure.ops.clone() };
+                    branch.ops.push(core::TxnOp::Txn(txn));
+                    branch.shapes.push(Shape::Txn(Box::new(success), Box::new(failure)));
+                    continue;
+                }
+                // etcd's checkRequestOp answers an empty operation so.
+                None => return Err(kv_status(KvError::KeyNotFound)),
             };
-            branch.shapes.push((branch.ops.len() - before, key));
+            branch.shapes.push(Shape::Ops(branch.ops.len() - before, key));
         }
         Ok(branch)
     }
@@ -176,9 +203,21 @@ impl Branch {
     /// The client's responses from core's, one per client operation.
     fn responses(self, core: Vec<TxnOpResponse>, header: &Option<ResponseHeader>) -> Vec<ResponseOp> {
         let mut core = core.into_iter();
-        let shaped = self.shapes.into_iter().map(|(n, key)| {
-            let parts: Vec<TxnOpResponse> = core.by_ref().take(n).collect();
-            ResponseOp { response: Some(client_response(parts, &key, header)) }
+        let shaped = self.shapes.into_iter().map(|shape| match shape {
+            Shape::Ops(n, key) => {
+                let parts: Vec<TxnOpResponse> = core.by_ref().take(n).collect();
+                ResponseOp { response: Some(client_response(parts, &key, header)) }
+            }
+            Shape::Txn(success, failure) => {
+                let Some(TxnOpResponse::Txn(done)) = core.next() else {
+                    return ResponseOp { response: None };
+                };
+                let branch = if done.succeeded { success } else { failure };
+                let responses = branch.responses(done.responses, header);
+                // etcd's applier leaves a nested txn's header empty.
+                let nested = TxnResponse { header: Some(ResponseHeader::default()), succeeded: done.succeeded, responses };
+                ResponseOp { response: Some(TxnResp::ResponseTxn(nested)) }
+            }
         });
         shaped.collect()
     }

@@ -41,6 +41,21 @@ pub struct BenchArgs {
     /// Where the servers' data directories and logs go (removed first).
     #[arg(long, default_value = "/tmp/leasesim-bench")]
     pub dir: PathBuf,
+    /// Rounds: each round runs every workload on each server in turn, the
+    /// servers' order alternating, so a machine whose load drifts weighs
+    /// on both alike; the table ends with each figure's range.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub rounds: u64,
+    /// The workloads to run, in this order: put, txn, watch.
+    #[arg(long, value_delimiter = ',', default_value = "put,txn,watch", value_parser = parse_workload)]
+    pub workloads: Vec<Workload>,
+}
+
+fn parse_workload(s: &str) -> Result<Workload, String> {
+    [Workload::Put, Workload::Txn, Workload::Watch]
+        .into_iter()
+        .find(|w| w.name() == s)
+        .ok_or_else(|| format!("unknown workload `{s}`: expected put, txn or watch"))
 }
 
 /// A server under test, killed when dropped.
@@ -102,52 +117,128 @@ fn rss_bytes(pid: u32) -> Option<u64> {
     Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
 }
 
-/// Runs every workload on every server and prints the table.
+/// CPU time a process has used so far (user + system), from /proc.
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf only reads a constant of the system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Some(ticks / hz)
+}
+
+/// One measured row: a server, a workload, a round.
+struct Row {
+    server: &'static str,
+    workload: Workload,
+    figures: Figures,
+    rss: Option<u64>,
+    /// The server's CPU milliseconds per acknowledged request (what the
+    /// machine's load cannot inflate as much as throughput).
+    cpu_ms_per_op: Option<f64>,
+}
+
+/// Runs every workload on every server, `rounds` times, and prints the table.
 pub async fn run(args: BenchArgs) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&args.dir);
     std::fs::create_dir_all(&args.dir).map_err(|e| format!("--dir {}: {e}", args.dir.display()))?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?.to_string_lossy().into_owned();
-    let mut servers: Vec<(&'static str, String)> = vec![("leasesim-node", exe)];
+    let mut servers = vec![start("leasesim-node", &exe, &args.dir)?];
     if args.etcd != "none" {
-        servers.push(("etcd", args.etcd.clone()));
+        servers.push(start("etcd", &args.etcd, &args.dir)?);
     }
+    let mut channels = Vec::new();
+    for server in &servers {
+        channels.push(ready(server).await?);
+    }
+    let load_before = load_average();
     let mut rows = Vec::new();
-    for (name, program) in servers {
-        let server = start(name, &program, &args.dir)?;
-        let channel = ready(&server).await?;
-        for workload in [Workload::Put, Workload::Txn, Workload::Watch] {
-            let figures = workloads::run(workload, &channel, &args).await?;
-            rows.push((name, workload, figures, rss_bytes(server.child.id())));
+    for round in 0..args.rounds {
+        for &workload in &args.workloads {
+            for turn in 0..servers.len() {
+                // Odd rounds run the servers in the other order.
+                let i = if round % 2 == 0 { turn } else { servers.len() - 1 - turn };
+                let pid = servers[i].child.id();
+                let cpu_before = cpu_seconds(pid);
+                let figures = workloads::run(workload, &channels[i], &args, round).await?;
+                let cpu = cpu_seconds(pid).zip(cpu_before).map(|(after, before)| after - before);
+                let acked = figures.ops_per_s * figures.elapsed_s;
+                let cpu_ms_per_op = cpu.filter(|_| acked > 0.0).map(|c| c * 1e3 / acked);
+                rows.push(Row { server: servers[i].name, workload, figures, rss: rss_bytes(pid), cpu_ms_per_op });
+            }
         }
-        drop(server);
     }
-    print_table(&args, &rows);
+    print_table(&args, &rows, &load_before);
     Ok(())
 }
 
-fn print_table(args: &BenchArgs, rows: &[(&str, Workload, Figures, Option<u64>)]) {
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg").map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+}
+
+fn print_table(args: &BenchArgs, rows: &[Row], load_before: &str) {
     println!(
-        "bench: {} per workload, {} clients, {} watchers, {}-byte values; load average before: {}",
+        "bench: {} per workload, {} round(s), {} clients, {} watchers, {}-byte values; load average before: {load_before}, after: {}",
         leasesim_core::duration::format_duration(args.duration.as_nanos() as u64),
+        args.rounds,
         args.concurrency,
         args.watchers,
         args.value_size,
-        std::fs::read_to_string("/proc/loadavg").map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+        load_average()
     );
-    println!("| server | workload | ops/s | events/s | p50 ms | p90 ms | p99 ms | max ms | errors | RSS MiB |");
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (server, workload, f, rss) in rows {
-        let rss = rss.map_or("-".to_string(), |b| format!("{:.0}", b as f64 / (1024.0 * 1024.0)));
-        let events = if *workload == Workload::Watch { format!("{:.0}", f.events_per_s) } else { "-".into() };
+    println!("| server | workload | ops/s | events/s | p50 ms | p90 ms | p99 ms | max ms | errors | server CPU ms/op | RSS MiB |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for row in rows {
+        let f = &row.figures;
+        let rss = row.rss.map_or("-".to_string(), |b| format!("{:.0}", b as f64 / (1024.0 * 1024.0)));
+        let events = if row.workload == Workload::Watch { format!("{:.0}", f.events_per_s) } else { "-".into() };
+        let cpu = row.cpu_ms_per_op.map_or("-".to_string(), |c| format!("{c:.3}"));
         println!(
-            "| {server} | {} | {:.0} | {events} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {rss} |",
-            workload.name(),
+            "| {} | {} | {:.0} | {events} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {cpu} | {rss} |",
+            row.server,
+            row.workload.name(),
             f.ops_per_s,
             f.p50_ms,
             f.p90_ms,
             f.p99_ms,
             f.max_ms,
             f.errors
+        );
+    }
+    if args.rounds > 1 {
+        print_ranges(rows);
+    }
+}
+
+/// Each server's and workload's range over the rounds (min–max).
+fn print_ranges(rows: &[Row]) {
+    println!();
+    println!("| server | workload | ops/s | events/s | server CPU ms/op |");
+    println!("|---|---|---:|---:|---:|");
+    let mut seen: Vec<(&str, Workload)> = Vec::new();
+    for row in rows {
+        if seen.contains(&(row.server, row.workload)) {
+            continue;
+        }
+        seen.push((row.server, row.workload));
+        let same: Vec<&Row> = rows.iter().filter(|r| r.server == row.server && r.workload == row.workload).collect();
+        let range = |get: &dyn Fn(&Row) -> Option<f64>, digits: usize| {
+            let values: Vec<f64> = same.iter().filter_map(|r| get(r)).collect();
+            let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+            if values.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{lo:.digits$}–{hi:.digits$}")
+            }
+        };
+        let events = if row.workload == Workload::Watch { range(&|r| Some(r.figures.events_per_s), 0) } else { "-".into() };
+        println!(
+            "| {} | {} | {} | {events} | {} |",
+            row.server,
+            row.workload.name(),
+            range(&|r| Some(r.figures.ops_per_s), 0),
+            range(&|r| r.cpu_ms_per_op, 3)
         );
     }
 }

@@ -49,6 +49,8 @@ pub struct Figures {
     pub max_ms: f64,
     /// Failed requests, and for `watch` events never received.
     pub errors: u64,
+    /// Seconds the requests ran (ops/s × this = requests acknowledged).
+    pub elapsed_s: f64,
 }
 
 /// Latencies in milliseconds, shared by the workers.
@@ -66,23 +68,26 @@ fn figures(samples: &Samples, acked: u64, elapsed: Duration, errors: u64) -> Fig
         p99_ms: at(0.99),
         max_ms: ms.last().copied().unwrap_or(0.0),
         errors,
+        elapsed_s: elapsed.as_secs_f64(),
     }
 }
 
-pub async fn run(workload: Workload, channel: &Channel, args: &BenchArgs) -> Result<Figures, String> {
+/// Runs `workload` once; `round` keeps each round's keys apart (a txn's
+/// version compare assumes its keys are fresh).
+pub async fn run(workload: Workload, channel: &Channel, args: &BenchArgs, round: u64) -> Result<Figures, String> {
     match workload {
-        Workload::Put | Workload::Txn => Ok(requests(workload, channel, args).await),
-        Workload::Watch => watch(channel, args).await,
+        Workload::Put | Workload::Txn => Ok(requests(workload, channel, args, round).await),
+        Workload::Watch => watch(channel, args, round).await,
     }
 }
 
 /// One request of `put` or `txn` by client `worker`, its `n`th.
-async fn one_request(kv: &mut KvClient<Channel>, workload: Workload, worker: u64, n: u64, value: &[u8]) -> bool {
+async fn one_request(kv: &mut KvClient<Channel>, workload: Workload, worker: u64, n: u64, value: &[u8], round: u64) -> bool {
     let put = |key: String| PutRequest { key: key.into_bytes(), value: value.to_vec(), ..Default::default() };
     match workload {
-        Workload::Put => kv.put(put(format!("bench/put/{worker}/{n}"))).await.is_ok(),
+        Workload::Put => kv.put(put(format!("bench/{round}/put/{worker}/{n}"))).await.is_ok(),
         _ => {
-            let a = format!("bench/txn/{worker}/a");
+            let a = format!("bench/{round}/txn/{worker}/a");
             let compare = Compare {
                 key: a.clone().into_bytes(),
                 target: CompareTarget::Version as i32,
@@ -90,7 +95,7 @@ async fn one_request(kv: &mut KvClient<Channel>, workload: Workload, worker: u64
                 target_union: Some(TargetUnion::Version(n as i64)),
                 ..Default::default()
             };
-            let ops = [put(a), put(format!("bench/txn/{worker}/b"))].map(|p| RequestOp { request: Some(TxnOp::RequestPut(p)) });
+            let ops = [put(a), put(format!("bench/{round}/txn/{worker}/b"))].map(|p| RequestOp { request: Some(TxnOp::RequestPut(p)) });
             let txn = TxnRequest { compare: vec![compare], success: ops.to_vec(), failure: vec![] };
             // Each put of `a` moves its version by one, so every txn takes its success branch.
             kv.txn(txn).await.is_ok_and(|r| r.into_inner().succeeded)
@@ -99,7 +104,7 @@ async fn one_request(kv: &mut KvClient<Channel>, workload: Workload, worker: u64
 }
 
 /// `put` or `txn`: `concurrency` clients in closed loops for `duration`.
-async fn requests(workload: Workload, channel: &Channel, args: &BenchArgs) -> Figures {
+async fn requests(workload: Workload, channel: &Channel, args: &BenchArgs, round: u64) -> Figures {
     let samples: Samples = Arc::default();
     let value = vec![b'v'; args.value_size as usize];
     let started = Instant::now();
@@ -111,7 +116,7 @@ async fn requests(workload: Workload, channel: &Channel, args: &BenchArgs) -> Fi
             let (mut acked, mut errors) = (0, 0);
             while Instant::now() < end {
                 let call = Instant::now();
-                if one_request(&mut kv, workload, worker, acked, &value).await {
+                if one_request(&mut kv, workload, worker, acked, &value, round).await {
                     acked += 1;
                     samples.lock().expect("samples lock").push(call.elapsed().as_secs_f64() * 1e3);
                 } else {
@@ -164,10 +169,10 @@ async fn watcher(channel: &Channel, prefix: &[u8], origin: Instant, samples: Sam
 /// `watch`: `watchers` streams on one prefix, `concurrency` writers putting
 /// there for `duration`; then waits (up to 30 s) until every stream has
 /// every acknowledged put.
-async fn watch(channel: &Channel, args: &BenchArgs) -> Result<Figures, String> {
+async fn watch(channel: &Channel, args: &BenchArgs, round: u64) -> Result<Figures, String> {
     let origin = Instant::now();
     let samples: Samples = Arc::default();
-    let prefix = b"bench/watch/".to_vec();
+    let prefix = format!("bench/{round}/watch/").into_bytes();
     let mut streams = Vec::new();
     for _ in 0..args.watchers {
         streams.push(watcher(channel, &prefix, origin, samples.clone()).await?);
@@ -178,12 +183,13 @@ async fn watch(channel: &Channel, args: &BenchArgs) -> Result<Figures, String> {
     for worker in 0..args.concurrency {
         let mut kv = KvClient::new(channel.clone());
         let size = args.value_size.max(8) as usize;
+        let prefix = String::from_utf8(prefix.clone()).expect("an ASCII prefix");
         writers.push(tokio::spawn(async move {
             let mut acked = 0u64;
             while Instant::now() < end {
                 let mut value = (origin.elapsed().as_nanos() as u64).to_le_bytes().to_vec();
                 value.resize(size, b'v');
-                let put = PutRequest { key: format!("bench/watch/{worker}/{acked}").into_bytes(), value, ..Default::default() };
+                let put = PutRequest { key: format!("{prefix}{worker}/{acked}").into_bytes(), value, ..Default::default() };
                 if kv.put(put).await.is_ok() {
                     acked += 1;
                 }
