@@ -60,6 +60,16 @@ pub fn markdown(hunts: &[BugHunt], scenarios: &[Scenario], options: &HuntOptions
         if options.repeat > 1 { " (medians over the searches that found it; *found* counts them)" } else { "" },
         options.shrink_budget_runs,
     );
+    if let Some(g) = &options.guided {
+        let _ = writeln!(
+            out,
+            "**Guided** (`--guided`): one run at a time; after one seed of each scenario, each run is a fresh seed with \
+             probability {} and otherwise a mutation of a corpus entry (a run that reached new coverage); the run budget \
+             is the same as the seed sweep's. *scenario* and *seed* name the failing run's own scenario file{}.\n",
+            g.explore,
+            g.corpus_dir.as_ref().map(|d| format!(" (under `{}`)", d.display())).unwrap_or_default(),
+        );
+    }
     let _ = writeln!(out, "{HEADER}");
     for h in hunts {
         let _ = writeln!(out, "{}", row(h));
