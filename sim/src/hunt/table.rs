@@ -17,6 +17,16 @@ pub fn row(h: &BugHunt) -> String {
         || format!("> {:.0}", h.attempts.iter().map(|a| a.wall.as_secs_f64()).fold(0.0, f64::max)),
         |w| format!("{:.1}", w.as_secs_f64()),
     );
+    // With several searches, each one's figures too (`>` marks a search
+    // that ended without the bug), so the worst case can be read off.
+    let (runs, wall) = if h.attempts.len() > 1 {
+        let each = |f: &dyn Fn(&super::Attempt) -> String| {
+            h.attempts.iter().map(|a| format!("{}{}", if a.found.is_some() { "" } else { ">" }, f(a))).collect::<Vec<_>>().join(", ")
+        };
+        (format!("{runs} ({})", each(&|a| a.runs.to_string())), format!("{wall} ({})", each(&|a| format!("{:.1}", a.wall.as_secs_f64()))))
+    } else {
+        (runs, wall)
+    };
     let Some(first) = h.first_found() else {
         return format!("| {} | {found} | — | — | — | {runs} | {wall} | — | — | — |", h.bug);
     };
