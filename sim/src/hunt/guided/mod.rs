@@ -68,7 +68,7 @@ pub fn first_failure(scenarios: &[Scenario], bugs: Bugs, options: &GuidedOptions
     let started = Instant::now();
     let mut state = State::new(scenarios, bugs, options);
     let mut runs = 0;
-    while runs < options.max_runs && !options.budget.is_some_and(|b| started.elapsed() >= b) {
+    while runs < options.max_runs && options.budget.is_none_or(|b| started.elapsed() < b) {
         let Some(genome) = state.next_genome() else { break };
         runs += 1;
         if let Some(found) = state.try_genome(&genome, runs) {
