@@ -62,10 +62,17 @@ pub fn decide(scenario: &Scenario, seed: u64) -> Option<Decided> {
 /// faults at one instant fire in the same order) and the drawn drifts pinned
 /// as `[clocks.X] drift`. A scenario without chaos comes back unchanged.
 pub fn explicit(scenario: &Scenario, seed: u64) -> Scenario {
+    let Some(decided) = decide(scenario, seed) else { return scenario.clone() };
+    explicit_from(scenario, decided, crate::knobs::draw(scenario, seed).as_ref())
+}
+
+/// [`explicit`] for chaos and knobs given rather than drawn: the guided hunt
+/// (`hunt::guided`) mutates a seed's draw and runs what this makes of it,
+/// under the same rules a drawn seed runs under.
+pub fn explicit_from(scenario: &Scenario, mut decided: Decided, knobs: Option<&crate::knobs::Knobs>) -> Scenario {
     let mut out = scenario.clone();
-    let Some(mut decided) = decide(scenario, seed) else { return out };
-    if let Some(knobs) = crate::knobs::draw(scenario, seed) {
-        crate::knobs::apply(&mut out, &knobs);
+    if let Some(knobs) = knobs {
+        crate::knobs::apply(&mut out, knobs);
     }
     // Chaos stays inside the expiry strategy's assumptions, as the judge
     // states them: writer-clock trusts each writer's wall clock to measure

@@ -65,6 +65,7 @@ fn every_planted_bug_a_checker_can_see_is_found_by_the_hunt() {
         repeat: 1,
         shrink_budget_runs: 0,
         shrunk_dir: None,
+        guided: None,
     };
     let mut missed = Vec::new();
     for bug in Bugs::NAMES {

@@ -12,7 +12,7 @@ use leasesim_core::bugs::Bugs;
 
 use super::parse_seed_range;
 use super::shrink::{default_jobs, quiet_simulation_panics};
-use crate::hunt::{self, pick, table, HuntOptions};
+use crate::hunt::{self, pick, table, GuidedHunt, HuntOptions};
 use leasesim_scenario::{self as scenario, Scenario};
 
 #[derive(Args, Debug)]
@@ -45,6 +45,26 @@ pub struct HuntArgs {
     /// Searches per bug on successive seed windows; the table shows medians.
     #[arg(long, default_value_t = 1, value_name = "K")]
     pub repeat: usize,
+    /// Search guided by coverage: mutate the fault schedules and knobs of
+    /// runs that reached something new instead of drawing seed after seed
+    /// (one run at a time; the run budget is the random search's: seeds ×
+    /// scenarios).
+    #[arg(long)]
+    pub guided: bool,
+    /// With --guided: probability that a run is a fresh seed, not a mutation.
+    #[arg(long, default_value_t = 0.2, value_name = "P", value_parser = probability, requires = "guided")]
+    pub explore: f64,
+    /// With --guided: write each search's corpus (and its failing run) as
+    /// scenario files in DIR/<bug>/<search>/, each with its replay command.
+    #[arg(long, value_name = "DIR", requires = "guided")]
+    pub corpus_dir: Option<PathBuf>,
+}
+
+fn probability(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!("`{text}` is not a probability: give a number from 0 to 1")),
+    }
 }
 
 fn known_bug(name: &str) -> Result<String, String> {
@@ -80,6 +100,7 @@ pub fn hunt_command(args: &HuntArgs) -> i32 {
         repeat: args.repeat.max(1),
         shrink_budget_runs: args.shrink_budget_runs,
         shrunk_dir: args.shrunk_dir.clone(),
+        guided: args.guided.then(|| GuidedHunt { explore: args.explore, corpus_dir: args.corpus_dir.clone() }),
     };
     quiet_simulation_panics();
     let names: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();

@@ -12,6 +12,7 @@
 //! counted apart, so a hunt also surfaces failures of the healthy code).
 
 use std::ops::Range;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -24,8 +25,8 @@ use leasesim_scenario::Scenario;
 /// What a search found.
 #[derive(Debug)]
 pub struct Search {
-    /// (index into the scenarios, the failing outcome).
-    pub found: Option<(usize, RunOutcome)>,
+    /// The scenario that failed, as it ran, and its outcome.
+    pub found: Option<(Scenario, RunOutcome)>,
     /// Runs up to and including the failure (all runs made, if none failed).
     pub runs: usize,
     /// Wall time until every run up to the failure had finished (the whole
@@ -41,8 +42,8 @@ pub struct Search {
 pub struct Unattributed {
     /// Position in the search (runs are claimed in this order).
     pub position: usize,
-    /// Index into the scenarios.
-    pub scenario: usize,
+    /// The scenario's file.
+    pub file: PathBuf,
     pub seed: u64,
     /// Invariants the run without the bug fired.
     pub fired: Vec<String>,
@@ -82,7 +83,12 @@ pub fn first_failure(scenarios: &[Scenario], seeds: Range<u64>, bugs: Bugs, jobs
                     if !control.violations.is_empty() {
                         failed = false;
                         let fired = control.fired().into_iter().map(String::from).collect();
-                        unattributed.lock().expect("search results").push(Unattributed { position: k, scenario: i, seed, fired });
+                        unattributed.lock().expect("search results").push(Unattributed {
+                            position: k,
+                            file: scenarios[i].path.clone(),
+                            seed,
+                            fired,
+                        });
                     }
                 }
                 if failed {
@@ -106,7 +112,12 @@ pub fn first_failure(scenarios: &[Scenario], seeds: Range<u64>, bugs: Bugs, jobs
             let failing = done.swap_remove(p);
             let k = failing.position;
             unattributed.retain(|u| u.position < k);
-            Search { found: failing.failure.map(|o| (item(k).0, o)), runs: k + 1, wall, failing_without_bug: unattributed }
+            Search {
+                found: failing.failure.map(|o| (scenarios[item(k).0].clone(), o)),
+                runs: k + 1,
+                wall,
+                failing_without_bug: unattributed,
+            }
         }
         None => Search { found: None, runs: done.len(), wall: started.elapsed(), failing_without_bug: unattributed },
     }

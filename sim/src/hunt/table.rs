@@ -17,6 +17,16 @@ pub fn row(h: &BugHunt) -> String {
         || format!("> {:.0}", h.attempts.iter().map(|a| a.wall.as_secs_f64()).fold(0.0, f64::max)),
         |w| format!("{:.1}", w.as_secs_f64()),
     );
+    // With several searches, each one's figures too (`>` marks a search
+    // that ended without the bug), so the worst case can be read off.
+    let (runs, wall) = if h.attempts.len() > 1 {
+        let each = |f: &dyn Fn(&super::Attempt) -> String| {
+            h.attempts.iter().map(|a| format!("{}{}", if a.found.is_some() { "" } else { ">" }, f(a))).collect::<Vec<_>>().join(", ")
+        };
+        (format!("{runs} ({})", each(&|a| a.runs.to_string())), format!("{wall} ({})", each(&|a| format!("{:.1}", a.wall.as_secs_f64()))))
+    } else {
+        (runs, wall)
+    };
     let Some(first) = h.first_found() else {
         return format!("| {} | {found} | — | — | — | {runs} | {wall} | — | — | — |", h.bug);
     };
@@ -60,6 +70,16 @@ pub fn markdown(hunts: &[BugHunt], scenarios: &[Scenario], options: &HuntOptions
         if options.repeat > 1 { " (medians over the searches that found it; *found* counts them)" } else { "" },
         options.shrink_budget_runs,
     );
+    if let Some(g) = &options.guided {
+        let _ = writeln!(
+            out,
+            "**Guided** (`--guided`): one run at a time; after one seed of each scenario, each run is a fresh seed with \
+             probability {} and otherwise a mutation of a corpus entry (a run that reached new coverage); the run budget \
+             is the same as the seed sweep's. *scenario* and *seed* name the failing run's own scenario file{}.\n",
+            g.explore,
+            g.corpus_dir.as_ref().map(|d| format!(" (under `{}`)", d.display())).unwrap_or_default(),
+        );
+    }
     let _ = writeln!(out, "{HEADER}");
     for h in hunts {
         let _ = writeln!(out, "{}", row(h));

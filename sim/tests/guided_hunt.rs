@@ -1,0 +1,131 @@
+//! The guided hunt (`leasesim hunt --guided`): an unmutated genome is its
+//! seed's run, the corpus grows only on new coverage, every corpus entry
+//! and the failure replay from their files with the digest the search saw,
+//! and a planted bug is found within a run budget. Budgets count runs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use leasesim::hunt::guided::{self, corpus::Corpus, coverage, genome::Genome, GuidedOptions};
+use leasesim::run::{run_seed, RunOptions};
+use leasesim_core::bugs::Bugs;
+use leasesim_scenario::{self as scenario, Scenario};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn failover() -> Vec<Scenario> {
+    vec![scenario::load(&root().join("scenarios/chaos-failover.toml")).unwrap_or_else(|e| panic!("{e}"))]
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("leasesim-guided-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Runs the `# Replay:` line of `file` and returns (exit code, the digest
+/// it printed, the digest the file's `# Digest:` line records).
+fn replay_file(file: &Path) -> (i32, String, String) {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let line = |prefix: &str| {
+        text.lines().find_map(|l| l.strip_prefix(prefix)).unwrap_or_else(|| panic!("{}: no `{prefix}` line", file.display()))
+    };
+    let command: Vec<&str> = line("# Replay: ").split_whitespace().collect();
+    assert_eq!(command[..2], ["leasesim", "replay"], "{}", file.display());
+    let out = Command::new(env!("CARGO_BIN_EXE_leasesim"))
+        .args(&command[1..])
+        .env("RUST_LOG", "off")
+        .current_dir(root())
+        .output()
+        .expect("run leasesim");
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    let printed = stdout.split("digest ").nth(1).and_then(|s| s.split(';').next()).unwrap_or_else(|| panic!("no digest in {stdout}"));
+    (out.status.code().unwrap_or(-1), printed.to_string(), line("# Digest: ").to_string())
+}
+
+#[test]
+fn an_unmutated_genome_runs_exactly_its_seed() {
+    let scenarios = failover();
+    let genome = Genome::from_seed(&scenarios, 0, 2).expect("chaos-failover has [chaos]");
+    let explicit = genome.scenario(&scenarios, "any-name");
+    assert_eq!(explicit.chaos, None, "a genome's scenario has its chaos written out");
+    let direct = run_seed(&scenarios[0], 2, &RunOptions::default());
+    let through = run_seed(&explicit, 2, &RunOptions::default());
+    assert_eq!(direct.trace_digest, through.trace_digest);
+}
+
+#[test]
+fn the_corpus_grows_only_on_new_coverage_and_each_entry_replays_from_its_file() {
+    let scenarios = failover();
+    let dir = temp_dir("corpus");
+    let options = GuidedOptions { seeds: 0..1, max_runs: 8, budget: None, explore: 0.0, corpus_dir: Some(dir.clone()) };
+    let result = guided::first_failure(&scenarios, Bugs::default(), &options);
+    assert!(result.search.found.is_none(), "no bug on, chaos-failover expects safe");
+    assert_eq!(result.search.runs, 8);
+    let corpus = &result.corpus;
+    // Each feature is credited to the one entry that reached it first.
+    assert_eq!(corpus.entries.iter().map(|e| e.new_features).sum::<usize>(), corpus.seen.len());
+    assert!(corpus.entries.iter().all(|e| e.new_features > 0));
+    assert!(corpus.entries.len() < 8, "every run counted as new: {} entries", corpus.entries.len());
+    let files = std::fs::read_dir(&dir).expect("corpus dir").count();
+    assert_eq!(files, corpus.entries.len(), "one file per entry, none for runs that reached nothing new");
+    let mutated = corpus.entries.iter().find(|e| e.genome.lineage.len() > 1).expect("a mutated genome reached something new");
+    let (code, printed, recorded) = replay_file(mutated.file.as_ref().expect("written"));
+    assert_eq!(code, 0);
+    assert_eq!(printed, mutated.digest);
+    assert_eq!(recorded, mutated.digest);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_that_reaches_nothing_new_is_not_kept() {
+    let scenarios = failover();
+    let genome = Genome::from_seed(&scenarios, 0, 0).expect("chaos");
+    let options = RunOptions { keep_observations: true, ..RunOptions::default() };
+    let features = coverage::features(&run_seed(&scenarios[0], 0, &options).obs);
+    assert!(features.iter().any(|f| f.family == "raft"), "a chaos run elects leaders: {features:?}");
+    let mut corpus = Corpus::default();
+    assert!(corpus.offer(&genome, "d", features.clone(), None));
+    assert!(!corpus.would_grow(&features));
+    assert!(!corpus.offer(&genome, "d", features.clone(), None));
+    let mut one_more = features;
+    one_more.insert(coverage::Feature { family: "raft", from: "start", to: "unseen", bucket: 9 });
+    assert!(corpus.would_grow(&one_more));
+    assert!(corpus.offer(&genome, "d", one_more, None));
+    assert_eq!(corpus.entries.iter().map(|e| e.new_features).collect::<Vec<_>>(), [corpus.seen.len() - 1, 1]);
+}
+
+#[test]
+fn the_guided_hunt_finds_a_planted_bug_within_its_run_budget_and_the_failure_replays() {
+    let scenarios = failover();
+    let dir = temp_dir("found");
+    let mut bugs = Bugs::default();
+    bugs.enable("follower-expires-leases").expect("a planted bug");
+    let options = GuidedOptions { seeds: 0..10, max_runs: 10, budget: None, explore: 0.2, corpus_dir: Some(dir.clone()) };
+    let result = guided::first_failure(&scenarios, bugs, &options);
+    let (_, outcome) = result.search.found.expect("found within 10 runs");
+    assert!(result.search.runs <= 10);
+    assert!(outcome.fired().contains(&"lease-early-expiry"), "{:?}", outcome.fired());
+    let file = result.found_file.expect("the failure is written");
+    let (code, printed, recorded) = replay_file(&file);
+    assert_eq!(code, 1, "the replay fails as the search's run did");
+    assert_eq!(printed, outcome.trace_digest);
+    assert_eq!(recorded, outcome.trace_digest);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_guided_flags_are_refused_by_name() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_leasesim")).args(args).current_dir(root()).output().expect("run leasesim");
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, err) = run(&["hunt", "--guided", "--explore", "1.5"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`1.5` is not a probability"), "{err}");
+    let (code, err) = run(&["hunt", "--corpus-dir", "x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--guided"), "{err}");
+}
