@@ -22,8 +22,8 @@
 
 mod clients;
 mod cluster;
-mod crash_points;
 mod compare;
+mod crash_points;
 mod gate;
 mod procs;
 mod refuse;

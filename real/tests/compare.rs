@@ -12,16 +12,15 @@ fn data(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name).to_string_lossy().into_owned()
 }
 
-/// `compare` finds leasesim-node and leasesim next to itself: build them
-/// once (cargo test builds only this crate's binary).
+/// `compare` runs the simulator's `leasesim` next to itself (its members are
+/// its own binary, `leasesim-real node`): build it once, since cargo test
+/// builds only this crate's binary.
 fn bins() -> PathBuf {
     static BUILD: Once = Once::new();
     BUILD.call_once(|| {
-        for (package, bin) in [("leasesim-node", "leasesim-node"), ("leasesim", "leasesim")] {
-            let status =
-                Command::new(env!("CARGO")).args(["build", "--release", "-p", package, "--bin", bin]).status().expect("cargo runs");
-            assert!(status.success(), "building {bin} failed");
-        }
+        let status =
+            Command::new(env!("CARGO")).args(["build", "--release", "-p", "leasesim", "--bin", "leasesim"]).status().expect("cargo runs");
+        assert!(status.success(), "building leasesim failed");
     });
     Path::new(env!("CARGO_BIN_EXE_leasesim-real")).parent().expect("a directory").to_path_buf()
 }
@@ -55,8 +54,11 @@ fn compare_names_every_invariant_with_both_worlds_counts() {
     assert_eq!((fencing["sim"]["n"].as_u64(), fencing["real"]["n"].as_u64()), (Some(3), Some(2)), "{fencing}");
     assert!(fencing["sim"]["k"].as_u64().unwrap() >= 1 && fencing["real"]["k"].as_u64().unwrap() >= 1, "{fencing}");
     assert!(fencing["sim"]["hi"].as_f64().unwrap() <= 1.0 && fencing["sim"]["lo"].as_f64().unwrap() > 0.0, "{fencing}");
-    // What real runs cannot judge says so instead of counting as passed.
-    assert!(row("election-safety")["real"].is_null(), "{v}");
+    // What real runs cannot judge says so instead of counting as passed
+    // (durability needs every member's final log, which no target reports);
+    // what the members' own event logs show is judged.
+    assert!(row("durability")["real"].is_null(), "{v}");
+    assert_eq!(row("election-safety")["real"]["n"].as_u64(), Some(2), "{v}");
     assert_eq!(row("lease-early-expiry")["real"]["n"].as_u64(), Some(2));
     // The paused holder is outlived in both worlds: figures on each side.
     let outlived = v["timings"].as_array().unwrap().iter().find(|t| t["figure"] == "holder-outlived").expect("the figure");

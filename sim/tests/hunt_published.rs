@@ -25,7 +25,10 @@ struct Row {
 fn rows() -> Vec<Row> {
     let text = std::fs::read_to_string(root().join("reports/hunt.md")).expect("reports/hunt.md");
     let mut out = Vec::new();
-    for line in text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| bug ")) {
+    // The hunt's table only: the report's later tables (guided search) have
+    // other columns.
+    let table = text.lines().skip_while(|l| !l.starts_with("| bug | found |")).skip(2).take_while(|l| l.starts_with('|'));
+    for line in table {
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
         assert_eq!(cells.len(), 10, "a table row has 10 cells: {line}");
         let file = cells[9].strip_prefix('`').and_then(|f| f.strip_suffix('`')).map(String::from);
