@@ -149,6 +149,12 @@ fn smallest_side(sizes: impl Iterator<Item = usize>, named: &[String]) -> Vec<St
     sides.into_iter().min_by_key(|side| side.len()).map(<[String]>::to_vec).unwrap_or_default()
 }
 
+/// Whether the members wrote their own Raft and lock-table events (leasesim-node
+/// does, under `--unsafe-test-event-log`; etcd does not).
+fn members_report_events(o: &Outcome) -> bool {
+    o.target == crate::Target::Node.name()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,10 +168,4 @@ mod tests {
         assert_eq!(smallest_side([2, 1].into_iter(), &named), vec!["s3"]);
         assert_eq!(smallest_side([1, 2].into_iter(), &named), vec!["s1"]);
     }
-}
-
-/// Whether the members wrote their own Raft and lock-table events (leasesim-node
-/// does, under `--unsafe-test-event-log`; etcd does not).
-fn members_report_events(o: &Outcome) -> bool {
-    o.target == crate::Target::Node.name()
 }

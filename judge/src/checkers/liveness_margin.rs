@@ -122,7 +122,6 @@ mod tests {
         let bound_ns = record.lock_wait_bound_ns + super::super::liveness::recovery_slack_ns(&record);
         let settle_ns = record.settle_at_ns;
         let end_ns = record.end_ns;
-        drop(record);
         // A leader that took office well before the end, an acquire sent
         // at the settle phase's start and granted just before its bound.
         run.server(settle_ns + S, 1, ServerEvent::Raft(RaftEvent::BecameLeader { term: 2 }));

@@ -13,6 +13,10 @@ use serde::Serialize;
 
 use super::worlds::World;
 
+/// A timing figure's samples and its unanswered count, read from a run's
+/// measures.
+type Figure = fn(&Measures) -> (&[f64], u64);
+
 /// One invariant's row.
 #[derive(Debug, Serialize)]
 pub struct InvariantRow {
@@ -102,7 +106,7 @@ pub fn compare(sim: &World, real: &World) -> (Vec<InvariantRow>, Vec<TimingRow>)
             InvariantRow { invariant: id, sim: sim_rate, real: real_rate, disagree }
         })
         .collect();
-    let figures: [(&'static str, fn(&Measures) -> (&[f64], u64)); 2] = [
+    let figures: [(&'static str, Figure); 2] = [
         ("holder-outlived", |m| (&m.holder_outlived_ms, m.holder_outlived_unanswered)),
         ("failover-stall", |m| (&m.failover_stall_ms, m.failover_stall_unanswered)),
     ];
