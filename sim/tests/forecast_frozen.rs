@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use leasesim::study::{calibration, spec};
+use leasesim::study::{calibration, spec, stale_write_forecast};
 
 #[test]
 fn the_committed_forecast_is_what_the_model_computes() {
@@ -36,4 +36,13 @@ fn the_forecast_rises_as_the_margin_falls_and_covers_the_edge() {
     }
     let near_edge = p.iter().filter(|x| **x > 0.02 && **x < 0.98).count();
     assert!(near_edge >= 24, "only {near_edge} cells near an edge");
+}
+
+#[test]
+fn the_committed_stale_write_forecast_is_what_its_model_computes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let spec = spec::load(&root.join("reports/studies/real-paused-holder.toml")).expect("paused-holder spec");
+    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
+    let committed = std::fs::read_to_string(root.join("reports/studies/real-paused-holder-forecast.csv")).expect("forecast file");
+    assert_eq!(stale_write_forecast::forecast_csv(&spec, &base), committed);
 }

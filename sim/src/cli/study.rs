@@ -16,7 +16,7 @@ pub struct StudyArgs {
     /// The study spec (TOML).
     pub spec: PathBuf,
     /// Folder for results.json, results.csv and the SVG figures.
-    #[arg(long, required_unless_present_any = ["scenario_of", "forecast"])]
+    #[arg(long, required_unless_present_any = ["scenario_of", "forecast", "forecast_stale_writes"])]
     pub out: Option<PathBuf>,
     /// Print, instead of running the study, the scenario that the run of
     /// cell CELL (its index in results.json) with seed SEED ran, as TOML:
@@ -27,6 +27,11 @@ pub struct StudyArgs {
     /// every cell as CSV (commit it before running the seeds that test it).
     #[arg(long)]
     pub forecast: bool,
+    /// Print, instead of running the study, the second frozen model's
+    /// forecast (stale writes of a holder paused for less than the TTL,
+    /// unfenced; for leasesim and for etcd 3.4's 500 ms lessor loop) as CSV.
+    #[arg(long, conflicts_with = "forecast")]
+    pub forecast_stale_writes: bool,
     /// Seed range `A..B` per cell, instead of the spec's `seeds`.
     #[arg(long, value_parser = super::parse_seed_range)]
     pub seeds: Option<std::ops::Range<u64>>,
@@ -44,8 +49,12 @@ pub fn study_command(args: &StudyArgs) -> i32 {
         print!("{}", crate::study::calibration::forecast_csv(&spec, &base));
         return 0;
     }
+    if args.forecast_stale_writes {
+        print!("{}", crate::study::stale_write_forecast::forecast_csv(&spec, &base));
+        return 0;
+    }
     let Some(out) = &args.out else {
-        eprintln!("--out DIR is required (except with --scenario-of or --forecast)");
+        eprintln!("--out DIR is required (except with --scenario-of, --forecast or --forecast-stale-writes)");
         return 2;
     };
     // --seeds fixes the count; otherwise the spec's (fixed or adaptive).

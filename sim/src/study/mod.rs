@@ -14,6 +14,7 @@ pub mod output;
 pub mod pauses;
 pub mod significance;
 pub mod spec;
+pub mod stale_write_forecast;
 pub mod theory;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
