@@ -311,6 +311,40 @@ def real_drift_margin():
             )
 
 
+def real_paused_holder():
+    """A paused holder on real etcd beside the simulator and the two frozen
+    stale-write models (v2, then v3 after v2 missed the simulator's runs).
+    Each batch: its spec's simulated cells, its real etcd runs, the
+    forecast committed before it ran."""
+    def forecast_of(name):
+        with open(os.path.join(HERE, name)) as f:
+            return {int(r["cell"]): r for r in csv.DictReader(line for line in f if not line.startswith("#"))}
+
+    def fencing(x):
+        return any(v["invariant"] == "fencing-order" for v in x["violations"])
+
+    v2, v3 = forecast_of("real-paused-holder-forecast-v2.csv"), forecast_of("real-paused-holder-forecast.csv")
+    for study, when in [("real-paused-holder", "seeds 310000.., before v3 existed"), ("real-paused-holder-v3", "seeds 320000.., after v3 was committed")]:
+        res = results(study)
+        print(f"\n{study} ({when}); simulator build {res['build']}")
+        print("| pause p | v2 leasesim | v3 leasesim (predicted) | simulator k/n [95 %] (measured) | v2 etcd | v3 etcd (predicted) | real etcd k/n [95 %] (measured) | Fisher p, sim vs etcd | real: other invariants |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        with open(os.path.join(HERE, study, "real-runs.jsonl")) as f:
+            real = [json.loads(line) for line in f]
+        for cell in res["cells"]:
+            i = cell["index"]
+            m = cell["metrics"]
+            ks, ns = m["invariant_runs"].get("fencing-order", 0), m["runs"]
+            runs = [x["real"] for x in real if x["cell"] == i]
+            k = sum(map(fencing, runs))
+            others = sorted({v["invariant"] for x in runs for v in x["violations"]} - {"fencing-order"})
+            pause_ms = int(cell["params"]["pause_ns"] / 1e6)
+            print(
+                f"| {pause_ms} ms | {float(v2[i]['p_run_leasesim']):.3f} | {float(v3[i]['p_run_leasesim']):.3f} | {kn(ks, ns)} | "
+                f"{float(v2[i]['p_run_etcd']):.3f} | {float(v3[i]['p_run_etcd']):.3f} | {kn(k, len(runs))} | {fisher(ks, ns, k, len(runs)):.2g} | {', '.join(others) or 'none'} |"
+            )
+
+
 def main():
     only = sys.argv[1:]
     tables = {
@@ -323,6 +357,7 @@ def main():
         "client-drift-large": client_drift_large,
         "calibration": calibration,
         "real-drift-margin": real_drift_margin,
+        "real-paused-holder": real_paused_holder,
     }
     for name, fn in tables.items():
         if not only or name in only:
