@@ -248,22 +248,35 @@ impl Driver {
             match first {
                 Step::SkewChanged => continue,
                 Step::Input(input) => {
-                    self.handle(input);
+                    self.stamped(|d| d.handle(input));
                     for _ in 1..BATCH_INPUTS {
                         match inputs.try_recv() {
-                            Ok(input) => self.handle(input),
+                            Ok(input) => self.stamped(|d| d.handle(input)),
                             Err(_) => break,
                         }
                     }
                 }
                 Step::Timer => {
                     self.reach("timer");
-                    self.server.tick(self.clocks.now());
+                    self.stamped(|d| d.server.tick(d.clocks.now()));
                 }
             }
             // Deadlines that passed while the batch was handled.
-            self.server.tick(self.clocks.now());
+            self.stamped(|d| d.server.tick(d.clocks.now()));
             self.flush_or_die().await;
+        }
+    }
+
+    /// Runs one step (an input or a timer) with the event log told when it
+    /// began and ended, so that each server event is stamped by the step
+    /// that produced it.
+    fn stamped(&mut self, step: impl FnOnce(&mut Self)) {
+        if let Some(log) = &mut self.event_log {
+            log.step_began();
+        }
+        step(self);
+        if let Some(log) = &mut self.event_log {
+            log.step_ended(self.server.pending_events());
         }
     }
 
@@ -378,7 +391,7 @@ impl Driver {
         let ServerOutput { persist, messages, replies, events, changes } = self.server.take_output();
         self.record_digests(&events);
         if let Some(log) = &mut self.event_log {
-            log.write(self.batch_start_ns, &events.iter().map(Logged::Server).collect::<Vec<_>>());
+            log.write_server_events(self.batch_start_ns, &events);
         }
         let whole = !events.iter().any(|e| matches!(e, ServerEvent::SnapshotInstalled { .. }));
         self.watch_hub.publish(changes, self.server.state_machine().kv().revision(), whole);

@@ -113,6 +113,13 @@ impl Server {
         result
     }
 
+    /// How many events the output holds so far: a host that stamps each
+    /// event when the input that produced it was handled reads it after
+    /// every input, before [`Server::take_output`] drains them.
+    pub fn pending_events(&self) -> usize {
+        self.output.events.len()
+    }
+
     /// Drains what the host must do: persist first, then send.
     pub fn take_output(&mut self) -> ServerOutput {
         std::mem::take(&mut self.output)

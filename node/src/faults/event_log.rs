@@ -16,11 +16,17 @@
 //! between lines; a kill inside the call can leave a torn last line, which
 //! the reader drops.
 //!
-//! Stamping: each line carries `mono_ns`, `CLOCK_MONOTONIC` when it was
-//! written (true time for every process on the machine, never the
-//! member's skewable clock), and `error_ns`, how long before that the
-//! batch that produced it began: the event happened within
-//! `[mono_ns - error_ns, mono_ns]`.
+//! Stamping: each line carries `mono_ns`, `CLOCK_MONOTONIC` read when it
+//! was stamped (true time for every process on the machine, never the
+//! member's skewable clock), and `error_ns`: the event happened within
+//! `[mono_ns - error_ns, mono_ns]`. A server event is stamped as the
+//! driver produces it, right after the one input (or timer) that produced
+//! it, with the error that step's duration ([`EventLog::step_began`],
+//! [`EventLog::step_ended`]): not once per batch after its fsync, because a
+//! batch handles up to hundreds of inputs and on a loaded machine took up
+//! to half a second, which the judge must then grant every event (it
+//! judges conservatively within the error). Votes and a failpoint's crash
+//! are stamped when they are written, with the batch's error.
 
 use std::fs::File;
 use std::io::Write;
@@ -62,9 +68,22 @@ impl Logged<'_> {
     }
 }
 
+/// One input or timer the driver handled: how many server events the
+/// core's output held after it, and when it began and ended.
+#[derive(Clone, Copy)]
+struct Step {
+    events_after: usize,
+    start_ns: u64,
+    end_ns: u64,
+}
+
 /// The open event log.
 pub struct EventLog {
     file: File,
+    /// CLOCK_MONOTONIC when the step under way began.
+    step_start_ns: u64,
+    /// The steps of this batch that produced events, in order.
+    steps: Vec<Step>,
 }
 
 impl EventLog {
@@ -76,13 +95,48 @@ impl EventLog {
             .append(true)
             .open(path)
             .map_err(|e| format!("--unsafe-test-event-log {}: {e}", path.display()))?;
-        Ok(EventLog { file })
+        Ok(EventLog { file, step_start_ns: 0, steps: Vec::new() })
+    }
+
+    /// The driver is about to hand the core one input (or a timer).
+    pub fn step_began(&mut self) {
+        self.step_start_ns = monotonic_ns();
+    }
+
+    /// The core is done with it and its output holds `pending_events`
+    /// server events (this batch's so far): the new ones are stamped now.
+    pub fn step_ended(&mut self, pending_events: usize) {
+        let before = self.steps.last().map_or(0, |s| s.events_after);
+        if pending_events > before {
+            self.steps.push(Step { events_after: pending_events, start_ns: self.step_start_ns, end_ns: monotonic_ns() });
+        }
+    }
+
+    /// Writes the batch's server `events` (what the core's output held),
+    /// each stamped by the step that produced it; an event no step claims
+    /// (the core produced it outside a stamped step) is stamped now, as
+    /// having happened since `batch_start_ns`.
+    pub fn write_server_events(&mut self, batch_start_ns: u64, events: &[ServerEvent]) {
+        let steps = std::mem::take(&mut self.steps);
+        if events.is_empty() {
+            return;
+        }
+        let now_ns = monotonic_ns();
+        let mut bytes = Vec::new();
+        let mut step = steps.iter().peekable();
+        for (i, event) in events.iter().enumerate() {
+            while step.next_if(|s| s.events_after <= i).is_some() {}
+            let (mono_ns, error_ns) = match step.peek() {
+                Some(s) => (s.end_ns, s.end_ns.saturating_sub(s.start_ns)),
+                None => (now_ns, now_ns.saturating_sub(batch_start_ns)),
+            };
+            line_into(&mut bytes, mono_ns, error_ns, &Logged::Server(event));
+        }
+        self.append(&bytes);
     }
 
     /// Writes `events`, stamped now, as having happened since
-    /// `batch_start_ns` (one write for the whole batch). A failed write
-    /// only loses the test's evidence, never the member's state: it is
-    /// logged, not fatal.
+    /// `batch_start_ns` (one write for the whole batch).
     pub fn write(&mut self, batch_start_ns: u64, events: &[Logged<'_>]) {
         if events.is_empty() {
             return;
@@ -91,14 +145,25 @@ impl EventLog {
         let error_ns = mono_ns.saturating_sub(batch_start_ns);
         let mut bytes = Vec::new();
         for event in events {
-            let line = json!({ "mono_ns": mono_ns, "error_ns": error_ns, "event": event.to_json() });
-            serde_json::to_writer(&mut bytes, &line).expect("JSON values serialize");
-            bytes.push(b'\n');
+            line_into(&mut bytes, mono_ns, error_ns, event);
         }
-        if let Err(e) = self.file.write_all(&bytes) {
+        self.append(&bytes);
+    }
+
+    /// One append write(2) for a batch's lines. A failed write only loses
+    /// the test's evidence, never the member's state: it is logged, not
+    /// fatal.
+    fn append(&mut self, bytes: &[u8]) {
+        if let Err(e) = self.file.write_all(bytes) {
             tracing::warn!("--unsafe-test-event-log: cannot write: {e}");
         }
     }
+}
+
+fn line_into(bytes: &mut Vec<u8>, mono_ns: u64, error_ns: u64, event: &Logged<'_>) {
+    let line = json!({ "mono_ns": mono_ns, "error_ns": error_ns, "event": event.to_json() });
+    serde_json::to_writer(&mut *bytes, &line).expect("JSON values serialize");
+    bytes.push(b'\n');
 }
 
 #[cfg(test)]
@@ -124,5 +189,38 @@ mod tests {
         assert_eq!(lines[2]["event"], json!({ "kind": "crashed" }));
         let mono_ns = lines[0]["mono_ns"].as_u64().expect("a stamp");
         assert!(mono_ns >= start_ns && lines[0]["error_ns"].as_u64() == Some(mono_ns - start_ns));
+    }
+
+    #[test]
+    fn each_server_event_is_stamped_by_the_step_that_produced_it() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("events.jsonl");
+        let mut log = EventLog::open(&path).expect("opens");
+        let batch_start_ns = monotonic_ns();
+        let events: Vec<ServerEvent> = (1..=4).map(|term| ServerEvent::Raft(RaftEvent::BecameLeader { term })).collect();
+        // Step 1 produces events 0 and 1, step 2 none, then a slow step 3
+        // produces event 2; event 3 comes from outside any step.
+        log.step_began();
+        log.step_ended(2);
+        log.step_began();
+        log.step_ended(2);
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        log.step_began();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        log.step_ended(3);
+        log.write_server_events(batch_start_ns, &events);
+        let text = std::fs::read_to_string(&path).expect("reads");
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+        let stamp = |i: usize| (lines[i]["mono_ns"].as_u64().unwrap(), lines[i]["error_ns"].as_u64().unwrap());
+        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(stamp(0), stamp(1), "one step, one stamp");
+        assert!(stamp(0).1 < 20_000_000, "the first step was quick: {:?}", stamp(0));
+        assert!(stamp(2).0 >= stamp(0).0 + 50_000_000, "event 2 is stamped after the sleeps: {:?}", stamp(2));
+        assert!((20_000_000..50_000_000).contains(&stamp(2).1), "its error is its own step's, not the batch's: {:?}", stamp(2));
+        assert!(stamp(3).1 >= 50_000_000 && stamp(3).0 - stamp(3).1 == batch_start_ns, "unclaimed: the batch's error");
+        // The steps are consumed: the next batch starts afresh.
+        log.write_server_events(batch_start_ns, &events[..1]);
+        let text = std::fs::read_to_string(&path).expect("reads");
+        assert_eq!(text.lines().count(), 5);
     }
 }

@@ -38,13 +38,24 @@ pub async fn keep(ctx: Shared, client: u64, ttl_ns: u64, keepalive: Duration, st
             Some(id) => renew(&ctx, client, id, &mut leases, &state, sent_ns).await,
         };
         if ok {
-            pass.sleep(keepalive).await;
+            // As the simulator's keeper: the next renewal leaves `keepalive`
+            // after this one's send, not after its answer. A period of
+            // keepalive + round trip drifted the renewals' phase against the
+            // simulator's, and so how long a holder paused at a fixed
+            // instant outlives itself (reports/sim-vs-real.md).
+            pass.sleep(next_renewal_in(keepalive, ctx.seen.now_ns().saturating_sub(sent_ns))).await;
         } else {
             attempt += 1;
             leases = LeaseClient::new(ctx.channel(attempt).await);
             pass.sleep(Duration::from_millis(50)).await;
         }
     }
+}
+
+/// How long to wait for the next renewal, `since_send_ns` after this
+/// one's send: the rest of the period (none if the answer took longer).
+fn next_renewal_in(keepalive: Duration, since_send_ns: u64) -> Duration {
+    keepalive.saturating_sub(Duration::from_nanos(since_send_ns))
 }
 
 async fn grant(
@@ -101,4 +112,17 @@ async fn renew(
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renewals_keep_a_fixed_period_from_their_sends() {
+        let period = Duration::from_millis(333);
+        assert_eq!(next_renewal_in(period, 8_000_000), Duration::from_millis(325));
+        assert_eq!(next_renewal_in(period, 0), period);
+        assert_eq!(next_renewal_in(period, 400_000_000), Duration::ZERO, "a slow answer: renew at once");
+    }
 }
