@@ -1,7 +1,7 @@
 //! Every harness check fires on the planted bug it exists for, and stays
 //! quiet on the same scenario without the bug. Two checks have no planted
 //! bug in this layer (fifo-order, applied-twice); they are shown firing on a
-//! doctored event stream instead.
+//! doctored event stream instead (and in the judge's own tests).
 
 mod service_harness;
 
@@ -92,8 +92,12 @@ fn keepalive_after_revoke_catches_its_bug() {
 }
 
 #[test]
-fn revoke_same_index_catches_follower_expires_leases() {
-    assert_catches("follower-expires-leases", "revoke-same-index", |bugs| {
+fn revoke_same_index_is_replica_divergence() {
+    // The harness's old rule (a lease ends at one index on every server,
+    // and no server keeps it past that index) is the judge's
+    // replica-divergence: the follower that ends a lease on its own clock
+    // applies that index to a different state.
+    assert_catches("follower-expires-leases", "replica-divergence", |bugs| {
         let mut c = cluster(14, bugs);
         c.add_registry_client(1, 10 * NS_PER_SEC);
         c.add_lock_client(2, &["a"]);
@@ -169,7 +173,7 @@ fn stale_read_catches_stale_follower_reads() {
 }
 
 fn synthetic_checker() -> ServiceChecker {
-    ServiceChecker::new(CheckSettings { expiry: ExpiryStrategy::LeaderMonotonic, extension_ns: 0, checkpoints: false })
+    ServiceChecker::new(CheckSettings { expiry: ExpiryStrategy::LeaderMonotonic, extension_ns: 0 })
 }
 
 #[test]

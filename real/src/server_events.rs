@@ -14,17 +14,8 @@
 
 use std::path::Path;
 
-use leasesim_judge::observe::{Event, Obs, ObsLog};
+use leasesim_judge::observe::{EventLine, Obs, ObsLog};
 use leasesim_judge::vocab::Proc;
-use serde::Deserialize;
-
-/// One line of a member's event log.
-#[derive(Deserialize)]
-struct Line {
-    mono_ns: u64,
-    error_ns: u64,
-    event: Event,
-}
 
 /// What the members' files held.
 #[derive(Default)]
@@ -47,7 +38,7 @@ impl ServerEvents {
             if !raw.ends_with('\n') && n + 1 == lines.len() {
                 break; // torn by a kill mid-write
             }
-            let line: Line = serde_json::from_str(raw.trim_end()).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
+            let line = EventLine::parse(raw.trim_end()).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
             self.error_ns = self.error_ns.max(line.error_ns);
             // An event before the run began (the first election) is placed
             // at its start: the judge's timeline starts at 0.
@@ -73,6 +64,7 @@ mod tests {
     use super::*;
     use leasesim_core::raft::RaftEvent;
     use leasesim_core::server::ServerEvent;
+    use leasesim_judge::observe::Event;
 
     #[test]
     fn lines_land_on_the_runs_timeline_and_a_torn_tail_is_dropped() {

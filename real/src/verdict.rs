@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use leasesim_core::fmt_secs;
-use leasesim_judge::checkers::{RunRecord, Violation, ViolationJson, CHECKERS};
+use leasesim_judge::checkers::{RunRecord, Violation, ViolationJson, CHECKERS, FULL_LOG_CHECKERS};
 use leasesim_judge::observe::{Event, ObsLog};
 use leasesim_judge::vocab::{Proc, SimClock};
 use leasesim_scenario::Scenario;
@@ -29,7 +29,7 @@ use crate::Target;
 
 /// Invariants whose inputs only the servers' own events give (Raft's
 /// leaders, applied entries and votes; the lease and lock tables).
-const NEEDS_SERVER_EVENTS: [&str; 8] = [
+const NEEDS_SERVER_EVENTS: [&str; 11] = [
     "election-safety",
     "log-matching",
     "state-machine-safety",
@@ -38,6 +38,9 @@ const NEEDS_SERVER_EVENTS: [&str; 8] = [
     "keepalive-after-revoke",
     "fifo-order",
     "token-monotonic",
+    "holder-lease",
+    "promote-extension",
+    "applied-twice",
 ];
 
 /// Invariants that read every member's log, role and keys as the run
@@ -143,7 +146,7 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
     };
     let mut violations = Vec::new();
     let mut not_judged = Vec::new();
-    for (id, check) in CHECKERS {
+    for (id, check) in CHECKERS.iter().chain(FULL_LOG_CHECKERS) {
         match not_judged_because(id, j.target) {
             Some(needs) => not_judged.push(NotJudged { invariant: id, needs }),
             None => violations.extend(check(&run)),
@@ -190,7 +193,7 @@ mod tests {
 
     #[test]
     fn server_event_invariants_are_judged_against_leasesim_node_only() {
-        let on = |target| CHECKERS.iter().filter(|(id, _)| not_judged_because(id, target).is_none()).count();
+        let on = |target| CHECKERS.iter().chain(FULL_LOG_CHECKERS).filter(|(id, _)| not_judged_because(id, target).is_none()).count();
         for id in NEEDS_SERVER_EVENTS {
             assert_eq!(not_judged_because(id, Target::Node), None, "{id} is judged from the members' event logs");
             assert!(not_judged_because(id, Target::Etcd).is_some_and(|why| why.contains("etcd")), "{id}");
@@ -202,7 +205,7 @@ mod tests {
         // Every listed id is an invariant the judge has (a renamed checker
         // would otherwise be judged silently on etcd).
         for id in NEEDS_SERVER_EVENTS.iter().chain(&NEEDS_FINAL_STATE).chain(&NEEDS_LOCK_CLIENT_IDS) {
-            assert!(CHECKERS.iter().any(|(c, _)| c == id), "{id} is no checker");
+            assert!(CHECKERS.iter().chain(FULL_LOG_CHECKERS).any(|(c, _)| c == id), "{id} is no checker");
         }
     }
 }

@@ -125,7 +125,7 @@ fn a_short_scenario_passes_on_etcd() {
     assert_eq!(v["faults"].as_array().unwrap().len(), 2, "{v}");
     let needs = v["not_judged"][0]["needs"].as_str().unwrap();
     assert!(needs.contains("etcd members do not report"), "{needs}");
-    assert_eq!(not_judged(&v).len(), 11, "etcd reports no events of its own: {v}");
+    assert_eq!(not_judged(&v).len(), 14, "etcd reports no events of its own: {v}");
 }
 
 fn refused(args: &[&str]) -> String {

@@ -24,9 +24,21 @@ pub const INVARIANT_IDS: [&str; 13] = [
 /// Ids of leasesim's checkers beyond SCENARIO-FORMAT.md's table: replicas and
 /// votes across crashes, then the multi-instance lease design's task workers
 /// and singleton, then the watch workload's delivery
-/// (docs/SCENARIO-EXTENSIONS.md).
-pub const EXTENSION_INVARIANT_IDS: [&str; 6] =
-    ["replica-divergence", "vote-durability", "task-once", "task-lost", "singleton-overlap", "watch-delivery"];
+/// (docs/SCENARIO-EXTENSIONS.md), then the rules core's service harness
+/// used to keep for itself (a lock granted under an ended lease; a new
+/// leader expiring an inherited lease early). Not `applied-twice`: the
+/// simulator never judges it (it reads events sweeps do not keep), so an
+/// expectation naming it could never be met.
+pub const EXTENSION_INVARIANT_IDS: [&str; 8] = [
+    "replica-divergence",
+    "vote-durability",
+    "task-once",
+    "task-lost",
+    "singleton-overlap",
+    "watch-delivery",
+    "holder-lease",
+    "promote-extension",
+];
 
 /// Whether a violation of `id` is a safety violation (something bad
 /// happened: two leaders, two holders, a stale write, a diverged replica,

@@ -20,6 +20,11 @@ fn no_checker_reads_a_trace_only_event() {
     let mut read = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
+        // The one checker that reads them is listed apart (the judge's
+        // FULL_LOG_CHECKERS), and the simulator does not run it.
+        if path.ends_with("applied_twice.rs") {
+            continue;
+        }
         let source = std::fs::read_to_string(&path).unwrap();
         read += 1;
         for trace_only in ["RequestApplied", "RequestDeduplicated"] {

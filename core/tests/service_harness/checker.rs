@@ -7,17 +7,21 @@
 //! The rules below are the harness's own, for what only this harness sees
 //! (they are checked as events happen): each names its rule and where it
 //! comes from.
-//! - `revoke-same-index`: a lease and its attached keys go at the same index
-//!   on every server, and no server keeps them past it (the consistent-core
-//!   lease design); it reads the servers' state machines.
-//! - `applied-twice`: a `(client, seq)` executes at one index only (thesis
-//!   §6.3).
-//! - `holder-lease`: a lock is never granted under a lease already ended
-//!   (etcd #11456).
-//! - `promote-extension`: a new leader does not expire a lease it inherited
-//!   sooner than extension + TTL after taking over, unless it renewed it
-//!   since (etcd's `Promote`).
 //! - `stale-read`: a read sent after a write was acknowledged sees it.
+//!
+//! Rules the harness used to keep and the judge now holds:
+//! - `holder-lease` (a lock granted under an ended lease, etcd #11456),
+//!   `promote-extension` (a new leader expiring an inherited lease sooner
+//!   than extension + TTL, etcd's `Promote`) and `applied-twice` (a
+//!   `(client, seq)` executed at two indexes, thesis §6.3) are judge
+//!   checkers (`judge/src/checkers/`).
+//! - `revoke-same-index` (a lease and its keys go at the same index on every
+//!   server, and no server keeps them past it) was a special case of the
+//!   judge's `replica-divergence`: a server that ends a lease at another
+//!   index, or keeps it past the index where the others ended it, applies
+//!   that index to a different state, and the chained state digest of every
+//!   `Applied` shows it (`revoke_same_index_is_replica_divergence` in
+//!   `service_bugs.rs` plants `follower-expires-leases` and sees it fire).
 //!
 //! Where the harness's old copies of the judge's rules disagreed with the
 //! simulator's, the judge's semantics won:
@@ -39,10 +43,10 @@
 //! when they apply, so their states diverge by design (the Raft lock-service
 //! design), even without skew: a server that applies entries late (catching up
 //! after an isolation or a restart) judges them by its present clock. The
-//! checks that assume one shared state (`revoke-same-index`,
+//! checks that assume one shared state (`replica-divergence`,
 //! `lease-early-expiry`, and `release-by-owner`, since one token can name
-//! different holders on diverged servers) are then off; `holder-lease` is
-//! judged per server. The judge's `fifo-order` and `keepalive-after-revoke`
+//! different holders on diverged servers) are then off; the judge's
+//! `holder-lease` holds each server to its own view. The judge's `fifo-order` and `keepalive-after-revoke`
 //! are off too: they replay one state (each key's queue, each lease's end)
 //! from the first report of every entry, which diverged servers do not
 //! share, and judging each server's own reports alone fails as well (a
@@ -51,23 +55,24 @@
 //! expired at an earlier index). Under `leader-stamped-wall` the harness
 //! therefore no longer checks those two rules.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use leasesim_core::raft::RaftEvent;
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::{ServiceEvent, StateMachine};
+use leasesim_core::service::ServiceEvent;
 use leasesim_core::{ClientId, ExpiryStrategy, LeaseId, LogIndex, NodeId};
-use leasesim_judge::checkers::{RunRecord, CHECKERS};
+use leasesim_judge::checkers::{RunRecord, CHECKERS, FULL_LOG_CHECKERS};
 use leasesim_judge::observe::{Event, Obs, ObsLog};
 use leasesim_judge::vocab::Proc;
 
 /// The judge's invariants the harness holds every run to, over the whole
 /// run's observations.
-pub const JUDGED: &[&str] = &["state-machine-safety", "token-monotonic"];
+pub const JUDGED: &[&str] = &["state-machine-safety", "token-monotonic", "holder-lease", "promote-extension", "applied-twice"];
 
 /// The judge's invariants that assume one shared state: `leader-monotonic`
 /// only (see the module's notes).
-pub const JUDGED_MONOTONIC: &[&str] = &["release-by-owner", "lease-early-expiry", "fifo-order", "keepalive-after-revoke"];
+pub const JUDGED_MONOTONIC: &[&str] =
+    &["release-by-owner", "lease-early-expiry", "fifo-order", "keepalive-after-revoke", "replica-divergence"];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServiceViolation {
@@ -81,8 +86,6 @@ pub struct ServiceViolation {
 pub struct CheckSettings {
     pub expiry: ExpiryStrategy,
     pub extension_ns: u64,
-    /// With checkpoints a new leader may legitimately use less than the TTL.
-    pub checkpoints: bool,
 }
 
 impl CheckSettings {
@@ -92,32 +95,12 @@ impl CheckSettings {
     }
 }
 
-#[derive(Clone, Debug)]
-struct Revocation {
-    index: LogIndex,
-    deleted_keys: Vec<String>,
-}
-
-/// One server's view, rebuilt from its events (reset on restart).
-#[derive(Clone, Debug, Default)]
-struct ServerModel {
-    revoked: BTreeSet<LeaseId>,
-    leader_since_ns: Option<u64>,
-    renewed: BTreeMap<LeaseId, u64>,
-    /// Highest applied index already checked against `revocations`.
-    checked_through: LogIndex,
-}
-
 pub struct ServiceChecker {
     settings: CheckSettings,
     /// The harness's own rules' violations, as they fired.
     own: Vec<ServiceViolation>,
     /// Everything the judge judges, in harness (true) time order.
     obs: Vec<Obs>,
-    servers: BTreeMap<NodeId, ServerModel>,
-    revocations: BTreeMap<LeaseId, Revocation>,
-    executed: BTreeMap<(ClientId, u64), LogIndex>,
-    granted_at: BTreeMap<LeaseId, (u64, u64)>,
     writes: BTreeMap<String, Vec<(u64, LogIndex)>>,
     /// Counts of what was observed, so tests can tell a run did something.
     pub seen: BTreeMap<&'static str, u64>,
@@ -125,17 +108,7 @@ pub struct ServiceChecker {
 
 impl ServiceChecker {
     pub fn new(settings: CheckSettings) -> Self {
-        ServiceChecker {
-            settings,
-            own: Vec::new(),
-            obs: Vec::new(),
-            servers: BTreeMap::new(),
-            revocations: BTreeMap::new(),
-            executed: BTreeMap::new(),
-            granted_at: BTreeMap::new(),
-            writes: BTreeMap::new(),
-            seen: BTreeMap::new(),
-        }
+        ServiceChecker { settings, own: Vec::new(), obs: Vec::new(), writes: BTreeMap::new(), seen: BTreeMap::new() }
     }
 
     fn fire(&mut self, check: &'static str, at_ns: u64, detail: String) {
@@ -191,6 +164,7 @@ impl ServiceChecker {
         };
         CHECKERS
             .iter()
+            .chain(FULL_LOG_CHECKERS)
             .filter(|(id, _)| ids.contains(id))
             .flat_map(|(_, check)| check(&run))
             .map(|v| ServiceViolation { check: v.invariant, at_ns: v.at_ns, detail: v.detail })
@@ -203,97 +177,21 @@ impl ServiceChecker {
 
     /// A server process restarted: its volatile view starts over.
     pub fn restarted(&mut self, at_ns: u64, server: NodeId) {
-        self.servers.insert(server, ServerModel::default());
         self.obs.push(Obs { at_ns, proc: Proc::Server(server), event: Event::Restarted });
     }
 
     pub fn observe(&mut self, at_ns: u64, server: NodeId, event: &ServerEvent) {
         self.obs.push(Obs { at_ns, proc: Proc::Server(server), event: Event::Server { event: event.clone() } });
         match event {
-            ServerEvent::Raft(RaftEvent::BecameLeader { .. }) => {
-                let model = self.servers.entry(server).or_default();
-                model.leader_since_ns = Some(at_ns);
-                model.renewed.clear();
-                self.count("leaders");
-            }
-            ServerEvent::Raft(RaftEvent::SteppedDown { .. }) => {
-                self.servers.entry(server).or_default().leader_since_ns = None;
-            }
-            ServerEvent::SnapshotInstalled { .. } => {
-                self.servers.entry(server).or_default().revoked.clear();
-                self.count("snapshots");
-            }
-            ServerEvent::Service { index, event: ServiceEvent::RequestApplied { client, seq } } => {
-                let first = *self.executed.entry((*client, *seq)).or_insert(*index);
-                if first != *index {
-                    self.fire("applied-twice", at_ns, format!("s{server}: ({client}, {seq}) executed at {first} and {index}"));
-                }
-            }
+            ServerEvent::Raft(RaftEvent::BecameLeader { .. }) => self.count("leaders"),
+            ServerEvent::SnapshotInstalled { .. } => self.count("snapshots"),
             ServerEvent::Service { event: ServiceEvent::RequestDeduplicated { .. }, .. } => self.count("deduplicated"),
-            ServerEvent::Service { event: ServiceEvent::LeaseGranted { lease, ttl_ns, .. }, .. } => {
-                self.granted_at.entry(*lease).or_insert((at_ns, *ttl_ns));
-                self.count("grants");
-            }
-            ServerEvent::Service { index, event: ServiceEvent::LeaseRevoked { lease, deleted_keys, .. } } => {
-                self.on_revoked(at_ns, server, *lease, *index, deleted_keys)
-            }
-            ServerEvent::Service { index, event: ServiceEvent::LockGranted { key, lease, .. } } => {
-                self.on_granted(at_ns, server, key, *lease, *index)
-            }
-            ServerEvent::KeepAliveAnswered { lease, .. } => {
-                self.count("keepalives");
-                self.servers.entry(server).or_default().renewed.insert(*lease, at_ns);
-            }
-            ServerEvent::ExpiryProposed { lease } => self.on_expiry_proposed(at_ns, server, *lease),
+            ServerEvent::Service { event: ServiceEvent::LeaseGranted { .. }, .. } => self.count("grants"),
+            ServerEvent::Service { event: ServiceEvent::LeaseRevoked { .. }, .. } => self.count("revocations"),
+            ServerEvent::Service { event: ServiceEvent::LockGranted { .. }, .. } => self.count("lock-grants"),
+            ServerEvent::KeepAliveAnswered { .. } => self.count("keepalives"),
+            ServerEvent::ExpiryProposed { .. } => self.count("expiries"),
             _ => {}
-        }
-    }
-
-    fn on_revoked(&mut self, at_ns: u64, server: NodeId, lease: LeaseId, index: LogIndex, keys: &[String]) {
-        self.count("revocations");
-        self.servers.entry(server).or_default().revoked.insert(lease);
-        if !self.settings.monotonic() {
-            return;
-        }
-        match self.revocations.get(&lease) {
-            Some(first) if first.index != index || first.deleted_keys != keys => {
-                let detail = format!(
-                    "s{server} ended lease {lease} at {index} deleting {keys:?}; first seen at {} deleting {:?}",
-                    first.index, first.deleted_keys
-                );
-                self.fire("revoke-same-index", at_ns, detail);
-            }
-            Some(_) => {}
-            None => {
-                self.revocations.insert(lease, Revocation { index, deleted_keys: keys.to_vec() });
-            }
-        }
-    }
-
-    fn on_granted(&mut self, at_ns: u64, server: NodeId, key: &str, lease: LeaseId, index: LogIndex) {
-        self.count("lock-grants");
-        let dead = if self.settings.monotonic() {
-            self.revocations.get(&lease).is_some_and(|r| r.index <= index)
-        } else {
-            self.servers.get(&server).is_some_and(|m| m.revoked.contains(&lease))
-        };
-        if dead {
-            self.fire("holder-lease", at_ns, format!("s{server}: {key} granted at {index} under ended lease {lease}"));
-        }
-    }
-
-    fn on_expiry_proposed(&mut self, at_ns: u64, server: NodeId, lease: LeaseId) {
-        self.count("expiries");
-        if !self.settings.monotonic() || self.settings.checkpoints {
-            return;
-        }
-        let model = self.servers.entry(server).or_default();
-        let (Some(since), Some(&(granted, ttl_ns))) = (model.leader_since_ns, self.granted_at.get(&lease)) else { return };
-        let inherited = granted < since && !model.renewed.contains_key(&lease);
-        let earliest = since + self.settings.extension_ns + ttl_ns;
-        if inherited && at_ns < earliest {
-            let detail = format!("s{server} (leader since {since}) expired inherited lease {lease} at {at_ns}, before {earliest}");
-            self.fire("promote-extension", at_ns, detail);
         }
     }
 
@@ -318,52 +216,5 @@ impl ServiceChecker {
             let detail = format!("read of {key} sent at {first_sent_ns} saw revision {revision}, {latest} was acknowledged before");
             self.fire("stale-read", at_ns, detail);
         }
-    }
-
-    /// State checks after a server step: no server keeps a lease past the
-    /// index where it was revoked elsewhere (`leader-monotonic` only).
-    pub fn check_state(&mut self, at_ns: u64, server: NodeId, sm: &StateMachine) {
-        if !self.settings.monotonic() {
-            return;
-        }
-        let applied = sm.applied_index();
-        let model = self.servers.entry(server).or_default();
-        let from = model.checked_through;
-        model.checked_through = applied;
-        let mut found = Vec::new();
-        for (lease, r) in &self.revocations {
-            let newly_passed = r.index > from && r.index <= applied;
-            if newly_passed && sm.leases().contains(*lease) {
-                found.push(format!("s{server} applied {applied} and still has lease {lease}, revoked at {}", r.index));
-            }
-        }
-        for detail in found {
-            self.fire("revoke-same-index", at_ns, detail);
-        }
-    }
-
-    /// After recording a revocation, servers already past its index are
-    /// checked too (the revocation may be seen after they passed it).
-    pub fn check_state_all<'a>(&mut self, at_ns: u64, servers: impl Iterator<Item = (NodeId, &'a StateMachine)>) {
-        if !self.settings.monotonic() {
-            return;
-        }
-        let mut found = Vec::new();
-        for (server, sm) in servers {
-            for (lease, r) in &self.revocations {
-                if r.index <= sm.applied_index() && sm.leases().contains(*lease) {
-                    found.push(format!("s{server} applied {} and still has lease {lease}, revoked at {}", sm.applied_index(), r.index));
-                }
-            }
-        }
-        for detail in found {
-            if !self.own.iter().any(|v| v.detail == detail) {
-                self.fire("revoke-same-index", at_ns, detail);
-            }
-        }
-    }
-
-    pub fn revocation_count(&self) -> usize {
-        self.revocations.len()
     }
 }

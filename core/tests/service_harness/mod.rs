@@ -102,11 +102,7 @@ impl ServiceCluster {
                 (*id, (rng.gen_range(0..1_000_000) * NS_PER_SEC, wall))
             })
             .collect();
-        let settings = CheckSettings {
-            expiry: cfg.expiry,
-            extension_ns: RaftConfig::new(1, BTreeSet::new()).election_timeout_max_ns,
-            checkpoints: cfg.checkpoint_interval_ns.is_some(),
-        };
+        let settings = CheckSettings { expiry: cfg.expiry, extension_ns: RaftConfig::new(1, BTreeSet::new()).election_timeout_max_ns };
         let mut cluster = ServiceCluster {
             now_ns: 0,
             servers: BTreeMap::new(),
@@ -382,7 +378,6 @@ impl ServiceCluster {
             let to = Proc::Client(reply.client);
             self.send(Proc::Server(id), to, Payload::Response(reply));
         }
-        let revocations = self.checker.revocation_count();
         for event in &output.events {
             self.checker.observe(self.now_ns, id, event);
         }
@@ -391,12 +386,6 @@ impl ServiceCluster {
         }
         if self.record_events {
             self.events.extend(output.events.into_iter().map(|e| (self.now_ns, id, e)));
-        }
-        let server = self.servers[&id].as_ref().expect("running");
-        self.checker.check_state(self.now_ns, id, server.state_machine());
-        if self.checker.revocation_count() != revocations {
-            let all = self.servers.iter().filter_map(|(id, s)| s.as_ref().map(|s| (*id, s.state_machine())));
-            self.checker.check_state_all(self.now_ns, all);
         }
     }
 

@@ -8,10 +8,12 @@
 //! wall-clock strategies, no wall-clock steps): a violation inside them is a
 //! **bug**, outside them **assumption broken**.
 
+mod applied_twice;
 mod durability;
 mod election_safety;
 mod fencing_order;
 mod fifo_order;
+mod holder_lease;
 mod keepalive_after_revoke;
 mod lease_early_expiry;
 mod linearizable;
@@ -19,6 +21,7 @@ mod liveness;
 pub mod liveness_margin;
 mod lock_belief_overlap;
 mod log_matching;
+mod promote_extension;
 mod release_by_owner;
 mod replica_divergence;
 mod singleton_overlap;
@@ -145,6 +148,8 @@ pub const CHECKERS: &[(&str, Check)] = &[
     ("token-monotonic", token_monotonic::check),
     ("fifo-order", fifo_order::check),
     ("release-by-owner", release_by_owner::check),
+    ("holder-lease", holder_lease::check),
+    ("promote-extension", promote_extension::check),
     ("liveness", liveness::check),
     ("linearizable", linearizable::check),
     ("linearizable", txn_linearizable::check),
@@ -153,6 +158,13 @@ pub const CHECKERS: &[(&str, Check)] = &[
     ("task-lost", task_lost::check),
     ("singleton-overlap", singleton_overlap::check),
 ];
+
+/// Checkers that read events the simulator's sweeps do not keep
+/// (`Event::for_traces_only`): judged where a run keeps every server event
+/// (core's service harness, real runs against leasesim-node), never by the
+/// simulator, whose verdicts must not depend on whether a run kept its
+/// trace (`sim/tests/checker_inputs.rs`).
+pub const FULL_LOG_CHECKERS: &[(&str, Check)] = &[("applied-twice", applied_twice::check)];
 
 /// Runs every checker; violations sorted by time.
 pub fn check_all(run: &RunRecord<'_>) -> Vec<Violation> {

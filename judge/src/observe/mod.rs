@@ -5,8 +5,10 @@
 //! Checkers judge only from these and from the clocks' histories, never
 //! from a node's own view of time.
 
+mod event_line;
 mod log;
 
+pub use event_line::EventLine;
 pub use log::{ObsLog, IN_MEMORY_DEFAULT};
 
 use std::hash::Hash;

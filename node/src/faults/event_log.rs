@@ -2,8 +2,8 @@
 //! FILE`): what core reports after every batch (`ServerEvent`s: Raft's
 //! leaders and applied entries, the lease and lock tables' changes,
 //! keep-alive answers), the votes it grants, and the instant a failpoint
-//! kills it, one JSON line each in the judge's own vocabulary
-//! (`leasesim_judge::observe::Event`), so that a runner can judge the
+//! kills it, one JSON line each, a `leasesim_judge::observe::EventLine`
+//! (the judge's own vocabulary; the runner reads the same type), so that a runner can judge the
 //! invariants that need a server's view (election safety, log matching,
 //! vote durability, FIFO lock grants…) on a real cluster.
 //!
@@ -34,7 +34,7 @@ use std::path::Path;
 
 use leasesim_core::server::ServerEvent;
 use leasesim_core::{NodeId, Term};
-use serde_json::{json, Value};
+use leasesim_judge::observe::{Event, EventLine};
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds: true time for every process on
 /// this machine.
@@ -59,11 +59,11 @@ pub enum Logged<'a> {
 }
 
 impl Logged<'_> {
-    fn to_json(&self) -> Value {
+    fn to_event(&self) -> Event {
         match self {
-            Logged::Server(event) => json!({ "kind": "server", "event": event }),
-            Logged::VoteGranted { term, candidate } => json!({ "kind": "vote-granted", "term": term, "candidate": candidate }),
-            Logged::Crashed => json!({ "kind": "crashed" }),
+            Logged::Server(event) => Event::Server { event: (*event).clone() },
+            Logged::VoteGranted { term, candidate } => Event::VoteGranted { term: *term, candidate: *candidate },
+            Logged::Crashed => Event::Crashed,
         }
     }
 }
@@ -161,15 +161,14 @@ impl EventLog {
 }
 
 fn line_into(bytes: &mut Vec<u8>, mono_ns: u64, error_ns: u64, event: &Logged<'_>) {
-    let line = json!({ "mono_ns": mono_ns, "error_ns": error_ns, "event": event.to_json() });
-    serde_json::to_writer(&mut *bytes, &line).expect("JSON values serialize");
-    bytes.push(b'\n');
+    bytes.extend(EventLine { mono_ns, error_ns, event: event.to_event() }.to_json_line());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use leasesim_core::raft::RaftEvent;
+    use serde_json::{json, Value};
 
     #[test]
     fn a_batch_is_written_as_stamped_json_lines_in_the_judges_vocabulary() {
