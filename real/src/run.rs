@@ -131,6 +131,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         timeout: Duration::from_nanos(s.cluster.client_timeout_ns).max(MIN_TIMEOUT),
         holders: Mutex::default(),
         seed,
+        aims: Default::default(),
     });
     let (gates, passes): (Vec<Gate>, Vec<Pass>) = (0..s.client_count()).map(|_| gate()).unzip();
     let tasks = spawn_clients(s, &ctx, passes);
@@ -144,6 +145,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         clocks: server_clocks(s),
         resolved: Vec::new(),
         armed: Vec::new(),
+        aimed: Vec::new(),
     };
     let clocks = player
         .play()

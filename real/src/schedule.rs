@@ -3,7 +3,9 @@
 //! SIGKILL, then a restart from the same data directory; pause =
 //! SIGSTOP/SIGCONT for a member, the client's gate for a client;
 //! partitions, isolation, blocks, delays and loss on the link proxies;
-//! clock changes through the member's control endpoint. When the fault
+//! clock changes through the member's control endpoint; `messages` faults
+//! on Raft kinds aimed on every peer link proxy, and on client kinds on
+//! the runner's clients (`clients/aimed.rs`). When the fault
 //! phase ends, everything is healed (the simulator's settle phase).
 //!
 //! Each fault, and each one skipped because its selector matched nobody
@@ -17,8 +19,9 @@ use leasesim_core::duration::format_duration;
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
 use leasesim_node::faults::clock::{ClockChange, SkewChange};
+use leasesim_node::faults::aimed::{AimedFault, FrameEffect, FrameKind};
 use leasesim_node::faults::proxy::LinkFault;
-use leasesim_scenario::{FaultAction, Scenario, ScheduledFault, Selector};
+use leasesim_scenario::{FaultAction, MessageEffect, MessageFault, Scenario, ScheduledFault, Selector};
 use rand_chacha::ChaCha8Rng;
 
 use crate::clients::Ctx;
@@ -32,6 +35,8 @@ pub(crate) enum Undo {
     Resume(Who),
     /// Put these directed links back to the base fault.
     Links(Vec<(usize, usize)>),
+    /// Stop the `messages` fault of this order.
+    Unaim(usize),
 }
 
 pub struct Player<'a> {
@@ -46,6 +51,9 @@ pub struct Player<'a> {
     pub resolved: Vec<String>,
     /// Crash points armed and not yet reached (`crash_points.rs`).
     pub armed: Vec<crate::crash_points::Armed>,
+    /// `messages` faults on Raft kinds in force, by order (every peer
+    /// link carries them all).
+    pub aimed: Vec<(usize, AimedFault)>,
 }
 
 impl Player<'_> {
@@ -80,7 +88,7 @@ impl Player<'_> {
             } else if let Some((order, fault)) = next.next() {
                 if let Some(point) = fault.when {
                     self.arm(order, fault, point).await?;
-                } else if let Some(undo) = self.fire(fault).await? {
+                } else if let Some(undo) = self.fire(order, fault).await? {
                     // Without `for`, it lasts until the settle phase heals it.
                     let until_ns = fault.for_ns.map_or(u64::MAX, |for_ns| fault.at_ns + for_ns);
                     undos.insert((until_ns, order), undo);
@@ -120,7 +128,7 @@ impl Player<'_> {
     }
 
     /// Plays one fault; what undoes it (`None`: skipped, or not undone).
-    async fn fire(&mut self, fault: &ScheduledFault) -> Result<Option<Undo>, String> {
+    async fn fire(&mut self, order: usize, fault: &ScheduledFault) -> Result<Option<Undo>, String> {
         self.resolved.clear();
         let undo = match &fault.action {
             FaultAction::Crash(s) => match self.who(s, fault).await {
@@ -154,6 +162,11 @@ impl Player<'_> {
             }
             FaultAction::Loss(p) => {
                 Some(self.links(all_links(self.cluster.members.len()), LinkFault { loss: *p, ..self.cluster.base_link })?)
+            }
+            FaultAction::Messages(m) => {
+                self.resolved.push(format!("{}={}", m.kind, m.effect.key()));
+                self.aim(order, *m)?;
+                Some(Undo::Unaim(order))
             }
             action => self.network(action, fault).await?,
         };
@@ -243,8 +256,31 @@ impl Player<'_> {
             Undo::Links(links) => {
                 self.links(links, self.cluster.base_link)?;
             }
+            Undo::Unaim(order) => {
+                self.ctx.aims.stop(order);
+                self.aimed.retain(|(o, _)| *o != order);
+                self.cluster.aim_links(&self.aimed.iter().map(|(_, f)| *f).collect::<Vec<_>>())?;
+            }
         }
         Ok(())
+    }
+
+    /// A `messages` fault: on every peer link for a Raft kind, on the
+    /// runner's clients for a client kind (`refuse.rs` let only those in).
+    fn aim(&mut self, order: usize, m: MessageFault) -> Result<(), String> {
+        let Some(kind) = FrameKind::parse(m.kind.name()) else {
+            self.ctx.aims.aim(order, m);
+            return Ok(());
+        };
+        let ms = |ns: u64| ns / 1_000_000;
+        let effect = match m.effect {
+            MessageEffect::Delay(ns) => FrameEffect::DelayMs(ms(ns)),
+            MessageEffect::Reorder(ns) => FrameEffect::ReorderMs(ms(ns)),
+            MessageEffect::Drop(p) => FrameEffect::Drop(p),
+            MessageEffect::Duplicate(ns) => FrameEffect::DuplicateMs(ms(ns)),
+        };
+        self.aimed.push((order, AimedFault { kind, effect }));
+        self.cluster.aim_links(&self.aimed.iter().map(|(_, f)| *f).collect::<Vec<_>>())
     }
 
     /// The settle phase: every fault still in force is undone.

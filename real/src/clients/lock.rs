@@ -12,7 +12,7 @@ use leasesim_core::client::Belief;
 use leasesim_judge::observe::{BeliefEnd, Event};
 use leasesim_node::pb::v3lockpb::lock_client::LockClient;
 use leasesim_node::pb::v3lockpb::{LockRequest, UnlockRequest};
-use leasesim_scenario::LockWorkload;
+use leasesim_scenario::{LockWorkload, WireKind};
 use rand::Rng;
 
 use super::keeper::{self, LeaseState, State};
@@ -82,7 +82,11 @@ fn start_work(ctx: &Shared, client: u64, key: &str, lease: i64, token: u64, stat
 /// and its round trip bounds how much earlier the store took it.
 async fn write(ctx: &Shared, client: u64, key: &str, token: u64) {
     let sent_ns = ctx.seen.now_ns();
-    if let Some(true) = leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), key, token).await {
+    if !ctx.aims.deliver(WireKind::StoreWrite, ctx.timeout).await {
+        return;
+    }
+    let accepted = leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), key, token).await;
+    if accepted == Some(true) && ctx.aims.deliver(WireKind::StoreReply, ctx.timeout).await {
         ctx.seen.answered(client, sent_ns, Event::StoreAccepted { client, key: key.into(), token });
     }
 }
