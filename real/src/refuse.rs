@@ -172,9 +172,6 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
         FaultAction::Crash(s) | FaultAction::Pause(s) if matches!(s, Selector::Store) => {
             c.refuse(line, format!("{} of the data store is not played", fault.action.name()), "aim it at a server or a client");
         }
-        FaultAction::Crash(s) if clientish(s) => {
-            c.refuse(line, "crashing a client: the clients are tasks of the runner".into(), "aim it at a server");
-        }
         FaultAction::Crash(_) | FaultAction::Pause(_) | FaultAction::Loss(_) if !etcd => {}
         FaultAction::Crash(_) | FaultAction::Pause(_) => {}
         FaultAction::Partition(groups) if !etcd && groups.iter().flatten().all(|s| !clientish(s)) => {}

@@ -1,7 +1,8 @@
 //! The scenario's `[[fault]]` timeline, played for real at its `at` times
 //! (true time since the run began) and undone after its `for`: crash =
 //! SIGKILL, then a restart from the same data directory; pause =
-//! SIGSTOP/SIGCONT for a member, the client's gate for a client;
+//! SIGSTOP/SIGCONT for a member, the client's gate for a client; a
+//! client's crash aborts its task and starts a fresh one after `for`;
 //! partitions, isolation, blocks, delays and loss on the link proxies;
 //! clock changes through the member's control endpoint; `messages` faults
 //! on Raft kinds aimed on every peer link proxy, and on client kinds on
@@ -24,6 +25,7 @@ use leasesim_node::faults::proxy::LinkFault;
 use leasesim_scenario::{FaultAction, MessageEffect, MessageFault, Scenario, ScheduledFault, Selector};
 use rand_chacha::ChaCha8Rng;
 
+use crate::clients::tasks::Clients;
 use crate::clients::Ctx;
 use crate::cluster::Cluster;
 use crate::gate::Gate;
@@ -32,6 +34,8 @@ use crate::selectors::{resolve, Who};
 /// What undoes a fault that was played.
 pub(crate) enum Undo {
     Restart(usize),
+    /// Start a fresh client of this id (`clients/tasks.rs`).
+    RestartClient(u64),
     Resume(Who),
     /// Put these directed links back to the base fault.
     Links(Vec<(usize, usize)>),
@@ -54,6 +58,7 @@ pub struct Player<'a> {
     /// `messages` faults on Raft kinds in force, by order (every peer
     /// link carries them all).
     pub aimed: Vec<(usize, AimedFault)>,
+    pub clients: &'a mut Clients,
 }
 
 impl Player<'_> {
@@ -137,7 +142,8 @@ impl Player<'_> {
                     self.note(server(i), Event::Crashed);
                     Some(Undo::Restart(i))
                 }
-                _ => None,
+                Some(Who::Client(c)) => self.clients.crash(c).then_some(Undo::RestartClient(c)),
+                None => None,
             },
             FaultAction::Pause(s) => match self.who(s, fault).await {
                 Some(who) => {
@@ -253,6 +259,11 @@ impl Player<'_> {
                 self.note(server(i), Event::Restarted);
             }
             Undo::Resume(who) => self.set_paused(who, false)?,
+            Undo::RestartClient(c) => {
+                // A fresh client is not paused (as the simulator's restart).
+                self.gates[c as usize - 1].set_paused(false);
+                self.clients.restart(c);
+            }
             Undo::Links(links) => {
                 self.links(links, self.cluster.base_link)?;
             }

@@ -4,7 +4,7 @@
 //! paused past its lease; a planted bug, caught from the clients' view and
 //! from the members' own events), a crash point played as a failpoint,
 //! message-kind faults that really happen (on peer links and on the
-//! runner's side of its clients),
+//! runner's side of its clients), a client crashed and started afresh,
 //! and bad input refused with its reason before anything starts.
 
 use std::path::Path;
@@ -140,6 +140,30 @@ fn message_kind_faults_really_happen_on_peer_links_and_on_the_clients_side() {
     let acked = events.iter().filter(|o| within(o, 4_050, 5_950) && o["event"]["kind"] == "lease-acked").count();
     assert!(answered >= 1 && acked == 0, "{answered} keep-alives answered and {acked} acknowledged while answers were lost");
     assert!(v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("keepalive-reply drop is played on the runner's side")));
+}
+
+#[test]
+fn a_crashed_client_goes_silent_and_restarts_with_a_fresh_lease() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let trace = dir.path().join("trace.jsonl");
+    let out = real(&["run", &data("client-crash.toml"), "--json", "--trace", trace.to_str().unwrap()]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let c1: Vec<Value> = trace.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|o| o["proc"]["Client"] == 1).collect();
+    let at = |kind: &str| c1.iter().filter(|o| o["event"]["kind"] == kind).map(|o| o["at_ns"].as_u64().unwrap()).collect::<Vec<_>>();
+    let (crashed, restarted) = (at("crashed"), at("restarted"));
+    assert!(crashed.len() == 1 && restarted.len() == 1 && restarted[0] >= crashed[0] + 900_000_000, "{crashed:?} {restarted:?}");
+    // Dead in between: neither its worker nor its lease keeper did anything
+    // (its belief ended with the crash, as the simulator records it).
+    let between: Vec<&Value> = c1.iter().filter(|o| (crashed[0] + 1..restarted[0]).contains(&o["at_ns"].as_u64().unwrap())).collect();
+    assert!(between.iter().all(|o| o["event"]["kind"] == "belief-ended" && o["event"]["why"] == "crashed"), "{between:?}");
+    // Its memory is gone: the fresh client grants itself a new lease.
+    let lease = |o: &&Value| o["event"]["kind"] == "lease-acked" && o["event"]["keepalive"] == false;
+    let grants: Vec<&Value> = c1.iter().filter(lease).collect();
+    let before = grants.iter().rev().find(|o| o["at_ns"].as_u64() < Some(crashed[0])).expect("a lease before the crash");
+    let after = grants.iter().find(|o| o["at_ns"].as_u64() > Some(restarted[0])).expect("a lease after the restart");
+    assert_ne!(before["event"]["lease"], after["event"]["lease"], "{grants:?}");
 }
 
 #[test]

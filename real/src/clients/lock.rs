@@ -16,6 +16,7 @@ use leasesim_scenario::{LockWorkload, WireKind};
 use rand::Rng;
 
 use super::keeper::{self, LeaseState, State};
+use super::tasks::AbortOnDrop;
 use super::{draw, Shared};
 use crate::gate::Pass;
 
@@ -24,9 +25,10 @@ pub async fn run(ctx: Shared, client: u64, spec: LockWorkload, pass: Pass) {
     let state: State =
         Arc::new(Mutex::new(LeaseState { lease: None, belief: Belief::new(spec.margin, spec.belief_from, false), believed: None }));
     let keepalive = Duration::from_nanos(spec.keepalive_ns);
-    let keeper = tokio::spawn(keeper::keep(ctx.clone(), client, spec.ttl_ns, keepalive, state.clone(), pass.clone()));
+    // Dies with this task when the client is crashed (`tasks.rs`).
+    let mut keeper = AbortOnDrop(tokio::spawn(keeper::keep(ctx.clone(), client, spec.ttl_ns, keepalive, state.clone(), pass.clone())));
     work(&ctx, client, &spec, &state, pass).await;
-    let _ = keeper.await;
+    let _ = (&mut keeper.0).await;
 }
 
 async fn work(ctx: &Shared, client: u64, spec: &LockWorkload, state: &State, mut pass: Pass) {

@@ -7,13 +7,15 @@
 //!
 //! `lock` and `registry` hold leases kept alive by `keeper`; `kv` sends
 //! reads, writes and compare-and-sets on a few keys. `aimed`: the
-//! `messages` faults on client kinds, played on the clients' side.
+//! `messages` faults on client kinds, played on the clients' side;
+//! `tasks`: the client tasks, crashed and restarted.
 
 pub mod aimed;
 mod keeper;
 pub mod kv;
 pub mod lock;
 pub mod registry;
+pub mod tasks;
 
 use std::collections::BTreeMap;
 use std::future::Future;
