@@ -15,8 +15,8 @@ use common::{Kind, ProcessCluster};
 use leasesim_core::raft::Message;
 use leasesim_node::faults::aimed::{AimedFault, FrameEffect, FrameKind};
 use leasesim_node::faults::mesh::{Mesh, MeshMember};
-use leasesim_node::frame::{read_frame, write_frame, PeerFrame};
 use leasesim_node::faults::proxy::{Framing, LinkFault, LinkProxy};
+use leasesim_node::frame::{read_frame, write_frame, PeerFrame};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::{PutRequest, RangeRequest};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -41,7 +41,8 @@ fn raft(n: u64, vote_reply: bool) -> PeerFrame {
 async fn carried(proxy: &LinkProxy, sink: &TcpListener, frames: &[PeerFrame]) -> Vec<(&'static str, u64)> {
     let mut out = tokio::net::TcpStream::connect(proxy.addr()).await.expect("dial the proxy");
     let (mut inbound, _) = sink.accept().await.expect("the proxy dials on");
-    let hello = PeerFrame::Hello { from: 1, name: "s1".into(), peer_url: String::new(), client_url: String::new(), lock_url: String::new() };
+    let hello =
+        PeerFrame::Hello { from: 1, name: "s1".into(), peer_url: String::new(), client_url: String::new(), lock_url: String::new() };
     write_frame(&mut out, &hello).await.expect("hello");
     for f in frames {
         write_frame(&mut out, f).await.expect("write");

@@ -14,9 +14,9 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use leasesim_node::faults::aimed::AimedFault;
 use leasesim_node::faults::clock::{ClockChange, SkewChange};
 use leasesim_node::faults::mesh::{Mesh, MeshMember};
-use leasesim_node::faults::aimed::AimedFault;
 use leasesim_node::faults::proxy::LinkFault;
 use leasesim_node::pb::etcdserverpb::maintenance_client::MaintenanceClient;
 use leasesim_node::pb::etcdserverpb::StatusRequest;

@@ -139,7 +139,11 @@ fn message_kind_faults_really_happen_on_peer_links_and_on_the_clients_side() {
     let answered = events.iter().filter(|o| within(o, 4_050, 5_950) && o["event"]["event"]["KeepAliveAnswered"].is_object()).count();
     let acked = events.iter().filter(|o| within(o, 4_050, 5_950) && o["event"]["kind"] == "lease-acked").count();
     assert!(answered >= 1 && acked == 0, "{answered} keep-alives answered and {acked} acknowledged while answers were lost");
-    assert!(v["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("keepalive-reply drop is played on the runner's side")));
+    assert!(v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("keepalive-reply drop is played on the runner's side")));
 }
 
 #[test]

@@ -183,7 +183,8 @@ mod tests {
         for (message, kind) in cases {
             assert_eq!(classify(&body(&PeerFrame::Raft(message.clone()))), Some(kind), "{message:?}");
         }
-        let hello = PeerFrame::Hello { from: 1, name: "s1".into(), peer_url: String::new(), client_url: String::new(), lock_url: String::new() };
+        let hello =
+            PeerFrame::Hello { from: 1, name: "s1".into(), peer_url: String::new(), client_url: String::new(), lock_url: String::new() };
         assert_eq!(classify(&body(&hello)), None, "a hello is no Raft message");
         assert_eq!(classify(&[1, 0, 0]), None, "too short to tell");
     }

@@ -133,7 +133,10 @@ impl LinkProxy {
             }
         }
         if fault.duplicate > 0.0 && self.framing == Framing::Opaque {
-            return Err(format!("duplicate on the link to {}: it carries a byte stream (gRPC, WebSocket) that TCP delivers once", self.target));
+            return Err(format!(
+                "duplicate on the link to {}: it carries a byte stream (gRPC, WebSocket) that TCP delivers once",
+                self.target
+            ));
         }
         if fault.loss > 0.0 && self.framing == Framing::Opaque {
             return Err(format!(
