@@ -1,5 +1,6 @@
 //! Per-link network faults (`faults::proxy`, `faults::mesh`): a proxy cuts,
-//! delays and loses whole peer frames; on a real 3-member cluster whose
+//! delays, loses and duplicates whole peer frames, and plays faults aimed
+//! at one kind of Raft message (real frames, as members encode them); on a real 3-member cluster whose
 //! peer links all pass through proxies, cutting the leader's links makes
 //! the other two elect a new leader, and lifting the cut heals the cluster,
 //! with writes acknowledged before, during and after.
@@ -11,8 +12,11 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use common::{Kind, ProcessCluster};
+use leasesim_core::raft::Message;
+use leasesim_node::faults::aimed::{AimedFault, FrameEffect, FrameKind};
 use leasesim_node::faults::mesh::{Mesh, MeshMember};
 use leasesim_node::faults::proxy::{Framing, LinkFault, LinkProxy};
+use leasesim_node::frame::{read_frame, write_frame, PeerFrame};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::{PutRequest, RangeRequest};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -20,6 +24,82 @@ use tokio::net::TcpListener;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
+}
+
+/// A Raft frame that says which one it is: a vote reply or an append
+/// whose term is `n`.
+fn raft(n: u64, vote_reply: bool) -> PeerFrame {
+    PeerFrame::Raft(if vote_reply {
+        Message::VoteResponse { term: n, pre_vote: false, granted: true }
+    } else {
+        Message::AppendEntries { term: n, prev_log_index: 0, prev_log_term: 0, entries: vec![], leader_commit: 0, read_ctx: 0 }
+    })
+}
+
+/// Sends a hello then `frames` through `proxy`; what arrived, as
+/// ("hello" | "vote" | "append", term).
+async fn carried(proxy: &LinkProxy, sink: &TcpListener, frames: &[PeerFrame]) -> Vec<(&'static str, u64)> {
+    let mut out = tokio::net::TcpStream::connect(proxy.addr()).await.expect("dial the proxy");
+    let (mut inbound, _) = sink.accept().await.expect("the proxy dials on");
+    let hello =
+        PeerFrame::Hello { from: 1, name: "s1".into(), peer_url: String::new(), client_url: String::new(), lock_url: String::new() };
+    write_frame(&mut out, &hello).await.expect("hello");
+    for f in frames {
+        write_frame(&mut out, f).await.expect("write");
+    }
+    drop(out);
+    let mut got = Vec::new();
+    while let Some(f) = read_frame(&mut inbound).await.expect("whole frames") {
+        got.push(match f {
+            PeerFrame::Hello { .. } => ("hello", 0),
+            PeerFrame::Raft(Message::VoteResponse { term, .. }) => ("vote", term),
+            PeerFrame::Raft(Message::AppendEntries { term, .. }) => ("append", term),
+            other => panic!("unexpected frame {other:?}"),
+        });
+    }
+    got
+}
+
+#[test]
+fn a_proxy_plays_faults_aimed_at_one_kind_of_raft_message_and_duplicates() {
+    runtime().block_on(async {
+        let sink = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let any: SocketAddr = ([127, 0, 0, 1], 0).into();
+        let proxy = LinkProxy::start(any, sink.local_addr().expect("addr"), Framing::PeerFrames).await.expect("proxy");
+        // vote 1, append 2, vote 3, append 4, …
+        let mixed: Vec<PeerFrame> = (1..=6).map(|n| raft(n, n % 2 == 1)).collect();
+        let kinds = |got: &[(&str, u64)]| got.iter().map(|(k, _)| k.to_string()).collect::<Vec<_>>().join(" ");
+
+        let delay = AimedFault { kind: FrameKind::VoteReply, effect: FrameEffect::DelayMs(300) };
+        proxy.aim(vec![delay]).expect("aim");
+        let got = carried(&proxy, &sink, &mixed).await;
+        assert_eq!(kinds(&got), "hello append append append vote vote vote", "held vote replies let the appends pass");
+        assert_eq!(got[4..].iter().map(|(_, t)| *t).collect::<Vec<_>>(), vec![1, 3, 5], "a plain delay keeps its kind in order");
+
+        proxy.aim(vec![AimedFault { kind: FrameKind::Append, effect: FrameEffect::Drop(1.0) }]).expect("aim");
+        assert_eq!(kinds(&carried(&proxy, &sink, &mixed).await), "hello vote vote vote", "every append dropped, nothing else");
+
+        proxy.aim(vec![AimedFault { kind: FrameKind::VoteReply, effect: FrameEffect::DuplicateMs(50) }]).expect("aim");
+        let got = carried(&proxy, &sink, &mixed).await;
+        assert_eq!(got.iter().filter(|(k, _)| *k == "vote").count(), 6, "each vote reply twice: {got:?}");
+        assert_eq!(got.iter().filter(|(k, _)| *k == "append").count(), 3, "appends once: {got:?}");
+
+        proxy.aim(vec![AimedFault { kind: FrameKind::VoteReply, effect: FrameEffect::ReorderMs(400) }]).expect("aim");
+        let votes: Vec<PeerFrame> = (1..=40).map(|n| raft(n, true)).collect();
+        let terms: Vec<u64> = carried(&proxy, &sink, &votes).await[1..].iter().map(|(_, t)| *t).collect();
+        assert_eq!(terms.len(), 40, "reordering loses nothing");
+        assert!(terms.windows(2).any(|w| w[0] > w[1]), "40 replies each held up to 400ms arrived in order: {terms:?}");
+
+        proxy.aim(Vec::new()).expect("no aim");
+        proxy.set(LinkFault { duplicate: 1.0, ..LinkFault::default() }).expect("duplicate");
+        let got = carried(&proxy, &sink, &mixed).await;
+        assert_eq!(got.len(), 13, "one hello and every Raft frame twice: {got:?}");
+        assert_eq!(got.iter().filter(|(k, _)| *k == "hello").count(), 1);
+
+        let opaque = LinkProxy::start(any, sink.local_addr().expect("addr"), Framing::Opaque).await.expect("proxy");
+        assert!(opaque.set(LinkFault { duplicate: 0.5, ..LinkFault::default() }).unwrap_err().contains("TCP delivers once"));
+        assert!(opaque.aim(vec![delay]).is_err(), "a client link has no Raft frames to aim at");
+    });
 }
 
 fn frame(n: u32) -> Vec<u8> {

@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use leasesim_node::faults::aimed::AimedFault;
 use leasesim_node::faults::clock::{ClockChange, SkewChange};
 use leasesim_node::faults::mesh::{Mesh, MeshMember};
 use leasesim_node::faults::proxy::LinkFault;
@@ -205,6 +206,11 @@ impl Cluster {
         Ok(())
     }
 
+    /// Aims `faults` at every peer link, replacing the ones before.
+    pub fn aim_links(&self, faults: &[AimedFault]) -> Result<(), String> {
+        self.mesh.as_ref().ok_or("this target has no link proxies")?.aim_all(faults)
+    }
+
     /// Puts every peer link back to [`Cluster::base_link`].
     pub fn heal_links(&self) -> Result<(), String> {
         let Some(mesh) = &self.mesh else { return Ok(()) };
@@ -229,7 +235,8 @@ pub fn base_link(s: &Scenario, written: bool) -> LinkFault {
         return LinkFault::default();
     }
     let (lo_ns, hi_ns) = s.network.latency_ns;
-    LinkFault { cut: false, delay_ms: lo_ns / 1_000_000, jitter_ms: (hi_ns - lo_ns) / 1_000_000, loss: s.network.loss }
+    let (delay_ms, jitter_ms) = (lo_ns / 1_000_000, (hi_ns - lo_ns) / 1_000_000);
+    LinkFault { cut: false, delay_ms, jitter_ms, loss: s.network.loss, duplicate: s.network.duplicate }
 }
 
 /// Waits until the data store listens (or says why it exited).

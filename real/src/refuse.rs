@@ -14,6 +14,8 @@ use leasesim_scenario::{
     DEFAULT_MAX_IN_FLIGHT_APPENDS,
 };
 
+use leasesim_node::faults::aimed::FrameKind;
+
 use crate::sites::Sites;
 use crate::Target;
 
@@ -94,8 +96,14 @@ fn cluster(c: &mut Check<'_>, s: &Scenario) {
     if !lo_ns.is_multiple_of(1_000_000) || !spec.heartbeat_ns.is_multiple_of(1_000_000) {
         c.refuse(line, "heartbeat and election timeout must be whole milliseconds (the members' flags are in ms)".into(), "round them");
     }
-    if s.network.duplicate > 0.0 {
-        c.refuse(c.sites.network, "`duplicate`: a TCP stream cannot carry a message twice".into(), "remove `duplicate`");
+    if s.network.duplicate > 0.0 && c.target == Target::Etcd {
+        let why = "`duplicate`: etcd dials the peer URLs its members advertise, so no proxy can sit on one link";
+        c.refuse(c.sites.network, why.into(), "remove `duplicate`, or use --target node");
+    } else if s.network.duplicate > 0.0 {
+        c.notes.push(format!(
+            "[network] duplicate = {}: played on the members' Raft messages only; clients and forwarded requests ride TCP streams, which never deliver a message twice",
+            s.network.duplicate
+        ));
     }
     if let Some((process, _)) = s.clocks.iter().find(|(p, _)| !matches!(p, Process::Server(_))) {
         let why = format!("[clocks] for {process}: the clients' and the store's clocks are the runner's CLOCK_MONOTONIC, not skewable");
@@ -164,9 +172,6 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
         FaultAction::Crash(s) | FaultAction::Pause(s) if matches!(s, Selector::Store) => {
             c.refuse(line, format!("{} of the data store is not played", fault.action.name()), "aim it at a server or a client");
         }
-        FaultAction::Crash(s) if clientish(s) => {
-            c.refuse(line, "crashing a client: the clients are tasks of the runner".into(), "aim it at a server");
-        }
         FaultAction::Crash(_) | FaultAction::Pause(_) | FaultAction::Loss(_) if !etcd => {}
         FaultAction::Crash(_) | FaultAction::Pause(_) => {}
         FaultAction::Partition(groups) if !etcd && groups.iter().flatten().all(|s| !clientish(s)) => {}
@@ -197,10 +202,20 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
         FaultAction::Add(_) | FaultAction::Remove(_) => {
             c.refuse(line, "membership changes are not played for real yet".into(), "remove the add/remove fault");
         }
-        FaultAction::Messages(m) => {
-            let why = format!("`messages` aimed at {}: the link proxies pass whole frames without reading their kind", m.kind);
-            c.refuse(line, why, "play message-kind faults in the simulator (`leasesim run`)");
+        FaultAction::Messages(_) if etcd => {
+            let why = "`messages`: etcd dials the peer URLs its members advertise, so no proxy can read a message's kind";
+            c.refuse(line, why.into(), "use --target node for message faults");
         }
+        FaultAction::Messages(m) if FrameKind::parse(m.kind.name()).is_some() => {}
+        FaultAction::Messages(m) => match crate::clients::aimed::unplayable(m) {
+            Some(why) => c.refuse(line, why, "aim it at a Raft kind, or at one the runner's clients play"),
+            None => c.notes.push(format!(
+                "line {}: {} {} is played on the runner's side of its clients (held or lost before the client acts on it)",
+                fault.line,
+                m.kind,
+                m.effect.key()
+            )),
+        },
     }
 }
 

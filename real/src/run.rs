@@ -12,11 +12,12 @@ use leasesim_judge::checkers::ViolationJson;
 use leasesim_judge::observe::ObsLog;
 use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
 use leasesim_node::tools::load::observed::Recorder;
-use leasesim_scenario::{self as scenario, Process, Scenario, WorkloadKind};
+use leasesim_scenario::{self as scenario, Process, Scenario};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::clients::{self, Ctx, MIN_TIMEOUT};
+use crate::clients::tasks::Clients;
+use crate::clients::{Ctx, MIN_TIMEOUT};
 use crate::cluster::{base_link, Binaries, Cluster};
 use crate::gate::{gate, Gate, Pass};
 use crate::schedule::{Player, WALL_BASE_NS};
@@ -131,9 +132,10 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         timeout: Duration::from_nanos(s.cluster.client_timeout_ns).max(MIN_TIMEOUT),
         holders: Mutex::default(),
         seed,
+        aims: Default::default(),
     });
     let (gates, passes): (Vec<Gate>, Vec<Pass>) = (0..s.client_count()).map(|_| gate()).unzip();
-    let tasks = spawn_clients(s, &ctx, passes);
+    let mut clients = Clients::start(s, &ctx, passes);
     let rng = ChaCha8Rng::seed_from_u64(seed);
     let player = Player {
         scenario: s,
@@ -144,13 +146,15 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         clocks: server_clocks(s),
         resolved: Vec::new(),
         armed: Vec::new(),
+        aimed: Vec::new(),
+        clients: &mut clients,
     };
     let clocks = player
         .play()
         .await
         .map_err(|e| bad(format!("{}: a fault could not be played: {e} (logs in {})", s.path.display(), dir.display())))?;
     let grace = ctx.until + ctx.timeout * 4;
-    for task in tasks {
+    for task in clients.into_tasks() {
         let left = grace.saturating_duration_since(Instant::now());
         let abort = task.abort_handle();
         if tokio::time::timeout(left, task).await.is_err() {
@@ -222,25 +226,6 @@ fn judge(
         notes,
         measures: leasesim_judge::measures::measure(log),
     }
-}
-
-/// Every client task of the scenario's workloads.
-fn spawn_clients(s: &Scenario, ctx: &Arc<Ctx>, passes: Vec<Pass>) -> Vec<tokio::task::JoinHandle<()>> {
-    let prefix = format!("kv/{:016x}/", rand::random::<u64>());
-    let mut passes = passes.into_iter();
-    let mut tasks = Vec::new();
-    for w in &s.workloads {
-        for client in w.client_ids() {
-            let (ctx, pass) = (ctx.clone(), passes.next().expect("a gate per client"));
-            tasks.push(match &w.kind {
-                WorkloadKind::Lock(spec) => tokio::spawn(clients::lock::run(ctx, client, spec.clone(), pass)),
-                WorkloadKind::Registry(spec) => tokio::spawn(clients::registry::run(ctx, client, spec.clone(), pass)),
-                WorkloadKind::Kv(spec) => tokio::spawn(clients::kv::run(ctx, client, spec.clone(), prefix.clone(), pass)),
-                other => unreachable!("refuse.rs refuses {} workloads", other.name()),
-            });
-        }
-    }
-    tasks
 }
 
 /// The servers' clocks at the start, as the file's `[clocks]` set them.

@@ -1,9 +1,12 @@
 //! The scenario's `[[fault]]` timeline, played for real at its `at` times
 //! (true time since the run began) and undone after its `for`: crash =
 //! SIGKILL, then a restart from the same data directory; pause =
-//! SIGSTOP/SIGCONT for a member, the client's gate for a client;
+//! SIGSTOP/SIGCONT for a member, the client's gate for a client; a
+//! client's crash aborts its task and starts a fresh one after `for`;
 //! partitions, isolation, blocks, delays and loss on the link proxies;
-//! clock changes through the member's control endpoint. When the fault
+//! clock changes through the member's control endpoint; `messages` faults
+//! on Raft kinds aimed on every peer link proxy, and on client kinds on
+//! the runner's clients (`clients/aimed.rs`). When the fault
 //! phase ends, everything is healed (the simulator's settle phase).
 //!
 //! Each fault, and each one skipped because its selector matched nobody
@@ -16,11 +19,13 @@ use std::time::Duration;
 use leasesim_core::duration::format_duration;
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
+use leasesim_node::faults::aimed::{AimedFault, FrameEffect, FrameKind};
 use leasesim_node::faults::clock::{ClockChange, SkewChange};
 use leasesim_node::faults::proxy::LinkFault;
-use leasesim_scenario::{FaultAction, Scenario, ScheduledFault, Selector};
+use leasesim_scenario::{FaultAction, MessageEffect, MessageFault, Scenario, ScheduledFault, Selector};
 use rand_chacha::ChaCha8Rng;
 
+use crate::clients::tasks::Clients;
 use crate::clients::Ctx;
 use crate::cluster::Cluster;
 use crate::gate::Gate;
@@ -29,9 +34,13 @@ use crate::selectors::{resolve, Who};
 /// What undoes a fault that was played.
 pub(crate) enum Undo {
     Restart(usize),
+    /// Start a fresh client of this id (`clients/tasks.rs`).
+    RestartClient(u64),
     Resume(Who),
     /// Put these directed links back to the base fault.
     Links(Vec<(usize, usize)>),
+    /// Stop the `messages` fault of this order.
+    Unaim(usize),
 }
 
 pub struct Player<'a> {
@@ -46,6 +55,10 @@ pub struct Player<'a> {
     pub resolved: Vec<String>,
     /// Crash points armed and not yet reached (`crash_points.rs`).
     pub armed: Vec<crate::crash_points::Armed>,
+    /// `messages` faults on Raft kinds in force, by order (every peer
+    /// link carries them all).
+    pub aimed: Vec<(usize, AimedFault)>,
+    pub clients: &'a mut Clients,
 }
 
 impl Player<'_> {
@@ -80,7 +93,7 @@ impl Player<'_> {
             } else if let Some((order, fault)) = next.next() {
                 if let Some(point) = fault.when {
                     self.arm(order, fault, point).await?;
-                } else if let Some(undo) = self.fire(fault).await? {
+                } else if let Some(undo) = self.fire(order, fault).await? {
                     // Without `for`, it lasts until the settle phase heals it.
                     let until_ns = fault.for_ns.map_or(u64::MAX, |for_ns| fault.at_ns + for_ns);
                     undos.insert((until_ns, order), undo);
@@ -120,7 +133,7 @@ impl Player<'_> {
     }
 
     /// Plays one fault; what undoes it (`None`: skipped, or not undone).
-    async fn fire(&mut self, fault: &ScheduledFault) -> Result<Option<Undo>, String> {
+    async fn fire(&mut self, order: usize, fault: &ScheduledFault) -> Result<Option<Undo>, String> {
         self.resolved.clear();
         let undo = match &fault.action {
             FaultAction::Crash(s) => match self.who(s, fault).await {
@@ -129,7 +142,8 @@ impl Player<'_> {
                     self.note(server(i), Event::Crashed);
                     Some(Undo::Restart(i))
                 }
-                _ => None,
+                Some(Who::Client(c)) => self.clients.crash(c).then_some(Undo::RestartClient(c)),
+                None => None,
             },
             FaultAction::Pause(s) => match self.who(s, fault).await {
                 Some(who) => {
@@ -154,6 +168,11 @@ impl Player<'_> {
             }
             FaultAction::Loss(p) => {
                 Some(self.links(all_links(self.cluster.members.len()), LinkFault { loss: *p, ..self.cluster.base_link })?)
+            }
+            FaultAction::Messages(m) => {
+                self.resolved.push(format!("{}={}", m.kind, m.effect.key()));
+                self.aim(order, *m)?;
+                Some(Undo::Unaim(order))
             }
             action => self.network(action, fault).await?,
         };
@@ -240,11 +259,39 @@ impl Player<'_> {
                 self.note(server(i), Event::Restarted);
             }
             Undo::Resume(who) => self.set_paused(who, false)?,
+            Undo::RestartClient(c) => {
+                // A fresh client is not paused (as the simulator's restart).
+                self.gates[c as usize - 1].set_paused(false);
+                self.clients.restart(c);
+            }
             Undo::Links(links) => {
                 self.links(links, self.cluster.base_link)?;
             }
+            Undo::Unaim(order) => {
+                self.ctx.aims.stop(order);
+                self.aimed.retain(|(o, _)| *o != order);
+                self.cluster.aim_links(&self.aimed.iter().map(|(_, f)| *f).collect::<Vec<_>>())?;
+            }
         }
         Ok(())
+    }
+
+    /// A `messages` fault: on every peer link for a Raft kind, on the
+    /// runner's clients for a client kind (`refuse.rs` let only those in).
+    fn aim(&mut self, order: usize, m: MessageFault) -> Result<(), String> {
+        let Some(kind) = FrameKind::parse(m.kind.name()) else {
+            self.ctx.aims.aim(order, m);
+            return Ok(());
+        };
+        let ms = |ns: u64| ns / 1_000_000;
+        let effect = match m.effect {
+            MessageEffect::Delay(ns) => FrameEffect::DelayMs(ms(ns)),
+            MessageEffect::Reorder(ns) => FrameEffect::ReorderMs(ms(ns)),
+            MessageEffect::Drop(p) => FrameEffect::Drop(p),
+            MessageEffect::Duplicate(ns) => FrameEffect::DuplicateMs(ms(ns)),
+        };
+        self.aimed.push((order, AimedFault { kind, effect }));
+        self.cluster.aim_links(&self.aimed.iter().map(|(_, f)| *f).collect::<Vec<_>>())
     }
 
     /// The settle phase: every fault still in force is undone.

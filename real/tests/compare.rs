@@ -117,5 +117,5 @@ fn a_chaos_draw_the_target_cannot_play_is_refused_at_the_chaos_table() {
     let out = real(&["run", &bundled.to_string_lossy(), "--seed", "3"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("chaos-swarm.toml:40:1") && stderr.contains("(drawn for seed 3) crashing a client"), "{stderr}");
+    assert!(stderr.contains("chaos-swarm.toml:40:1") && stderr.contains("(drawn for seed 3) a clock fault on c2"), "{stderr}");
 }

@@ -3,6 +3,8 @@
 //! and etcd, a violation found for real both ways (an unfenced holder
 //! paused past its lease; a planted bug, caught from the clients' view and
 //! from the members' own events), a crash point played as a failpoint,
+//! message-kind faults that really happen (on peer links and on the
+//! runner's side of its clients), a client crashed and started afresh,
 //! and bad input refused with its reason before anything starts.
 
 use std::path::Path;
@@ -114,6 +116,58 @@ fn a_crash_point_is_armed_as_a_failpoint_and_the_member_dies_there() {
     let events: Vec<Value> = trace.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let of_member = |kind: &str| events.iter().filter(|o| o["proc"]["Server"] == member && o["event"]["kind"] == kind).count();
     assert_eq!((of_member("crashed"), of_member("restarted")), (1, 1), "{member}");
+}
+
+#[test]
+fn message_kind_faults_really_happen_on_peer_links_and_on_the_clients_side() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let trace = dir.path().join("trace.jsonl");
+    let out = real(&["run", &data("aimed-messages-short.toml"), "--json", "--trace", trace.to_str().unwrap()]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let faults: Vec<&str> = v["faults"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert!(faults.len() == 2 && faults[0].contains("messages append=drop") && faults[1].contains("keepalive-reply=drop"), "{faults:?}");
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let events: Vec<Value> = trace.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let within = |o: &&Value, lo_ms: u64, hi_ms: u64| (lo_ms * 1_000_000..hi_ms * 1_000_000).contains(&o["at_ns"].as_u64().unwrap());
+    // Appends (heartbeats included) dropped from 1.5 s to 3.5 s: the
+    // followers stop hearing their leader and elect others.
+    let elected = events.iter().filter(|o| within(o, 1_500, 3_600) && o["event"]["event"]["Raft"]["BecameLeader"].is_object()).count();
+    assert!(elected >= 1, "no election while every append was dropped: {trace}");
+    // Keep-alive answers lost on the clients' side from 4 s to 6 s: the
+    // members answered, no client acknowledged.
+    let answered = events.iter().filter(|o| within(o, 4_050, 5_950) && o["event"]["event"]["KeepAliveAnswered"].is_object()).count();
+    let acked = events.iter().filter(|o| within(o, 4_050, 5_950) && o["event"]["kind"] == "lease-acked").count();
+    assert!(answered >= 1 && acked == 0, "{answered} keep-alives answered and {acked} acknowledged while answers were lost");
+    assert!(v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("keepalive-reply drop is played on the runner's side")));
+}
+
+#[test]
+fn a_crashed_client_goes_silent_and_restarts_with_a_fresh_lease() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let trace = dir.path().join("trace.jsonl");
+    let out = real(&["run", &data("client-crash.toml"), "--json", "--trace", trace.to_str().unwrap()]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let c1: Vec<Value> = trace.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|o| o["proc"]["Client"] == 1).collect();
+    let at = |kind: &str| c1.iter().filter(|o| o["event"]["kind"] == kind).map(|o| o["at_ns"].as_u64().unwrap()).collect::<Vec<_>>();
+    let (crashed, restarted) = (at("crashed"), at("restarted"));
+    assert!(crashed.len() == 1 && restarted.len() == 1 && restarted[0] >= crashed[0] + 900_000_000, "{crashed:?} {restarted:?}");
+    // Dead in between: neither its worker nor its lease keeper did anything
+    // (its belief ended with the crash, as the simulator records it).
+    let between: Vec<&Value> = c1.iter().filter(|o| (crashed[0] + 1..restarted[0]).contains(&o["at_ns"].as_u64().unwrap())).collect();
+    assert!(between.iter().all(|o| o["event"]["kind"] == "belief-ended" && o["event"]["why"] == "crashed"), "{between:?}");
+    // Its memory is gone: the fresh client grants itself a new lease.
+    let lease = |o: &&Value| o["event"]["kind"] == "lease-acked" && o["event"]["keepalive"] == false;
+    let grants: Vec<&Value> = c1.iter().filter(lease).collect();
+    let before = grants.iter().rev().find(|o| o["at_ns"].as_u64() < Some(crashed[0])).expect("a lease before the crash");
+    let after = grants.iter().find(|o| o["at_ns"].as_u64() > Some(restarted[0])).expect("a lease after the restart");
+    assert_ne!(before["event"]["lease"], after["event"]["lease"], "{grants:?}");
 }
 
 #[test]

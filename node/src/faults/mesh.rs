@@ -20,6 +20,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
+use super::aimed::AimedFault;
 use super::proxy::{Framing, LinkFault, LinkProxy};
 
 /// One member as the mesh needs it: its name and where it really listens.
@@ -91,10 +92,22 @@ impl Mesh {
         Ok(())
     }
 
+    /// Aims `faults` at every peer link (replacing the ones before), as a
+    /// scenario's `messages` faults hit every message of their kind.
+    pub fn aim_all(&self, faults: &[AimedFault]) -> Result<(), String> {
+        for proxy in self.peer_links.values() {
+            proxy.aim(faults.to_vec())?;
+        }
+        Ok(())
+    }
+
     /// Lifts every fault on every link.
     pub fn heal(&self) {
         for proxy in self.peer_links.values().chain(self.client_links.values()) {
             proxy.set(LinkFault::default()).expect("no fault is always valid");
+        }
+        for proxy in self.peer_links.values() {
+            proxy.aim(Vec::new()).expect("no aimed fault is always valid");
         }
     }
 }

@@ -4,11 +4,13 @@
 //! test-only HTTP endpoint that changes it and arms failpoints at run
 //! time; `failpoint`: crash points inside the driver's step; `event_log`:
 //! the member's own Raft and lock-table events for the runner's judge;
-//! `proxy`: one directed link's cut, delay and loss; `mesh`: a proxy on
+//! `proxy`: one directed link's cut, delay, loss and duplication;
+//! `aimed`: faults aimed at one kind of Raft message on the proxies; `mesh`: a proxy on
 //! every link of a cluster. Nothing here is on
 //! unless a member is started with an `--unsafe-test-*` flag, or a runner
 //! builds it for itself.
 
+pub mod aimed;
 pub mod clock;
 pub mod control;
 pub mod event_log;

@@ -11,6 +11,7 @@ use leasesim_core::client::Belief;
 use leasesim_judge::observe::{BeliefEnd, Event};
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest};
+use leasesim_scenario::WireKind;
 
 use super::{ttl_secs, Shared};
 use crate::gate::Pass;
@@ -67,6 +68,9 @@ async fn grant(
     sent_ns: u64,
 ) -> bool {
     let Some(granted) = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await else { return false };
+    if !ctx.aims.deliver(WireKind::GrantReply, ctx.timeout).await {
+        return false;
+    }
     let granted = granted.into_inner();
     let ttl_ns = Duration::from_secs(granted.ttl.max(0) as u64).as_nanos() as u64;
     let lease = granted.id as u64;
@@ -85,6 +89,9 @@ async fn renew(
     state: &State,
     sent_ns: u64,
 ) -> bool {
+    if !ctx.aims.deliver(WireKind::KeepAlive, ctx.timeout).await {
+        return false;
+    }
     let answer = ctx
         .ask(async {
             let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
@@ -92,6 +99,9 @@ async fn renew(
         })
         .await;
     let Some(Some(answer)) = answer else { return false };
+    if !ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await {
+        return false;
+    }
     let lease = id as u64;
     let mut state = state.lock().expect("lease");
     if answer.ttl > 0 {

@@ -12,10 +12,11 @@ use leasesim_core::client::Belief;
 use leasesim_judge::observe::{BeliefEnd, Event};
 use leasesim_node::pb::v3lockpb::lock_client::LockClient;
 use leasesim_node::pb::v3lockpb::{LockRequest, UnlockRequest};
-use leasesim_scenario::LockWorkload;
+use leasesim_scenario::{LockWorkload, WireKind};
 use rand::Rng;
 
 use super::keeper::{self, LeaseState, State};
+use super::tasks::AbortOnDrop;
 use super::{draw, Shared};
 use crate::gate::Pass;
 
@@ -24,9 +25,10 @@ pub async fn run(ctx: Shared, client: u64, spec: LockWorkload, pass: Pass) {
     let state: State =
         Arc::new(Mutex::new(LeaseState { lease: None, belief: Belief::new(spec.margin, spec.belief_from, false), believed: None }));
     let keepalive = Duration::from_nanos(spec.keepalive_ns);
-    let keeper = tokio::spawn(keeper::keep(ctx.clone(), client, spec.ttl_ns, keepalive, state.clone(), pass.clone()));
+    // Dies with this task when the client is crashed (`tasks.rs`).
+    let mut keeper = AbortOnDrop(tokio::spawn(keeper::keep(ctx.clone(), client, spec.ttl_ns, keepalive, state.clone(), pass.clone())));
     work(&ctx, client, &spec, &state, pass).await;
-    let _ = keeper.await;
+    let _ = (&mut keeper.0).await;
 }
 
 async fn work(ctx: &Shared, client: u64, spec: &LockWorkload, state: &State, mut pass: Pass) {
@@ -82,7 +84,11 @@ fn start_work(ctx: &Shared, client: u64, key: &str, lease: i64, token: u64, stat
 /// and its round trip bounds how much earlier the store took it.
 async fn write(ctx: &Shared, client: u64, key: &str, token: u64) {
     let sent_ns = ctx.seen.now_ns();
-    if let Some(true) = leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), key, token).await {
+    if !ctx.aims.deliver(WireKind::StoreWrite, ctx.timeout).await {
+        return;
+    }
+    let accepted = leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), key, token).await;
+    if accepted == Some(true) && ctx.aims.deliver(WireKind::StoreReply, ctx.timeout).await {
         ctx.seen.answered(client, sent_ns, Event::StoreAccepted { client, key: key.into(), token });
     }
 }

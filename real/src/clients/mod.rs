@@ -6,12 +6,16 @@
 //! CLOCK_MONOTONIC, shared by every process on this machine).
 //!
 //! `lock` and `registry` hold leases kept alive by `keeper`; `kv` sends
-//! reads, writes and compare-and-sets on a few keys.
+//! reads, writes and compare-and-sets on a few keys. `aimed`: the
+//! `messages` faults on client kinds, played on the clients' side;
+//! `tasks`: the client tasks, crashed and restarted.
 
+pub mod aimed;
 mod keeper;
 pub mod kv;
 pub mod lock;
 pub mod registry;
+pub mod tasks;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -36,6 +40,8 @@ pub struct Ctx {
     /// Lock key → the client that believes it holds it (`holder:KEY`).
     pub holders: Mutex<BTreeMap<String, u64>>,
     pub seed: u64,
+    /// `messages` faults on the kinds clients send and read (`aimed.rs`).
+    pub aims: aimed::ClientAims,
 }
 
 /// Loopback answers in well under a millisecond, but a member elected a

@@ -12,7 +12,7 @@ use leasesim_judge::observe::Event;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, PutRequest};
-use leasesim_scenario::RegistryWorkload;
+use leasesim_scenario::{RegistryWorkload, WireKind};
 use tonic::transport::Channel;
 
 use super::{ttl_secs, Shared};
@@ -49,6 +49,9 @@ async fn register(ctx: &Shared, client: u64, ttl_ns: u64, chan: Channel) -> Opti
     let (mut leases, mut kv) = (LeaseClient::new(chan.clone()), KvClient::new(chan));
     let sent_ns = ctx.seen.now_ns();
     let granted = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await?.into_inner();
+    if !ctx.aims.deliver(WireKind::GrantReply, ctx.timeout).await {
+        return None;
+    }
     let ttl_ns = Duration::from_secs(granted.ttl.max(0) as u64).as_nanos() as u64;
     let lease = granted.id as u64;
     ctx.seen.answered(client, sent_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent_ns, keepalive: false });
@@ -65,12 +68,18 @@ async fn register(ctx: &Shared, client: u64, ttl_ns: u64, chan: Channel) -> Opti
 /// `None` no answer in time.
 async fn renew(ctx: &Shared, client: u64, id: i64, leases: &mut LeaseClient<Channel>) -> Option<bool> {
     let sent_ns = ctx.seen.now_ns();
+    if !ctx.aims.deliver(WireKind::KeepAlive, ctx.timeout).await {
+        return None;
+    }
     let answer = ctx
         .ask(async {
             let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
             answers.message().await
         })
         .await??;
+    if !ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await {
+        return None;
+    }
     let lease = id as u64;
     if answer.ttl > 0 {
         let ttl_ns = Duration::from_secs(answer.ttl as u64).as_nanos() as u64;
