@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use leasesim_core::service::kv::Change;
 use leasesim_judge::checkers::ViolationJson;
 use leasesim_judge::observe::ObsLog;
 use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
@@ -158,6 +159,10 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         }
     }
     let real_seconds = started.elapsed().as_secs_f64();
+    let history = match s.workloads.iter().any(|w| matches!(w.kind, WorkloadKind::Watch(_))) {
+        true => Some(crate::history::committed_changes(&ctx.endpoints).await),
+        false => None,
+    };
     let event_logs: Vec<Option<PathBuf>> = cluster.members.iter().map(|m| m.events.clone()).collect();
     drop(cluster);
     let ctx = Arc::try_unwrap(ctx).map_err(|_| bad("a client task outlived the run"))?;
@@ -167,7 +172,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     if let Some(path) = &args.trace {
         write_trace(path, &log).map_err(|e| bad(format!("--trace {}: {e}", path.display())))?;
     }
-    let outcome = judge(args, s, seed, &log, clocks.clone(), real_seconds, notes);
+    let outcome = judge(args, s, seed, &log, (clocks.clone(), history), real_seconds, notes);
     if args.json {
         println!("{}", serde_json::to_string(&outcome).expect("outcomes serialize"));
     } else {
@@ -198,11 +203,11 @@ fn judge(
     s: &Scenario,
     seed: u64,
     log: &ObsLog,
-    clocks: BTreeMap<JudgeProc, SimClock>,
+    (clocks, history): (BTreeMap<JudgeProc, SimClock>, Option<Result<Vec<Change>, String>>),
     real_seconds: f64,
     notes: Vec<String>,
 ) -> Outcome {
-    let judging = Judging { scenario: s, target: args.target, clocks };
+    let judging = Judging { scenario: s, target: args.target, clocks, history };
     let (violations, not_judged) = verdict::judge(log, &judging);
     Outcome {
         scenario: s.name.clone(),
@@ -236,6 +241,8 @@ fn spawn_clients(s: &Scenario, ctx: &Arc<Ctx>, passes: Vec<Pass>) -> Vec<tokio::
                 WorkloadKind::Lock(spec) => tokio::spawn(clients::lock::run(ctx, client, spec.clone(), pass)),
                 WorkloadKind::Registry(spec) => tokio::spawn(clients::registry::run(ctx, client, spec.clone(), pass)),
                 WorkloadKind::Kv(spec) => tokio::spawn(clients::kv::run(ctx, client, spec.clone(), prefix.clone(), pass)),
+                WorkloadKind::Txn(spec) => tokio::spawn(clients::txn::run(ctx, client, spec.clone(), pass)),
+                WorkloadKind::Watch(spec) => tokio::spawn(clients::watch::run(ctx, client, spec.clone(), pass)),
                 other => unreachable!("refuse.rs refuses {} workloads", other.name()),
             });
         }

@@ -6,12 +6,17 @@
 //! CLOCK_MONOTONIC, shared by every process on this machine).
 //!
 //! `lock` and `registry` hold leases kept alive by `keeper`; `kv` sends
-//! reads, writes and compare-and-sets on a few keys.
+//! reads, writes and compare-and-sets on a few keys; `txn` sends multi-key
+//! txns and `watch` follows a prefix (`wire` converts their requests and
+//! answers between etcd's messages and the judge's words).
 
 mod keeper;
 pub mod kv;
 pub mod lock;
 pub mod registry;
+pub mod txn;
+pub mod watch;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::future::Future;
