@@ -165,9 +165,12 @@ fn etcd_election_note(lo_ns: u64, hi_ns: u64, heartbeat_ns: u64) -> String {
 fn workloads(c: &mut Check<'_>, s: &Scenario) {
     for (i, workload) in s.workloads.iter().enumerate() {
         let line = c.sites.workloads.get(i).copied();
-        if let WorkloadKind::Task(_) | WorkloadKind::Singleton(_) = workload.kind {
-            let why = format!("kind = \"{}\": no real client plays it yet (lock, registry, kv, txn and watch do)", workload.kind.name());
-            c.refuse(line, why, "use lock, registry, kv, txn or watch workloads");
+        if let WorkloadKind::Task(_) = workload.kind {
+            let why = format!(
+                "kind = \"{}\": no real client plays it yet (lock, registry, kv, txn, watch and singleton do)",
+                workload.kind.name()
+            );
+            c.refuse(line, why, "use lock, registry, kv, txn, watch or singleton workloads");
         }
         if let Some(ttl_ns) = workload.kind.lease_ttl_ns().filter(|ttl_ns| !ttl_ns.is_multiple_of(1_000_000_000)) {
             let why = format!("`ttl` = {}: the etcd API grants leases in whole seconds", format_duration(ttl_ns));

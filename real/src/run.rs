@@ -243,6 +243,7 @@ fn spawn_clients(s: &Scenario, ctx: &Arc<Ctx>, passes: Vec<Pass>) -> Vec<tokio::
                 WorkloadKind::Kv(spec) => tokio::spawn(clients::kv::run(ctx, client, spec.clone(), prefix.clone(), pass)),
                 WorkloadKind::Txn(spec) => tokio::spawn(clients::txn::run(ctx, client, spec.clone(), pass)),
                 WorkloadKind::Watch(spec) => tokio::spawn(clients::watch::run(ctx, client, spec.clone(), pass)),
+                WorkloadKind::Singleton(spec) => tokio::spawn(clients::singleton::run(ctx, client, spec.clone(), pass)),
                 other => unreachable!("refuse.rs refuses {} workloads", other.name()),
             });
         }

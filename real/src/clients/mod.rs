@@ -8,12 +8,14 @@
 //! `lock` and `registry` hold leases kept alive by `keeper`; `kv` sends
 //! reads, writes and compare-and-sets on a few keys; `txn` sends multi-key
 //! txns and `watch` follows a prefix (`wire` converts their requests and
-//! answers between etcd's messages and the judge's words).
+//! answers between etcd's messages and the judge's words); `singleton`
+//! instances take a role on their lease and run its job.
 
 mod keeper;
 pub mod kv;
 pub mod lock;
 pub mod registry;
+pub mod singleton;
 pub mod txn;
 pub mod watch;
 pub mod wire;
