@@ -27,8 +27,11 @@ const MARKER_KEY: &[u8] = b"leasesim-real/history-end";
 const READ_LIMIT: Duration = Duration::from_secs(30);
 
 /// Every change the cluster committed, oldest first, or why it cannot be
-/// had.
-pub async fn committed_changes(endpoints: &[String]) -> Result<Vec<Change>, String> {
+/// had (what watch-delivery needs, for its "not judged" line).
+pub type Committed = Result<Vec<Change>, String>;
+
+/// The run's [`Committed`] history, read from `endpoints`.
+pub async fn committed_changes(endpoints: &[String]) -> Committed {
     match tokio::time::timeout(READ_LIMIT, read(endpoints)).await {
         Ok(read) => read,
         Err(_) => Err(format!("the committed history, which no member gave within {READ_LIMIT:?}")),

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use leasesim_core::service::kv::Change;
 use leasesim_judge::checkers::ViolationJson;
 use leasesim_judge::observe::ObsLog;
 use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
@@ -20,6 +19,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::clients::{self, Ctx, MIN_TIMEOUT};
 use crate::cluster::{base_link, Binaries, Cluster};
 use crate::gate::{gate, Gate, Pass};
+use crate::history::Committed;
 use crate::schedule::{Player, WALL_BASE_NS};
 use crate::sites::Sites;
 use crate::verdict::{self, Judging, Outcome};
@@ -203,7 +203,7 @@ fn judge(
     s: &Scenario,
     seed: u64,
     log: &ObsLog,
-    (clocks, history): (BTreeMap<JudgeProc, SimClock>, Option<Result<Vec<Change>, String>>),
+    (clocks, history): (BTreeMap<JudgeProc, SimClock>, Option<Committed>),
     real_seconds: f64,
     notes: Vec<String>,
 ) -> Outcome {

@@ -19,13 +19,13 @@
 use std::collections::BTreeMap;
 
 use leasesim_core::fmt_secs;
-use leasesim_core::service::kv::Change;
 use leasesim_judge::checkers::{RunRecord, Violation, ViolationJson, CHECKERS};
 use leasesim_judge::observe::{Event, ObsLog};
 use leasesim_judge::vocab::{FinalServer, Proc, SimClock};
 use leasesim_scenario::Scenario;
 use serde::Serialize;
 
+use crate::history::Committed;
 use crate::Target;
 
 /// Invariants whose inputs only the servers' own events give (Raft's
@@ -119,14 +119,14 @@ pub struct Judging<'a> {
     pub clocks: BTreeMap<Proc, SimClock>,
     /// The committed history of changes read after a run with watches
     /// (`history.rs`), or why it could not be; `None` without watches.
-    pub history: Option<Result<Vec<Change>, String>>,
+    pub history: Option<Committed>,
 }
 
 /// What the judge's `servers` holds for a real run: the committed history
 /// as the member asked gave it (all `watch-delivery` reads), under s1.
 /// Nothing else of a member's final state is known: the invariants that
 /// read it are not judged (`NEEDS_FINAL_STATE`).
-fn final_servers(history: &Option<Result<Vec<Change>, String>>) -> BTreeMap<u64, FinalServer> {
+fn final_servers(history: &Option<Committed>) -> BTreeMap<u64, FinalServer> {
     let Some(Ok(changes)) = history else { return BTreeMap::new() };
     let server = FinalServer {
         up: true,
@@ -141,7 +141,7 @@ fn final_servers(history: &Option<Result<Vec<Change>, String>>) -> BTreeMap<u64,
 }
 
 /// Why watch-delivery cannot be judged: its truth could not be read.
-fn history_missing(id: &str, history: &Option<Result<Vec<Change>, String>>) -> Option<String> {
+fn history_missing(id: &str, history: &Option<Committed>) -> Option<String> {
     match history {
         Some(Err(why)) if id == "watch-delivery" => Some(why.clone()),
         _ => None,
