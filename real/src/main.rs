@@ -25,6 +25,7 @@ mod cluster;
 mod compare;
 mod crash_points;
 mod gate;
+mod history;
 mod procs;
 mod refuse;
 mod report;

@@ -84,7 +84,9 @@ fn cluster(c: &mut Check<'_>, s: &Scenario) {
         c.refuse(line, "`max_append_entries` / `max_in_flight_appends`: the members take no flag for them".into(), "remove them");
     }
     let (lo_ns, hi_ns) = spec.election_timeout_ns;
-    if hi_ns != 2 * lo_ns {
+    if c.target == Target::Etcd {
+        c.notes.push(etcd_election_note(lo_ns, hi_ns, spec.heartbeat_ns));
+    } else if hi_ns != 2 * lo_ns {
         c.notes.push(format!(
             "election timeout: the members draw in [{}, {}] (the file says [{}, {}]; they take one value t and draw in [t, 2t])",
             format_duration(lo_ns),
@@ -140,14 +142,43 @@ fn etcd_cluster(c: &mut Check<'_>, s: &Scenario) {
         c.refuse(c.sites.network, why.into(), "remove [network], or use --target node");
     }
     c.notes.push("keep-alives: etcd's lessor answers at once, without a read-index round".into());
+    if s.workloads.iter().any(|w| matches!(w.kind, WorkloadKind::Watch(_))) {
+        let why = "watch-delivery: judged for order, uniqueness and values against the history etcd gives after the run; \
+                   not for completeness (a change applied before the settle phase must reach every watch), which needs \
+                   the members' applied entries";
+        c.notes.push(why.into());
+    }
+}
+
+/// How the file's election timeout range maps onto etcd's one flag: etcd's
+/// raft counts heartbeat ticks and draws its timeout in [T, 2T) ticks
+/// (`resetRandomizedElectionTimeout`: T + rand(T)), T being
+/// `--election-timeout` / `--heartbeat-interval`; the runner passes the
+/// range's low end as `--election-timeout`.
+fn etcd_election_note(lo_ns: u64, hi_ns: u64, heartbeat_ns: u64) -> String {
+    let ticks = lo_ns / heartbeat_ns.max(1);
+    let top_ns = (2 * ticks).saturating_sub(1) * heartbeat_ns;
+    format!(
+        "election timeout: etcd takes --election-timeout {} and draws in [{}, {}] in steps of one heartbeat ({}; {ticks} to {} ticks); the file says [{}, {}]",
+        format_duration(lo_ns),
+        format_duration(ticks * heartbeat_ns),
+        format_duration(top_ns),
+        format_duration(heartbeat_ns),
+        (2 * ticks).saturating_sub(1),
+        format_duration(lo_ns),
+        format_duration(hi_ns)
+    )
 }
 
 fn workloads(c: &mut Check<'_>, s: &Scenario) {
     for (i, workload) in s.workloads.iter().enumerate() {
         let line = c.sites.workloads.get(i).copied();
-        if let WorkloadKind::Task(_) | WorkloadKind::Singleton(_) | WorkloadKind::Watch(_) | WorkloadKind::Txn(_) = workload.kind {
-            let why = format!("kind = \"{}\": no real client plays it yet (lock, registry and kv do)", workload.kind.name());
-            c.refuse(line, why, "use lock, registry or kv workloads");
+        if let WorkloadKind::Task(_) = workload.kind {
+            let why = format!(
+                "kind = \"{}\": no real client plays it yet (lock, registry, kv, txn, watch and singleton do)",
+                workload.kind.name()
+            );
+            c.refuse(line, why, "use lock, registry, kv, txn, watch or singleton workloads");
         }
         if let Some(ttl_ns) = workload.kind.lease_ttl_ns().filter(|ttl_ns| !ttl_ns.is_multiple_of(1_000_000_000)) {
             let why = format!("`ttl` = {}: the etcd API grants leases in whole seconds", format_duration(ttl_ns));
@@ -237,5 +268,21 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
             "line {}: the crash point's selector is resolved when it is armed (at `at`), not when a process reaches {point}",
             fault.line
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn etcds_election_timeout_counts_whole_heartbeat_ticks_from_t_to_2t() {
+        let ms = 1_000_000;
+        let note = etcd_election_note(150 * ms, 300 * ms, 30 * ms);
+        assert!(note.contains("--election-timeout 150ms and draws in [150ms, 270ms]"), "{note}");
+        assert!(note.contains("5 to 9 ticks") && note.ends_with("the file says [150ms, 300ms]"), "{note}");
+        // etcd divides whole milliseconds: 150 ms of 40 ms ticks is 3 ticks.
+        let note = etcd_election_note(150 * ms, 300 * ms, 40 * ms);
+        assert!(note.contains("draws in [120ms, 200ms]") && note.contains("3 to 5 ticks"), "{note}");
     }
 }

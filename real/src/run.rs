@@ -12,7 +12,7 @@ use leasesim_judge::checkers::ViolationJson;
 use leasesim_judge::observe::ObsLog;
 use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
 use leasesim_node::tools::load::observed::Recorder;
-use leasesim_scenario::{self as scenario, Process, Scenario};
+use leasesim_scenario::{self as scenario, Process, Scenario, WorkloadKind};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -20,6 +20,7 @@ use crate::clients::tasks::Clients;
 use crate::clients::{Ctx, MIN_TIMEOUT};
 use crate::cluster::{base_link, Binaries, Cluster};
 use crate::gate::{gate, Gate, Pass};
+use crate::history::Committed;
 use crate::schedule::{Player, WALL_BASE_NS};
 use crate::sites::Sites;
 use crate::verdict::{self, Judging, Outcome};
@@ -162,6 +163,10 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         }
     }
     let real_seconds = started.elapsed().as_secs_f64();
+    let history = match s.workloads.iter().any(|w| matches!(w.kind, WorkloadKind::Watch(_))) {
+        true => Some(crate::history::committed_changes(&ctx.endpoints).await),
+        false => None,
+    };
     let event_logs: Vec<Option<PathBuf>> = cluster.members.iter().map(|m| m.events.clone()).collect();
     drop(cluster);
     let ctx = Arc::try_unwrap(ctx).map_err(|_| bad("a client task outlived the run"))?;
@@ -171,7 +176,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     if let Some(path) = &args.trace {
         write_trace(path, &log).map_err(|e| bad(format!("--trace {}: {e}", path.display())))?;
     }
-    let outcome = judge(args, s, seed, &log, clocks.clone(), real_seconds, notes);
+    let outcome = judge(args, s, seed, &log, (clocks.clone(), history), real_seconds, notes);
     if args.json {
         println!("{}", serde_json::to_string(&outcome).expect("outcomes serialize"));
     } else {
@@ -202,11 +207,11 @@ fn judge(
     s: &Scenario,
     seed: u64,
     log: &ObsLog,
-    clocks: BTreeMap<JudgeProc, SimClock>,
+    (clocks, history): (BTreeMap<JudgeProc, SimClock>, Option<Committed>),
     real_seconds: f64,
     notes: Vec<String>,
 ) -> Outcome {
-    let judging = Judging { scenario: s, target: args.target, clocks };
+    let judging = Judging { scenario: s, target: args.target, clocks, history };
     let (violations, not_judged) = verdict::judge(log, &judging);
     Outcome {
         scenario: s.name.clone(),

@@ -21,10 +21,11 @@ use std::collections::BTreeMap;
 use leasesim_core::fmt_secs;
 use leasesim_judge::checkers::{RunRecord, Violation, ViolationJson, CHECKERS, FULL_LOG_CHECKERS};
 use leasesim_judge::observe::{Event, ObsLog};
-use leasesim_judge::vocab::{Proc, SimClock};
+use leasesim_judge::vocab::{FinalServer, Proc, SimClock};
 use leasesim_scenario::Scenario;
 use serde::Serialize;
 
+use crate::history::Committed;
 use crate::Target;
 
 /// Invariants whose inputs only the servers' own events give (Raft's
@@ -119,6 +120,35 @@ pub struct Judging<'a> {
     pub target: Target,
     /// Every server's clock as the run skewed it (true time otherwise).
     pub clocks: BTreeMap<Proc, SimClock>,
+    /// The committed history of changes read after a run with watches
+    /// (`history.rs`), or why it could not be; `None` without watches.
+    pub history: Option<Committed>,
+}
+
+/// What the judge's `servers` holds for a real run: the committed history
+/// as the member asked gave it (all `watch-delivery` reads), under s1.
+/// Nothing else of a member's final state is known: the invariants that
+/// read it are not judged (`NEEDS_FINAL_STATE`).
+fn final_servers(history: &Option<Committed>) -> BTreeMap<u64, FinalServer> {
+    let Some(Ok(changes)) = history else { return BTreeMap::new() };
+    let server = FinalServer {
+        up: true,
+        voter: true,
+        probe: None,
+        first_index: 0,
+        log_terms: Vec::new(),
+        keys: Vec::new(),
+        changes: changes.clone(),
+    };
+    BTreeMap::from([(1, server)])
+}
+
+/// Why watch-delivery cannot be judged: its truth could not be read.
+fn history_missing(id: &str, history: &Option<Committed>) -> Option<String> {
+    match history {
+        Some(Err(why)) if id == "watch-delivery" => Some(why.clone()),
+        _ => None,
+    }
 }
 
 /// Judges `log` with every checker that can be fed from it.
@@ -129,7 +159,7 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
         clocks.entry(o.proc).or_insert_with(|| SimClock::new(0, 0, 0.0));
     }
     let registry_ttl_ns = s.registry_ttls_ns();
-    let servers = BTreeMap::new();
+    let servers = final_servers(&j.history);
     let run = RunRecord {
         obs: log,
         clocks: &clocks,
@@ -147,7 +177,7 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
     let mut violations = Vec::new();
     let mut not_judged = Vec::new();
     for (id, check) in CHECKERS.iter().chain(FULL_LOG_CHECKERS) {
-        match not_judged_because(id, j.target) {
+        match not_judged_because(id, j.target).or_else(|| history_missing(id, &j.history)) {
             Some(needs) => not_judged.push(NotJudged { invariant: id, needs }),
             None => violations.extend(check(&run)),
         }

@@ -6,7 +6,10 @@
 //! CLOCK_MONOTONIC, shared by every process on this machine).
 //!
 //! `lock` and `registry` hold leases kept alive by `keeper`; `kv` sends
-//! reads, writes and compare-and-sets on a few keys. `aimed`: the
+//! reads, writes and compare-and-sets on a few keys; `txn` sends multi-key
+//! txns and `watch` follows a prefix (`wire` converts their requests and
+//! answers between etcd's messages and the judge's words); `singleton`
+//! instances take a role on their lease and run its job. `aimed`: the
 //! `messages` faults on client kinds, played on the clients' side;
 //! `tasks`: the client tasks, crashed and restarted.
 
@@ -15,7 +18,11 @@ mod keeper;
 pub mod kv;
 pub mod lock;
 pub mod registry;
+pub mod singleton;
 pub mod tasks;
+pub mod txn;
+pub mod watch;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::future::Future;

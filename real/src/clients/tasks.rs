@@ -58,6 +58,9 @@ impl Clients {
             WorkloadKind::Lock(spec) => tokio::spawn(super::lock::run(ctx, client, spec.clone(), pass)),
             WorkloadKind::Registry(spec) => tokio::spawn(super::registry::run(ctx, client, spec.clone(), pass)),
             WorkloadKind::Kv(spec) => tokio::spawn(super::kv::run(ctx, client, spec.clone(), self.prefix.clone(), pass)),
+            WorkloadKind::Txn(spec) => tokio::spawn(super::txn::run(ctx, client, spec.clone(), pass)),
+            WorkloadKind::Watch(spec) => tokio::spawn(super::watch::run(ctx, client, spec.clone(), pass)),
+            WorkloadKind::Singleton(spec) => tokio::spawn(super::singleton::run(ctx, client, spec.clone(), pass)),
             other => unreachable!("refuse.rs refuses {} workloads", other.name()),
         }
     }
