@@ -141,7 +141,11 @@ impl Start {
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let tls = Tls::from_flags(&args)?;
     let auto_compaction = args.auto_compaction.retention()?;
-    let storage_options = StorageOptions { lose_unsynced: args.disk.unsafe_test_lose_unsynced, reserve_bytes: RESERVE_BYTES };
+    let storage_options = StorageOptions {
+        lose_unsynced: args.disk.unsafe_test_lose_unsynced,
+        reserve_bytes: RESERVE_BYTES,
+        hold_snapshot_writes: args.disk.unsafe_test_hold_snapshot_writes,
+    };
     if storage_options.lose_unsynced {
         tracing::warn!("--unsafe-test-lose-unsynced: log writes stay in memory until fsynced (for crash tests only)");
     }
@@ -153,7 +157,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         Some(addr) => Some(crate::faults::control::bind(addr).await?),
         None => None,
     };
-    let persisted = storage.persisted();
+    let persisted = storage.persisted().map_err(|e| format!("cannot read the snapshot in the data directory: {e}"))?;
     let server = Server::new(config, persisted, rand::random(), clocks.now());
     let sockets = Sockets::bind(&args).await?;
     let own = Announced {
