@@ -140,9 +140,41 @@ fn a_put_to_a_missing_lease_refuses_the_whole_txn() {
     assert_eq!(reply, Some(Response::Error(ServiceError::LeaseNotFound { lease: 99 })));
     assert!(f.sm.kv().get("first").is_none(), "nothing of the txn applied");
     leased.lease = None;
+    // etcd refuses a value given with ignore_value before it looks for the key.
+    leased.value = vec![];
     leased.ignore_value = true;
     let reply = f.call(1, txn(vec![], vec![TxnOp::Put(leased)], vec![]));
     assert_eq!(reply, Some(Response::Error(ServiceError::Kv(KvError::KeyNotFound))));
+}
+
+/// etcd's `checkPutRequest`: `ignore_value` with a value and `ignore_lease`
+/// with a lease are refused before anything is judged, in etcd's order
+/// (key, value, lease), in a plain put and in a nested txn alike.
+#[test]
+fn ignore_options_given_a_value_or_lease_are_refused_as_etcd_refuses_them() {
+    let mut f = Fixture::new();
+    write(&mut f, vec![put("k", "1")]);
+    let revision = f.sm.kv().revision();
+    let plain = PutRequest { key: b"k".to_vec(), value: vec![], lease: None, prev_kv: false, ignore_value: false, ignore_lease: false };
+    let cases = vec![
+        (PutRequest { value: b"v".to_vec(), ignore_value: true, ..plain.clone() }, KvError::ValueProvided),
+        (PutRequest { lease: Some(7), ignore_lease: true, ..plain.clone() }, KvError::LeaseProvided),
+        (
+            PutRequest { value: b"v".to_vec(), lease: Some(7), ignore_value: true, ignore_lease: true, ..plain.clone() },
+            KvError::ValueProvided,
+        ),
+        (PutRequest { key: vec![], value: b"v".to_vec(), ignore_value: true, ..plain.clone() }, KvError::EmptyKey),
+    ];
+    for (bad, error) in cases {
+        assert_eq!(f.call(1, txn(vec![], vec![TxnOp::Put(bad.clone())], vec![])), Some(Response::Error(ServiceError::Kv(error))));
+        let deep = txn(vec![], vec![], vec![nested(vec![], vec![], vec![TxnOp::Put(bad)])]);
+        assert_eq!(f.call(1, deep), Some(Response::Error(ServiceError::Kv(error))), "in a nested txn's branch that would not run");
+    }
+    assert_eq!(f.sm.kv().revision(), revision, "nothing refused was written");
+    // The options alone, on a key that exists, keep its value.
+    let keep = PutRequest { ignore_value: true, ignore_lease: true, ..plain };
+    assert!(matches!(f.call(1, txn(vec![], vec![TxnOp::Put(keep)], vec![])), Some(Response::Txn(_))));
+    assert_eq!(f.sm.kv().get("k").map(|v| v.value.clone()), Some(b"1".to_vec()));
 }
 
 #[test]

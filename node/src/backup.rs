@@ -251,7 +251,7 @@ mod tests {
         restore_member(&args("s1", target.clone())).unwrap();
         let identity = Identity::load(&target).unwrap().unwrap();
         assert_eq!((identity.id, identity.voters.len()), (1, 2));
-        let persisted = Storage::open(&target).unwrap().persisted();
+        let persisted = Storage::open(&target).unwrap().persisted().unwrap();
         assert_eq!(persisted.snapshot.map(|s| (s.last_index, s.voters.len())), Some((9, 2)));
         assert_eq!(persisted.hard_state.term, 3);
 

@@ -395,7 +395,7 @@ impl Driver {
         }
         let whole = !events.iter().any(|e| matches!(e, ServerEvent::SnapshotInstalled { .. }));
         self.watch_hub.publish(changes, self.server.state_machine().kv().revision(), whole);
-        self.persist(persist);
+        self.persist(persist, !whole);
         self.log_votes(&messages);
         for (to, msg) in messages {
             let point = failpoint_of(&msg);
@@ -419,8 +419,15 @@ impl Driver {
 
     /// Writes and fsyncs the batch's persist operations, stopping at the
     /// write failpoints (after the write, before its fsync) and after it.
-    fn persist(&mut self, persist: Vec<leasesim_core::raft::PersistOp<leasesim_core::service::Command, StateMachine>>) {
+    /// A snapshot this member took (not `installed` from a leader, whose
+    /// answer waits for it) is written behind, off this thread: nothing
+    /// depends on it being durable, since the log still holds what it
+    /// covers until it is.
+    fn persist(&mut self, persist: Vec<leasesim_core::raft::PersistOp<leasesim_core::service::Command, StateMachine>>, installed: bool) {
         use leasesim_core::raft::{Payload, PersistOp};
+        if let Err(e) = self.storage.finish_snapshots() {
+            fatal_disk(e);
+        }
         if persist.is_empty() {
             return;
         }
@@ -429,7 +436,11 @@ impl Driver {
             .iter()
             .any(|op| matches!(op, PersistOp::Append(entries) if entries.iter().any(|e| matches!(e.payload, Payload::Config(_)))));
         for op in persist {
-            if let Err(e) = self.storage.write(op) {
+            let written = match op {
+                PersistOp::SaveSnapshot(snapshot) if !installed => self.storage.save_snapshot_behind(snapshot),
+                op => self.storage.write(op),
+            };
+            if let Err(e) = written {
                 fatal_disk(e);
             }
         }

@@ -41,6 +41,11 @@ pub struct DiskArgs {
     /// fsynced, so that a SIGKILL loses them as a power loss would.
     #[arg(long)]
     pub unsafe_test_lose_unsynced: bool,
+    /// For tests only: snapshots this member takes wait to be written
+    /// while a file named `hold-snapshot-writes` is in the data directory
+    /// (a test counts what the member applies meanwhile).
+    #[arg(long)]
+    pub unsafe_test_hold_snapshot_writes: bool,
 }
 
 impl DiskArgs {

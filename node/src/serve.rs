@@ -135,16 +135,30 @@ impl Start {
     }
 }
 
+/// How the data directory is run, from the disk flags (the test-only
+/// ones said aloud).
+fn storage_options(args: &ServeArgs) -> StorageOptions {
+    let options = StorageOptions {
+        lose_unsynced: args.disk.unsafe_test_lose_unsynced,
+        reserve_bytes: RESERVE_BYTES,
+        hold_snapshot_writes: args.disk.unsafe_test_hold_snapshot_writes,
+    };
+    if options.lose_unsynced {
+        tracing::warn!("--unsafe-test-lose-unsynced: log writes stay in memory until fsynced (for crash tests only)");
+    }
+    if options.hold_snapshot_writes {
+        tracing::warn!("--unsafe-test-hold-snapshot-writes: snapshot writes wait while hold-snapshot-writes is in the data directory");
+    }
+    options
+}
+
 /// Runs a member until the process is stopped: check the flags, find out
 /// who it is, open its data directory, bind its sockets, start its driver,
 /// its peer transport and its APIs, and, for `--join`, ask to be added.
 pub async fn serve(args: ServeArgs) -> Result<(), String> {
     let tls = Tls::from_flags(&args)?;
     let auto_compaction = args.auto_compaction.retention()?;
-    let storage_options = StorageOptions { lose_unsynced: args.disk.unsafe_test_lose_unsynced, reserve_bytes: RESERVE_BYTES };
-    if storage_options.lose_unsynced {
-        tracing::warn!("--unsafe-test-lose-unsynced: log writes stay in memory until fsynced (for crash tests only)");
-    }
+    let storage_options = storage_options(&args);
     let (start, identity) = Start::resolve(&args).await?;
     let config = args.server_config(start.id, start.voters.clone());
     let storage = open_storage(&args, &storage_options)?;
@@ -153,7 +167,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         Some(addr) => Some(crate::faults::control::bind(addr).await?),
         None => None,
     };
-    let persisted = storage.persisted();
+    let persisted = storage.persisted().map_err(|e| format!("cannot read the snapshot in the data directory: {e}"))?;
     let server = Server::new(config, persisted, rand::random(), clocks.now());
     let sockets = Sockets::bind(&args).await?;
     let own = Announced {

@@ -64,6 +64,23 @@ pub struct PutRequest {
     pub ignore_lease: bool,
 }
 
+impl PutRequest {
+    /// etcd's `checkPutRequest`, in its order: the key, then a value given
+    /// with `ignore_value`, then a lease given with `ignore_lease`.
+    fn check_request(&self) -> Result<(), KvError> {
+        if self.key.is_empty() {
+            return Err(KvError::EmptyKey);
+        }
+        if self.ignore_value && !self.value.is_empty() {
+            return Err(KvError::ValueProvided);
+        }
+        if self.ignore_lease && self.lease.is_some() {
+            return Err(KvError::LeaseProvided);
+        }
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DeleteRequest {
     pub range: KeyRange,
@@ -128,6 +145,10 @@ pub enum KvError {
     /// "mvcc: required revision has been compacted" / "... is a future
     /// revision"
     Revision(RevisionError),
+    /// "etcdserver: value is provided" (a put with ignore_value and a value)
+    ValueProvided,
+    /// "etcdserver: lease is provided" (a put with ignore_lease and a lease)
+    LeaseProvided,
 }
 
 impl Compare {
@@ -183,7 +204,10 @@ impl TxnRequest {
         for op in self.success.iter().chain(&self.failure) {
             let key = match op {
                 TxnOp::Range(r) => &r.range.key,
-                TxnOp::Put(p) => &p.key,
+                TxnOp::Put(p) => {
+                    p.check_request()?;
+                    continue;
+                }
                 TxnOp::Delete(d) => &d.range.key,
                 TxnOp::Txn(nested) => {
                     nested.check_request(max_ops - ops)?;

@@ -45,6 +45,8 @@ pub(super) fn kv_status(error: KvError) -> Status {
         KvError::DuplicateKey => Status::invalid_argument("etcdserver: duplicate key given in txn request"),
         KvError::TooManyOps => Status::invalid_argument("etcdserver: too many operations in txn request"),
         KvError::KeyNotFound => Status::invalid_argument("etcdserver: key not found"),
+        KvError::ValueProvided => Status::invalid_argument("etcdserver: value is provided"),
+        KvError::LeaseProvided => Status::invalid_argument("etcdserver: lease is provided"),
         KvError::Revision(RevisionError::Compacted { .. }) => {
             Status::out_of_range("etcdserver: mvcc: required revision has been compacted")
         }

@@ -9,12 +9,19 @@
 //! snapshot rewrites the log with only what follows it, so the directory
 //! stays bounded by one snapshot plus the entries since.
 //!
+//! A snapshot the member took itself is written behind the apply thread
+//! (see [`snapshot_writer`]); one installed from a leader is written before
+//! its answer leaves, as core's durability contract asks. The state itself
+//! is not kept here: a copy held for the snapshot's sake was one more whole
+//! state in memory, so [`Storage::persisted`] reads it back from disk.
+//!
 //! A full disk is met with a reserve (`space.reserve`, see [`space`]): a
 //! write that fails with ENOSPC is cut back, the reserve deleted and the
 //! write tried once more, so the member can go on (and raise its NOSPACE
 //! alarm) instead of dying mid-write.
 
 pub mod record;
+pub mod snapshot_writer;
 pub mod space;
 
 use std::fs::{self, File, OpenOptions};
@@ -42,6 +49,19 @@ pub struct StorageOptions {
     pub lose_unsynced: bool,
     /// Bytes kept back for a full disk (0: none).
     pub reserve_bytes: u64,
+    /// `--unsafe-test-hold-snapshot-writes`: background snapshot writes
+    /// wait while [`snapshot_writer::HOLD_FILE`] is in the directory.
+    pub hold_snapshot_writes: bool,
+}
+
+/// What the directory holds once pending writes are synced, but the
+/// snapshot's state: its index is enough to keep the log.
+#[derive(Clone, Debug, Default)]
+struct Image {
+    hard_state: HardState,
+    /// Entries after `snapshot_index`, contiguous.
+    entries: Vec<Entry<Command>>,
+    snapshot_index: LogIndex,
 }
 
 /// One log record.
@@ -57,7 +77,9 @@ pub struct Storage {
     dir: PathBuf,
     wal: File,
     /// What the directory holds (after the pending writes are synced).
-    image: NodePersisted,
+    image: Image,
+    /// Snapshots being written behind the apply thread.
+    writer: snapshot_writer::SnapshotWriter,
     /// Written since the last [`Storage::sync`].
     dirty: bool,
     /// The log's length: where a write cut short by ENOSPC is cut back to.
@@ -84,18 +106,7 @@ impl Storage {
     /// [`Storage::open`] with the disk-fault options.
     pub fn open_with(dir: &Path, options: &StorageOptions) -> io::Result<Storage> {
         fs::create_dir_all(dir)?;
-        let mut image = NodePersisted::default();
-        let snapshot_path = dir.join(SNAPSHOT);
-        if snapshot_path.exists() {
-            let bytes = fs::read(&snapshot_path)?;
-            let scan = record::scan(&bytes).map_err(invalid)?;
-            let payload = match scan.payloads.as_slice() {
-                [one] if scan.valid_len == bytes.len() => *one,
-                _ => return Err(invalid(format!("{} is damaged", snapshot_path.display()))),
-            };
-            let snapshot: Snapshot<StateMachine> = bincode::deserialize(payload).map_err(invalid)?;
-            image.snapshot = Some(snapshot);
-        }
+        let mut image = Image { snapshot_index: read_snapshot(dir)?.map_or(0, |s| s.last_index), ..Image::default() };
         let _ = fs::remove_file(dir.join(SNAPSHOT_TMP));
         let _ = fs::remove_file(dir.join(WAL_TMP));
         let wal_path = dir.join(WAL);
@@ -103,7 +114,7 @@ impl Storage {
         let scan = record::scan(&bytes).map_err(invalid)?;
         for payload in &scan.payloads {
             let rec: WalRecord = bincode::deserialize(payload).map_err(invalid)?;
-            apply(&mut image, rec_to_op(rec)).map_err(invalid)?;
+            image.apply(rec_to_op(rec)).map_err(invalid)?;
         }
         let torn = (bytes.len() - scan.valid_len) as u64;
         let wal = OpenOptions::new().create(true).append(true).open(&wal_path)?;
@@ -113,10 +124,12 @@ impl Storage {
         }
         sync_dir(dir)?;
         let reserve = space::Reserve::open(dir, options.reserve_bytes)?;
+        let writer = snapshot_writer::SnapshotWriter::start(dir.to_path_buf(), options.hold_snapshot_writes)?;
         Ok(Storage {
             dir: dir.to_path_buf(),
             wal,
             image,
+            writer,
             dirty: false,
             wal_len: scan.valid_len as u64,
             unsynced: options.lose_unsynced.then(Vec::new),
@@ -173,9 +186,73 @@ impl Storage {
         wal_len > 0 || dir.join(SNAPSHOT).exists()
     }
 
-    /// What core's restore needs.
-    pub fn persisted(&self) -> NodePersisted {
-        self.image.clone()
+    /// What core's restore needs: the log as held, the snapshot read back.
+    pub fn persisted(&self) -> io::Result<NodePersisted> {
+        let snapshot = read_snapshot(&self.dir)?;
+        // A snapshot renamed into place but not yet finished here covers
+        // entries the log still holds.
+        let floor = snapshot.as_ref().map_or(0, |s| s.last_index);
+        let entries = self.image.entries.iter().filter(|e| e.index > floor).cloned().collect();
+        Ok(Persisted { hard_state: self.image.hard_state, snapshot, entries })
+    }
+
+    /// The log entries held (those after the latest finished snapshot).
+    pub fn entries_held(&self) -> usize {
+        self.image.entries.len()
+    }
+
+    /// Index of the latest snapshot finished (written and the log cut).
+    pub fn snapshot_index(&self) -> LogIndex {
+        self.image.snapshot_index
+    }
+
+    /// Queues a snapshot this member took itself for writing behind the
+    /// apply thread; the log keeps what it covers until
+    /// [`Storage::finish_snapshots`] sees it written.
+    pub fn save_snapshot_behind(&mut self, snapshot: Snapshot<StateMachine>) -> io::Result<()> {
+        self.writer.submit(snapshot)
+    }
+
+    /// Snapshots queued or being written.
+    pub fn snapshots_in_flight(&self) -> usize {
+        self.writer.in_flight()
+    }
+
+    /// Takes in the snapshots written since the last call: the log drops
+    /// what each covers and is rewritten. Returns how many.
+    pub fn finish_snapshots(&mut self) -> io::Result<usize> {
+        let mut finished = 0;
+        while let Some(done) = self.writer.try_done() {
+            self.finish(done)?;
+            finished += 1;
+        }
+        Ok(finished)
+    }
+
+    /// Waits for every queued snapshot and takes it in.
+    pub fn wait_for_snapshots(&mut self) -> io::Result<()> {
+        while let Some(done) = self.writer.wait_done() {
+            self.finish(done)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, done: snapshot_writer::Done) -> io::Result<()> {
+        match (done.result, done.snapshot) {
+            (Ok(()), _) => {
+                self.sync()?;
+                self.image.snapshot_saved(done.last_index);
+                self.rewrite_wal()
+            }
+            (Err(e), Some(snapshot)) if space::is_full(&e) => {
+                let _ = fs::remove_file(self.dir.join(SNAPSHOT_TMP));
+                if !self.reserve.release()? {
+                    return Err(e);
+                }
+                self.save_snapshot(snapshot)
+            }
+            (Err(e), _) => Err(e),
+        }
     }
 
     /// Writes one operation (not yet synced: call [`Storage::sync`] before
@@ -190,7 +267,7 @@ impl Storage {
                 let bytes = bincode::serialize(&rec).map_err(invalid)?;
                 let WalRecord::Append(entries) = rec else { unreachable!("built above") };
                 self.put_bytes(&record::encode(&bytes))?;
-                apply(&mut self.image, PersistOp::Append(entries)).map_err(invalid)
+                self.image.apply(PersistOp::Append(entries)).map_err(invalid)
             }
         }
     }
@@ -217,18 +294,26 @@ impl Storage {
     fn append_record(&mut self, rec: &WalRecord, op: NodePersistOp) -> io::Result<()> {
         let bytes = bincode::serialize(rec).map_err(invalid)?;
         self.put_bytes(&record::encode(&bytes))?;
-        apply(&mut self.image, op).map_err(invalid)
+        self.image.apply(op).map_err(invalid)
     }
 
     /// Saves the snapshot (write, fsync, rename, fsync the directory), then
     /// rewrites the log with the hard state and the entries after it, the
     /// same way. A crash between the two leaves a new snapshot and an old
     /// log; recovery drops the entries the snapshot covers.
+    /// Snapshots queued behind are written first, so none of them can
+    /// replace this one afterwards.
     fn save_snapshot(&mut self, snapshot: Snapshot<StateMachine>) -> io::Result<()> {
+        self.wait_for_snapshots()?;
         self.sync()?;
         let bytes = bincode::serialize(&snapshot).map_err(invalid)?;
         self.write_atomically(SNAPSHOT_TMP, SNAPSHOT, &record::encode(&bytes))?;
-        apply(&mut self.image, PersistOp::SaveSnapshot(snapshot)).map_err(invalid)?;
+        self.image.snapshot_saved(snapshot.last_index);
+        self.rewrite_wal()
+    }
+
+    /// Replaces the log with the hard state and the entries held.
+    fn rewrite_wal(&mut self) -> io::Result<()> {
         let mut log = record::encode(&bincode::serialize(&WalRecord::HardState(self.image.hard_state)).map_err(invalid)?);
         if !self.image.entries.is_empty() {
             let rec = WalRecord::Append(self.image.entries.clone());
@@ -276,43 +361,58 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-fn snapshot_index(p: &NodePersisted) -> LogIndex {
-    p.snapshot.as_ref().map_or(0, |s| s.last_index)
+/// The directory's snapshot, if it has one.
+fn read_snapshot(dir: &Path) -> io::Result<Option<Snapshot<StateMachine>>> {
+    let path = dir.join(SNAPSHOT);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let bytes = fs::read(&path)?;
+    let scan = record::scan(&bytes).map_err(invalid)?;
+    let payload = match scan.payloads.as_slice() {
+        [one] if scan.valid_len == bytes.len() => *one,
+        _ => return Err(invalid(format!("{} is damaged", path.display()))),
+    };
+    bincode::deserialize(payload).map(Some).map_err(invalid)
 }
 
-/// Carries out `op` on the in-memory image, with the same rules as the
-/// simulator's disk: appends follow the log, a snapshot drops what it covers.
-fn apply(p: &mut NodePersisted, op: NodePersistOp) -> Result<(), String> {
-    match op {
-        PersistOp::SetHardState(hs) => p.hard_state = hs,
-        PersistOp::TruncateFrom(index) => p.entries.retain(|e| e.index < index),
-        PersistOp::Append(entries) => {
-            let last = p.entries.last().map_or(snapshot_index(p), |e| e.index);
-            match entries.first() {
-                // After a snapshot rewrite an old log may still repeat what
-                // the snapshot covers: skip what is already there.
-                Some(first) if first.index <= last => {
-                    let keep = first.index;
-                    p.entries.retain(|e| e.index < keep);
-                    let floor = snapshot_index(p);
-                    p.entries.extend(entries.into_iter().filter(|e| e.index > floor));
+impl Image {
+    /// Carries out `op`, with the same rules as the simulator's disk:
+    /// appends follow the log, a snapshot drops what it covers.
+    fn apply(&mut self, op: NodePersistOp) -> Result<(), String> {
+        match op {
+            PersistOp::SetHardState(hs) => self.hard_state = hs,
+            PersistOp::TruncateFrom(index) => self.entries.retain(|e| e.index < index),
+            PersistOp::Append(entries) => {
+                let last = self.entries.last().map_or(self.snapshot_index, |e| e.index);
+                match entries.first() {
+                    // After a snapshot rewrite an old log may still repeat
+                    // what the snapshot covers: skip what is already there.
+                    Some(first) if first.index <= last => {
+                        let keep = first.index;
+                        self.entries.retain(|e| e.index < keep);
+                        let floor = self.snapshot_index;
+                        self.entries.extend(entries.into_iter().filter(|e| e.index > floor));
+                    }
+                    Some(first) if first.index != last + 1 => {
+                        return Err(format!("append at {} but the log ends at {last}", first.index));
+                    }
+                    _ => self.entries.extend(entries),
                 }
-                Some(first) if first.index != last + 1 => {
-                    return Err(format!("append at {} but the log ends at {last}", first.index));
-                }
-                _ => p.entries.extend(entries),
             }
+            PersistOp::SaveSnapshot(snapshot) => self.snapshot_saved(snapshot.last_index),
         }
-        PersistOp::SaveSnapshot(snapshot) => {
-            let last = snapshot.last_index;
-            p.entries.retain(|e| e.index > last);
-            if p.entries.first().is_some_and(|e| e.index != last + 1) {
-                p.entries.clear();
-            }
-            p.snapshot = Some(snapshot);
-        }
+        Ok(())
     }
-    Ok(())
+
+    /// A snapshot as of `last` is on disk: the entries it covers go.
+    fn snapshot_saved(&mut self, last: LogIndex) {
+        self.entries.retain(|e| e.index > last);
+        if self.entries.first().is_some_and(|e| e.index != last + 1) {
+            self.entries.clear();
+        }
+        self.snapshot_index = self.snapshot_index.max(last);
+    }
 }
 
 #[cfg(test)]

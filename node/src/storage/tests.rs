@@ -30,7 +30,7 @@ fn restart_recovers_hard_state_and_entries() {
     storage.write(PersistOp::TruncateFrom(4)).unwrap();
     write_entries(&mut storage, 4..=4);
     drop(storage);
-    let again = Storage::open(dir.path()).unwrap().persisted();
+    let again = Storage::open(dir.path()).unwrap().persisted().unwrap();
     assert_eq!(again.hard_state, HardState { term: 3, voted_for: Some(2) });
     assert_eq!(again.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
     assert_eq!(again.entries[3], put(4));
@@ -48,12 +48,12 @@ fn a_torn_tail_is_truncated_on_restart() {
     drop(wal);
     let storage = Storage::open(dir.path()).unwrap();
     assert_eq!(storage.recovered_torn_bytes, 9);
-    assert_eq!(storage.persisted().entries.len(), 3);
+    assert_eq!(storage.persisted().unwrap().entries.len(), 3);
     drop(storage);
     // The cut is itself durable: a second restart finds a clean log.
     let storage = Storage::open(dir.path()).unwrap();
     assert_eq!(storage.recovered_torn_bytes, 0);
-    assert_eq!(storage.persisted().entries.len(), 3);
+    assert_eq!(storage.persisted().unwrap().entries.len(), 3);
 }
 
 #[test]
@@ -92,10 +92,71 @@ fn a_snapshot_compacts_the_log_and_survives_restart() {
     assert!(wal_after < before / 10, "log {wal_after} bytes after compaction, {before} before");
     write_entries(&mut storage, 401..=402);
     drop(storage);
-    let again = Storage::open(dir.path()).unwrap().persisted();
+    let again = Storage::open(dir.path()).unwrap().persisted().unwrap();
     assert_eq!(again.snapshot, Some(snapshot));
     assert_eq!(again.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![396, 397, 398, 399, 400, 401, 402]);
     assert_eq!(again.hard_state.term, 1);
+}
+
+fn state_as_of(last: u64) -> StateMachine {
+    let mut sm = StateMachine::new(MachineSettings::new(ExpiryStrategy::LeaderMonotonic, 300_000_000, Default::default()));
+    let mut ctx = Default::default();
+    for index in 1..=last {
+        sm.apply_entry(&put(index), &mut ctx);
+    }
+    sm
+}
+
+/// A snapshot written behind (the member's own): while its write is held,
+/// the log goes on taking appends and syncs, and keeps every entry the
+/// snapshot covers; once written, the log holds only the entries after it,
+/// on disk and in memory, and a restart finds both.
+#[test]
+fn a_snapshot_written_behind_lets_the_log_go_on_then_cuts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = super::StorageOptions { hold_snapshot_writes: true, ..Default::default() };
+    let mut storage = Storage::open_with(dir.path(), &options).unwrap();
+    storage.write(PersistOp::SetHardState(HardState { term: 1, voted_for: Some(1) })).unwrap();
+    write_entries(&mut storage, 1..=300);
+    let hold = dir.path().join(super::snapshot_writer::HOLD_FILE);
+    fs::write(&hold, b"").unwrap();
+    let snapshot = Snapshot { last_index: 300, last_term: 1, voters: BTreeSet::from([1]), data: state_as_of(300) };
+    storage.save_snapshot_behind(snapshot.clone()).unwrap();
+    let mut appended_during_write = 0;
+    for index in 301..=350 {
+        write_entries(&mut storage, index..=index);
+        assert_eq!(storage.finish_snapshots().unwrap(), 0, "held: not finished");
+        appended_during_write += 1;
+    }
+    assert_eq!((appended_during_write, storage.snapshots_in_flight()), (50, 1));
+    assert!(!dir.path().join(super::SNAPSHOT).exists(), "held: not written");
+    assert_eq!((storage.entries_held(), storage.snapshot_index()), (350, 0), "the log keeps what the unwritten snapshot covers");
+    fs::remove_file(&hold).unwrap();
+    storage.wait_for_snapshots().unwrap();
+    assert_eq!((storage.entries_held(), storage.snapshot_index(), storage.snapshots_in_flight()), (50, 300, 0));
+    drop(storage);
+    let again = Storage::open(dir.path()).unwrap();
+    assert_eq!(again.entries_held(), 50, "the rewritten log holds only the entries after the snapshot");
+    let persisted = again.persisted().unwrap();
+    assert_eq!(persisted.snapshot, Some(snapshot));
+    assert_eq!(persisted.entries.iter().map(|e| e.index).collect::<Vec<_>>(), (301..=350).collect::<Vec<_>>());
+}
+
+/// A crash after the snapshot is renamed into place but before the log is
+/// cut: the restart's log still repeats covered entries, which are
+/// dropped, whatever the order of finishing.
+#[test]
+fn a_snapshot_written_but_not_yet_taken_in_is_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut storage = Storage::open(dir.path()).unwrap();
+    write_entries(&mut storage, 1..=20);
+    let snapshot = Snapshot { last_index: 15, last_term: 1, voters: BTreeSet::from([1]), data: state_as_of(15) };
+    super::snapshot_writer::write_snapshot(dir.path(), &snapshot).unwrap();
+    let persisted = storage.persisted().unwrap();
+    assert_eq!(persisted.entries.iter().map(|e| e.index).collect::<Vec<_>>(), (16..=20).collect::<Vec<_>>());
+    drop(storage);
+    let again = Storage::open(dir.path()).unwrap();
+    assert_eq!((again.entries_held(), again.snapshot_index()), (5, 15));
 }
 
 /// `--unsafe-test-lose-unsynced`: what was written but not synced is gone
@@ -104,12 +165,12 @@ fn a_snapshot_compacts_the_log_and_survives_restart() {
 #[test]
 fn the_lose_unsynced_mode_drops_exactly_the_unsynced_writes() {
     let dir = tempfile::tempdir().unwrap();
-    let options = super::StorageOptions { lose_unsynced: true, reserve_bytes: 0 };
+    let options = super::StorageOptions { lose_unsynced: true, ..Default::default() };
     let mut storage = Storage::open_with(dir.path(), &options).unwrap();
     write_entries(&mut storage, 1..=3);
     storage.write(PersistOp::Append((4..=6).map(put).collect())).unwrap();
     drop(storage);
-    let again = Storage::open(dir.path()).unwrap().persisted();
+    let again = Storage::open(dir.path()).unwrap().persisted().unwrap();
     assert_eq!(again.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![1, 2, 3]);
 }
 

@@ -49,6 +49,20 @@ pub struct BenchArgs {
     /// The workloads to run, in this order: put, txn, watch.
     #[arg(long, value_delimiter = ',', default_value = "put,txn,watch", value_parser = parse_workload)]
     pub workloads: Vec<Workload>,
+    /// `put` writes each client's keys among this many, overwriting them
+    /// in every round (0: a fresh key every put). A bounded key space is
+    /// what shows whether memory stays flat under compaction.
+    #[arg(long, default_value_t = 0)]
+    pub key_space: u64,
+    /// The leasesim-node binary to measure (default: this one), e.g. an
+    /// older build for a before/after figure.
+    #[arg(long)]
+    pub node: Option<PathBuf>,
+    /// Flags given to both servers, split at spaces (both take etcd's
+    /// names), e.g. "--snapshot-count 5000 --auto-compaction-mode revision
+    /// --auto-compaction-retention 1000".
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub server_args: String,
 }
 
 fn parse_workload(s: &str) -> Result<Workload, String> {
@@ -78,7 +92,7 @@ fn free_port() -> Result<u16, String> {
     Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
 }
 
-fn start(name: &'static str, program: &str, dir: &std::path::Path) -> Result<Server, String> {
+fn start(name: &'static str, program: &str, dir: &std::path::Path, extra: &str) -> Result<Server, String> {
     let (client, peer) = (free_port()?, free_port()?);
     let data = dir.join(name);
     let (client_url, peer_url) = (format!("http://127.0.0.1:{client}"), format!("http://127.0.0.1:{peer}"));
@@ -87,7 +101,7 @@ fn start(name: &'static str, program: &str, dir: &std::path::Path) -> Result<Ser
     if name == "etcd" {
         cmd.args(["--name", "s1", "--advertise-client-urls", &client_url, "--initial-advertise-peer-urls", &peer_url]);
     }
-    cmd.args(["--initial-cluster", &format!("s1={peer_url}")]);
+    cmd.args(["--initial-cluster", &format!("s1={peer_url}")]).args(extra.split_whitespace());
     let log = std::fs::File::create(dir.join(format!("{name}.log"))).map_err(|e| format!("{}: {e}", dir.display()))?;
     let child = cmd.stdout(Stdio::null()).stderr(log).spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
     Ok(Server { name, child, endpoint: client_url })
@@ -143,10 +157,13 @@ struct Row {
 pub async fn run(args: BenchArgs) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&args.dir);
     std::fs::create_dir_all(&args.dir).map_err(|e| format!("--dir {}: {e}", args.dir.display()))?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?.to_string_lossy().into_owned();
-    let mut servers = vec![start("leasesim-node", &exe, &args.dir)?];
+    let exe = match &args.node {
+        Some(node) => node.clone(),
+        None => std::env::current_exe().map_err(|e| e.to_string())?,
+    };
+    let mut servers = vec![start("leasesim-node", &exe.to_string_lossy(), &args.dir, &args.server_args)?];
     if args.etcd != "none" {
-        servers.push(start("etcd", &args.etcd, &args.dir)?);
+        servers.push(start("etcd", &args.etcd, &args.dir, &args.server_args)?);
     }
     let mut channels = Vec::new();
     for server in &servers {

@@ -82,9 +82,18 @@ pub async fn run(workload: Workload, channel: &Channel, args: &BenchArgs, round:
 }
 
 /// One request of `put` or `txn` by client `worker`, its `n`th.
-async fn one_request(kv: &mut KvClient<Channel>, workload: Workload, worker: u64, n: u64, value: &[u8], round: u64) -> bool {
+async fn one_request(
+    kv: &mut KvClient<Channel>,
+    workload: Workload,
+    worker: u64,
+    n: u64,
+    value: &[u8],
+    args: &BenchArgs,
+    round: u64,
+) -> bool {
     let put = |key: String| PutRequest { key: key.into_bytes(), value: value.to_vec(), ..Default::default() };
     match workload {
+        Workload::Put if args.key_space > 0 => kv.put(put(format!("bench/put/{worker}/{}", n % args.key_space))).await.is_ok(),
         Workload::Put => kv.put(put(format!("bench/{round}/put/{worker}/{n}"))).await.is_ok(),
         _ => {
             let a = format!("bench/{round}/txn/{worker}/a");
@@ -111,12 +120,12 @@ async fn requests(workload: Workload, channel: &Channel, args: &BenchArgs, round
     let end = started + args.duration;
     let mut tasks = Vec::new();
     for worker in 0..args.concurrency {
-        let (mut kv, samples, value) = (KvClient::new(channel.clone()), samples.clone(), value.clone());
+        let (mut kv, samples, value, args) = (KvClient::new(channel.clone()), samples.clone(), value.clone(), args.clone());
         tasks.push(tokio::spawn(async move {
             let (mut acked, mut errors) = (0, 0);
             while Instant::now() < end {
                 let call = Instant::now();
-                if one_request(&mut kv, workload, worker, acked, &value, round).await {
+                if one_request(&mut kv, workload, worker, acked, &value, &args, round).await {
                     acked += 1;
                     samples.lock().expect("samples lock").push(call.elapsed().as_secs_f64() * 1e3);
                 } else {
