@@ -129,3 +129,83 @@ fn bad_guided_flags_are_refused_by_name() {
     assert_eq!(code, 2);
     assert!(err.contains("--guided"), "{err}");
 }
+
+#[test]
+fn a_fault_soon_after_a_change_of_leader_is_told_apart_from_a_late_one() {
+    use leasesim_core::raft::RaftEvent;
+    use leasesim_core::server::ServerEvent;
+    use leasesim_judge::observe::{Event, Obs};
+    use leasesim_judge::vocab::Proc;
+    let ms = 1_000_000;
+    let elected = Obs {
+        at_ns: 1000 * ms,
+        proc: Proc::Server(1),
+        event: Event::Server { event: ServerEvent::Raft(RaftEvent::BecameLeader { term: 2 }) },
+    };
+    let crash_at = |at_ms: u64| Obs { at_ns: at_ms * ms, proc: Proc::Server(2), event: Event::Crashed };
+    let near = |obs: Vec<Obs>| -> Vec<(&str, &str, u8)> {
+        coverage::features(&obs).into_iter().filter(|f| f.family == "near").map(|f| (f.from, f.to, f.bucket)).collect()
+    };
+    assert_eq!(near(vec![elected.clone(), crash_at(1050)]), [("crashed", "server", 0)]);
+    assert_eq!(near(vec![elected.clone(), crash_at(1150)]), [("crashed", "server", 1)]);
+    assert_eq!(near(vec![elected.clone(), crash_at(1500)]), [("crashed", "server", 2)]);
+    assert_eq!(near(vec![elected.clone(), crash_at(3000)]), [("crashed", "server", 3)]);
+    assert_eq!(near(vec![crash_at(500)]), [("crashed", "server", 4)], "before any leader");
+    let crash_leader = Obs { at_ns: 1050 * ms, proc: Proc::Server(1), event: Event::Crashed };
+    assert_eq!(near(vec![elected, crash_leader]), [("crashed", "leader", 0)]);
+}
+
+/// A corpus of chaos-failover genomes, the `i`th relabelled as drawn from
+/// scenario `bases[i]`, each with a feature of its own.
+fn corpus_of(bases: &[usize]) -> Corpus {
+    let scenarios = failover();
+    let mut corpus = Corpus::default();
+    for (i, &base) in bases.iter().enumerate() {
+        let mut genome = Genome::from_seed(&scenarios, 0, i as u64).expect("chaos");
+        genome.base = base;
+        let feature = coverage::Feature { family: "test", from: "entry", to: "", bucket: i as u8 };
+        assert!(corpus.offer(&genome, "d", [feature].into(), None));
+    }
+    corpus
+}
+
+#[test]
+fn mutations_are_spread_over_the_scenarios_whatever_each_one_holds() {
+    use rand::SeedableRng;
+    // Scenario 0 has three entries, scenario 2 one, scenario 1 none.
+    let mut corpus = corpus_of(&[0, 0, 0, 2]);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut mutated = vec![0; 3];
+    let mut order = Vec::new();
+    for _ in 0..6 {
+        let base = corpus.next_base(&mutated).expect("a scenario with entries");
+        mutated[base] += 1;
+        let parent = corpus.pick(base, &mut rng).expect("an entry of that scenario");
+        assert_eq!(corpus.entries[parent].genome.base, base, "the parent comes from the chosen scenario");
+        order.push(base);
+    }
+    assert_eq!(order, [0, 2, 0, 2, 0, 2], "the scenario with one entry gets as many mutations as the one with three");
+    assert_eq!(corpus.pick(1, &mut rng), None, "no entry of scenario 1");
+}
+
+#[test]
+fn a_graft_brings_in_faults_the_parent_lacks_and_leaves_membership_changes_alone() {
+    use leasesim::hunt::guided::{genome::movable, mutate};
+    use rand::SeedableRng;
+    let scenarios = failover();
+    let parent = Genome::from_seed(&scenarios, 0, 3).expect("chaos");
+    let fixed = |g: &Genome| g.decided.faults.iter().filter(|f| !movable(f)).cloned().collect::<Vec<_>>();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut grafted_new = 0;
+    for _ in 0..200 {
+        let child = mutate::mutate(&parent, None, &scenarios, &mut rng);
+        assert_eq!(fixed(&child), fixed(&parent), "membership changes stay as drawn: {:?}", child.lineage);
+        assert!(child.decided.faults.iter().all(|f| f.at_ns <= scenarios[0].duration_ns));
+        let last = child.lineage.last().expect("lineage");
+        // One mutation, a graft: any fault the parent lacks came from it.
+        if last.starts_with("graft") && !last.contains(", ") && child.decided.faults.iter().any(|f| !parent.decided.faults.contains(f)) {
+            grafted_new += 1;
+        }
+    }
+    assert!(grafted_new > 0, "no graft brought in a fault the parent did not hold");
+}

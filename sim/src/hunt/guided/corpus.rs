@@ -55,14 +55,26 @@ impl Corpus {
         true
     }
 
-    /// The next parent: an entry that reached more new features is picked
-    /// more often, and each pick halves its weight again, so every entry
-    /// is mutated in turn (AFL's favouring of fresh, productive inputs).
-    pub fn pick(&mut self, rng: &mut ChaCha8Rng) -> Option<usize> {
-        let weights: Vec<f64> = self.entries.iter().map(|e| e.new_features as f64 / (1u64 << e.picked.min(30)) as f64).collect();
+    /// The next parent, among the entries of scenario `base`: an entry that
+    /// reached more new features is picked more often, and each pick halves
+    /// its weight again, so every entry is mutated in turn (AFL's favouring
+    /// of fresh, productive inputs). `None` if `base` has no entry.
+    pub fn pick(&mut self, base: usize, rng: &mut ChaCha8Rng) -> Option<usize> {
+        let weight = |e: &Entry| if e.genome.base == base { e.new_features as f64 / (1u64 << e.picked.min(30)) as f64 } else { 0.0 };
+        let weights: Vec<f64> = self.entries.iter().map(weight).collect();
         let index = WeightedIndex::new(&weights).ok()?.sample(rng);
         self.entries[index].picked += 1;
         Some(index)
+    }
+
+    /// The scenario whose entries were mutated least so far (the lowest
+    /// index on a tie), among those with an entry: mutations are spread
+    /// over the scenarios as evenly as the random search spreads its seeds,
+    /// so a corpus that one scenario's rich runs dominate cannot starve the
+    /// scenario a bug needs.
+    pub fn next_base(&self, mutated: &[usize]) -> Option<usize> {
+        let present: BTreeSet<usize> = self.entries.iter().map(|e| e.genome.base).collect();
+        present.into_iter().min_by_key(|&b| (mutated.get(b).copied().unwrap_or(0), b))
     }
 
     /// Another entry of the same scenario than `parent`, to splice from.

@@ -23,6 +23,20 @@
 //!   to "messages delivered across a term change" (the wire itself is not
 //!   observed).
 //!
+//! - `near`: a fault, a lease or lock transition a server applied, or a
+//!   client's belief starting or ending, with how long after the latest
+//!   change of leader it came (under 100 ms, 300 ms, 1 s, later, or before
+//!   any leader): for a transition a leader applied, how long after it
+//!   itself took office. The other families say *that* a crash hit a
+//!   follower or a lease was revoked after a change of leader, not *how
+//!   soon*; the bugs the random hunt finds slowest need the fault inside an
+//!   election's aftermath (a voter crashing before it persisted its vote, a
+//!   lease expiring on a leader that has just taken office, a new leader
+//!   crashing with entries of an older term uncommitted), and the buckets
+//!   give the search a gradient towards that window. The limits span the
+//!   chaos scenarios' election timeouts (100–200 ms) up to their lease TTLs
+//!   (1 s and more).
+//!
 //! Counts are bucketed only where repetition is the point (`raft`'s term
 //! steps); elsewhere a feature is reached or not, which keeps the corpus
 //! small enough that a budget of a few hundred runs still mutates each
@@ -70,6 +84,12 @@ struct Walk {
     client: BTreeMap<u64, (&'static str, u64)>,
     /// Clients that believe they hold some lock.
     believing: BTreeSet<u64>,
+    /// When some server last became leader.
+    last_election_ns: Option<u64>,
+    /// When each server that leads now took office.
+    led_since_ns: BTreeMap<u64, u64>,
+    /// The observation being walked's time.
+    now_ns: u64,
 }
 
 impl Walk {
@@ -77,15 +97,29 @@ impl Walk {
         self.found.insert(Feature { family, from, to, bucket });
     }
 
+    /// How long ago `since_ns` was, as a `near` bucket (4: never).
+    fn since(&self, since_ns: Option<u64>) -> u8 {
+        let Some(since_ns) = since_ns else { return 4 };
+        match self.now_ns.saturating_sub(since_ns) / 1_000_000 {
+            0..100 => 0,
+            100..300 => 1,
+            300..1000 => 2,
+            _ => 3,
+        }
+    }
+
     fn observe(&mut self, o: &Obs) {
+        self.now_ns = o.at_ns;
         match (&o.proc, &o.event) {
             (Proc::Server(s), Event::Server { event: ServerEvent::Raft(r) }) => self.raft_event(*s, r),
             (Proc::Server(s), Event::Server { event: ServerEvent::Service { event, .. } }) => self.service_event(*s, event),
             (Proc::Server(s), e) if lifecycle(e).is_some() => {
                 let role = if self.leading.contains(s) { "leader" } else { "server" };
                 self.add("fault", lifecycle(e).unwrap_or_default(), role, 0);
+                self.add("near", lifecycle(e).unwrap_or_default(), role, self.since(self.last_election_ns));
                 if matches!(e, Event::Crashed) {
                     self.leading.remove(s);
+                    self.led_since_ns.remove(s);
                 }
             }
             (Proc::Client(c), e) => self.client_event(*c, e),
@@ -106,9 +140,12 @@ impl Walk {
             RaftEvent::BecameLeader { .. } => {
                 self.leading.insert(server);
                 self.elections += 1;
+                self.last_election_ns = Some(self.now_ns);
+                self.led_since_ns.insert(server, self.now_ns);
             }
             RaftEvent::SteppedDown { .. } => {
                 self.leading.remove(&server);
+                self.led_since_ns.remove(&server);
             }
             RaftEvent::ConfigChanged { .. } => {}
         }
@@ -123,6 +160,8 @@ impl Walk {
         let moved = self.service_term.insert(server, term).is_some_and(|t| t != term);
         let role = if self.leading.contains(&server) { "leader" } else { "follower" };
         self.add("service", role, kind, u8::from(moved));
+        let since_ns = self.led_since_ns.get(&server).copied().or(self.last_election_ns);
+        self.add("near", role, kind, self.since(since_ns));
     }
 
     fn client_event(&mut self, client: u64, event: &Event) {
@@ -130,6 +169,10 @@ impl Walk {
         if let Some(life) = lifecycle(event) {
             let role = if self.believing.contains(&client) { "holder" } else { "client" };
             self.add("fault", life, role, 0);
+            self.add("near", life, role, self.since(self.last_election_ns));
+        }
+        if matches!(event, Event::BeliefStarted { .. } | Event::BeliefEnded { .. } | Event::KeepAliveRefused { .. }) {
+            self.add("near", kind, "client", self.since(self.last_election_ns));
         }
         match event {
             Event::BeliefStarted { .. } => {

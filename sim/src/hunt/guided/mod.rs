@@ -88,6 +88,8 @@ struct State<'a> {
     rng: ChaCha8Rng,
     /// Fresh seeds drawn so far (position in the interleaved order).
     fresh: usize,
+    /// Mutations made so far of each scenario's entries.
+    mutated: Vec<usize>,
     corpus: Corpus,
     unattributed: Vec<Unattributed>,
 }
@@ -95,7 +97,8 @@ struct State<'a> {
 impl<'a> State<'a> {
     fn new(scenarios: &'a [Scenario], bugs: Bugs, options: &'a GuidedOptions) -> State<'a> {
         let rng = ChaCha8Rng::seed_from_u64(derive_seed(options.seeds.start, Stream::Chaos, 1));
-        State { scenarios, bugs, options, rng, fresh: 0, corpus: Corpus::default(), unattributed: Vec::new() }
+        let mutated = vec![0; scenarios.len()];
+        State { scenarios, bugs, options, rng, fresh: 0, mutated, corpus: Corpus::default(), unattributed: Vec::new() }
     }
 
     /// A fresh seed during the first pass, with probability `explore` or
@@ -105,7 +108,9 @@ impl<'a> State<'a> {
         if first_pass || self.corpus.entries.is_empty() || self.rng.gen_bool(self.options.explore) {
             return self.fresh_genome();
         }
-        let parent = self.corpus.pick(&mut self.rng)?;
+        let base = self.corpus.next_base(&self.mutated)?;
+        self.mutated[base] += 1;
+        let parent = self.corpus.pick(base, &mut self.rng)?;
         let donor = self.corpus.donor(parent, &mut self.rng).cloned();
         Some(mutate::mutate(&self.corpus.entries[parent].genome, donor.as_ref(), self.scenarios, &mut self.rng))
     }

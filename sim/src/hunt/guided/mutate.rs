@@ -11,6 +11,11 @@
 //! - `splice`: a fault taken from another corpus entry of the same scenario;
 //! - `reseed`: the same faults under another run seed (other message
 //!   latencies, timeouts and workload choices);
+//! - `graft`: the faults of a fifth of the run replaced by what another
+//!   seed's chaos draws there, so the search also meets faults no corpus
+//!   entry holds (the others only move, copy or splice faults the corpus
+//!   already has, and once the first seeds' faults are exhausted a search
+//!   of a bug that needs a kind of fault they lack never finds it);
 //! - `knob`: one group of engine knobs redrawn (the timing group —
 //!   election, heartbeat, latency, client timeout — moves together, since
 //!   `knobs::draw` derives each from the others).
@@ -19,12 +24,12 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use leasesim_scenario::Scenario;
+use leasesim_scenario::{Scenario, ScheduledFault};
 
 use super::genome::{movable, Genome};
-use crate::run::knobs;
+use crate::run::{chaos, knobs};
 
-const MUTATIONS: [&str; 7] = ["shift", "stretch", "drop", "copy", "splice", "reseed", "knob"];
+const MUTATIONS: [&str; 8] = ["shift", "stretch", "drop", "copy", "splice", "reseed", "graft", "knob"];
 
 /// A child of `parent`: one to three mutations, `donor` (another entry of
 /// the same scenario, if any) giving faults to `splice`.
@@ -91,8 +96,22 @@ fn apply(kind: &str, g: &mut Genome, donor: Option<&Genome>, base: &Scenario, rn
             g.seed = rng.gen_range(0..1 << 32);
             Some(format!("reseed {}", g.seed))
         }
+        "graft" => graft(g, base, rng),
         _ => knob(g, base, rng),
     }
+}
+
+/// Replaces the movable faults of a window a fifth of the run long with
+/// those another seed's draw puts in the same window.
+fn graft(g: &mut Genome, base: &Scenario, rng: &mut ChaCha8Rng) -> Option<String> {
+    let seed: u64 = rng.gen_range(0..1 << 32);
+    let other = chaos::decide(base, seed)?;
+    let width_ns = base.duration_ns / 5;
+    let from_ns = rng.gen_range(0..=base.duration_ns - width_ns);
+    let inside = |f: &ScheduledFault| movable(f) && (from_ns..from_ns + width_ns).contains(&f.at_ns);
+    g.decided.faults.retain(|f| !inside(f));
+    g.decided.faults.extend(other.faults.into_iter().filter(inside));
+    Some(format!("graft {}..{} from seed {seed}'s draw", leasesim_core::fmt_secs(from_ns), leasesim_core::fmt_secs(from_ns + width_ns)))
 }
 
 /// Redraws one group of knobs from another seed's draw.
