@@ -154,14 +154,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         .play()
         .await
         .map_err(|e| bad(format!("{}: a fault could not be played: {e} (logs in {})", s.path.display(), dir.display())))?;
-    let grace = ctx.until + ctx.timeout * 4;
-    for task in clients.into_tasks() {
-        let left = grace.saturating_duration_since(Instant::now());
-        let abort = task.abort_handle();
-        if tokio::time::timeout(left, task).await.is_err() {
-            abort.abort();
-        }
-    }
+    drain(clients, ctx.until + ctx.timeout * 4).await;
     let real_seconds = started.elapsed().as_secs_f64();
     let history = match s.workloads.iter().any(|w| matches!(w.kind, WorkloadKind::Watch(_))) {
         true => Some(crate::history::committed_changes(&ctx.endpoints).await),
@@ -187,6 +180,19 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         eprintln!("report: {}", path.display());
     }
     Ok(if outcome.expected { 0 } else { 1 })
+}
+
+/// Waits for every client task to end by `grace` (each stops at the run's
+/// end, but a request in flight may take a few timeouts), aborting those
+/// that do not.
+async fn drain(clients: Clients, grace: Instant) {
+    for task in clients.into_tasks() {
+        let left = grace.saturating_duration_since(Instant::now());
+        let abort = task.abort_handle();
+        if tokio::time::timeout(left, task).await.is_err() {
+            abort.abort();
+        }
+    }
 }
 
 /// The run's log with the members' own events merged in (leasesim-node
