@@ -30,6 +30,7 @@ pub mod seeds;
 mod selector;
 mod span;
 pub mod suggest;
+pub mod txn_draw;
 mod validate;
 mod watch_txn;
 mod workload;

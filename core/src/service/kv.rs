@@ -70,6 +70,23 @@ impl KeyRange {
         KeyRange { key: key.to_vec(), range_end: Vec::new() }
     }
 
+    /// Every key starting with `prefix` (etcd's `GetPrefixRangeEnd`): the
+    /// range ends at the prefix with its last byte below 0xff raised by
+    /// one; every key from `\0` on for an empty prefix or one of 0xff bytes.
+    pub fn prefix(prefix: &[u8]) -> Self {
+        if prefix.is_empty() {
+            return KeyRange { key: vec![0], range_end: vec![0] };
+        }
+        let mut end = prefix.to_vec();
+        while let Some(last) = end.pop() {
+            if last < 0xff {
+                end.push(last + 1);
+                return KeyRange { key: prefix.to_vec(), range_end: end };
+            }
+        }
+        KeyRange { key: prefix.to_vec(), range_end: vec![0] }
+    }
+
     pub fn contains(&self, key: &[u8]) -> bool {
         if self.range_end.is_empty() {
             return key == self.key.as_slice();

@@ -53,7 +53,7 @@ struct Leave {
 }
 
 pub async fn run(ctx: Shared, client: u64, spec: WatchWorkload, mut pass: Pass) {
-    let range = wire::prefix_range(&spec.prefix);
+    let range = KeyRange::prefix(spec.prefix.as_bytes());
     let server = client as usize % ctx.endpoints.len();
     let incarnation = ctx.seen.now_ns() / 1_000_000;
     let first = match spec.start {

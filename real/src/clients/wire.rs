@@ -5,7 +5,7 @@
 //! version, single-key puts, deletes and gets; anything else is a bug of
 //! this crate's clients and panics with what it was.
 
-use leasesim_core::service::kv::{Change, KeyRange, KvValue};
+use leasesim_core::service::kv::{Change, KvValue};
 use leasesim_core::service::{
     Compare, CompareResult, CompareTarget, RangeResponse, Response, TxnOp, TxnOpResponse, TxnRequest, TxnResponse,
 };
@@ -107,25 +107,11 @@ pub fn change(event: &mvccpb::Event) -> Option<Change> {
     })
 }
 
-/// The range of every key starting with `prefix` (etcd's
-/// `GetPrefixRangeEnd`); every key for an empty prefix.
-pub fn prefix_range(prefix: &str) -> KeyRange {
-    if prefix.is_empty() {
-        return KeyRange { key: vec![0], range_end: vec![0] };
-    }
-    let mut end = prefix.as_bytes().to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return KeyRange { key: prefix.as_bytes().to_vec(), range_end: end };
-        }
-    }
-    KeyRange { key: prefix.as_bytes().to_vec(), range_end: vec![0] }
-}
-
 #[cfg(test)]
 mod tests {
     use leasesim_core::service::{DeleteRequest, PutRequest, RangeRequest};
+
+    use leasesim_core::service::kv::KeyRange;
 
     use super::*;
 
@@ -173,8 +159,8 @@ mod tests {
 
     #[test]
     fn a_prefix_covers_exactly_its_keys() {
-        let r = prefix_range("t");
+        let r = KeyRange::prefix(b"t");
         assert!(r.contains(b"t0") && r.contains(b"t") && !r.contains(b"u") && !r.contains(b"s9"));
-        assert_eq!(prefix_range(""), KeyRange { key: vec![0], range_end: vec![0] });
+        assert_eq!(KeyRange::prefix(b""), KeyRange { key: vec![0], range_end: vec![0] });
     }
 }

@@ -14,13 +14,8 @@
 use std::collections::BTreeMap;
 
 use leasesim_core::client::Session;
-use leasesim_core::service::kv::KeyRange;
-use leasesim_core::service::{
-    Compare, CompareResult, CompareTarget, DeleteRequest, Op, PutRequest, RangeRequest, Response, TxnOp, TxnOpResponse, TxnRequest,
-};
+use leasesim_core::service::{Op, TxnRequest};
 use leasesim_core::ClientId;
-use rand::seq::SliceRandom;
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{draw_ns, ClientStart};
@@ -28,6 +23,7 @@ use crate::host::{Actor, Step};
 use crate::world::wire::Wire;
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::Proc;
+use leasesim_scenario::txn_draw;
 use leasesim_scenario::TxnWorkload;
 
 pub struct TxnClient {
@@ -42,12 +38,7 @@ pub struct TxnClient {
     /// Values written are unique per client and incarnation.
     writes: u64,
     /// What this client's last read saw in each key (compares use it).
-    last_read: BTreeMap<String, Option<String>>,
-}
-
-fn put(key: &str, value: &str) -> TxnOp {
-    let (key, value) = (key.as_bytes().to_vec(), value.as_bytes().to_vec());
-    TxnOp::Put(PutRequest { key, value, lease: None, prev_kv: false, ignore_value: false, ignore_lease: false })
+    last_read: txn_draw::LastRead,
 }
 
 impl TxnClient {
@@ -57,43 +48,9 @@ impl TxnClient {
         TxnClient { id, spec, incarnation, rng, session, open, next_op_mono_ns, writes, last_read }
     }
 
-    /// Two or more distinct keys, in a drawn order.
-    fn draw_keys(&mut self) -> Vec<String> {
-        let mut keys: Vec<String> = (0..self.spec.keys).map(|k| format!("t{k}")).collect();
-        keys.shuffle(&mut self.rng);
-        let count = self.rng.gen_range(2..=keys.len());
-        keys.truncate(count);
-        keys
-    }
-
     fn draw_txn(&mut self) -> TxnRequest {
-        let keys = self.draw_keys();
-        if self.rng.gen_bool(0.5) {
-            let success = keys.iter().map(|k| TxnOp::Range(RangeRequest::of(KeyRange::single(k.as_bytes())))).collect();
-            return TxnRequest { compares: Vec::new(), success, failure: Vec::new() };
-        }
-        self.writes += 1;
-        let value = format!("c{}.{}.{}", self.id, self.incarnation, self.writes);
-        let compared = &keys[0];
-        let target = match self.last_read.get(compared).cloned().flatten() {
-            Some(seen) => CompareTarget::Value(seen.into_bytes()),
-            None => CompareTarget::Version(0),
-        };
-        let compare = Compare { range: KeyRange::single(compared.as_bytes()), target, result: CompareResult::Equal };
-        let success = keys.iter().map(|k| put(k, &value)).collect();
-        let failure = vec![TxnOp::Delete(DeleteRequest { range: KeyRange::single(compared.as_bytes()), prev_kv: false })];
-        TxnRequest { compares: vec![compare], success, failure }
-    }
-
-    /// Remembers what a read txn saw, for the compares of later writes.
-    fn note_reads(&mut self, op: &Op, response: &Response) {
-        let (Op::Txn(txn), Response::Txn(answer)) = (op, response) else { return };
-        for (asked, got) in txn.success.iter().zip(&answer.responses) {
-            if let (TxnOp::Range(range), TxnOpResponse::Range(found)) = (asked, got) {
-                let value = found.kvs.first().map(|(_, v)| String::from_utf8_lossy(&v.value).into_owned());
-                self.last_read.insert(String::from_utf8_lossy(&range.range.key).into_owned(), value);
-            }
-        }
+        let writer = format!("c{}.{}", self.id, self.incarnation);
+        txn_draw::draw_txn(&mut self.rng, self.spec.keys, &writer, &mut self.writes, &self.last_read)
     }
 
     fn flush(&mut self, step: &mut Step<'_>) {
@@ -115,7 +72,9 @@ impl Actor for TxnClient {
         if let Some(done) = self.session.on_response(step.mono_ns, response) {
             if self.open == Some(done.seq) {
                 self.open = None;
-                self.note_reads(&done.op, &done.response);
+                if let Op::Txn(txn) = &done.op {
+                    txn_draw::note_reads(&mut self.last_read, txn, &done.response);
+                }
                 step.record(Event::KvReturn { seq: done.seq, response: done.response });
                 self.next_op_mono_ns = step.mono_ns + draw_ns(&mut self.rng, self.spec.interval_ns);
             }

@@ -48,29 +48,13 @@ pub struct WatchClient {
     check_sent_mono_ns: Option<u64>,
 }
 
-/// The end of the range of keys starting with `prefix` (etcd's
-/// `GetPrefixRangeEnd`); every key from `\0` on for an empty prefix.
-fn prefix_range(prefix: &str) -> KeyRange {
-    if prefix.is_empty() {
-        return KeyRange { key: vec![0], range_end: vec![0] };
-    }
-    let mut end = prefix.as_bytes().to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return KeyRange { key: prefix.as_bytes().to_vec(), range_end: end };
-        }
-    }
-    KeyRange { key: prefix.as_bytes().to_vec(), range_end: vec![0] }
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
 impl WatchClient {
     pub fn new(start: ClientStart, spec: WatchWorkload) -> Self {
-        let range = prefix_range(&spec.prefix);
+        let range = KeyRange::prefix(spec.prefix.as_bytes());
         let server = start.id as usize % start.servers.len().max(1);
         WatchClient {
             id: start.id,
