@@ -328,7 +328,7 @@ fn unknown_invariant_id_in_expect() {
         "unknown invariant id `fencing`; did you mean `fencing-order`?",
     );
     assert!(fix.starts_with("invariant ids: election-safety,"), "{fix}");
-    assert!(fix.ends_with("task-once, task-lost, singleton-overlap, watch-delivery"), "{fix}");
+    assert!(fix.ends_with("task-once, task-lost, singleton-overlap, watch-delivery, holder-lease, promote-extension"), "{fix}");
 }
 
 #[test]
