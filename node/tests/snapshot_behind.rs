@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::ProcessCluster;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
@@ -65,11 +65,11 @@ fn applies_go_on_while_a_large_snapshot_is_written() {
 
     std::fs::remove_file(&hold).unwrap();
     // The writer takes the two queued snapshots (at about 100 and 200);
-    // each later batch takes in what is written and cuts the log.
-    let started = Instant::now();
+    // each later batch takes in what is written and cuts the log. Bounded
+    // by puts, not by the clock (a loaded machine only makes it slower).
     let mut next = 300;
     while file_len(&dir.join("wal.log")) > wal_before / 2 {
-        assert!(started.elapsed() < Duration::from_secs(60), "the log was not cut within 60 s of the release");
+        assert!(next < 900, "the log was not cut within 600 puts of the release");
         put_keys(&cluster, next..next + 1);
         next += 1;
         std::thread::sleep(Duration::from_millis(100));
