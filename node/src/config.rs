@@ -14,6 +14,11 @@ use leasesim_core::raft::RaftConfig;
 use leasesim_core::server::ServerConfig;
 use leasesim_core::{ExpiryStrategy, NodeId, NS_PER_MS};
 
+/// Core's defaults for the replication knobs (`RaftConfig::new`), which
+/// the simulator's scenarios also default to.
+pub const DEFAULT_MAX_APPEND_ENTRIES: u64 = 64;
+pub const DEFAULT_MAX_IN_FLIGHT_APPENDS: u64 = 4;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ClusterState {
     New,
@@ -73,6 +78,14 @@ pub struct ServeArgs {
     /// --initial-cluster; a restart from the same --data-dir needs no leader.
     #[arg(long, value_parser = parse_url, conflicts_with_all = ["initial_cluster", "initial_cluster_state"])]
     pub join: Option<SocketAddr>,
+    /// Start as a spare server (a scenario's `spares`): named in
+    /// --initial-cluster, its id from --name as the initial members' are,
+    /// but outside the genesis configuration, so it stays passive until a
+    /// leader adds it through the log (a JoinCluster call naming its id, as
+    /// `leasesim-real` makes for a scenario's `add`). A restart from the
+    /// same --data-dir starts it as it was.
+    #[arg(long, conflicts_with_all = ["join", "initial_cluster_state"])]
+    pub spare: bool,
     /// Heartbeat interval in milliseconds.
     #[arg(long = "heartbeat-interval", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub heartbeat_interval_ms: u64,
@@ -81,6 +94,20 @@ pub struct ServeArgs {
     pub election_timeout_ms: u64,
     #[arg(long, value_enum, default_value = "leader-monotonic")]
     pub lease_expiry: LeaseExpiry,
+    /// At most this many entries in one AppendEntries message (core's
+    /// batch size; a scenario's `max_append_entries`).
+    #[arg(long, default_value_t = DEFAULT_MAX_APPEND_ENTRIES, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_append_entries: u64,
+    /// At most this many AppendEntries batches sent to one follower and not
+    /// yet acknowledged (core's pipelining depth; a scenario's
+    /// `max_in_flight_appends`).
+    #[arg(long, default_value_t = DEFAULT_MAX_IN_FLIGHT_APPENDS, value_parser = clap::value_parser!(u64).range(1..=1_000))]
+    pub max_in_flight_appends: u64,
+    /// With --lease-expiry leader-monotonic: confirm leadership by a
+    /// read-index round before answering a keep-alive (`false`: answer at
+    /// once, as etcd's lessor; a scenario's `keepalive_read_index`).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub keepalive_read_index: bool,
     /// Compact the log after this many applied entries (the last one
     /// given wins, so a test can override a harness's value). Each
     /// snapshot copies and writes the whole state on the thread that
@@ -167,12 +194,15 @@ impl ServeArgs {
         raft.heartbeat_ns = self.heartbeat_interval_ms * NS_PER_MS;
         raft.election_timeout_min_ns = self.election_timeout_ms * NS_PER_MS;
         raft.election_timeout_max_ns = 2 * self.election_timeout_ms * NS_PER_MS;
+        raft.max_entries_per_append = self.max_append_entries as usize;
+        raft.max_in_flight_appends = self.max_in_flight_appends as usize;
         let mut bugs = Bugs::default();
         for name in self.bugs.iter().filter(|b| !crate::driver::NODE_BUGS.contains(&b.as_str())) {
             bugs.enable(name).expect("checked by parse_bug");
         }
         let mut config = ServerConfig::new(raft, self.lease_expiry.into()).with_bugs(bugs);
         config.snapshot_every_entries = self.snapshot_count;
+        config.keepalive_read_index = self.keepalive_read_index;
         // The whole-state digest and invariant walks every few entries cost
         // time in the number of keys and history records; a member holding
         // tens of thousands of them (etcdctl check perf) spent most of its

@@ -101,10 +101,12 @@ impl Start {
         // existing cluster takes the id `member add` gave it (derived from its
         // peer URL) and starts passive (its own id left out of the genesis
         // set); it learns the configuration from the log once a leader adds it.
+        // A spare (`--spare`) keeps the id its name gives and starts
+        // passive the same way, until a leader adds that id.
         let mut voters: BTreeSet<_> = members.keys().copied().collect();
         if args.initial_cluster_state == ClusterState::Existing {
             me.id = member_id(&format!("http://{}", me.peer));
-        } else {
+        } else if !args.spare {
             voters.insert(me.id);
         }
         let id = me.id;

@@ -30,6 +30,8 @@ pub struct Member {
     pub proc: Proc,
     /// Its etcd API, `127.0.0.1:PORT`.
     pub client_addr: String,
+    /// Where it listens for peers (a membership change names it).
+    pub peer_addr: SocketAddr,
     /// Its test control endpoint (leasesim-node only).
     pub control: Option<SocketAddr>,
     /// Where it writes its own events (leasesim-node only).
@@ -37,7 +39,10 @@ pub struct Member {
 }
 
 pub struct Cluster {
+    /// The voters `s1`… first, then the spares (`membership.rs`).
     pub members: Vec<Member>,
+    /// How many of `members` are the initial voters.
+    pub voters: usize,
     pub mesh: Option<Mesh>,
     /// Held so that dropping the cluster stops the store too.
     _store: Proc,
@@ -62,13 +67,15 @@ const CONTROL_UP_WITHIN: Duration = Duration::from_secs(10);
 impl Cluster {
     /// Starts every server and the store, and waits for a leader.
     pub async fn start(s: &Scenario, target: Target, bins: &Binaries, dir: &Path, base_link: LinkFault) -> Result<Cluster, String> {
-        let n = s.cluster.servers as usize;
+        let n = (s.cluster.servers + s.cluster.spares) as usize;
+        let voters = s.cluster.servers as usize;
         let mut ports = Vec::new();
         for _ in 0..n {
             ports.push((free_port()?, free_port()?, free_port()?, free_port()?));
         }
         let names: Vec<String> = (1..=n).map(|i| format!("s{i}")).collect();
-        let initial = names.iter().zip(&ports).map(|(name, p)| format!("{name}=http://127.0.0.1:{}", p.0)).collect::<Vec<_>>().join(",");
+        let initial =
+            names.iter().zip(&ports).take(voters).map(|(name, p)| format!("{name}=http://127.0.0.1:{}", p.0)).collect::<Vec<_>>().join(",");
         let mesh = match target {
             Target::Node => {
                 let members = names
@@ -83,13 +90,20 @@ impl Cluster {
         let mut members = Vec::new();
         for (i, (name, p)) in names.iter().zip(&ports).enumerate() {
             let argv = match target {
-                Target::Node => node_argv(s, &bins.node, dir, name, *p, &initial, mesh.as_ref().map(|m| m.route_args(i))),
+                Target::Node => {
+                    let mut argv = node_argv(s, &bins.node, dir, name, *p, &initial, mesh.as_ref().map(|m| m.route_args(i)));
+                    if i >= voters {
+                        crate::membership::as_spare(&mut argv, name, p.0);
+                    }
+                    argv
+                }
                 Target::Etcd => etcd_argv(s, &bins.etcd, dir, name, *p, &initial),
             };
             let control = (target == Target::Node).then(|| SocketAddr::from(([127, 0, 0, 1], p.3)));
             let events = (target == Target::Node).then(|| dir.join(format!("{name}.events.jsonl")));
             let proc = Proc::spawn(argv, dir.join(format!("{name}.log")))?;
-            members.push(Member { proc, client_addr: format!("127.0.0.1:{}", p.1), control, events });
+            let peer_addr = SocketAddr::from(([127, 0, 0, 1], p.0));
+            members.push(Member { proc, client_addr: format!("127.0.0.1:{}", p.1), peer_addr, control, events });
         }
         let store_port = free_port()?;
         let mut store_argv = bins.node.clone();
@@ -100,16 +114,17 @@ impl Cluster {
         }
         let mut store = Proc::spawn(store_argv, dir.join("store.log"))?;
         wait_for_store(&mut store, store_port).await?;
-        let mut cluster = Cluster { members, mesh, _store: store, store_addr: format!("127.0.0.1:{store_port}"), base_link };
+        let mut cluster = Cluster { members, voters, mesh, _store: store, store_addr: format!("127.0.0.1:{store_port}"), base_link };
         cluster.apply_initial_clocks(s).await?;
         cluster.heal_links()?;
         cluster.wait_for_leader(FIRST_LEADER_WITHIN).await?;
         Ok(cluster)
     }
 
-    /// Every member's etcd API, in server order.
+    /// The initial voters' etcd APIs, in server order: the clients know
+    /// only them, as the simulator's do (spares come and go).
     pub fn endpoints(&self) -> Vec<String> {
-        self.members.iter().map(|m| m.client_addr.clone()).collect()
+        self.members.iter().take(self.voters).map(|m| m.client_addr.clone()).collect()
     }
 
     /// The index of the member that says it leads (and is running).
@@ -286,6 +301,7 @@ fn node_argv(
     argv.extend(["--initial-cluster".into(), initial.into()]);
     argv.extend(["--lease-expiry".into(), expiry_name(s.cluster.lease_expiry).into()]);
     argv.extend(timing_args(s));
+    argv.extend(replication_args(s));
     for bug in s.bugs.enabled() {
         argv.extend(["--bug".into(), bug.into()]);
     }
@@ -314,6 +330,20 @@ fn timing_args(s: &Scenario) -> Vec<String> {
         (s.cluster.election_timeout_ns.0 / 1_000_000).to_string(),
         "--snapshot-count".into(),
         s.cluster.snapshot_every.to_string(),
+    ]
+}
+
+/// Core's replication knobs, which only leasesim-node takes (`refuse.rs`
+/// refuses them against etcd).
+fn replication_args(s: &Scenario) -> Vec<String> {
+    let c = &s.cluster;
+    vec![
+        "--max-append-entries".into(),
+        c.max_append_entries.to_string(),
+        "--max-in-flight-appends".into(),
+        c.max_in_flight_appends.to_string(),
+        "--keepalive-read-index".into(),
+        c.keepalive_read_index.to_string(),
     ]
 }
 

@@ -26,6 +26,7 @@ mod compare;
 mod crash_points;
 mod gate;
 mod history;
+mod membership;
 mod procs;
 mod refuse;
 mod report;

@@ -149,6 +149,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         armed: Vec::new(),
         aimed: Vec::new(),
         clients: &mut clients,
+        asked: Vec::new(),
     };
     let clocks = player
         .play()

@@ -6,14 +6,16 @@
 //! partitions, isolation, blocks, delays and loss on the link proxies;
 //! clock changes through the member's control endpoint; `messages` faults
 //! on Raft kinds aimed on every peer link proxy, and on client kinds on
-//! the runner's clients (`clients/aimed.rs`). When the fault
-//! phase ends, everything is healed (the simulator's settle phase).
+//! the runner's clients (`clients/aimed.rs`); `add` and `remove` asked of
+//! the leader (`membership.rs`). When the fault phase ends, everything is
+//! healed (the simulator's settle phase).
 //!
 //! Each fault, and each one skipped because its selector matched nobody
 //! then, is recorded in the run's log (`Fault`, `FaultSkipped`,
 //! `Crashed`, `Paused`…), so the verdict's evidence shows what was done.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use leasesim_core::duration::format_duration;
@@ -29,6 +31,7 @@ use crate::clients::tasks::Clients;
 use crate::clients::Ctx;
 use crate::cluster::Cluster;
 use crate::gate::Gate;
+use crate::membership::{Change, Leader};
 use crate::selectors::{resolve, Who};
 
 /// What undoes a fault that was played.
@@ -46,7 +49,7 @@ pub(crate) enum Undo {
 pub struct Player<'a> {
     pub scenario: &'a Scenario,
     pub cluster: &'a mut Cluster,
-    pub ctx: &'a Ctx,
+    pub ctx: &'a Arc<Ctx>,
     pub gates: &'a [Gate],
     pub rng: ChaCha8Rng,
     /// The servers' clocks as played (for the judge's assumptions).
@@ -59,6 +62,8 @@ pub struct Player<'a> {
     /// link carries them all).
     pub aimed: Vec<(usize, AimedFault)>,
     pub clients: &'a mut Clients,
+    /// Membership changes asked and not yet answered (`membership.rs`).
+    pub asked: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Player<'_> {
@@ -104,6 +109,7 @@ impl Player<'_> {
         self.watch_armed(&mut undos);
         self.disarm_unreached().await;
         self.heal(undos.into_values().collect())?;
+        self.await_answers().await;
         Ok(self.clocks)
     }
 
@@ -174,14 +180,58 @@ impl Player<'_> {
                 self.aim(order, *m)?;
                 Some(Undo::Unaim(order))
             }
+            FaultAction::Add(n) => {
+                let peer = self.cluster.members[*n as usize - 1].peer_addr;
+                self.resolved.push(format!("s{n}"));
+                self.membership(fault, Change::Add(*n, peer)).await;
+                None
+            }
+            FaultAction::Remove(s) => {
+                if let Some(Who::Server(i)) = self.who(s, fault).await {
+                    self.membership(fault, Change::Remove(i as u64 + 1)).await;
+                }
+                None
+            }
             action => self.network(action, fault).await?,
         };
-        if undo.is_some() || matches!(fault.action, FaultAction::Clock { .. }) && !self.resolved.is_empty() {
+        let once = matches!(fault.action, FaultAction::Clock { .. } | FaultAction::Add(_) | FaultAction::Remove(_));
+        if undo.is_some() || once && !self.resolved.is_empty() {
             let lasts = fault.for_ns.map_or(String::new(), |ns| format!(" for {}", format_duration(ns)));
             let action = format!("{}: {} {}{lasts}", origin(fault), fault.action.name(), self.resolved.join(" "));
             self.note(JudgeProc::Admin, Event::Fault { action });
         }
         Ok(undo)
+    }
+
+    /// Asks whoever leads now for `change` (nobody leads: skipped, as the
+    /// simulator skips it); the answer is recorded when it comes.
+    async fn membership(&mut self, fault: &ScheduledFault, change: Change) {
+        let Some(i) = self.cluster.leader().await else {
+            let action = format!("{}: {}", origin(fault), fault.action.name());
+            self.note(JudgeProc::Admin, Event::FaultSkipped { action, why: "no leader to ask".into() });
+            self.resolved.clear();
+            return;
+        };
+        let member = &self.cluster.members[i];
+        let leader = Leader { n: i as u64 + 1, peer: member.peer_addr, client: member.client_addr.clone() };
+        self.resolved.push(format!("(ask s{})", leader.n));
+        self.asked.push(crate::membership::ask(self.ctx, leader, change));
+    }
+
+    /// Waits for the membership changes still unanswered, until the clients
+    /// stop; one still unanswered then is dropped (its change may yet
+    /// commit), and the log says so.
+    async fn await_answers(&mut self) {
+        for mut task in std::mem::take(&mut self.asked) {
+            let left = self.ctx.until.saturating_duration_since(std::time::Instant::now());
+            if tokio::time::timeout(left, &mut task).await.is_err() {
+                task.abort();
+                // Dropped once cancelled, with its hold on the run's context.
+                let _ = task.await;
+                let why = "no answer before the run ended".to_string();
+                self.note(JudgeProc::Admin, Event::FaultSkipped { action: "a membership change".into(), why });
+            }
+        }
     }
 
     /// Partitions, isolation, blocks and delays: the links they cut or slow.

@@ -38,8 +38,10 @@ pub async fn resolve(selector: &Selector, cluster: &Cluster, ctx: &Ctx, clients:
         Selector::Client(c) => Ok(Who::Client(*c)),
         Selector::Leader => cluster.leader().await.map(Who::Server).ok_or_else(|| "no member leads now".to_string()),
         Selector::Follower => {
+            // Among the initial voters, as the simulator draws it (spares
+            // are not followers until added, and may be removed again).
             let leader = cluster.leader().await;
-            let followers: Vec<usize> = running.into_iter().filter(|i| Some(*i) != leader).collect();
+            let followers: Vec<usize> = running.into_iter().filter(|i| *i < cluster.voters && Some(*i) != leader).collect();
             followers.choose(rng).copied().map(Who::Server).ok_or_else(|| "no follower runs now".to_string())
         }
         Selector::RandomServer => {
