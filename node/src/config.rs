@@ -242,3 +242,36 @@ mod tests {
         assert!(parse_duration("1m30s").unwrap_err().contains("e.g. 500ms, 5s or 1m"));
     }
 }
+
+#[cfg(test)]
+mod knob_tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<ServeArgs, clap::Error> {
+        Flags::try_parse_from(std::iter::once("leasesim-node").chain(args.iter().copied())).map(|f| f.serve)
+    }
+
+    #[test]
+    fn replication_knobs_reach_cores_config_and_default_to_cores() {
+        let config = parse(&[]).unwrap().server_config(1, BTreeSet::from([1]));
+        let core = RaftConfig::new(1, BTreeSet::from([1]));
+        assert_eq!(config.raft.max_entries_per_append, core.max_entries_per_append);
+        assert_eq!(config.raft.max_in_flight_appends, core.max_in_flight_appends);
+        assert!(config.keepalive_read_index);
+        let args = parse(&["--max-append-entries", "2", "--max-in-flight-appends", "16", "--keepalive-read-index", "false"]).unwrap();
+        let config = args.server_config(1, BTreeSet::from([1]));
+        assert_eq!((config.raft.max_entries_per_append, config.raft.max_in_flight_appends), (2, 16));
+        assert!(!config.keepalive_read_index);
+        for bad in [["--max-append-entries", "0"], ["--max-in-flight-appends", "1001"], ["--keepalive-read-index", "maybe"]] {
+            assert!(parse(&bad).is_err(), "{bad:?} is refused");
+        }
+        assert!(parse(&["--spare", "--initial-cluster-state", "existing"]).is_err(), "--spare is its own way in");
+    }
+}

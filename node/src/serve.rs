@@ -429,3 +429,34 @@ async fn finish_join(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn start(extra: &[&str]) -> Start {
+        let cluster = "s1=http://127.0.0.1:1,s2=http://127.0.0.1:2,s3=http://127.0.0.1:3";
+        let args = ["leasesim-node", "--name", "s3", "--listen-peer-urls", "http://127.0.0.1:3", "--initial-cluster", cluster];
+        let flags = Flags::try_parse_from(args.iter().chain(extra)).expect("flags parse");
+        Start::from_flags(&flags.serve).expect("a start")
+    }
+
+    #[test]
+    fn a_spare_keeps_its_named_id_outside_the_genesis_configuration() {
+        let voter = start(&[]);
+        assert_eq!((voter.id, voter.voters.iter().copied().collect::<Vec<_>>()), (3, vec![1, 2, 3]));
+        let spare = start(&["--spare"]);
+        assert_eq!((spare.id, spare.voters.iter().copied().collect::<Vec<_>>()), (3, vec![1, 2]));
+        assert_eq!(spare.members.len(), 3, "it knows the voters and itself");
+        // etcd's way in takes the id `member add` derives from the peer URL.
+        let existing = start(&["--initial-cluster-state", "existing"]);
+        assert_eq!(existing.id, member_id("http://127.0.0.1:3"));
+    }
+}

@@ -2,7 +2,8 @@
 //! processes on this machine (leasesim-node members by default, Debian's
 //! etcd 3.4 with `--target etcd`), runs its workloads as real clients,
 //! plays its faults for real (SIGKILL and restart, SIGSTOP/SIGCONT, TCP
-//! proxies on every member link, the members' skewable clocks) and judges
+//! proxies on every member link, the members' skewable clocks, spares
+//! added and voters removed through the leader) and judges
 //! what the clients saw with the simulator's own judge (`leasesim-judge`).
 //!
 //! It lives apart from the simulator because the simulator's binary builds

@@ -44,7 +44,7 @@ pub fn write(
 /// The run's view: every server and every process seen gets a lane.
 fn view(args: &RunArgs, s: &Scenario, obs: &[Obs], played: &BTreeMap<Proc, SimClock>, o: &Outcome) -> RunView {
     let mut clocks = played.clone();
-    let procs = (1..=s.cluster.servers).map(Proc::Server).chain(obs.iter().map(|o| o.proc));
+    let procs = (1..=s.cluster.servers + s.cluster.spares).map(Proc::Server).chain(obs.iter().map(|o| o.proc));
     for proc in procs {
         clocks.entry(proc).or_insert_with(|| SimClock::new(0, WALL_BASE_NS, 0.0));
     }
