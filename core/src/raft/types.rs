@@ -139,9 +139,11 @@ pub enum Message<C, S> {
         conflict_term: Option<Term>,
         read_ctx: u64,
     },
+    /// Boxed: the snapshot holds the whole state machine, and inline it
+    /// set the size of every message (a move of any message copied it).
     InstallSnapshot {
         term: Term,
-        snapshot: Snapshot<S>,
+        snapshot: Box<Snapshot<S>>,
     },
     InstallSnapshotResponse {
         term: Term,
