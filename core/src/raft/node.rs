@@ -125,7 +125,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                 node.log = RaftLog::restored(snap.last_index, snap.last_term, entries);
                 node.base_voters = snap.voters.clone();
                 node.handed_out_index = snap.last_index;
-                node.ready.install = Some(snap.clone());
+                node.ready.install = Some(Box::new(snap.clone()));
                 node.snapshot = Some(snap);
             }
             None => node.log = RaftLog::restored(0, 0, entries),

@@ -75,7 +75,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         self.ready.committed.clear();
         self.base_voters = snapshot.voters.clone();
         self.snapshot = Some(snapshot.clone());
-        self.ready.install = Some(snapshot.clone());
+        self.ready.install = Some(Box::new(snapshot.clone()));
         self.ready.persist.push(PersistOp::SaveSnapshot(snapshot));
         self.recompute_voters();
         self.send(from, Message::InstallSnapshotResponse { term, last_index });
