@@ -169,7 +169,7 @@ fn a_restarted_node_reinstalls_its_persisted_snapshot_first() {
 
     assert_eq!((node.first_index(), node.last_index(), node.commit_index()), (6, 7, 5));
     let ready = node.take_ready();
-    assert_eq!(ready.install, Some(snapshot));
+    assert_eq!(ready.install, Some(Box::new(snapshot)));
     assert!(ready.committed.is_empty() && ready.persist.is_empty() && ready.messages.is_empty());
 }
 
@@ -183,7 +183,7 @@ fn installing_keeps_the_entries_after_a_matching_snapshot_point() {
     assert_eq!((node.first_index(), node.last_index(), node.commit_index()), (4, 5, 3));
     assert_eq!(node.entries(4, 5), vec![entry(1, 4), entry(1, 5)]);
     let ready = node.take_ready();
-    assert_eq!(ready.install, Some(snapshot.clone()));
+    assert_eq!(ready.install, Some(Box::new(snapshot.clone())));
     assert_eq!(ready.persist, vec![PersistOp::SaveSnapshot(snapshot)]);
     assert_eq!(ready.messages, vec![(1, Message::InstallSnapshotResponse { term: 1, last_index: 3 })]);
 }
