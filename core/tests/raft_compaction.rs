@@ -169,7 +169,7 @@ fn a_restarted_node_reinstalls_its_persisted_snapshot_first() {
 
     assert_eq!((node.first_index(), node.last_index(), node.commit_index()), (6, 7, 5));
     let ready = node.take_ready();
-    assert_eq!(ready.install, Some(snapshot));
+    assert_eq!(ready.install, Some(Box::new(snapshot)));
     assert!(ready.committed.is_empty() && ready.persist.is_empty() && ready.messages.is_empty());
 }
 
@@ -178,12 +178,12 @@ fn installing_keeps_the_entries_after_a_matching_snapshot_point() {
     let mut node = follower(1, (1..=5).map(|i| entry(1, i)).collect());
     let snapshot = Snapshot { last_index: 3, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: state_at(3) };
 
-    node.step(1, 1, Message::InstallSnapshot { term: 1, snapshot: snapshot.clone() });
+    node.step(1, 1, Message::InstallSnapshot { term: 1, snapshot: Box::new(snapshot.clone()) });
 
     assert_eq!((node.first_index(), node.last_index(), node.commit_index()), (4, 5, 3));
     assert_eq!(node.entries(4, 5), vec![entry(1, 4), entry(1, 5)]);
     let ready = node.take_ready();
-    assert_eq!(ready.install, Some(snapshot.clone()));
+    assert_eq!(ready.install, Some(Box::new(snapshot.clone())));
     assert_eq!(ready.persist, vec![PersistOp::SaveSnapshot(snapshot)]);
     assert_eq!(ready.messages, vec![(1, Message::InstallSnapshotResponse { term: 1, last_index: 3 })]);
 }
@@ -193,7 +193,7 @@ fn installing_discards_a_log_that_disagrees_with_the_snapshot() {
     let mut node = follower(2, (1..=5).map(|i| entry(1, i)).collect());
     let snapshot = Snapshot { last_index: 3, last_term: 2, voters: BTreeSet::from([1, 2, 3]), data: state_at(3) };
 
-    node.step(1, 1, Message::InstallSnapshot { term: 2, snapshot: snapshot.clone() });
+    node.step(1, 1, Message::InstallSnapshot { term: 2, snapshot: Box::new(snapshot.clone()) });
 
     assert_eq!((node.first_index(), node.last_index(), node.commit_index()), (4, 3, 3));
     let ready = node.take_ready();
@@ -211,7 +211,7 @@ fn a_snapshot_older_than_the_commit_index_is_answered_with_it() {
     node.take_ready();
     let snapshot = Snapshot { last_index: 3, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: state_at(3) };
 
-    node.step(2, 1, Message::InstallSnapshot { term: 1, snapshot });
+    node.step(2, 1, Message::InstallSnapshot { term: 1, snapshot: Box::new(snapshot) });
 
     let ready = node.take_ready();
     assert_eq!(ready.install, None);

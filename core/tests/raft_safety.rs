@@ -279,7 +279,7 @@ fn a_stale_vote_request_or_snapshot_is_answered_with_the_current_term() {
 
     let snapshot =
         leasesim_core::raft::Snapshot { last_index: 5, last_term: 2, voters: BTreeSet::from([1, 2, 3]), data: ToyState::default() };
-    node.step(3, 3, Message::InstallSnapshot { term: 2, snapshot });
+    node.step(3, 3, Message::InstallSnapshot { term: 2, snapshot: Box::new(snapshot) });
     assert_eq!(node.take_ready().messages, vec![(3, Message::InstallSnapshotResponse { term: 3, last_index: 0 })]);
 }
 

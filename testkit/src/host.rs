@@ -24,7 +24,7 @@ impl RaftCluster {
         let mut problems: Vec<(RaftViolationKind, String)> = Vec::new();
         self.persist(id, ready.persist, !ready.messages.is_empty(), &mut problems);
         self.send(id, ready.messages);
-        self.install_and_apply(id, term, ready.install, &ready.committed, &mut problems);
+        self.install_and_apply(id, term, ready.install.map(|s| *s), &ready.committed, &mut problems);
         self.serve_reads(id, ready.reads, ready.reads_failed, &mut problems);
         self.check_commit_kept(id, &mut problems);
         self.check_leadership(id, &ready.events, &mut problems);

@@ -125,7 +125,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                 node.log = RaftLog::restored(snap.last_index, snap.last_term, entries);
                 node.base_voters = snap.voters.clone();
                 node.handed_out_index = snap.last_index;
-                node.ready.install = Some(snap.clone());
+                node.ready.install = Some(Box::new(snap.clone()));
                 node.snapshot = Some(snap);
             }
             None => node.log = RaftLog::restored(0, 0, entries),
@@ -391,7 +391,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             Message::AppendResponse { success, match_index, conflict_index, conflict_term, read_ctx, .. } => {
                 self.handle_append_response(from, success, match_index, conflict_index, conflict_term, read_ctx)
             }
-            Message::InstallSnapshot { snapshot, .. } => self.handle_install_snapshot(from, snapshot),
+            Message::InstallSnapshot { snapshot, .. } => self.handle_install_snapshot(from, *snapshot),
             Message::InstallSnapshotResponse { last_index, .. } => self.handle_install_snapshot_response(from, last_index),
             Message::TimeoutNow { .. } => self.handle_timeout_now(from),
         }

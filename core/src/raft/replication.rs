@@ -6,7 +6,7 @@
 use std::fmt::Debug;
 
 use super::node::RaftNode;
-use super::progress::ProgressState;
+use super::progress::{Progress, ProgressState};
 use super::types::*;
 use crate::types::{LogIndex, NodeId, Term};
 
@@ -22,18 +22,19 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         // Flow control for pipelining: at most `max_in_flight_appends`
         // batches of up to `max_entries_per_append` entries unacknowledged.
         let window = self.config.max_entries_per_append.max(1) as u64 * self.config.max_in_flight_appends.max(1) as u64;
+        let due = |pr: &Progress| match pr.state {
+            ProgressState::Probe => !pr.probe_sent,
+            ProgressState::Replicate => pr.next_index <= last_index && pr.in_flight() < window,
+            ProgressState::Snapshot { .. } => false,
+        };
+        // This runs on every `take_ready` of a leader, and mostly nothing is
+        // due: only then are the peers listed (an allocation).
+        if !self.progress.values().any(due) {
+            return;
+        }
         let peers: Vec<NodeId> = self.progress.keys().copied().collect();
         for peer in peers {
-            loop {
-                let pr = &self.progress[&peer];
-                let due = match pr.state {
-                    ProgressState::Probe => !pr.probe_sent,
-                    ProgressState::Replicate => pr.next_index <= last_index && pr.in_flight() < window,
-                    ProgressState::Snapshot { .. } => false,
-                };
-                if !due {
-                    break;
-                }
+            while due(&self.progress[&peer]) {
                 self.send_append(peer);
             }
         }

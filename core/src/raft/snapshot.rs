@@ -40,7 +40,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         if let Some(pr) = self.progress.get_mut(&to) {
             pr.state = ProgressState::Snapshot { index: snapshot.last_index, sent_ns };
         }
-        self.send(to, Message::InstallSnapshot { term: self.term, snapshot });
+        self.send(to, Message::InstallSnapshot { term: self.term, snapshot: Box::new(snapshot) });
     }
 
     /// Follower side of InstallSnapshot (§7), for a message of our term.
@@ -75,7 +75,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         self.ready.committed.clear();
         self.base_voters = snapshot.voters.clone();
         self.snapshot = Some(snapshot.clone());
-        self.ready.install = Some(snapshot.clone());
+        self.ready.install = Some(Box::new(snapshot.clone()));
         self.ready.persist.push(PersistOp::SaveSnapshot(snapshot));
         self.recompute_voters();
         self.send(from, Message::InstallSnapshotResponse { term, last_index });

@@ -139,9 +139,11 @@ pub enum Message<C, S> {
         conflict_term: Option<Term>,
         read_ctx: u64,
     },
+    /// Boxed: the snapshot holds the whole state machine, and inline it
+    /// set the size of every message (a move of any message copied it).
     InstallSnapshot {
         term: Term,
-        snapshot: Snapshot<S>,
+        snapshot: Box<Snapshot<S>>,
     },
     InstallSnapshotResponse {
         term: Term,
@@ -210,7 +212,9 @@ pub struct Ready<C, S> {
     pub committed: Vec<Entry<C>>,
     /// A snapshot received from the leader: replace the state machine with it
     /// before applying `committed`.
-    pub install: Option<Snapshot<S>>,
+    /// Boxed, like the snapshot in a message: every `take_ready` moves
+    /// a `Ready`, and inline the snapshot was most of its size.
+    pub install: Option<Box<Snapshot<S>>>,
     pub reads: Vec<ReadReady>,
     /// Read-index requests that can no longer be served (leadership lost).
     pub reads_failed: Vec<u64>,

@@ -207,14 +207,16 @@ impl Server {
 
     fn handle_ready(&mut self, ready: Ready<Command, StateMachine>) {
         let Ready { persist, messages, committed, install, reads, reads_failed, events } = ready;
-        self.output.persist.extend(persist);
-        self.output.messages.extend(messages);
+        // Usually the output is empty here: taking the vectors over saves
+        // growing new ones and copying into them.
+        append_or_take(&mut self.output.persist, persist);
+        append_or_take(&mut self.output.messages, messages);
         self.output.events.extend(events.into_iter().map(ServerEvent::Raft));
         // Role changes reported in this batch take effect before its entries
         // are applied, so a new leader arms the leases those entries grant.
         self.sync_role();
         if let Some(snapshot) = install {
-            self.install(snapshot);
+            self.install(*snapshot);
         }
         for entry in committed {
             self.apply(entry);
@@ -311,5 +313,14 @@ impl Server {
             self.raft.compact(applied, self.sm.clone());
             self.last_snapshot_index = applied;
         }
+    }
+}
+
+/// Appends `more` to `into`, or, if `into` is empty, takes `more` whole.
+fn append_or_take<T>(into: &mut Vec<T>, mut more: Vec<T>) {
+    if into.is_empty() {
+        *into = more;
+    } else {
+        into.append(&mut more);
     }
 }

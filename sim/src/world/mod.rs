@@ -121,7 +121,9 @@ pub struct World {
     disks: BTreeMap<NodeId, Mutex<Disk>>,
     recorder: Mutex<Recorder>,
     network: Mutex<Network>,
-    probes: Mutex<BTreeMap<NodeId, ServerProbe>>,
+    /// By server id (a slot per id up to the highest seen): every server
+    /// step sets its own, so a vector instead of a B-tree.
+    probes: Mutex<Vec<Option<ServerProbe>>>,
     /// Lock key → client that currently believes it holds it.
     holders: Mutex<BTreeMap<String, u64>>,
     up: Mutex<ProcMap<bool>>,
@@ -158,7 +160,7 @@ impl World {
                 ..Recorder::default()
             }),
             network: Mutex::new(network),
-            probes: Mutex::new(BTreeMap::new()),
+            probes: Mutex::new(Vec::new()),
             holders: Mutex::new(BTreeMap::new()),
             up: Mutex::new(up),
             points: points::Points::default(),
@@ -309,11 +311,17 @@ impl World {
     }
 
     pub fn set_probe(&self, server: NodeId, probe: ServerProbe) {
-        self.probes.lock().expect("single-threaded simulation").insert(server, probe);
+        let mut probes = self.probes.lock().expect("single-threaded simulation");
+        let at = server as usize;
+        if probes.len() <= at {
+            probes.resize(at + 1, None);
+        }
+        probes[at] = Some(probe);
     }
 
     pub fn probes(&self) -> BTreeMap<NodeId, ServerProbe> {
-        self.probes.lock().expect("single-threaded simulation").clone()
+        let probes = self.probes.lock().expect("single-threaded simulation");
+        probes.iter().enumerate().filter_map(|(server, probe)| probe.map(|p| (server as NodeId, p))).collect()
     }
 
     pub fn set_holder(&self, key: &str, client: Option<u64>) {
