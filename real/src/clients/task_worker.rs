@@ -11,7 +11,8 @@
 //! gone) or its belief ends by its own clock, or when the store says a
 //! newer claim exists; unless the cluster already refused the lease, it
 //! revokes that lease (taking the claim with it) and the keeper grants a
-//! new one. It records what the judge's `task-once` and `task-lost` read,
+//! new one (at its next round, up to `keepalive` later; the simulator's
+//! worker asks at once). It records what the judge's `task-once` and `task-lost` read,
 //! as the simulator's worker and store do.
 //!
 //! Store writes travel as the simulator's messages do: each is sent from
