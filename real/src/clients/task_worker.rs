@@ -219,10 +219,16 @@ impl Worker {
             return Claim::Won { token: answer.header.as_ref().map_or(0, |h| h.revision.max(0) as u64) };
         }
         let current = answer.responses.iter().find_map(|r| match &r.response {
-            Some(TxnAnswer::ResponseRange(range)) => range.kvs.first().map(|kv| kv.value.clone()),
+            Some(TxnAnswer::ResponseRange(range)) => range.kvs.first().cloned(),
             _ => None,
         });
-        Claim::Taken { done: current.as_deref() == Some(DONE.as_bytes()) }
+        match current {
+            // This worker's own claim, made by an earlier txn whose answer
+            // was lost: the simulator's session would have had it answered
+            // on a resend. Its put's revision is the token.
+            Some(kv) if kv.lease == lease => Claim::Won { token: kv.mod_revision.max(0) as u64 },
+            current => Claim::Taken { done: current.is_some_and(|kv| kv.value == DONE.as_bytes()) },
+        }
     }
 
     /// Holds a claimed task: checks the belief, starts it at the store,
