@@ -174,7 +174,9 @@ pub fn parse_bug(name: &str) -> Result<String, String> {
         return Ok(name.to_string());
     }
     if name == "completion-without-token-check" {
-        return Err(format!("{name} lives in the simulator's data store, not in the engine this node runs"));
+        return Err(format!(
+            "{name} lives in the data store (`leasesim-node store --unchecked-completions`), not in the engine this node runs"
+        ));
     }
     Bugs::default()
         .enable(name)

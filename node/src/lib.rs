@@ -19,7 +19,7 @@
 //! (what a running member hands its APIs), `pb` (etcd's generated protobuf
 //! types), `etcd` (the gRPC services), `ws` (the WebSocket lock API of the
 //! lock-service design), `store` (its data store, which checks fencing
-//! tokens), `tls` (certificates), `serve` (starting a member), `faults`
+//! tokens; `store_tasks`, its task rows), `tls` (certificates), `serve` (starting a member), `faults`
 //! (fault injection hooks for tests on real processes: skewable clocks,
 //! link proxies). Then the tools, which no server module imports: `tools`
 //! (`local`, a whole cluster on one machine; `load` and `nemesis`, a
@@ -46,6 +46,7 @@ pub mod pb;
 pub mod serve;
 pub mod storage;
 pub mod store;
+pub mod store_tasks;
 pub mod tls;
 pub mod tools;
 pub mod transport;

@@ -8,6 +8,9 @@
 //!
 //! The file has one line per accepted write: key, token, client id and the
 //! data, tab-separated, the data JSON-quoted so any text fits on one line.
+//!
+//! `POST /task` serves the task workers' rows (`store_tasks.rs`), kept in a
+//! file of their own.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -24,6 +27,8 @@ use axum::{Json, Router};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::store_tasks::{TaskRows, TaskWriteRequest, TaskWriteResponse};
+
 #[derive(Args, Clone, Debug)]
 pub struct StoreArgs {
     /// Where to listen (http://host:port).
@@ -37,6 +42,14 @@ pub struct StoreArgs {
     /// `fenced = false` lock workload asks).
     #[arg(long)]
     pub unfenced: bool,
+    /// The text file accepted task-row writes are appended to (default:
+    /// beside `--file`, its extension replaced by `tasks.txt`).
+    #[arg(long)]
+    pub task_file: Option<PathBuf>,
+    /// Accept a task's completion whatever its token (the planted bug
+    /// `completion-without-token-check`).
+    #[arg(long)]
+    pub unchecked_completions: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,18 +150,36 @@ async fn handle_write(State(store): State<Shared>, body: Result<Json<WriteReques
     }
 }
 
-/// The store's HTTP routes: POST `/` and `/write`.
-pub fn router(store: DataStore) -> Router {
+type SharedTasks = Arc<Mutex<TaskRows>>;
+
+async fn handle_task(
+    State(tasks): State<SharedTasks>,
+    body: Result<Json<TaskWriteRequest>, JsonRejection>,
+) -> Result<Json<TaskWriteResponse>, (StatusCode, String)> {
+    let Json(req) = body.map_err(|e| (StatusCode::BAD_REQUEST, e.body_text()))?;
+    let verdict = tasks.lock().expect("tasks lock").write(&req);
+    match verdict {
+        Ok(verdict) => Ok(Json(TaskWriteResponse { verdict })),
+        Err(e) => Err((StatusCode::INTERNAL_SERVER_ERROR, format!("cannot persist: {e}"))),
+    }
+}
+
+/// The store's HTTP routes: POST `/` and `/write`, and `/task`.
+pub fn router(store: DataStore, tasks: TaskRows) -> Router {
     let shared: Shared = Arc::new(Mutex::new(store));
-    Router::new().route("/", post(handle_write)).route("/write", post(handle_write)).with_state(shared)
+    let tasks: SharedTasks = Arc::new(Mutex::new(tasks));
+    let rows = Router::new().route("/task", post(handle_task)).with_state(tasks);
+    Router::new().route("/", post(handle_write)).route("/write", post(handle_write)).with_state(shared).merge(rows)
 }
 
 /// Runs the store until the process stops.
 pub async fn run(args: StoreArgs) -> Result<(), String> {
     let store = DataStore::open(&args.file).map_err(|e| format!("--file {}: {e}", args.file.display()))?.unfenced(args.unfenced);
+    let task_file = args.task_file.clone().unwrap_or_else(|| args.file.with_extension("tasks.txt"));
+    let tasks = TaskRows::open(&task_file, !args.unchecked_completions).map_err(|e| format!("--task-file {}: {e}", task_file.display()))?;
     let listener = tokio::net::TcpListener::bind(args.listen_url).await.map_err(|e| format!("--listen-url {}: {e}", args.listen_url))?;
-    tracing::info!(listen = %args.listen_url, file = %args.file.display(), "data store started");
-    axum::serve(listener, router(store)).await.map_err(|e| e.to_string())
+    tracing::info!(listen = %args.listen_url, file = %args.file.display(), pid = std::process::id(), "data store started");
+    axum::serve(listener, router(store, tasks)).await.map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

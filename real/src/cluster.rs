@@ -44,8 +44,10 @@ pub struct Cluster {
     /// How many of `members` are the initial voters.
     pub voters: usize,
     pub mesh: Option<Mesh>,
-    /// Held so that dropping the cluster stops the store too.
-    _store: Proc,
+    /// The data store: crashed (SIGKILL, then restarted on its files) and
+    /// paused (SIGSTOP/SIGCONT) as a member is; dropping the cluster stops
+    /// it too.
+    pub store: Proc,
     pub store_addr: String,
     /// What every peer link carries when no fault is played on it.
     pub base_link: LinkFault,
@@ -112,9 +114,13 @@ impl Cluster {
         if unfenced(s) {
             store_argv.push("--unfenced".into());
         }
+        if s.bugs.completion_without_token_check {
+            // The planted bug lives in the data store, not in the members.
+            store_argv.push("--unchecked-completions".into());
+        }
         let mut store = Proc::spawn(store_argv, dir.join("store.log"))?;
         wait_for_store(&mut store, store_port).await?;
-        let mut cluster = Cluster { members, voters, mesh, _store: store, store_addr: format!("127.0.0.1:{store_port}"), base_link };
+        let mut cluster = Cluster { members, voters, mesh, store, store_addr: format!("127.0.0.1:{store_port}"), base_link };
         cluster.apply_initial_clocks(s).await?;
         cluster.heal_links()?;
         cluster.wait_for_leader(FIRST_LEADER_WITHIN).await?;
@@ -271,6 +277,10 @@ async fn wait_for_store(store: &mut Proc, port: u16) -> Result<(), String> {
     }
 }
 
+/// The planted bug that lives in the data store (`--unchecked-completions`),
+/// not in the members' engine.
+pub const STORE_BUG: &str = "completion-without-token-check";
+
 /// Whether some lock workload writes to a data store that does not check
 /// fencing tokens.
 fn unfenced(s: &Scenario) -> bool {
@@ -302,7 +312,7 @@ fn node_argv(
     argv.extend(["--lease-expiry".into(), expiry_name(s.cluster.lease_expiry).into()]);
     argv.extend(timing_args(s));
     argv.extend(replication_args(s));
-    for bug in s.bugs.enabled() {
+    for bug in s.bugs.enabled().into_iter().filter(|bug| *bug != STORE_BUG) {
         argv.extend(["--bug".into(), bug.into()]);
     }
     argv.extend(routes.unwrap_or_default());

@@ -141,7 +141,8 @@ fn etcd_cluster(c: &mut Check<'_>, s: &Scenario) {
     if !s.clocks.is_empty() {
         c.refuse(c.sites.clocks, "clock specs: etcd (Go) reads the kernel's clock directly, nothing can skew it".into(), "remove [clocks]");
     }
-    if !s.bugs.enabled().is_empty() {
+    // The data store's own bug is the runner's process whatever the target.
+    if s.bugs.enabled().iter().any(|bug| *bug != crate::cluster::STORE_BUG) {
         c.refuse(c.sites.bugs, "planted bugs live in leasesim's engine, not in etcd".into(), "remove `bugs`, or use --target node");
     }
     if c.sites.network.is_some() && (s.network.loss > 0.0 || s.network.latency_ns != (1_000_000, 10_000_000)) {
@@ -180,13 +181,6 @@ fn etcd_election_note(lo_ns: u64, hi_ns: u64, heartbeat_ns: u64) -> String {
 fn workloads(c: &mut Check<'_>, s: &Scenario) {
     for (i, workload) in s.workloads.iter().enumerate() {
         let line = c.sites.workloads.get(i).copied();
-        if let WorkloadKind::Task(_) = workload.kind {
-            let why = format!(
-                "kind = \"{}\": no real client plays it yet (lock, registry, kv, txn, watch and singleton do)",
-                workload.kind.name()
-            );
-            c.refuse(line, why, "use lock, registry, kv, txn, watch or singleton workloads");
-        }
         if let Some(ttl_ns) = workload.kind.lease_ttl_ns().filter(|ttl_ns| !ttl_ns.is_multiple_of(1_000_000_000)) {
             let why = format!("`ttl` = {}: the etcd API grants leases in whole seconds", format_duration(ttl_ns));
             c.refuse(line, why, "use a TTL of whole seconds (\"1s\", \"2s\"…)");
@@ -207,9 +201,9 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
     }
     let clientish = |s: &Selector| matches!(s, Selector::Client(_) | Selector::RandomClient | Selector::Holder(_) | Selector::Store);
     match &fault.action {
-        FaultAction::Crash(s) | FaultAction::Pause(s) if matches!(s, Selector::Store) => {
-            c.refuse(line, format!("{} of the data store is not played", fault.action.name()), "aim it at a server or a client");
-        }
+        // The data store is leasesim-node's own process whatever the target:
+        // SIGKILL and a restart on its files, or SIGSTOP/SIGCONT.
+        FaultAction::Crash(s) | FaultAction::Pause(s) if matches!(s, Selector::Store) => {}
         FaultAction::Crash(_) | FaultAction::Pause(_) | FaultAction::Loss(_) if !etcd => {}
         FaultAction::Crash(_) | FaultAction::Pause(_) => {}
         FaultAction::Partition(groups) if !etcd && groups.iter().flatten().all(|s| !clientish(s)) => {}
@@ -264,7 +258,9 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
     // A drawn fault (line 0) is refused at `[chaos]`, like every other one.
     let line = c.line_of(fault);
     let fix = "remove `when` (the fault then fires at `at`)";
-    if c.target == Target::Etcd {
+    if matches!(fault.action, FaultAction::Crash(Selector::Store)) {
+        c.refuse(line, format!("`when = \"{point}\"` on the data store: it has no failpoints"), fix);
+    } else if c.target == Target::Etcd {
         c.refuse(line, format!("`when = \"{point}\"`: Debian's etcd is built without gofail failpoints"), fix);
     } else if !matches!(fault.action, FaultAction::Crash(_)) {
         let why = format!("`when = \"{point}\"` on a {}: leasesim-node's failpoints only crash the member", fault.action.name());

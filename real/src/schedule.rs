@@ -1,7 +1,9 @@
 //! The scenario's `[[fault]]` timeline, played for real at its `at` times
 //! (true time since the run began) and undone after its `for`: crash =
 //! SIGKILL, then a restart from the same data directory; pause =
-//! SIGSTOP/SIGCONT for a member, the client's gate for a client; a
+//! SIGSTOP/SIGCONT for a member or the data store (which a crash restarts
+//! on its files, as a member on its data directory), the client's gate
+//! for a client; a
 //! client's crash aborts its task and starts a fresh one after `for`;
 //! partitions, isolation, blocks, delays and loss on the link proxies;
 //! clock changes through the member's control endpoint; `messages` faults
@@ -37,6 +39,8 @@ use crate::selectors::{resolve, Who};
 /// What undoes a fault that was played.
 pub(crate) enum Undo {
     Restart(usize),
+    /// Start the data store again on its files.
+    RestartStore,
     /// Start a fresh client of this id (`clients/tasks.rs`).
     RestartClient(u64),
     Resume(Who),
@@ -149,6 +153,11 @@ impl Player<'_> {
                     Some(Undo::Restart(i))
                 }
                 Some(Who::Client(c)) => self.clients.crash(c).then_some(Undo::RestartClient(c)),
+                Some(Who::Store) => {
+                    self.cluster.store.kill();
+                    self.note(JudgeProc::Store, Event::Crashed);
+                    Some(Undo::RestartStore)
+                }
                 None => None,
             },
             FaultAction::Pause(s) => match self.who(s, fault).await {
@@ -293,10 +302,13 @@ impl Player<'_> {
                 proc.set_paused(paused)?;
             }
             Who::Client(c) => self.gates[c as usize - 1].set_paused(paused),
+            Who::Store if !self.cluster.store.is_running() => return Ok(()),
+            Who::Store => self.cluster.store.set_paused(paused)?,
         }
         let proc = match who {
             Who::Server(i) => server(i),
             Who::Client(c) => JudgeProc::Client(c),
+            Who::Store => JudgeProc::Store,
         };
         self.note(proc, if paused { Event::Paused } else { Event::Resumed });
         Ok(())
@@ -307,6 +319,10 @@ impl Player<'_> {
             Undo::Restart(i) => {
                 self.cluster.members[i].proc.restart()?;
                 self.note(server(i), Event::Restarted);
+            }
+            Undo::RestartStore => {
+                self.cluster.store.restart()?;
+                self.note(JudgeProc::Store, Event::Restarted);
             }
             Undo::Resume(who) => self.set_paused(who, false)?,
             Undo::RestartClient(c) => {

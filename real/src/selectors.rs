@@ -19,6 +19,8 @@ pub enum Who {
     Server(usize),
     /// A client, by id (`c1` is 1).
     Client(u64),
+    /// The data store.
+    Store,
 }
 
 impl std::fmt::Display for Who {
@@ -26,6 +28,7 @@ impl std::fmt::Display for Who {
         match self {
             Who::Server(i) => write!(f, "s{}", i + 1),
             Who::Client(c) => write!(f, "c{c}"),
+            Who::Store => write!(f, "store"),
         }
     }
 }
@@ -53,6 +56,6 @@ pub async fn resolve(selector: &Selector, cluster: &Cluster, ctx: &Ctx, clients:
             all.choose(rng).copied().map(Who::Client).ok_or_else(|| "the scenario has no client".to_string())
         }
         Selector::Holder(key) => ctx.holder(key).map(Who::Client).ok_or_else(|| format!("nobody holds {key} now")),
-        Selector::Store => Err("the data store is not a fault target (refused before the run)".into()),
+        Selector::Store => Ok(Who::Store),
     }
 }

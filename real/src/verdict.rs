@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use leasesim_core::fmt_secs;
-use leasesim_judge::checkers::{RunRecord, Violation, ViolationJson, CHECKERS, FULL_LOG_CHECKERS};
+use leasesim_judge::checkers::{RunRecord, TaskPace, Violation, ViolationJson, CHECKERS, FULL_LOG_CHECKERS};
 use leasesim_judge::observe::{Event, ObsLog};
 use leasesim_judge::vocab::{FinalServer, Proc, SimClock};
 use leasesim_scenario::Scenario;
@@ -151,6 +151,15 @@ fn history_missing(id: &str, history: &Option<Committed>) -> Option<String> {
     }
 }
 
+/// What `task-lost` needs of the task workload, as the simulator gives it
+/// (`sim/src/run/mod.rs`): its workers (every client but the generator).
+fn task_pace(s: &Scenario) -> Option<TaskPace> {
+    s.workloads.iter().find_map(|w| match &w.kind {
+        leasesim_scenario::WorkloadKind::Task(t) => Some(TaskPace::new(w.clients - 1, t.ttl_ns, t.work_ns.1, t.poll_ns.1)),
+        _ => None,
+    })
+}
+
 /// Judges `log` with every checker that can be fed from it.
 pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) {
     let s = j.scenario;
@@ -172,7 +181,7 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
         registry_ttl_ns: &registry_ttl_ns,
         lock_wait_bound_ns: 0,
         commit_backlog_ns: 0,
-        task_pace: None,
+        task_pace: task_pace(s),
     };
     let mut violations = Vec::new();
     let mut not_judged = Vec::new();

@@ -8,7 +8,7 @@
 //!   clocks, gives every process an exact one);
 //! - [`ServerProbe`], [`FinalServer`]: what a server reported while the run
 //!   went on, and what it looked like when it ended;
-//! - [`TaskStep`], [`TaskVerdict`]: the task rows' words;
+//! - [`TaskStep`], [`TaskVerdict`], [`TaskRow`]: the task rows' words and their rule;
 //! - [`registry_key`]: the key a registry client registers under.
 
 pub mod clock;
@@ -19,7 +19,7 @@ mod task;
 pub use clock::SimClock;
 pub use proc::Proc;
 pub use server::{FinalServer, ServerProbe};
-pub use task::{TaskStep, TaskVerdict};
+pub use task::{TaskRow, TaskStep, TaskVerdict};
 
 use leasesim_core::ClientId;
 

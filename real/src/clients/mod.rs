@@ -9,7 +9,9 @@
 //! reads, writes and compare-and-sets on a few keys; `txn` sends multi-key
 //! txns and `watch` follows a prefix (`wire` converts their requests and
 //! answers between etcd's messages and the judge's words); `singleton`
-//! instances take a role on their lease and run its job. `aimed`: the
+//! instances take a role on their lease and run its job; `task_generator`
+//! and `task_worker` are the task workload's generator and workers (a work
+//! queue on leases, fenced at the data store's task rows). `aimed`: the
 //! `messages` faults on client kinds, played on the clients' side;
 //! `tasks`: the client tasks, crashed and restarted.
 
@@ -19,6 +21,8 @@ pub mod kv;
 pub mod lock;
 pub mod registry;
 pub mod singleton;
+pub mod task_generator;
+pub mod task_worker;
 pub mod tasks;
 pub mod txn;
 pub mod watch;

@@ -61,7 +61,11 @@ impl Clients {
             WorkloadKind::Txn(spec) => tokio::spawn(super::txn::run(ctx, client, spec.clone(), pass)),
             WorkloadKind::Watch(spec) => tokio::spawn(super::watch::run(ctx, client, spec.clone(), pass)),
             WorkloadKind::Singleton(spec) => tokio::spawn(super::singleton::run(ctx, client, spec.clone(), pass)),
-            other => unreachable!("refuse.rs refuses {} workloads", other.name()),
+            // The workload's first client generates the tasks, the others work.
+            WorkloadKind::Task(spec) if client == workload.first_client => {
+                tokio::spawn(super::task_generator::run(ctx, client, spec.clone(), pass))
+            }
+            WorkloadKind::Task(spec) => tokio::spawn(super::task_worker::run(ctx, client, spec.clone(), pass)),
         }
     }
 

@@ -14,21 +14,16 @@
 //! The planted bug `completion-without-token-check` skips the token check
 //! for completions.
 //!
-//! The rows' words (`TaskStep`, `TaskVerdict`) are in `vocab`, where the
-//! observations and the checkers read them; the messages (`TaskWrite`,
+//! The rows' words (`TaskStep`, `TaskVerdict`) and their rule (`TaskRow`)
+//! are in the judge's `vocab`, where the observations and the checkers read
+//! them and leasesim-node's data store applies the same rule; the messages (`TaskWrite`,
 //! `TaskReply`) travel on `world::wire`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use crate::world::wire::TaskWrite;
-use leasesim_judge::vocab::{TaskStep, TaskVerdict};
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Row {
-    highest_token: u64,
-    done: bool,
-}
+use leasesim_judge::vocab::{TaskRow as Row, TaskVerdict};
 
 /// Every task row. The rows are owned by the simulator so that they survive
 /// the store's crash (a real store keeps them on disk).
@@ -49,23 +44,14 @@ impl TaskTable {
 
     pub fn apply(&self, write: &TaskWrite) -> TaskVerdict {
         let mut rows = self.rows.lock().expect("single-threaded simulation");
-        let row = rows.entry(write.task).or_default();
-        if row.done {
-            return TaskVerdict::AlreadyDone;
-        }
-        let unchecked = write.step == TaskStep::Complete && self.skip_completion_token_check;
-        if write.token < row.highest_token && !unchecked {
-            return TaskVerdict::StaleToken { highest: row.highest_token };
-        }
-        row.highest_token = row.highest_token.max(write.token);
-        row.done = write.step == TaskStep::Complete;
-        TaskVerdict::Accepted
+        rows.entry(write.task).or_default().apply(write.step, write.token, !self.skip_completion_token_check)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use leasesim_judge::vocab::TaskStep;
 
     fn write(task: u64, token: u64, step: TaskStep) -> TaskWrite {
         TaskWrite { client: 1, task, token, step, request_id: 1 }

@@ -495,11 +495,20 @@ async fn hold_and_write(store: &str, client: u64, token: u64, shared: &Shared) {
 /// `who` with `token` for `key`; whether it was accepted (`None`: no
 /// answer). Shared with the scenario runner (`leasesim-real`).
 pub async fn store_write(store: &str, who: &str, key: &str, token: u64) -> Option<bool> {
+    let body = json!({"clientID": who, "fencingToken": {"key": key, "value": token}, "data": format!("written by {who}")});
+    store_post(store, "/write", &body).await?["success"].as_bool()
+}
+
+/// One JSON POST to the data store at `path` over plain HTTP/1.1 (one
+/// connection per request, as a process that may be killed between two
+/// writes makes them); the answer's JSON body (`None`: no answer within
+/// 5 s, or not JSON).
+pub async fn store_post(store: &str, path: &str, body: &Value) -> Option<Value> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let addr = store.trim_start_matches("http://").trim_end_matches('/');
-    let body = json!({"clientID": who, "fencingToken": {"key": key, "value": token}, "data": format!("written by {who}")}).to_string();
+    let body = body.to_string();
     let request = format!(
-        "POST /write HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     let mut stream = tokio::time::timeout(Duration::from_secs(5), tokio::net::TcpStream::connect(addr)).await.ok()?.ok()?;
@@ -508,6 +517,5 @@ pub async fn store_write(store: &str, who: &str, key: &str, token: u64) -> Optio
     tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut response)).await.ok()?.ok()?;
     let response = String::from_utf8_lossy(&response);
     let (_, body) = response.split_once("\r\n\r\n")?;
-    let answer: Value = serde_json::from_str(body).ok()?;
-    answer["success"].as_bool()
+    serde_json::from_str(body).ok()
 }
