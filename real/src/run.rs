@@ -161,12 +161,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         true => Some(crate::history::committed_changes(&ctx.endpoints).await),
         false => None,
     };
-    let at_end: Vec<MemberAtEnd> = cluster
-        .members
-        .iter()
-        .map(|m| MemberAtEnd { client_addr: m.client_addr.clone(), running: m.proc.is_running() && !m.proc.is_paused() })
-        .collect();
-    let finals = crate::final_state::read(&at_end).await;
+    let finals = crate::final_state::read(&members_at_end(&cluster)).await;
     let event_logs: Vec<Option<PathBuf>> = cluster.members.iter().map(|m| m.events.clone()).collect();
     drop(cluster);
     let ctx = Arc::try_unwrap(ctx).map_err(|_| bad("a client task outlived the run"))?;
@@ -187,6 +182,12 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         eprintln!("report: {}", path.display());
     }
     Ok(if outcome.expected { 0 } else { 1 })
+}
+
+/// Each member's API and whether its process runs, as the run ends.
+fn members_at_end(cluster: &Cluster) -> Vec<MemberAtEnd> {
+    let running = |m: &crate::cluster::Member| m.proc.is_running() && !m.proc.is_paused();
+    cluster.members.iter().map(|m| MemberAtEnd { client_addr: m.client_addr.clone(), running: running(m) }).collect()
 }
 
 /// Waits for every client task to end by `grace` (each stops at the run's
