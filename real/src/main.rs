@@ -25,6 +25,7 @@ mod clients;
 mod cluster;
 mod compare;
 mod crash_points;
+mod final_state;
 mod gate;
 mod history;
 mod membership;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use leasesim_judge::checkers::ViolationJson;
 use leasesim_judge::observe::ObsLog;
-use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
+use leasesim_judge::vocab::{FinalServer, Proc as JudgeProc, SimClock};
 use leasesim_node::tools::load::observed::Recorder;
 use leasesim_scenario::{self as scenario, Process, Scenario, WorkloadKind};
 use rand::SeedableRng;
@@ -19,6 +19,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::clients::tasks::Clients;
 use crate::clients::{Ctx, MIN_TIMEOUT};
 use crate::cluster::{base_link, Binaries, Cluster};
+use crate::final_state::MemberAtEnd;
 use crate::gate::{gate, Gate, Pass};
 use crate::history::Committed;
 use crate::schedule::{Player, WALL_BASE_NS};
@@ -161,6 +162,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         true => Some(crate::history::committed_changes(&ctx.endpoints).await),
         false => None,
     };
+    let finals = crate::final_state::read(&members_at_end(&cluster)).await;
     let event_logs: Vec<Option<PathBuf>> = cluster.members.iter().map(|m| m.events.clone()).collect();
     drop(cluster);
     let ctx = Arc::try_unwrap(ctx).map_err(|_| bad("a client task outlived the run"))?;
@@ -170,7 +172,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     if let Some(path) = &args.trace {
         write_trace(path, &log).map_err(|e| bad(format!("--trace {}: {e}", path.display())))?;
     }
-    let outcome = judge(args, s, seed, &log, (clocks.clone(), history), real_seconds, notes);
+    let outcome = judge(args, s, seed, &log, (clocks.clone(), history, finals), real_seconds, notes);
     if args.json {
         println!("{}", serde_json::to_string(&outcome).expect("outcomes serialize"));
     } else {
@@ -181,6 +183,12 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         eprintln!("report: {}", path.display());
     }
     Ok(if outcome.expected { 0 } else { 1 })
+}
+
+/// Each member's API and whether its process runs, as the run ends.
+fn members_at_end(cluster: &Cluster) -> Vec<MemberAtEnd> {
+    let running = |m: &crate::cluster::Member| m.proc.is_running() && !m.proc.is_paused();
+    cluster.members.iter().map(|m| MemberAtEnd { client_addr: m.client_addr.clone(), running: running(m) }).collect()
 }
 
 /// Waits for every client task to end by `grace` (each stops at the run's
@@ -214,11 +222,11 @@ fn judge(
     s: &Scenario,
     seed: u64,
     log: &ObsLog,
-    (clocks, history): (BTreeMap<JudgeProc, SimClock>, Option<Committed>),
+    (clocks, history, finals): (BTreeMap<JudgeProc, SimClock>, Option<Committed>, BTreeMap<u64, FinalServer>),
     real_seconds: f64,
     notes: Vec<String>,
 ) -> Outcome {
-    let judging = Judging { scenario: s, target: args.target, clocks, history };
+    let judging = Judging { scenario: s, target: args.target, clocks, history, finals };
     let (violations, not_judged) = verdict::judge(log, &judging);
     Outcome {
         scenario: s.name.clone(),

@@ -9,8 +9,19 @@
 //! from what clients see. leasesim-node members report them
 //! (`server_events.rs`), so against them those invariants are judged;
 //! etcd reports none, so against etcd each is listed as "not judged:
-//! needs …" rather than counted as passed. Two more need each member's
-//! final log and role, which no target reports yet: not judged on either.
+//! needs …" rather than counted as passed.
+//!
+//! The end-of-run invariants read each member's state as the run ended
+//! (`final_state.rs` asks every member for it after the clients stop):
+//! - `liveness` is judged against leasesim-node: a leader in office with a
+//!   majority on its term (every member's `Status`), acquires granted and
+//!   abandoned leases ended (the members' lock and lease events), registry
+//!   keys gone (the events, and the keys each member holds). Against etcd
+//!   it is not: the grants and revocations are etcd's own events.
+//! - `durability` needs each member's final log, the term at every index:
+//!   neither target reports it (`Status` gives only the last index and
+//!   term), so it is not judged on either.
+//!
 //! `release-by-owner` compares the lock table's releaser with its holder
 //! by client id, which leasesim-node's API layer does not keep (it sends
 //! each request under a pooled session id, and checks the holder's token
@@ -44,9 +55,14 @@ const NEEDS_SERVER_EVENTS: [&str; 11] = [
     "applied-twice",
 ];
 
-/// Invariants that read every member's log, role and keys as the run
-/// ended (the simulator's `FinalServer`), which no real target reports.
-const NEEDS_FINAL_STATE: [&str; 2] = ["durability", "liveness"];
+/// Invariants that read every member's final log (the term at every
+/// index), which no real target reports.
+const NEEDS_FINAL_LOG: [&str; 1] = ["durability"];
+
+/// Invariants that read the lock table's grants and the leases' ends
+/// besides the members' final state: judged where the members report those
+/// events (leasesim-node).
+const NEEDS_END_STATE_AND_EVENTS: [&str; 1] = ["liveness"];
 
 /// Invariants that read the lock client's identity in the lock table's
 /// events: leasesim-node's API layer sends a client's acquire and release
@@ -64,8 +80,19 @@ pub fn not_judged_because(id: &str, target: Target) -> Option<String> {
             Target::Etcd => "the servers' Raft and lock-table events, which etcd members do not report".to_string(),
         });
     }
-    if NEEDS_FINAL_STATE.contains(&id) {
-        return Some(format!("every member's final log, role and keys, which {} members do not report", target.name()));
+    if NEEDS_FINAL_LOG.contains(&id) {
+        return Some(format!(
+            "every member's final log (the term at every index), which {} members do not report (their Status gives \
+             only the last index and term)",
+            target.name()
+        ));
+    }
+    if NEEDS_END_STATE_AND_EVENTS.contains(&id) && target == Target::Etcd {
+        return Some(
+            "the servers' lock-grant and lease-revocation events (whether each acquire was granted and each abandoned \
+             lease ended), which etcd members do not report"
+                .to_string(),
+        );
     }
     (NEEDS_SERVER_EVENTS.contains(&id) && target == Target::Etcd)
         .then(|| "the servers' Raft and lock-table events, which etcd members do not report".to_string())
@@ -123,24 +150,21 @@ pub struct Judging<'a> {
     /// The committed history of changes read after a run with watches
     /// (`history.rs`), or why it could not be; `None` without watches.
     pub history: Option<Committed>,
+    /// Every member's state as the run ended (`final_state.rs`).
+    pub finals: BTreeMap<u64, FinalServer>,
 }
 
-/// What the judge's `servers` holds for a real run: the committed history
-/// as the member asked gave it (all `watch-delivery` reads), under s1.
-/// Nothing else of a member's final state is known: the invariants that
-/// read it are not judged (`NEEDS_FINAL_STATE`).
-fn final_servers(history: &Option<Committed>) -> BTreeMap<u64, FinalServer> {
-    let Some(Ok(changes)) = history else { return BTreeMap::new() };
-    let server = FinalServer {
-        up: true,
-        voter: true,
-        probe: None,
-        first_index: 0,
-        log_terms: Vec::new(),
-        keys: Vec::new(),
-        changes: changes.clone(),
-    };
-    BTreeMap::from([(1, server)])
+/// What the judge's `servers` holds for a real run: each member's end
+/// state as it answered (`finals`), and the committed history as the member
+/// asked gave it (all `watch-delivery` reads) under s1. No member's log is
+/// known: the invariants that read it are not judged (`NEEDS_FINAL_LOG`).
+fn final_servers(history: &Option<Committed>, finals: &BTreeMap<u64, FinalServer>) -> BTreeMap<u64, FinalServer> {
+    let mut servers = finals.clone();
+    if let Some(Ok(changes)) = history {
+        let s1 = servers.entry(1).or_insert_with(|| crate::final_state::final_server(true, None, Vec::new()));
+        s1.changes = changes.clone();
+    }
+    servers
 }
 
 /// Why watch-delivery cannot be judged: its truth could not be read.
@@ -168,7 +192,7 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
         clocks.entry(o.proc).or_insert_with(|| SimClock::new(0, 0, 0.0));
     }
     let registry_ttl_ns = s.registry_ttls_ns();
-    let servers = final_servers(&j.history);
+    let servers = final_servers(&j.history, &j.finals);
     let run = RunRecord {
         obs: log,
         clocks: &clocks,
@@ -179,7 +203,7 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
         end_ns: s.duration_ns + s.settle_ns,
         servers: &servers,
         registry_ttl_ns: &registry_ttl_ns,
-        lock_wait_bound_ns: 0,
+        lock_wait_bound_ns: s.lock_wait_bound_ns(),
         commit_backlog_ns: 0,
         task_pace: task_pace(s),
     };
@@ -237,14 +261,87 @@ mod tests {
             assert_eq!(not_judged_because(id, Target::Node), None, "{id} is judged from the members' event logs");
             assert!(not_judged_because(id, Target::Etcd).is_some_and(|why| why.contains("etcd")), "{id}");
         }
-        for id in NEEDS_FINAL_STATE.iter().chain(&NEEDS_LOCK_CLIENT_IDS) {
+        for id in NEEDS_FINAL_LOG.iter().chain(&NEEDS_LOCK_CLIENT_IDS) {
             assert!(not_judged_because(id, Target::Node).is_some() && not_judged_because(id, Target::Etcd).is_some());
         }
-        assert_eq!(on(Target::Node) - on(Target::Etcd), NEEDS_SERVER_EVENTS.len());
+        for id in NEEDS_END_STATE_AND_EVENTS {
+            assert_eq!(not_judged_because(id, Target::Node), None, "{id} is judged on leasesim-node");
+            assert!(not_judged_because(id, Target::Etcd).is_some_and(|why| why.contains("etcd")), "{id}");
+        }
+        let per_target = NEEDS_SERVER_EVENTS.len() + NEEDS_END_STATE_AND_EVENTS.len();
+        assert_eq!(on(Target::Node) - on(Target::Etcd), per_target);
         // Every listed id is an invariant the judge has (a renamed checker
         // would otherwise be judged silently on etcd).
-        for id in NEEDS_SERVER_EVENTS.iter().chain(&NEEDS_FINAL_STATE).chain(&NEEDS_LOCK_CLIENT_IDS) {
+        let listed = NEEDS_SERVER_EVENTS.iter().chain(&NEEDS_FINAL_LOG).chain(&NEEDS_END_STATE_AND_EVENTS).chain(&NEEDS_LOCK_CLIENT_IDS);
+        for id in listed {
             assert!(CHECKERS.iter().chain(FULL_LOG_CHECKERS).any(|(c, _)| c == id), "{id} is no checker");
         }
+    }
+
+    use leasesim_core::server::ServerEvent;
+    use leasesim_core::service::ServiceEvent;
+    use leasesim_judge::observe::Obs;
+
+    const S: u64 = 1_000_000_000;
+
+    /// A lock scenario of 4 s and 20 s of settle (every acquire's liveness
+    /// deadline falls inside the run), 3 members.
+    fn lock_scenario() -> Scenario {
+        let text = r#"name = "real-liveness"
+duration = "4s"
+settle = "20s"
+[cluster]
+servers = 3
+[[workload]]
+kind = "lock"
+clients = 1
+keys = ["orders"]
+ttl = "2s"
+hold = ["100ms", "200ms"]
+think = ["0ms", "100ms"]
+"#;
+        leasesim_scenario::parse(text, "real-liveness.toml").expect("a valid scenario")
+    }
+
+    /// Every member up, s2 leading term 4 (as `final_state::read` gives it).
+    fn healthy_end() -> BTreeMap<u64, FinalServer> {
+        let probe = |id| crate::final_state::probe_of(id, 2, 4, 90);
+        (1..=3).map(|id| (id, crate::final_state::final_server(true, Some(probe(id)), Vec::new()))).collect()
+    }
+
+    fn liveness(log: Vec<Obs>, target: Target, finals: BTreeMap<u64, FinalServer>) -> (bool, bool) {
+        let s = lock_scenario();
+        let j = Judging { scenario: &s, target, clocks: BTreeMap::new(), history: None, finals };
+        let (violations, not_judged) = judge(&ObsLog::from(log), &j);
+        (violations.iter().any(|v| v.invariant == "liveness"), not_judged.iter().any(|n| n.invariant == "liveness"))
+    }
+
+    /// c1's acquire of `orders` under lease 5 at 1 s; granted (under the
+    /// API layer's session id, as leasesim-node's members report it) if
+    /// `granted`.
+    fn acquire_log(granted: bool) -> Vec<Obs> {
+        let mut log = vec![Obs { at_ns: S, proc: Proc::Client(1), event: Event::AcquireSent { key: "orders".into(), lease: 5, seq: 1 } }];
+        if granted {
+            let event = ServiceEvent::LockGranted { key: "orders".into(), client: 900_001, seq: 7, lease: 5, token: 12 };
+            let event = Event::Server { event: ServerEvent::Service { index: 12, event } };
+            log.push(Obs { at_ns: S + S / 10, proc: Proc::Server(2), event });
+        }
+        log
+    }
+
+    #[test]
+    fn liveness_is_judged_against_leasesim_node_from_its_events_and_end_state() {
+        assert_eq!(liveness(acquire_log(true), Target::Node, healthy_end()), (false, false));
+        // Planted: the acquire is never granted.
+        assert_eq!(liveness(acquire_log(false), Target::Node, healthy_end()), (true, false));
+        // Planted: no member leads when the run ends (s2 is down).
+        let mut finals = healthy_end();
+        finals.insert(2, crate::final_state::final_server(false, None, Vec::new()));
+        assert_eq!(liveness(acquire_log(true), Target::Node, finals), (true, false));
+    }
+
+    #[test]
+    fn liveness_is_not_judged_against_etcd() {
+        assert_eq!(liveness(acquire_log(false), Target::Etcd, healthy_end()), (false, true));
     }
 }

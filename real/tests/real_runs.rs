@@ -46,10 +46,11 @@ fn a_short_scenario_with_crash_pause_and_partition_passes_on_leasesim_node() {
     assert_eq!(faults.len(), 3, "crash, pause and partition were all played: {faults:?}");
     assert!(faults[0].contains("crash leader=s") && faults[2].contains("partition s1 s2 s3"), "{faults:?}");
     assert!(v["observations"].as_u64().unwrap() > 100, "the clients saw something: {v}");
-    // The members' own event logs feed the server-side invariants: only
-    // the two that need their final state, and the one that needs lock
+    // The members' own event logs feed the server-side invariants, and
+    // their end state (asked after the run) liveness: only durability,
+    // which needs their final logs, and release-by-owner, which needs lock
     // client ids the node's API does not keep, are left unjudged.
-    assert_eq!(not_judged(&v), vec!["durability", "release-by-owner", "liveness"], "{v}");
+    assert_eq!(not_judged(&v), vec!["durability", "release-by-owner"], "{v}");
 }
 
 fn not_judged(v: &Value) -> Vec<&str> {
@@ -90,7 +91,11 @@ fn a_planted_bug_fails_a_safe_scenario_and_names_the_invariant() {
     // Followers end leases outside the log, and the leader still answers
     // keep-alives of them: only the members' own events show that.
     assert!(fired.contains(&"keepalive-after-revoke".to_string()), "seen in the members' event logs: {v}");
-    assert!(fired.iter().all(|i| ["lease-early-expiry", "replica-divergence", "keepalive-after-revoke"].contains(&i.as_str())), "{v}");
+    // A follower that ends a lease on its own may keep its registry key
+    // past that end, which liveness's registry rule sees (it is judged for
+    // real since the runner reads the members' end state).
+    let allowed = ["lease-early-expiry", "replica-divergence", "keepalive-after-revoke", "liveness"];
+    assert!(fired.iter().all(|i| allowed.contains(&i.as_str())), "{v}");
     assert_eq!(v["bugs"], serde_json::json!(["follower-expires-leases"]));
 }
 

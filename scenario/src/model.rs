@@ -77,6 +77,21 @@ impl Scenario {
             .collect()
     }
 
+    /// How long a lock acquire may wait before liveness owes its grant:
+    /// for each lock workload, every client ahead in the queue holding for
+    /// its longest hold, then a TTL for a crashed holder's lease to end,
+    /// and a think time. Both worlds judge by it (the simulator and the real
+    /// runner).
+    pub fn lock_wait_bound_ns(&self) -> u64 {
+        self.workloads
+            .iter()
+            .filter_map(|w| match &w.kind {
+                WorkloadKind::Lock(l) => Some((w.clients + 1) * (l.hold_ns.1 + l.ttl_ns + l.think_ns.1)),
+                _ => None,
+            })
+            .sum()
+    }
+
     /// Number of clients over all workloads (`c1`..=`cN`).
     pub fn client_count(&self) -> u64 {
         self.workloads.iter().map(|w| w.clients).sum()

@@ -1,15 +1,29 @@
-//! The harness's checkers. Every server event and every lease
-//! acknowledgement a client gets is recorded, stamped with harness (true)
-//! time, as the judge's observations (`leasesim-judge`), and the invariants
-//! the judge knows are judged there, by the very checkers the simulator runs
-//! ([`JUDGED`], [`JUDGED_MONOTONIC`]); this file does not restate them.
-//!
-//! The rules below are the harness's own, for what only this harness sees
-//! (they are checked as events happen): each names its rule and where it
-//! comes from.
-//! - `stale-read`: a read sent after a write was acknowledged sees it.
+//! The harness's checkers. Every server event, every lease
+//! acknowledgement a client gets and every KV call and answer is recorded,
+//! stamped with harness (true) time, as the judge's observations
+//! (`leasesim-judge`), and the invariants the judge knows are judged there,
+//! by the very checkers the simulator runs ([`JUDGED`],
+//! [`JUDGED_MONOTONIC`]); this file restates none of them, and keeps no
+//! rule of its own.
 //!
 //! Rules the harness used to keep and the judge now holds:
+//! - `stale-read` (a read sent after a write was acknowledged sees it) is
+//!   the real-time half of `linearizable` (Herlihy & Wing 1990: an
+//!   operation that returned before another was called is ordered before
+//!   it), which the simulator and real runs already judged under that
+//!   name. The harness's rule compared revisions; `linearizable` compares
+//!   values, which for the harness's KV clients is as strong (each write's
+//!   value is unique, `c<client>-<n>`), and it also sees what the revision
+//!   rule missed: two reads out of order, and a read older than a write
+//!   whose acknowledgement was lost but which another read already saw. It
+//!   needs every call, answered or not (an unanswered write may take effect
+//!   at any later time), so the harness records each KV request as it
+//!   first leaves its client (`kv_called`), not only the answered ones.
+//!   Calls on keys written under a lease (the registry clients' keys) are
+//!   left out: the KV model knows no lease's life, and the simulator feeds
+//!   it only its KV workload's lease-free calls.
+//!   `stale_read_catches_stale_follower_reads` in `service_bugs.rs` plants
+//!   `stale-follower-reads` and sees `linearizable` fire.
 //! - `holder-lease` (a lock granted under an ended lease, etcd #11456),
 //!   `promote-extension` (a new leader expiring an inherited lease sooner
 //!   than extension + TTL, etcd's `Promote`) and `applied-twice` (a
@@ -55,19 +69,21 @@
 //! expired at an earlier index). Under `leader-stamped-wall` the harness
 //! therefore no longer checks those two rules.
 
-use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, BTreeSet};
 
 use leasesim_core::raft::RaftEvent;
 use leasesim_core::server::ServerEvent;
-use leasesim_core::service::ServiceEvent;
-use leasesim_core::{ClientId, ExpiryStrategy, LeaseId, LogIndex, NodeId};
+use leasesim_core::service::{Op, Response, ServiceEvent};
+use leasesim_core::{ClientId, ExpiryStrategy, LeaseId, NodeId};
 use leasesim_judge::checkers::{RunRecord, CHECKERS, FULL_LOG_CHECKERS};
 use leasesim_judge::observe::{Event, Obs, ObsLog};
 use leasesim_judge::vocab::Proc;
 
 /// The judge's invariants the harness holds every run to, over the whole
 /// run's observations.
-pub const JUDGED: &[&str] = &["state-machine-safety", "token-monotonic", "holder-lease", "promote-extension", "applied-twice"];
+pub const JUDGED: &[&str] =
+    &["state-machine-safety", "token-monotonic", "holder-lease", "promote-extension", "applied-twice", "linearizable"];
 
 /// The judge's invariants that assume one shared state: `leader-monotonic`
 /// only (see the module's notes).
@@ -97,30 +113,29 @@ impl CheckSettings {
 
 pub struct ServiceChecker {
     settings: CheckSettings,
-    /// The harness's own rules' violations, as they fired.
-    own: Vec<ServiceViolation>,
     /// Everything the judge judges, in harness (true) time order.
     obs: Vec<Obs>,
-    writes: BTreeMap<String, Vec<(u64, LogIndex)>>,
+    /// The key of each KV request recorded as called (a resend is the
+    /// same call).
+    kv_keys: BTreeMap<(ClientId, u64), String>,
+    /// Keys some call wrote under a lease (registry keys): their KV calls
+    /// are left out of `linearizable`, whose model knows no lease's life
+    /// (the lease's own checkers judge those keys), as the simulator feeds
+    /// it only its KV workload's lease-free calls.
+    leased_keys: BTreeSet<String>,
     /// Counts of what was observed, so tests can tell a run did something.
     pub seen: BTreeMap<&'static str, u64>,
 }
 
 impl ServiceChecker {
     pub fn new(settings: CheckSettings) -> Self {
-        ServiceChecker { settings, own: Vec::new(), obs: Vec::new(), writes: BTreeMap::new(), seen: BTreeMap::new() }
-    }
-
-    fn fire(&mut self, check: &'static str, at_ns: u64, detail: String) {
-        self.own.push(ServiceViolation { check, at_ns, detail });
+        ServiceChecker { settings, obs: Vec::new(), kv_keys: BTreeMap::new(), leased_keys: BTreeSet::new(), seen: BTreeMap::new() }
     }
 
     /// Every violation so far: the judge's verdicts on the recorded
-    /// observations, then the harness's own rules', each in time order.
+    /// observations, in time order.
     pub fn violations(&self) -> Vec<ServiceViolation> {
-        let mut all = self.judged();
-        all.extend(self.own.iter().cloned());
-        all
+        self.judged()
     }
 
     pub fn fired(&self, check: &str) -> bool {
@@ -131,15 +146,25 @@ impl ServiceChecker {
     /// drift or step (servers' clocks are offset from true time, no more),
     /// so the run never leaves the design's assumptions and needs no clock
     /// histories; the end-of-run and workload-specific invariants
-    /// (liveness, linearizable, task and belief rules) are not the harness's.
+    /// (liveness, task and belief rules) are not the harness's.
     fn judged(&self) -> Vec<ServiceViolation> {
         let ids = match self.settings.monotonic() {
             true => [JUDGED, JUDGED_MONOTONIC].concat(),
             false => JUDGED.to_vec(),
         };
-        let mut found = self.judge(&ids, self.obs.clone());
+        let mut found = self.judge(&ids, self.obs.iter().filter(|o| !self.on_a_leased_key(o)).cloned().collect());
         found.sort_by(|a, b| (a.at_ns, a.check).cmp(&(b.at_ns, b.check)));
         found
+    }
+
+    /// Whether `o` is a KV call or answer of a key written under a lease.
+    fn on_a_leased_key(&self, o: &Obs) -> bool {
+        let Proc::Client(client) = o.proc else { return false };
+        let seq = match &o.event {
+            Event::KvCall { seq, .. } | Event::KvReturn { seq, .. } => *seq,
+            _ => return false,
+        };
+        self.kv_keys.get(&(client, seq)).is_some_and(|key| self.leased_keys.contains(key))
     }
 
     /// The judge's invariants `ids` over `obs`.
@@ -203,18 +228,30 @@ impl ServiceChecker {
         self.obs.push(Obs { at_ns, proc: Proc::Client(client), event });
     }
 
-    /// A write of `key` at `revision` was acknowledged to a client.
-    pub fn write_acked(&mut self, at_ns: u64, key: &str, revision: LogIndex) {
-        self.writes.entry(key.to_string()).or_default().push((at_ns, revision));
+    /// Client `client` sent KV request `seq` (`op`) for the first time: from
+    /// now on it may take effect, answered or not.
+    pub fn kv_called(&mut self, at_ns: u64, client: ClientId, seq: u64, op: &Op) {
+        let (key, lease) = match op {
+            Op::Get { key } | Op::Delete { key } => (key, None),
+            Op::Put { key, lease, .. } | Op::Cas { key, lease, .. } => (key, *lease),
+            _ => return,
+        };
+        if lease.is_some() {
+            self.leased_keys.insert(key.clone());
+        }
+        if let Entry::Vacant(first) = self.kv_keys.entry((client, seq)) {
+            first.insert(key.clone());
+            self.obs.push(Obs { at_ns, proc: Proc::Client(client), event: Event::KvCall { seq, op: op.clone() } });
+        }
     }
 
-    /// A read of `key`, first sent at `first_sent_ns`, returned `revision`.
-    pub fn read_returned(&mut self, at_ns: u64, key: &str, first_sent_ns: u64, revision: LogIndex) {
-        self.count("reads");
-        let latest = self.writes.get(key).and_then(|w| w.iter().filter(|(t, _)| *t < first_sent_ns).map(|(_, r)| *r).max());
-        if let Some(latest) = latest.filter(|l| *l > revision) {
-            let detail = format!("read of {key} sent at {first_sent_ns} saw revision {revision}, {latest} was acknowledged before");
-            self.fire("stale-read", at_ns, detail);
+    /// Client `client`'s KV request `seq` got its final answer `response`.
+    pub fn kv_returned(&mut self, at_ns: u64, client: ClientId, seq: u64, response: &Response) {
+        if self.kv_keys.contains_key(&(client, seq)) {
+            if matches!(response, Response::Value { .. }) {
+                self.count("reads");
+            }
+            self.obs.push(Obs { at_ns, proc: Proc::Client(client), event: Event::KvReturn { seq, response: response.clone() } });
         }
     }
 }

@@ -4,8 +4,9 @@
 //! and a manual client tests drive step by step.
 //!
 //! Every answer a client gets is also reported to the checker (lease
-//! acknowledgements, acknowledged writes, reads), with the first send time
-//! of the request: the earliest moment the answer can speak for.
+//! acknowledgements with the first send time of the request, the earliest
+//! moment the answer can speak for; KV answers, whose calls the harness
+//! recorded as they first left).
 
 use std::collections::BTreeMap;
 
@@ -26,10 +27,7 @@ pub fn report(checker: &mut ServiceChecker, now_ns: u64, answer: &Answer) {
         (Op::LeaseKeepAlive { .. }, Response::KeepAlive { lease, ttl_ns }) => {
             checker.lease_acked(now_ns, answer.req.client, *lease, answer.first_sent_ns, *ttl_ns, true)
         }
-        (Op::Put { key, .. }, Response::Done { revision }) => checker.write_acked(now_ns, key, *revision),
-        (Op::Cas { key, .. }, Response::Cas { succeeded: true, revision, .. }) => checker.write_acked(now_ns, key, *revision),
-        (Op::Get { key }, Response::Value { revision, .. }) => checker.read_returned(now_ns, key, answer.first_sent_ns, *revision),
-        _ => {}
+        (_, body) => checker.kv_returned(now_ns, answer.req.client, answer.req.seq, body),
     }
 }
 

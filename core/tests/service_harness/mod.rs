@@ -2,7 +2,7 @@
 //! clients, a seeded network (drop, delay, reorder, duplicate), crashes that
 //! lose everything not persisted, isolations and leader changes, all in
 //! harness time with no IO. Every server event and client observation goes
-//! through the checkers (`checker.rs`, most of them the judge's).
+//! through the checkers (`checker.rs`, all of them the judge's).
 //!
 //! Shared by several test crates, each using part of it.
 
@@ -392,6 +392,7 @@ impl ServiceCluster {
     fn flush_client(&mut self, id: ClientId) {
         let outbox = self.clients.get_mut(&id).map(|c| c.take_outbox()).unwrap_or_default();
         for (server, req) in outbox {
+            self.checker.kv_called(self.now_ns, id, req.seq, &req.op);
             self.send(Proc::Client(id), Proc::Server(server), Payload::Request(req));
         }
     }

@@ -100,28 +100,40 @@ pub(super) struct Acquire {
 
 /// Each client's latest acquire per wait (a refused keep-alive or a crash
 /// ends the wait without a grant owed).
+///
+/// A grant ends the wait of the client it names; failing that, the wait
+/// for its key under its lease. The two agree in the simulator, where a
+/// lease belongs to the one client that asked for it; in a real run the
+/// lock table names the API layer's session (leasesim-node sends each
+/// request under a pooled session id), never the runner's client, and the
+/// lease is what ties the grant to the client that waits.
 pub(super) fn acquires(run: &RunRecord<'_>) -> Vec<Acquire> {
     let mut done = Vec::new();
-    let mut waiting: BTreeMap<u64, (String, u64)> = BTreeMap::new();
+    // client → (key, lease, sent at)
+    let mut waiting: BTreeMap<u64, (String, u64, u64)> = BTreeMap::new();
     for o in run.obs {
         match (&o.proc, &o.event) {
-            (Proc::Client(c), Event::AcquireSent { key, .. }) => {
-                waiting.insert(*c, (key.clone(), o.at_ns));
+            (Proc::Client(c), Event::AcquireSent { key, lease, .. }) => {
+                waiting.insert(*c, (key.clone(), *lease, o.at_ns));
             }
             (Proc::Client(c), Event::KeepAliveRefused { .. } | Event::Crashed) => {
                 waiting.remove(c);
             }
             (
                 Proc::Server(_),
-                Event::Server { event: ServerEvent::Service { event: ServiceEvent::LockGranted { client, key, .. }, .. } },
-            ) if waiting.get(client).is_some_and(|(k, _)| k == key) => {
-                let (key, sent_ns) = waiting.remove(client).expect("checked");
-                done.push(Acquire { client: *client, key, sent_ns, granted_ns: Some(o.at_ns) });
+                Event::Server { event: ServerEvent::Service { event: ServiceEvent::LockGranted { client, key, lease, .. }, .. } },
+            ) => {
+                let waiter = Some(*client)
+                    .filter(|c| waiting.get(c).is_some_and(|(k, _, _)| k == key))
+                    .or_else(|| waiting.iter().find(|(_, (k, l, _))| k == key && l == lease).map(|(c, _)| *c));
+                if let Some((c, (key, _, sent_ns))) = waiter.and_then(|c| waiting.remove_entry(&c)) {
+                    done.push(Acquire { client: c, key, sent_ns, granted_ns: Some(o.at_ns) });
+                }
             }
             _ => {}
         }
     }
-    done.extend(waiting.into_iter().map(|(client, (key, sent_ns))| Acquire { client, key, sent_ns, granted_ns: None }));
+    done.extend(waiting.into_iter().map(|(client, (key, _, sent_ns))| Acquire { client, key, sent_ns, granted_ns: None }));
     done
 }
 
@@ -320,6 +332,23 @@ mod tests {
                 event: ServiceEvent::LockGranted { key: "orders".into(), client: 2, seq: 3, lease: 5, token: 8 },
             },
         );
+        assert!(run.fired().is_empty());
+    }
+
+    /// A real leasesim-node's lock table names the API layer's session, not
+    /// the runner's client: the grant of the wait's key under the wait's
+    /// lease ends it; a grant under another lease does not.
+    #[test]
+    fn a_grant_naming_another_session_ends_the_wait_of_its_lease() {
+        let granted = |lease| ServerEvent::Service {
+            index: 8,
+            event: ServiceEvent::LockGranted { key: "orders".into(), client: 1_000_017, seq: 1, lease, token: 8 },
+        };
+        let mut run = Fixture::new();
+        run.push(20 * S, Proc::Client(2), Event::AcquireSent { key: "orders".into(), lease: 5, seq: 3 });
+        run.everywhere(21 * S, granted(6));
+        assert_eq!(run.fired(), vec!["liveness"], "lease 6 is not the waiter's");
+        run.everywhere(22 * S, granted(5));
         assert!(run.fired().is_empty());
     }
 

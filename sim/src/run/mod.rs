@@ -282,14 +282,7 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
     // knobs (timeouts, strategy) for this seed.
     let explicit = simulated.explicit.clone();
     let registry_ttl_ns = explicit.registry_ttls_ns();
-    let lock_wait_bound_ns = explicit
-        .workloads
-        .iter()
-        .filter_map(|w| match &w.kind {
-            WorkloadKind::Lock(l) => Some((w.clients + 1) * (l.hold_ns.1 + l.ttl_ns + l.think_ns.1)),
-            _ => None,
-        })
-        .sum();
+    let lock_wait_bound_ns = explicit.lock_wait_bound_ns();
     // Validation allows one task workload: its first client generates, the
     // others work.
     let task_pace = explicit.workloads.iter().find_map(|w| match &w.kind {
