@@ -107,10 +107,9 @@ fn cluster(c: &mut Check<'_>, s: &Scenario) {
             s.network.duplicate
         ));
     }
-    if let Some((process, _)) = s.clocks.iter().find(|(p, _)| !matches!(p, Process::Server(_))) {
-        let why = format!("[clocks] for {process}: the clients' and the store's clocks are the runner's CLOCK_MONOTONIC, not skewable");
-        // Without a [clocks] table, the drift was drawn by [chaos].
-        c.refuse(c.sites.clocks.or(c.sites.chaos), why, "give clock specs to servers only (or `drift = 0` under [chaos])");
+    if s.clocks.contains_key(&Process::Store) {
+        // As in the simulator: the data store decides nothing by its clock.
+        c.notes.push("[clocks] for the store: the data store reads no clock (as in the simulator), so its skew changes nothing".into());
     }
     if c.target == Target::Etcd {
         etcd_cluster(c, s);
@@ -131,8 +130,10 @@ fn etcd_cluster(c: &mut Check<'_>, s: &Scenario) {
     if spec.lease_expiry != ExpiryStrategy::LeaderMonotonic {
         c.refuse(line, "etcd expires leases on its leader's monotonic clock only".into(), "use lease_expiry = \"leader-monotonic\"");
     }
-    if !s.clocks.is_empty() {
-        c.refuse(c.sites.clocks, "clock specs: etcd (Go) reads the kernel's clock directly, nothing can skew it".into(), "remove [clocks]");
+    if let Some((process, _)) = s.clocks.iter().find(|(p, _)| matches!(p, Process::Server(_))) {
+        let why = format!("[clocks] for {process}: etcd (Go) reads the kernel's clock directly, nothing can skew it");
+        // Without a [clocks] table, the drift was drawn by [chaos].
+        c.refuse(c.sites.clocks.or(c.sites.chaos), why, "give clock specs to clients only (or `drift = 0` under [chaos])");
     }
     if !s.bugs.enabled().is_empty() {
         c.refuse(c.sites.bugs, "planted bugs live in leasesim's engine, not in etcd".into(), "remove `bugs`, or use --target node");
@@ -221,13 +222,12 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
             let why = format!("`{}`: etcd dials the peer URLs its members advertise, so no proxy can sit on one link", fault.action.name());
             c.refuse(line, why, "use --target node for network faults");
         }
-        FaultAction::Clock { target, .. } if etcd || clientish(target) => {
-            let why = if etcd {
-                "a clock fault: etcd (Go) reads the kernel's clock directly, and nothing here can skew it".to_string()
-            } else {
-                format!("a clock fault on {target}: the clients' clocks are the runner's CLOCK_MONOTONIC")
-            };
-            c.refuse(line, why, "aim clock faults at leasesim-node servers (--target node)");
+        FaultAction::Clock { target, .. } if etcd && !clientish(target) => {
+            let why = format!("a clock fault on {target}: etcd (Go) reads the kernel's clock directly, and nothing here can skew it");
+            c.refuse(line, why, "aim clock faults at clients, or use --target node");
+        }
+        FaultAction::Clock { target: Selector::Store, .. } => {
+            c.notes.push(format!("line {}: a clock fault on the store changes nothing (the data store reads no clock)", fault.line));
         }
         FaultAction::Clock { .. } => {}
         FaultAction::Add(_) | FaultAction::Remove(_) => {
