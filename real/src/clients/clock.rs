@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn readings_follow_the_judges_model_of_the_clock() {
-        let spec = ClockSpec { drift: 1.0, offset_ns: -30_000 * MS as i64 };
+        let spec = ClockSpec { drift: 0.9, offset_ns: -30_000 * MS as i64 };
         let c = ClientClock::new(monotonic_ns(), Some(&spec)).unwrap();
         let model = judged(Some(&spec));
         std::thread::sleep(Duration::from_millis(40));
@@ -148,7 +148,7 @@ mod tests {
         // The model's readings at the instants just before and after.
         assert!(model.mono_at(before) <= now.mono_ns && now.mono_ns <= model.mono_at(after), "{now:?}");
         assert!(model.wall_at(before) <= now.wall_ns && now.wall_ns <= model.wall_at(after), "{now:?}");
-        assert!(now.mono_ns >= 80 * MS, "a clock at rate 2 read 40 ms as 80: {}", now.mono_ns);
+        assert!(now.mono_ns >= 76 * MS, "a clock at rate 1.9 read 40 ms as 76: {}", now.mono_ns);
     }
 
     #[test]
@@ -166,11 +166,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_fast_clock_sleeps_less_true_time_and_a_change_moves_a_sleep() {
-        let fast = clock(1.0, 0);
+        let fast = clock(0.9, 0);
         let t0 = fast.true_ns();
         fast.sleep(Duration::from_millis(200)).await;
         let slept_ns = fast.true_ns() - t0;
-        assert!((100 * MS..190 * MS).contains(&slept_ns), "200 ms at rate 2 took {} ms of true time", slept_ns / MS);
+        // 200 ms at rate 1.9 is 105 ms of true time (a loaded machine may
+        // wake it late, never early).
+        assert!((105 * MS..190 * MS).contains(&slept_ns), "200 ms at rate 1.9 took {} ms of true time", slept_ns / MS);
         // A clock at rate 0.01 would sleep 20 s; sped up to rate 1000 while
         // it sleeps, it wakes at once.
         let slow = std::sync::Arc::new(clock(-0.99, 0));
