@@ -107,6 +107,13 @@ fn cluster(c: &mut Check<'_>, s: &Scenario) {
             s.network.duplicate
         ));
     }
+    if spec.lease_expiry == ExpiryStrategy::WriterClock && c.target == Target::Node {
+        c.notes.push(
+            "lease_expiry = \"writer-clock\": the clients speak etcd's lease API, which carries no writer wall stamp, so every \
+             lease is measured by the leader (as a plain keep-alive is); the clients' wall clocks change nothing they send"
+                .into(),
+        );
+    }
     if s.clocks.contains_key(&Process::Store) {
         // As in the simulator: the data store decides nothing by its clock.
         c.notes.push("[clocks] for the store: the data store reads no clock (as in the simulator), so its skew changes nothing".into());
@@ -253,7 +260,7 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
 /// A fault waiting for a point: leasesim-node arms crash points as
 /// failpoints (`crash_points.rs`); nothing else can be.
 fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, point: leasesim_scenario::Point) {
-    let line = Some(fault.line);
+    let line = c.line_of(fault);
     let fix = "remove `when` (the fault then fires at `at`)";
     if c.target == Target::Etcd {
         c.refuse(line, format!("`when = \"{point}\"`: Debian's etcd is built without gofail failpoints"), fix);
@@ -274,6 +281,30 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `check` says of `text` on `target`.
+    fn checked(text: &str, target: Target) -> Result<Vec<String>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("clocks.toml");
+        std::fs::write(&path, text).unwrap();
+        let scenario = leasesim_scenario::load(&path).unwrap();
+        check(&scenario, &Sites::find(text), target, None).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn client_clocks_are_played_on_both_targets_and_server_clocks_only_on_node() {
+        let clients =
+            "name = \"c\"\nduration = \"4s\"\n[cluster]\nservers = 3\nheartbeat = \"30ms\"\nelection_timeout = [\"150ms\", \"300ms\"]\n\
+                       [clocks.c1]\ndrift = -0.5\n[[workload]]\nkind = \"registry\"\nclients = 2\nttl = \"2s\"\n\
+                       [[fault]]\nat = \"1s\"\nclock = \"c2\"\njump = \"-5s\"\n";
+        assert!(checked(clients, Target::Node).is_ok());
+        assert!(checked(clients, Target::Etcd).is_ok(), "the clients' clocks are the runner's, on etcd too");
+        let servers = clients.replace("[clocks.c1]", "[clocks.s1]").replace("clock = \"c2\"", "clock = \"leader\"");
+        assert!(checked(&servers, Target::Node).is_ok());
+        let refused = checked(&servers, Target::Etcd).unwrap_err();
+        assert!(refused.contains(":7:1:") && refused.contains("[clocks] for s1: etcd (Go)"), "{refused}");
+        assert!(refused.contains(":13:1:") && refused.contains("a clock fault on leader: etcd (Go)"), "{refused}");
+    }
 
     #[test]
     fn etcds_election_timeout_counts_whole_heartbeat_ticks_from_t_to_2t() {
