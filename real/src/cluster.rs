@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use leasesim_node::faults::aimed::AimedFault;
-use leasesim_node::faults::clock::{ClockChange, SkewChange};
+use leasesim_node::faults::clock::ClockChange;
 use leasesim_node::faults::mesh::{Mesh, MeshMember};
 use leasesim_node::faults::proxy::LinkFault;
 use leasesim_node::pb::etcdserverpb::maintenance_client::MaintenanceClient;
@@ -218,9 +218,7 @@ impl Cluster {
     async fn apply_initial_clocks(&self, s: &Scenario) -> Result<(), String> {
         for (process, spec) in &s.clocks {
             if let Process::Server(n) = process {
-                let rate = Some(1.0 + spec.drift);
-                let wall = SkewChange { rate, offset_ms: Some(spec.offset_ns / 1_000_000), step_ms: None };
-                let change = ClockChange { monotonic: Some(SkewChange { rate, ..SkewChange::default() }), wall: Some(wall) };
+                let change = crate::clients::clock::from_spec(spec);
                 self.set_first_clock(*n as usize - 1, &change).await?;
             }
         }

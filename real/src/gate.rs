@@ -5,10 +5,14 @@
 //! nothing until it is resumed, and then carries on with what it was doing
 //! — a process stopped and continued does the same. What it cannot do is
 //! stop a request already on the wire: a pause lands between two steps.
+//! A client's sleeps are on its own clock (`clients/clock.rs`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
+
+use crate::clients::clock::ClientClock;
 
 /// The runner's side: pause and resume one client.
 #[derive(Clone)]
@@ -20,11 +24,13 @@ pub struct Gate {
 #[derive(Clone)]
 pub struct Pass {
     paused: watch::Receiver<bool>,
+    clock: Arc<ClientClock>,
 }
 
-pub fn gate() -> (Gate, Pass) {
+/// A client's gate, and its pass, which sleeps on `clock`.
+pub fn gate(clock: Arc<ClientClock>) -> (Gate, Pass) {
     let (tx, rx) = watch::channel(false);
-    (Gate { paused: tx }, Pass { paused: rx })
+    (Gate { paused: tx }, Pass { paused: rx, clock })
 }
 
 impl Gate {
@@ -40,9 +46,10 @@ impl Pass {
         let _ = self.paused.wait_for(|paused| !paused).await;
     }
 
-    /// Sleeps `d`, then waits until the client is not paused.
+    /// Sleeps `d` by the client's own clock, then waits until the client
+    /// is not paused.
     pub async fn sleep(&mut self, d: Duration) {
-        tokio::time::sleep(d).await;
+        self.clock.sleep(d).await;
         self.pass().await;
     }
 }
@@ -53,7 +60,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_paused_client_passes_only_once_resumed() {
-        let (gate, mut pass) = gate();
+        let clock = ClientClock::new(leasesim_node::faults::event_log::monotonic_ns(), None).unwrap();
+        let (gate, mut pass) = gate(Arc::new(clock));
         gate.set_paused(true);
         let waiter = tokio::spawn(async move {
             pass.sleep(Duration::from_millis(10)).await;

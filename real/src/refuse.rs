@@ -107,10 +107,16 @@ fn cluster(c: &mut Check<'_>, s: &Scenario) {
             s.network.duplicate
         ));
     }
-    if let Some((process, _)) = s.clocks.iter().find(|(p, _)| !matches!(p, Process::Server(_))) {
-        let why = format!("[clocks] for {process}: the clients' and the store's clocks are the runner's CLOCK_MONOTONIC, not skewable");
-        // Without a [clocks] table, the drift was drawn by [chaos].
-        c.refuse(c.sites.clocks.or(c.sites.chaos), why, "give clock specs to servers only (or `drift = 0` under [chaos])");
+    if spec.lease_expiry == ExpiryStrategy::WriterClock && c.target == Target::Node {
+        c.notes.push(
+            "lease_expiry = \"writer-clock\": the clients speak etcd's lease API, which carries no writer wall stamp, so every \
+             lease is measured by the leader (as a plain keep-alive is); the clients' wall clocks change nothing they send"
+                .into(),
+        );
+    }
+    if s.clocks.contains_key(&Process::Store) {
+        // As in the simulator: the data store decides nothing by its clock.
+        c.notes.push("[clocks] for the store: the data store reads no clock (as in the simulator), so its skew changes nothing".into());
     }
     if c.target == Target::Etcd {
         etcd_cluster(c, s);
@@ -138,8 +144,10 @@ fn etcd_cluster(c: &mut Check<'_>, s: &Scenario) {
     if spec.lease_expiry != ExpiryStrategy::LeaderMonotonic {
         c.refuse(line, "etcd expires leases on its leader's monotonic clock only".into(), "use lease_expiry = \"leader-monotonic\"");
     }
-    if !s.clocks.is_empty() {
-        c.refuse(c.sites.clocks, "clock specs: etcd (Go) reads the kernel's clock directly, nothing can skew it".into(), "remove [clocks]");
+    if let Some((process, _)) = s.clocks.iter().find(|(p, _)| matches!(p, Process::Server(_))) {
+        let why = format!("[clocks] for {process}: etcd (Go) reads the kernel's clock directly, nothing can skew it");
+        // Without a [clocks] table, the drift was drawn by [chaos].
+        c.refuse(c.sites.clocks.or(c.sites.chaos), why, "give clock specs to clients only (or `drift = 0` under [chaos])");
     }
     // The data store's own bug is the runner's process whatever the target.
     if s.bugs.enabled().iter().any(|bug| *bug != crate::cluster::STORE_BUG) {
@@ -222,13 +230,12 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
             let why = format!("`{}`: etcd dials the peer URLs its members advertise, so no proxy can sit on one link", fault.action.name());
             c.refuse(line, why, "use --target node for network faults");
         }
-        FaultAction::Clock { target, .. } if etcd || clientish(target) => {
-            let why = if etcd {
-                "a clock fault: etcd (Go) reads the kernel's clock directly, and nothing here can skew it".to_string()
-            } else {
-                format!("a clock fault on {target}: the clients' clocks are the runner's CLOCK_MONOTONIC")
-            };
-            c.refuse(line, why, "aim clock faults at leasesim-node servers (--target node)");
+        FaultAction::Clock { target, .. } if etcd && !clientish(target) => {
+            let why = format!("a clock fault on {target}: etcd (Go) reads the kernel's clock directly, and nothing here can skew it");
+            c.refuse(line, why, "aim clock faults at clients, or use --target node");
+        }
+        FaultAction::Clock { target: Selector::Store, .. } => {
+            c.notes.push(format!("line {}: a clock fault on the store changes nothing (the data store reads no clock)", fault.line));
         }
         FaultAction::Clock { .. } => {}
         FaultAction::Add(_) | FaultAction::Remove(_) if etcd => {
@@ -255,7 +262,6 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
 /// A fault waiting for a point: leasesim-node arms crash points as
 /// failpoints (`crash_points.rs`); nothing else can be.
 fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, point: leasesim_scenario::Point) {
-    // A drawn fault (line 0) is refused at `[chaos]`, like every other one.
     let line = c.line_of(fault);
     let fix = "remove `when` (the fault then fires at `at`)";
     if matches!(fault.action, FaultAction::Crash(Selector::Store)) {
@@ -279,6 +285,30 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `check` says of `text` on `target`.
+    fn checked(text: &str, target: Target) -> Result<Vec<String>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("clocks.toml");
+        std::fs::write(&path, text).unwrap();
+        let scenario = leasesim_scenario::load(&path).unwrap();
+        check(&scenario, &Sites::find(text), target, None).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn client_clocks_are_played_on_both_targets_and_server_clocks_only_on_node() {
+        let clients =
+            "name = \"c\"\nduration = \"4s\"\n[cluster]\nservers = 3\nheartbeat = \"30ms\"\nelection_timeout = [\"150ms\", \"300ms\"]\n\
+                       [clocks.c1]\ndrift = -0.5\n[[workload]]\nkind = \"registry\"\nclients = 2\nttl = \"2s\"\n\
+                       [[fault]]\nat = \"1s\"\nclock = \"c2\"\njump = \"-5s\"\n";
+        assert!(checked(clients, Target::Node).is_ok());
+        assert!(checked(clients, Target::Etcd).is_ok(), "the clients' clocks are the runner's, on etcd too");
+        let servers = clients.replace("[clocks.c1]", "[clocks.s1]").replace("clock = \"c2\"", "clock = \"leader\"");
+        assert!(checked(&servers, Target::Node).is_ok());
+        let refused = checked(&servers, Target::Etcd).unwrap_err();
+        assert!(refused.contains(":7:1:") && refused.contains("[clocks] for s1: etcd (Go)"), "{refused}");
+        assert!(refused.contains(":13:1:") && refused.contains("a clock fault on leader: etcd (Go)"), "{refused}");
+    }
 
     #[test]
     fn etcds_election_timeout_counts_whole_heartbeat_ticks_from_t_to_2t() {

@@ -16,13 +16,14 @@ use leasesim_scenario::{self as scenario, Process, Scenario, WorkloadKind};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use crate::clients::clock::{self, ClientClock};
 use crate::clients::tasks::Clients;
 use crate::clients::{Ctx, MIN_TIMEOUT};
 use crate::cluster::{base_link, Binaries, Cluster};
 use crate::final_state::MemberAtEnd;
 use crate::gate::{gate, Gate, Pass};
 use crate::history::Committed;
-use crate::schedule::{Player, WALL_BASE_NS};
+use crate::schedule::Player;
 use crate::sites::Sites;
 use crate::verdict::{self, Judging, Outcome};
 use crate::{RunArgs, Target};
@@ -126,8 +127,10 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         .await
         .map_err(|e| bad(format!("{}: the cluster did not start: {e} (logs in {})", s.path.display(), dir.display())))?;
     let started = Instant::now();
+    let seen = Recorder::default();
+    let clocks = client_clocks(s, seen.origin_ns()).map_err(|e| bad(format!("{}: [clocks]: {e}", s.path.display())))?;
     let ctx = Arc::new(Ctx {
-        seen: Recorder::default(),
+        seen,
         endpoints: cluster.endpoints(),
         store: cluster.store_addr.clone(),
         until: started + Duration::from_nanos(s.duration_ns + s.settle_ns),
@@ -135,8 +138,9 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         holders: Mutex::default(),
         seed,
         aims: Default::default(),
+        clocks,
     });
-    let (gates, passes): (Vec<Gate>, Vec<Pass>) = (0..s.client_count()).map(|_| gate()).unzip();
+    let (gates, passes): (Vec<Gate>, Vec<Pass>) = ctx.clocks.iter().map(|clock| gate(clock.clone())).unzip();
     let mut clients = Clients::start(s, &ctx, passes);
     let rng = ChaCha8Rng::seed_from_u64(seed);
     let player = Player {
@@ -145,7 +149,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         ctx: &ctx,
         gates: &gates,
         rng,
-        clocks: server_clocks(s),
+        clocks: initial_clocks(s),
         resolved: Vec::new(),
         armed: Vec::new(),
         aimed: Vec::new(),
@@ -248,17 +252,22 @@ fn judge(
     }
 }
 
-/// The servers' clocks at the start, as the file's `[clocks]` set them.
-fn server_clocks(s: &Scenario) -> BTreeMap<JudgeProc, SimClock> {
+/// Every server's and client's clock at the start, as the file's
+/// `[clocks]` set them, in the judge's model.
+fn initial_clocks(s: &Scenario) -> BTreeMap<JudgeProc, SimClock> {
     s.clocks
         .iter()
         .filter_map(|(p, spec)| match p {
-            Process::Server(n) => {
-                Some((JudgeProc::Server(*n), SimClock::new(0, WALL_BASE_NS.saturating_add_signed(spec.offset_ns), spec.drift)))
-            }
-            _ => None,
+            Process::Server(n) => Some((JudgeProc::Server(*n), clock::judged(Some(spec)))),
+            Process::Client(c) => Some((JudgeProc::Client(*c), clock::judged(Some(spec)))),
+            Process::Store => None,
         })
         .collect()
+}
+
+/// Each client's own clock, skewed from the start by its `[clocks.cN]`.
+fn client_clocks(s: &Scenario, origin_ns: u64) -> Result<Vec<Arc<ClientClock>>, String> {
+    (1..=s.client_count()).map(|c| Ok(Arc::new(ClientClock::new(origin_ns, s.clocks.get(&Process::Client(c)))?))).collect()
 }
 
 fn write_trace(path: &std::path::Path, log: &ObsLog) -> std::io::Result<()> {

@@ -24,7 +24,6 @@ use leasesim_core::duration::format_duration;
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
 use leasesim_node::faults::aimed::{AimedFault, FrameEffect, FrameKind};
-use leasesim_node::faults::clock::{ClockChange, SkewChange};
 use leasesim_node::faults::proxy::LinkFault;
 use leasesim_scenario::{FaultAction, MessageEffect, MessageFault, Scenario, ScheduledFault, Selector};
 use rand_chacha::ChaCha8Rng;
@@ -56,7 +55,9 @@ pub struct Player<'a> {
     pub ctx: &'a Arc<Ctx>,
     pub gates: &'a [Gate],
     pub rng: ChaCha8Rng,
-    /// The servers' clocks as played (for the judge's assumptions).
+    /// The servers' and clients' clocks as played (the judge maps the
+    /// clients' deadlines back to true time with them, and reads the
+    /// assumptions from them).
     pub clocks: BTreeMap<JudgeProc, SimClock>,
     /// Whom the current fault's selectors named (`leader=s2`).
     pub resolved: Vec<String>,
@@ -168,17 +169,7 @@ impl Player<'_> {
                 None => None,
             },
             FaultAction::Clock { target, drift, jump_ns } => {
-                if let Some(Who::Server(i)) = self.who(target, fault).await {
-                    self.cluster.set_clock(i, &clock_change(*drift, *jump_ns)).await?;
-                    let now_ns = self.ctx.seen.now_ns();
-                    let clock = self.clocks.entry(server(i)).or_insert_with(|| SimClock::new(0, WALL_BASE_NS, 0.0));
-                    if let Some(d) = drift {
-                        clock.set_drift(now_ns, *d);
-                    }
-                    if let Some(j) = jump_ns {
-                        clock.jump_wall(now_ns, *j);
-                    }
-                }
+                self.clock(target, *drift, *jump_ns, fault).await?;
                 None
             }
             FaultAction::Loss(p) => {
@@ -241,6 +232,36 @@ impl Player<'_> {
                 self.note(JudgeProc::Admin, Event::FaultSkipped { action: "a membership change".into(), why });
             }
         }
+    }
+
+    /// A clock fault: on a member through its control endpoint, on a client
+    /// on its own clock; either way, in the judge's model of that clock.
+    async fn clock(&mut self, target: &Selector, drift: Option<f64>, jump_ns: Option<i64>, fault: &ScheduledFault) -> Result<(), String> {
+        if matches!(target, Selector::Store) {
+            // The data store reads no clock (`refuse.rs` notes it).
+            return Ok(());
+        }
+        let change = crate::clients::clock::from_fault(drift, jump_ns);
+        let proc = match self.who(target, fault).await {
+            Some(Who::Server(i)) => {
+                self.cluster.set_clock(i, &change).await?;
+                server(i)
+            }
+            Some(Who::Client(c)) => {
+                self.ctx.clock(c).apply(&change).map_err(|e| format!("c{c}'s clock: {e}"))?;
+                JudgeProc::Client(c)
+            }
+            None => return Ok(()),
+        };
+        let now_ns = self.ctx.seen.now_ns();
+        let clock = self.clocks.entry(proc).or_insert_with(|| crate::clients::clock::judged(None));
+        if let Some(d) = drift {
+            clock.set_drift(now_ns, d);
+        }
+        if let Some(j) = jump_ns {
+            clock.jump_wall(now_ns, j);
+        }
+        Ok(())
     }
 
     /// Partitions, isolation, blocks and delays: the links they cut or slow.
@@ -392,14 +413,6 @@ fn between(sides: &[Vec<usize>]) -> Vec<(usize, usize)> {
         }
     }
     links
-}
-
-/// A clock fault as the control endpoint takes it: the rate of both
-/// clocks, and a step of the wall clock.
-fn clock_change(drift: Option<f64>, jump_ns: Option<i64>) -> ClockChange {
-    let rate = drift.map(|d| 1.0 + d);
-    let wall = SkewChange { rate, offset_ms: None, step_ms: jump_ns.map(|j| j / 1_000_000) };
-    ClockChange { monotonic: rate.map(|r| SkewChange { rate: Some(r), ..SkewChange::default() }), wall: Some(wall) }
 }
 
 /// Where a fault came from, for the run's log: its line in the file, or

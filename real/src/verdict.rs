@@ -145,7 +145,8 @@ pub fn faults_played(log: &ObsLog) -> Vec<String> {
 pub struct Judging<'a> {
     pub scenario: &'a Scenario,
     pub target: Target,
-    /// Every server's clock as the run skewed it (true time otherwise).
+    /// Every server's and client's clock as the run skewed it (true time
+    /// otherwise).
     pub clocks: BTreeMap<Proc, SimClock>,
     /// The committed history of changes read after a run with watches
     /// (`history.rs`), or why it could not be; `None` without watches.

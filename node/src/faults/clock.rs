@@ -9,7 +9,9 @@
 //! continuous (the reading at the change is kept, only its slope changes);
 //! an offset change is a step, which the monotonic clock takes only
 //! forward. Without `--unsafe-test-control-url` nobody can change a skew and
-//! the readings are the real clocks'.
+//! the readings are the real clocks'. [`Skews`] holds the pair and applies
+//! changes to it; the real runner's clients (`leasesim-real`) read their
+//! clocks through the same type.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -133,18 +135,46 @@ pub struct ClockReport {
     pub wall: SkewReport,
 }
 
-struct State {
-    mono: Skew,
-    wall: Skew,
+/// A pair of clocks' skews, the one implementation of skewed readings and
+/// of changes to them: a member's [`ClockSource`] and each of the real
+/// runner's clients (`real/src/clients/clock.rs`) read their clocks
+/// through one.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Skews {
+    pub mono: Skew,
+    pub wall: Skew,
     /// The largest monotonic reading handed out: rounding never takes the
     /// monotonic clock back.
     last_mono_ns: u64,
 }
 
+impl Skews {
+    /// Both clocks at true time `t_ns`, whose real readings are
+    /// `real_mono_ns` and `real_wall_ns`.
+    pub fn read(&mut self, t_ns: u64, real_mono_ns: u64, real_wall_ns: u64) -> Clocks {
+        let mono = real_mono_ns.saturating_add_signed(self.mono.added_ns(t_ns)).max(self.last_mono_ns);
+        self.last_mono_ns = mono;
+        Clocks { mono_ns: mono, wall_ns: real_wall_ns.saturating_add_signed(self.wall.added_ns(t_ns)) }
+    }
+
+    /// Applies `change` to both clocks at true time `t_ns`, all or nothing.
+    pub fn apply(&mut self, change: &ClockChange, t_ns: u64) -> Result<(), String> {
+        let (mut mono, mut wall) = (self.mono, self.wall);
+        if let Some(c) = &change.monotonic {
+            apply_one(&mut mono, c, t_ns, true).map_err(|e| format!("monotonic: {e}"))?;
+        }
+        if let Some(c) = &change.wall {
+            apply_one(&mut wall, c, t_ns, false).map_err(|e| format!("wall: {e}"))?;
+        }
+        (self.mono, self.wall) = (mono, wall);
+        Ok(())
+    }
+}
+
 /// This process's clocks: the real ones plus a skew per clock.
 pub struct ClockSource {
     start: Instant,
-    state: Mutex<State>,
+    state: Mutex<Skews>,
     /// Bumped at every change, so a task sleeping until a reading wakes to
     /// work its deadline out again.
     changes: watch::Sender<u64>,
@@ -158,8 +188,7 @@ impl Default for ClockSource {
 
 impl ClockSource {
     pub fn new() -> Self {
-        let state = State { mono: Skew::default(), wall: Skew::default(), last_mono_ns: 0 };
-        ClockSource { start: Instant::now(), state: Mutex::new(state), changes: watch::channel(0).0 }
+        ClockSource { start: Instant::now(), state: Mutex::new(Skews::default()), changes: watch::channel(0).0 }
     }
 
     fn true_ns(&self) -> u64 {
@@ -174,11 +203,7 @@ impl ClockSource {
     pub fn now(&self) -> Clocks {
         let t = self.true_ns();
         let wall_real = Self::real_wall_ns();
-        let mut state = self.state.lock().expect("clock lock");
-        let mono = (MONO_ORIGIN_NS + t).saturating_add_signed(state.mono.added_ns(t)).max(state.last_mono_ns);
-        state.last_mono_ns = mono;
-        let wall = wall_real.saturating_add_signed(state.wall.added_ns(t));
-        Clocks { mono_ns: mono, wall_ns: wall }
+        self.state.lock().expect("clock lock").read(t, MONO_ORIGIN_NS + t, wall_real)
     }
 
     /// The instant at which the monotonic reading will be `mono_ns`, as
@@ -198,19 +223,7 @@ impl ClockSource {
     /// Applies `change` to both clocks, all or nothing.
     pub fn apply(&self, change: &ClockChange) -> Result<ClockReport, String> {
         let t = self.true_ns();
-        {
-            let mut state = self.state.lock().expect("clock lock");
-            let mut mono = state.mono;
-            let mut wall = state.wall;
-            if let Some(c) = &change.monotonic {
-                apply_one(&mut mono, c, t, true).map_err(|e| format!("monotonic: {e}"))?;
-            }
-            if let Some(c) = &change.wall {
-                apply_one(&mut wall, c, t, false).map_err(|e| format!("wall: {e}"))?;
-            }
-            state.mono = mono;
-            state.wall = wall;
-        }
+        self.state.lock().expect("clock lock").apply(change, t)?;
         self.changes.send_modify(|n| *n += 1);
         tracing::warn!("test clock control: {change:?}");
         Ok(self.report())

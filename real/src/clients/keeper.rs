@@ -1,42 +1,62 @@
-//! A lock client's lease, kept alive in its own task (as the simulator's
+//! A client's lease, kept alive in its own task (as the simulator's
 //! `LeaseKeeper`): granted, renewed every `keepalive`, and the client's
 //! belief in it ([`Belief`], core's own rule) extended by each
-//! acknowledged renewal and ended by a refused one. The worker reads the
-//! lease and the belief from the shared [`LeaseState`].
+//! acknowledged renewal and ended by a refused one. The lock client and
+//! the singleton instance both keep their lease here; what each holds on
+//! it (a key, a role) is its [`Holding`], told of every extension and of
+//! the lease's end. The belief and the renewal period are on the client's
+//! own clock (`clock.rs`); what is recorded for the judge, in true time.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use leasesim_core::client::Belief;
-use leasesim_judge::observe::{BeliefEnd, Event};
+use leasesim_judge::observe::Event;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest};
 use leasesim_scenario::WireKind;
 
-use super::{ttl_secs, Shared};
+use super::{ttl_secs, Ctx, Shared};
 use crate::gate::Pass;
 
-/// What the keeper and the worker of one client share.
-pub struct LeaseState {
-    pub lease: Option<i64>,
-    pub belief: Belief,
-    /// The key the client believes it holds now.
-    pub believed: Option<String>,
+/// What a client holds on its lease.
+pub trait Holding: Send + 'static {
+    /// An acknowledged renewal extended the belief to `until_mono_ns` (the
+    /// client's own clock).
+    fn extended(&self, ctx: &Ctx, client: u64, until_mono_ns: u64);
+    /// A renewal was refused: the lease is gone, and what was held on it.
+    fn refused(&mut self, ctx: &Ctx, client: u64);
 }
 
-pub type State = Arc<Mutex<LeaseState>>;
+/// What the keeper and the worker of one client share.
+pub struct LeaseState<H> {
+    pub lease: Option<i64>,
+    pub belief: Belief,
+    pub held: H,
+}
+
+pub type State<H> = Arc<Mutex<LeaseState<H>>>;
+
+/// When a request left: in true time (for the judge) and on the client's
+/// monotonic clock (for its belief).
+#[derive(Clone, Copy)]
+struct Sent {
+    true_ns: u64,
+    mono_ns: u64,
+}
 
 /// Keeps `client`'s lease alive until the run ends.
-pub async fn keep(ctx: Shared, client: u64, ttl_ns: u64, keepalive: Duration, state: State, mut pass: Pass) {
+pub async fn keep<H: Holding>(ctx: Shared, client: u64, ttl_ns: u64, keepalive: Duration, state: State<H>, mut pass: Pass) {
     let mut attempt = client as usize;
     let mut leases = LeaseClient::new(ctx.channel(attempt).await);
+    let clock = ctx.clock(client).clone();
     while ctx.running() {
         pass.pass().await;
         let lease = state.lock().expect("lease").lease;
-        let sent_ns = ctx.seen.now_ns();
+        let sent = Sent { true_ns: ctx.seen.now_ns(), mono_ns: clock.mono_ns() };
         let ok = match lease {
-            None => grant(&ctx, client, ttl_ns, &mut leases, &state, sent_ns).await,
-            Some(id) => renew(&ctx, client, id, &mut leases, &state, sent_ns).await,
+            None => grant(&ctx, client, ttl_ns, &mut leases, &state, sent).await,
+            Some(id) => renew(&ctx, client, id, &mut leases, &state, sent).await,
         };
         if ok {
             // As the simulator's keeper: the next renewal leaves `keepalive`
@@ -44,7 +64,7 @@ pub async fn keep(ctx: Shared, client: u64, ttl_ns: u64, keepalive: Duration, st
             // keepalive + round trip drifted the renewals' phase against the
             // simulator's, and so how long a holder paused at a fixed
             // instant outlives itself (reports/sim-vs-real.md).
-            pass.sleep(next_renewal_in(keepalive, ctx.seen.now_ns().saturating_sub(sent_ns))).await;
+            pass.sleep(next_renewal_in(keepalive, clock.mono_ns().saturating_sub(sent.mono_ns))).await;
         } else {
             attempt += 1;
             leases = LeaseClient::new(ctx.channel(attempt).await);
@@ -59,13 +79,13 @@ fn next_renewal_in(keepalive: Duration, since_send_ns: u64) -> Duration {
     keepalive.saturating_sub(Duration::from_nanos(since_send_ns))
 }
 
-async fn grant(
+async fn grant<H: Holding>(
     ctx: &Shared,
     client: u64,
     ttl_ns: u64,
     leases: &mut LeaseClient<tonic::transport::Channel>,
-    state: &State,
-    sent_ns: u64,
+    state: &State<H>,
+    sent: Sent,
 ) -> bool {
     let Some(granted) = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await else { return false };
     if !ctx.aims.deliver(WireKind::GrantReply, ctx.timeout).await {
@@ -74,20 +94,20 @@ async fn grant(
     let granted = granted.into_inner();
     let ttl_ns = Duration::from_secs(granted.ttl.max(0) as u64).as_nanos() as u64;
     let lease = granted.id as u64;
-    ctx.seen.answered(client, sent_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent_ns, keepalive: false });
+    ctx.seen.answered(client, sent.true_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent.true_ns, keepalive: false });
     let mut state = state.lock().expect("lease");
-    state.belief.acknowledge(sent_ns, ctx.seen.now_ns(), ttl_ns);
+    state.belief.acknowledge(sent.mono_ns, ctx.clock(client).mono_ns(), ttl_ns);
     state.lease = Some(granted.id);
     true
 }
 
-async fn renew(
+async fn renew<H: Holding>(
     ctx: &Shared,
     client: u64,
     id: i64,
     leases: &mut LeaseClient<tonic::transport::Channel>,
-    state: &State,
-    sent_ns: u64,
+    state: &State<H>,
+    sent: Sent,
 ) -> bool {
     if !ctx.aims.deliver(WireKind::KeepAlive, ctx.timeout).await {
         return false;
@@ -103,22 +123,24 @@ async fn renew(
         return false;
     }
     let lease = id as u64;
-    let mut state = state.lock().expect("lease");
     if answer.ttl > 0 {
         let ttl_ns = Duration::from_secs(answer.ttl as u64).as_nanos() as u64;
-        ctx.seen.answered(client, sent_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent_ns, keepalive: true });
-        let until_mono_ns = state.belief.acknowledge(sent_ns, ctx.seen.now_ns(), ttl_ns);
-        if let Some(key) = state.believed.clone() {
-            ctx.seen.record(client, Event::BeliefExtended { key, until_mono_ns });
+        ctx.seen.answered(client, sent.true_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent.true_ns, keepalive: true });
+        let mut state = state.lock().expect("lease");
+        // A renewal of a lease the client already dropped extends nothing.
+        if state.lease == Some(id) {
+            let until_mono_ns = state.belief.acknowledge(sent.mono_ns, ctx.clock(client).mono_ns(), ttl_ns);
+            state.held.extended(ctx, client, until_mono_ns);
         }
     } else {
-        // The lease is gone: a fresh one next round, and no belief.
-        ctx.seen.answered(client, sent_ns, Event::KeepAliveRefused { lease });
-        state.belief.end();
-        state.lease = None;
-        if let Some(key) = state.believed.take() {
-            ctx.set_holder(&key, None);
-            ctx.seen.record(client, Event::BeliefEnded { key, why: BeliefEnd::KeepAliveRefused });
+        ctx.seen.answered(client, sent.true_ns, Event::KeepAliveRefused { lease });
+        let mut state = state.lock().expect("lease");
+        // Only the lease the client holds now: one it dropped is gone
+        // already. A fresh one next round, and no belief.
+        if state.lease == Some(id) {
+            state.held.refused(ctx, client);
+            state.belief.end();
+            state.lease = None;
         }
     }
     true

@@ -3,7 +3,8 @@
 //! Lock service, check its belief when the grant arrives, work for `hold`,
 //! write to the data store with its fencing token (the Lock answer's
 //! revision), release. A pause during the work makes the write late: the
-//! hazard fencing exists for.
+//! hazard fencing exists for. Its timers and its belief read its own clock
+//! (`clock.rs`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,15 +16,36 @@ use leasesim_node::pb::v3lockpb::{LockRequest, UnlockRequest};
 use leasesim_scenario::{LockWorkload, WireKind};
 use rand::Rng;
 
-use super::keeper::{self, LeaseState, State};
+use super::keeper::{self, Holding, LeaseState};
 use super::tasks::AbortOnDrop;
-use super::{draw, Shared};
+use super::{draw, Ctx, Shared};
 use crate::gate::Pass;
+
+/// The key a lock client believes it holds on its lease, if any.
+#[derive(Default)]
+pub struct Believed(Option<String>);
+
+impl Holding for Believed {
+    fn extended(&self, ctx: &Ctx, client: u64, until_mono_ns: u64) {
+        if let Some(key) = self.0.clone() {
+            ctx.seen.record(client, Event::BeliefExtended { key, until_mono_ns });
+        }
+    }
+
+    fn refused(&mut self, ctx: &Ctx, client: u64) {
+        if let Some(key) = self.0.take() {
+            ctx.set_holder(&key, None);
+            ctx.seen.record(client, Event::BeliefEnded { key, why: BeliefEnd::KeepAliveRefused });
+        }
+    }
+}
+
+type State = keeper::State<Believed>;
 
 /// Runs client `client` of a lock workload until the run ends.
 pub async fn run(ctx: Shared, client: u64, spec: LockWorkload, pass: Pass) {
-    let state: State =
-        Arc::new(Mutex::new(LeaseState { lease: None, belief: Belief::new(spec.margin, spec.belief_from, false), believed: None }));
+    let belief = Belief::new(spec.margin, spec.belief_from, false);
+    let state: State = Arc::new(Mutex::new(LeaseState { lease: None, belief, held: Believed::default() }));
     let keepalive = Duration::from_nanos(spec.keepalive_ns);
     // Dies with this task when the client is crashed (`tasks.rs`).
     let mut keeper = AbortOnDrop(tokio::spawn(keeper::keep(ctx.clone(), client, spec.ttl_ns, keepalive, state.clone(), pass.clone())));
@@ -71,11 +93,11 @@ async fn work(ctx: &Shared, client: u64, spec: &LockWorkload, state: &State, mut
 /// The grant arrived: the holder works only if its belief holds now.
 fn start_work(ctx: &Shared, client: u64, key: &str, lease: i64, token: u64, state: &State) -> bool {
     let mut state = state.lock().expect("lease");
-    let now_ns = ctx.seen.now_ns();
+    let now_ns = ctx.clock(client).mono_ns();
     let Some(until_mono_ns) = state.belief.until_ns().filter(|_| state.belief.holds(now_ns)) else { return false };
     ctx.seen.record(client, Event::BeliefStarted { key: key.into(), lease: lease as u64, token, until_mono_ns });
     ctx.seen.record(client, Event::WorkStarted { key: key.into(), token });
-    state.believed = Some(key.to_string());
+    state.held.0 = Some(key.to_string());
     ctx.set_holder(key, Some(client));
     true
 }
@@ -96,8 +118,8 @@ async fn write(ctx: &Shared, client: u64, key: &str, token: u64) {
 /// The holder stops believing before it asks to unlock.
 fn end_belief(ctx: &Shared, client: u64, key: &str, state: &State) {
     let mut state = state.lock().expect("lease");
-    if state.believed.as_deref() == Some(key) {
-        state.believed = None;
+    if state.held.0.as_deref() == Some(key) {
+        state.held.0 = None;
         ctx.set_holder(key, None);
         ctx.seen.record(client, Event::BeliefEnded { key: key.into(), why: BeliefEnd::Released });
     }

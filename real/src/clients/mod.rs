@@ -13,9 +13,12 @@
 //! and `task_worker` are the task workload's generator and workers (a work
 //! queue on leases, fenced at the data store's task rows). `aimed`: the
 //! `messages` faults on client kinds, played on the clients' side;
-//! `tasks`: the client tasks, crashed and restarted.
+//! `tasks`: the client tasks, crashed and restarted; `clock`: each
+//! client's own skewable clock, which every timer and belief of a client
+//! reads (true time is for the judge's stamps only).
 
 pub mod aimed;
+pub mod clock;
 mod keeper;
 pub mod kv;
 pub mod lock;
@@ -53,6 +56,8 @@ pub struct Ctx {
     pub seed: u64,
     /// `messages` faults on the kinds clients send and read (`aimed.rs`).
     pub aims: aimed::ClientAims,
+    /// Client `c`'s own clock at `c - 1` (`clock.rs`).
+    pub clocks: Vec<Arc<clock::ClientClock>>,
 }
 
 /// Loopback answers in well under a millisecond, but a member elected a
@@ -86,6 +91,11 @@ impl Ctx {
             Some(c) => holders.insert(key.to_string(), c),
             None => holders.remove(key),
         };
+    }
+
+    /// Client `client`'s own clock: what its timers and beliefs read.
+    pub fn clock(&self, client: u64) -> &Arc<clock::ClientClock> {
+        &self.clocks[client as usize - 1]
     }
 
     pub fn holder(&self, key: &str) -> Option<u64> {
