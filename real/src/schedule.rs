@@ -251,7 +251,8 @@ impl Player<'_> {
                 self.ctx.clock(c).apply(&change).map_err(|e| format!("c{c}'s clock: {e}"))?;
                 JudgeProc::Client(c)
             }
-            None => return Ok(()),
+            // The data store reads no clock (`refuse.rs` notes it).
+            Some(Who::Store) | None => return Ok(()),
         };
         let now_ns = self.ctx.seen.now_ns();
         let clock = self.clocks.entry(proc).or_insert_with(|| crate::clients::clock::judged(None));

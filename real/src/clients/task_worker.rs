@@ -43,7 +43,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tonic::transport::Channel;
 
-use super::keeper::{self, LeaseState, State};
+use super::keeper::{self, Holding, LeaseState};
 use super::task_generator::{put, read_count};
 use super::tasks::AbortOnDrop;
 use super::{draw, Shared};
@@ -54,6 +54,19 @@ const DONE: &str = "done";
 /// How long a worker waits for the data store before it resends a write
 /// (own clock), as the simulator's worker; only while its belief holds.
 const STORE_RESEND_NS: u64 = 300_000_000;
+/// A worker holds nothing on its lease that the keeper must tell the judge
+/// of: its claims are keys attached to the lease, judged from the store's
+/// rows and the claim transactions, and it checks its belief itself
+/// before every step.
+pub struct Unheld;
+
+impl Holding for Unheld {
+    fn extended(&self, _ctx: &super::Ctx, _client: u64, _until_mono_ns: u64) {}
+    fn refused(&mut self, _ctx: &super::Ctx, _client: u64) {}
+}
+
+type State = keeper::State<Unheld>;
+
 /// How often a waiting worker looks at its lease and belief: the
 /// simulator's worker abandons at the very instant its belief lapses.
 const LOOK_EVERY: Duration = Duration::from_millis(10);
@@ -82,7 +95,7 @@ enum Claim {
 /// Runs worker `client` until the run ends.
 pub async fn run(ctx: Shared, client: u64, spec: TaskWorkload, pass: Pass) {
     let belief = Belief::new(spec.margin, spec.belief_from, false);
-    let state: State = Arc::new(Mutex::new(LeaseState { lease: None, belief, believed: None }));
+    let state: State = Arc::new(Mutex::new(LeaseState { lease: None, belief, held: Unheld }));
     let keepalive = Duration::from_nanos(spec.keepalive_ns);
     // Dies with this task when the client is crashed (`tasks.rs`).
     let mut keeper = AbortOnDrop(tokio::spawn(keeper::keep(ctx.clone(), client, spec.ttl_ns, keepalive, state.clone(), pass.clone())));
@@ -136,7 +149,7 @@ struct Worker {
 impl Worker {
     /// The worker's own clock, which its belief and its work are measured on.
     fn now_ns(&self) -> u64 {
-        self.ctx.seen.now_ns()
+        self.ctx.clock(self.client).mono_ns()
     }
 
     fn lease(&self) -> Option<i64> {
