@@ -32,12 +32,12 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use leasesim_core::raft::{Entry, HardState, PersistOp, Persisted, Snapshot};
-use leasesim_core::service::{Command, StateMachine};
+use leasesim_core::service::{Command, SharedState};
 use leasesim_core::LogIndex;
 use serde::{Deserialize, Serialize};
 
-pub type NodePersisted = Persisted<Command, StateMachine>;
-pub type NodePersistOp = PersistOp<Command, StateMachine>;
+pub type NodePersisted = Persisted<Command, SharedState>;
+pub type NodePersistOp = PersistOp<Command, SharedState>;
 
 const WAL: &str = "wal.log";
 const WAL_TMP: &str = "wal.log.tmp";
@@ -236,7 +236,7 @@ impl Storage {
     /// apply thread; the log keeps what it covers until
     /// [`Storage::finish_snapshots`] sees it written. The active log is
     /// sealed first, so that what the snapshot covers can go as whole files.
-    pub fn save_snapshot_behind(&mut self, snapshot: Snapshot<StateMachine>) -> io::Result<()> {
+    pub fn save_snapshot_behind(&mut self, snapshot: Snapshot<SharedState>) -> io::Result<()> {
         self.seal()?;
         self.writer.submit(snapshot)
     }
@@ -334,7 +334,7 @@ impl Storage {
     /// drops the entries the snapshot covers.
     /// Snapshots queued behind are written first, so none of them can
     /// replace this one afterwards.
-    fn save_snapshot(&mut self, snapshot: Snapshot<StateMachine>) -> io::Result<()> {
+    fn save_snapshot(&mut self, snapshot: Snapshot<SharedState>) -> io::Result<()> {
         self.wait_for_snapshots()?;
         self.seal()?;
         let bytes = bincode::serialize(&snapshot).map_err(invalid)?;
@@ -436,7 +436,7 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// The directory's snapshot, if it has one.
-fn read_snapshot(dir: &Path) -> io::Result<Option<Snapshot<StateMachine>>> {
+fn read_snapshot(dir: &Path) -> io::Result<Option<Snapshot<SharedState>>> {
     let path = dir.join(SNAPSHOT);
     if !path.exists() {
         return Ok(None);

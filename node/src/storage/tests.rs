@@ -6,7 +6,7 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 
 use leasesim_core::raft::{Entry, HardState, Payload, PersistOp, Snapshot};
-use leasesim_core::service::{ClientRequest, Command, MachineSettings, Op, StateMachine};
+use leasesim_core::service::{ClientRequest, Command, MachineSettings, Op, SharedState, StateMachine};
 use leasesim_core::ExpiryStrategy;
 
 use super::{Storage, WAL};
@@ -83,7 +83,7 @@ fn a_snapshot_compacts_the_log_and_survives_restart() {
         write_entries(&mut storage, start..=start + 9);
     }
     let before = storage.size_bytes();
-    let snapshot = Snapshot { last_index: 395, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: state_as_of(395) };
+    let snapshot = Snapshot { last_index: 395, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: SharedState::new(state_as_of(395)) };
     storage.write(PersistOp::SaveSnapshot(snapshot.clone())).unwrap();
     storage.sync().unwrap();
     assert_eq!(storage.sealed_segments(), 1, "396..400 are still needed");
@@ -94,7 +94,7 @@ fn a_snapshot_compacts_the_log_and_survives_restart() {
     assert_eq!(persisted.snapshot, Some(snapshot));
     assert_eq!(persisted.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![396, 397, 398, 399, 400, 401, 402]);
     assert_eq!(persisted.hard_state.term, 1);
-    let snapshot = Snapshot { last_index: 400, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: state_as_of(400) };
+    let snapshot = Snapshot { last_index: 400, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: SharedState::new(state_as_of(400)) };
     again.write(PersistOp::SaveSnapshot(snapshot.clone())).unwrap();
     again.sync().unwrap();
     assert_eq!(again.sealed_segments(), 1, "the first segment is gone, the second holds 401..402");
@@ -120,12 +120,12 @@ fn a_covered_segment_after_a_needed_one_stays() {
     let dir = tempfile::tempdir().unwrap();
     let mut storage = Storage::open(dir.path()).unwrap();
     write_entries(&mut storage, 1..=10);
-    let snapshot = Snapshot { last_index: 5, last_term: 1, voters: BTreeSet::from([1]), data: state_as_of(5) };
+    let snapshot = Snapshot { last_index: 5, last_term: 1, voters: BTreeSet::from([1]), data: SharedState::new(state_as_of(5)) };
     storage.save_snapshot_behind(snapshot).unwrap();
     storage.wait_for_snapshots().unwrap();
     storage.write(PersistOp::TruncateFrom(8)).unwrap();
     write_entries(&mut storage, 8..=9);
-    let snapshot = Snapshot { last_index: 9, last_term: 1, voters: BTreeSet::from([1]), data: state_as_of(9) };
+    let snapshot = Snapshot { last_index: 9, last_term: 1, voters: BTreeSet::from([1]), data: SharedState::new(state_as_of(9)) };
     storage.write(PersistOp::SaveSnapshot(snapshot)).unwrap();
     storage.sync().unwrap();
     assert_eq!(storage.sealed_segments(), 2, "the first holds 10, which only the second truncates");
@@ -156,7 +156,7 @@ fn a_snapshot_written_behind_lets_the_log_go_on_then_cuts_it() {
     write_entries(&mut storage, 1..=300);
     let hold = dir.path().join(super::snapshot_writer::HOLD_FILE);
     fs::write(&hold, b"").unwrap();
-    let snapshot = Snapshot { last_index: 300, last_term: 1, voters: BTreeSet::from([1]), data: state_as_of(300) };
+    let snapshot = Snapshot { last_index: 300, last_term: 1, voters: BTreeSet::from([1]), data: SharedState::new(state_as_of(300)) };
     storage.save_snapshot_behind(snapshot.clone()).unwrap();
     let mut appended_during_write = 0;
     for index in 301..=350 {
@@ -186,7 +186,7 @@ fn a_snapshot_written_but_not_yet_taken_in_is_read_back_whole() {
     let dir = tempfile::tempdir().unwrap();
     let mut storage = Storage::open(dir.path()).unwrap();
     write_entries(&mut storage, 1..=20);
-    let snapshot = Snapshot { last_index: 15, last_term: 1, voters: BTreeSet::from([1]), data: state_as_of(15) };
+    let snapshot = Snapshot { last_index: 15, last_term: 1, voters: BTreeSet::from([1]), data: SharedState::new(state_as_of(15)) };
     super::snapshot_writer::write_snapshot(dir.path(), &snapshot).unwrap();
     let persisted = storage.persisted().unwrap();
     assert_eq!(persisted.entries.iter().map(|e| e.index).collect::<Vec<_>>(), (16..=20).collect::<Vec<_>>());
