@@ -31,13 +31,13 @@
 //! use std::collections::{BTreeMap, VecDeque};
 //! use leasesim_core::raft::{Persisted, RaftConfig, Role};
 //! use leasesim_core::server::{Clocks, PeerMessage, Server, ServerConfig};
-//! use leasesim_core::service::{ClientRequest, ClientResponse, Command, Op, Response, StateMachine};
+//! use leasesim_core::service::{ClientRequest, ClientResponse, Command, Op, Response, SharedState};
 //! use leasesim_core::{ExpiryStrategy, NodeId, NS_PER_MS, NS_PER_SEC};
 //!
 //! struct Host {
 //!     now_ns: u64, // one true clock: every server reads it unskewed
 //!     servers: BTreeMap<NodeId, Server>,
-//!     disks: BTreeMap<NodeId, Persisted<Command, StateMachine>>,
+//!     disks: BTreeMap<NodeId, Persisted<Command, SharedState>>,
 //!     in_flight: VecDeque<(NodeId, NodeId, PeerMessage)>,
 //!     replies: Vec<ClientResponse>,
 //! }

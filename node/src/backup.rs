@@ -181,7 +181,8 @@ pub fn restore_member(args: &RestoreArgs) -> Result<(), String> {
     let write = || -> Result<(), String> {
         identity.save(&data_dir)?;
         let mut storage = Storage::open(&data_dir).map_err(|e| format!("--data-dir {}: {e}", data_dir.display()))?;
-        let snapshot = Snapshot { last_index: index, last_term: term, voters, data: backup.state };
+        let snapshot =
+            Snapshot { last_index: index, last_term: term, voters, data: leasesim_core::service::SharedState::new(backup.state) };
         storage.write(PersistOp::SaveSnapshot(snapshot)).map_err(|e| e.to_string())?;
         storage.write(PersistOp::SetHardState(HardState { term, voted_for: None })).map_err(|e| e.to_string())?;
         storage.sync().map_err(|e| e.to_string())

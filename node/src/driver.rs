@@ -423,7 +423,11 @@ impl Driver {
     /// answer waits for it) is written behind, off this thread: nothing
     /// depends on it being durable, since the log still holds what it
     /// covers until it is.
-    fn persist(&mut self, persist: Vec<leasesim_core::raft::PersistOp<leasesim_core::service::Command, StateMachine>>, installed: bool) {
+    fn persist(
+        &mut self,
+        persist: Vec<leasesim_core::raft::PersistOp<leasesim_core::service::Command, leasesim_core::service::SharedState>>,
+        installed: bool,
+    ) {
         use leasesim_core::raft::{Payload, PersistOp};
         if let Err(e) = self.storage.finish_snapshots() {
             fatal_disk(e);

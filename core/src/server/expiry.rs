@@ -382,7 +382,7 @@ mod deadline_tests {
     use super::*;
     use crate::raft::{Persisted, RaftConfig};
     use crate::server::{Clocks, ServerConfig, ServerOutput};
-    use crate::service::{ServiceEvent, StateMachine};
+    use crate::service::{ServiceEvent, SharedState};
     use crate::types::{NS_PER_MS, NS_PER_SEC};
 
     const TTL_NS: u64 = 5 * NS_PER_SEC;
@@ -394,12 +394,12 @@ mod deadline_tests {
     /// A lone server and its disk.
     struct Solo {
         server: Server,
-        disk: Persisted<Command, StateMachine>,
+        disk: Persisted<Command, SharedState>,
     }
 
     impl Solo {
         /// Starts from `disk` at `start_ns` and leads from one second later.
-        fn start(disk: Persisted<Command, StateMachine>, start_ns: u64) -> Self {
+        fn start(disk: Persisted<Command, SharedState>, start_ns: u64) -> Self {
             let config = ServerConfig::new(RaftConfig::new(1, BTreeSet::from([1])), ExpiryStrategy::LeaderMonotonic);
             let mut solo = Solo { server: Server::new(config, disk.clone(), 1, at(start_ns)), disk };
             solo.server.tick(at(start_ns + NS_PER_SEC));

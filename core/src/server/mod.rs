@@ -24,7 +24,7 @@ pub use output::ServerOutput;
 pub use process::Server;
 
 use crate::raft::Message;
-use crate::service::{Command, StateMachine};
+use crate::service::{Command, SharedState};
 
 /// What servers send each other.
-pub type PeerMessage = Message<Command, StateMachine>;
+pub type PeerMessage = Message<Command, SharedState>;

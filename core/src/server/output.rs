@@ -8,13 +8,13 @@
 use crate::raft::PersistOp;
 use crate::server::{PeerMessage, ServerEvent};
 use crate::service::kv::Change;
-use crate::service::{ClientResponse, Command, StateMachine};
+use crate::service::{ClientResponse, Command, SharedState};
 use crate::types::NodeId;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerOutput {
     /// Make durable first, in order.
-    pub persist: Vec<PersistOp<Command, StateMachine>>,
+    pub persist: Vec<PersistOp<Command, SharedState>>,
     /// Then send to peers.
     pub messages: Vec<(NodeId, PeerMessage)>,
     /// And to clients.

@@ -18,12 +18,12 @@ use crate::server::event::fingerprint;
 use crate::server::expiry::LeaseTracker;
 use crate::server::reads::PendingReads;
 use crate::server::{Clocks, ServerConfig, ServerEvent, ServerOutput};
-use crate::service::{ClientRequest, ClientResponse, Command, Effect, Response, ServiceError, ServiceEvent, StateMachine};
+use crate::service::{ClientRequest, ClientResponse, Command, Effect, Response, ServiceError, ServiceEvent, SharedState, StateMachine};
 use crate::types::{ClientId, LogIndex, NodeId, Term};
 
 pub struct Server {
     pub(super) config: ServerConfig,
-    pub(super) raft: RaftNode<Command, StateMachine>,
+    pub(super) raft: RaftNode<Command, SharedState>,
     pub(super) sm: StateMachine,
     /// The latest readings of this process's clocks.
     pub(super) clocks: Clocks,
@@ -51,7 +51,7 @@ impl Server {
     /// it had made durable. A restart rebuilds the state machine from the
     /// persisted snapshot and re-applies committed entries as Raft learns the
     /// commit index again; nothing else survives.
-    pub fn new(config: ServerConfig, persisted: Persisted<Command, StateMachine>, rng_seed: u64, clocks: Clocks) -> Self {
+    pub fn new(config: ServerConfig, persisted: Persisted<Command, SharedState>, rng_seed: u64, clocks: Clocks) -> Self {
         let raft = if persisted == Persisted::default() {
             RaftNode::new(config.raft.clone(), rng_seed, clocks.mono_ns)
         } else {
@@ -130,7 +130,7 @@ impl Server {
         self.raft.next_deadline_ns().min(self.lease_deadline_ns())
     }
 
-    pub fn raft(&self) -> &RaftNode<Command, StateMachine> {
+    pub fn raft(&self) -> &RaftNode<Command, SharedState> {
         &self.raft
     }
 
@@ -205,7 +205,7 @@ impl Server {
         self.serve_reads();
     }
 
-    fn handle_ready(&mut self, ready: Ready<Command, StateMachine>) {
+    fn handle_ready(&mut self, ready: Ready<Command, SharedState>) {
         let Ready { persist, messages, committed, install, reads, reads_failed, events } = ready;
         // Usually the output is empty here: taking the vectors over saves
         // growing new ones and copying into them.
@@ -231,10 +231,10 @@ impl Server {
         }
     }
 
-    fn install(&mut self, snapshot: Snapshot<StateMachine>) {
+    fn install(&mut self, snapshot: Snapshot<SharedState>) {
         let index = snapshot.last_index;
         invariant_eq!(snapshot.data.applied_index(), index, "a snapshot is the state as of its index");
-        self.sm = snapshot.data;
+        self.sm = snapshot.data.into_state();
         self.last_snapshot_index = index;
         self.output.events.push(ServerEvent::SnapshotInstalled { index });
         self.on_state_replaced();
@@ -310,7 +310,7 @@ impl Server {
         let every = self.config.snapshot_every_entries;
         let applied = self.sm.applied_index();
         if every > 0 && applied >= self.last_snapshot_index + every {
-            self.raft.compact(applied, self.sm.clone());
+            self.raft.compact(applied, SharedState::new(self.sm.clone()));
             self.last_snapshot_index = applied;
         }
     }

@@ -12,7 +12,8 @@
 //! hold after each; [`writer_clock`] is the Juju lease design's clock
 //! document and its expiry rules; [`auth`] is etcd's users, roles and
 //! permissions; [`history_bytes`] keeps the bytes of [`kv`]'s history that
-//! the applied-state digest hashes.
+//! the applied-state digest hashes; [`shared_state`] is the state as a
+//! snapshot shares it.
 
 pub mod auth;
 mod command;
@@ -26,6 +27,7 @@ pub mod lease;
 pub mod lock;
 pub mod range;
 pub mod session;
+pub mod shared_state;
 pub mod state_machine;
 pub mod txn;
 mod txn_apply;
@@ -36,5 +38,6 @@ pub use command::*;
 pub use effects::Effect;
 pub use event::{ReleaseCause, RevokeCause, ServiceEvent};
 pub use range::{RangeRequest, RangeResponse, SortOrder, SortTarget};
+pub use shared_state::SharedState;
 pub use state_machine::{ApplyContext, MachineSettings, StateMachine};
 pub use txn::{Compare, CompareResult, CompareTarget, DeleteRequest, KvError, PutRequest, TxnOp, TxnOpResponse, TxnRequest, TxnResponse};

@@ -19,7 +19,7 @@ use leasesim_core::bugs::Bugs;
 use leasesim_core::raft::{ConfChange, Persisted, ProposeError, RaftConfig, Role};
 use leasesim_core::server::{Clocks, Server, ServerConfig, ServerEvent};
 use leasesim_core::service::ClientResponse;
-use leasesim_core::service::{Command, Op, StateMachine};
+use leasesim_core::service::{Command, Op, SharedState, StateMachine};
 use leasesim_core::{ClientId, ExpiryStrategy, NodeId, NS_PER_MS, NS_PER_SEC};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -63,7 +63,7 @@ impl ServiceClusterConfig {
     }
 }
 
-type Image = Persisted<Command, StateMachine>;
+type Image = Persisted<Command, SharedState>;
 
 pub struct ServiceCluster {
     pub cfg: ServiceClusterConfig,

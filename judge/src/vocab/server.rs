@@ -2,7 +2,7 @@
 //! last self-report while the run went on, and its state when it ended.
 
 use leasesim_core::raft::{RaftNode, Role};
-use leasesim_core::service::{Command, StateMachine};
+use leasesim_core::service::{Command, SharedState};
 use leasesim_core::Term;
 
 /// What a server last reported about itself (for selectors and liveness).
@@ -15,7 +15,7 @@ pub struct ServerProbe {
 
 impl ServerProbe {
     /// What a server's Raft node says about itself now.
-    pub fn of(raft: &RaftNode<Command, StateMachine>) -> Self {
+    pub fn of(raft: &RaftNode<Command, SharedState>) -> Self {
         ServerProbe { role: raft.role(), term: raft.term(), commit_index: raft.commit_index() }
     }
 }

@@ -4,16 +4,18 @@
 //! [`Persisted`] that core's restore expects.
 //!
 //! Layout under `--data-dir`: `snapshot.bin` (one checksummed record, the
-//! latest snapshot, replaced atomically by rename) and `wal.log`
-//! (checksummed records: hard states, appends, truncations). Saving a
-//! snapshot rewrites the log with only what follows it, so the directory
-//! stays bounded by one snapshot plus the entries since.
+//! latest snapshot, replaced atomically by rename), `wal.log` (the active
+//! log: checksummed records of hard states, appends, truncations) and the
+//! sealed log segments `wal-<seq>.log` (see [`segments`]). Taking a
+//! snapshot seals the active log; a sealed segment is deleted once a
+//! snapshot on disk covers it, so the directory stays bounded by one
+//! snapshot plus the entries of about two snapshot intervals.
 //!
 //! A snapshot the member took itself is written behind the apply thread
 //! (see [`snapshot_writer`]); one installed from a leader is written before
-//! its answer leaves, as core's durability contract asks. The state itself
-//! is not kept here: a copy held for the snapshot's sake was one more whole
-//! state in memory, so [`Storage::persisted`] reads it back from disk.
+//! its answer leaves, as core's durability contract asks. Neither the state
+//! nor the log's entries are kept here (core holds both; a copy here was
+//! one more in memory): [`Storage::persisted`] reads them back from disk.
 //!
 //! A full disk is met with a reserve (`space.reserve`, see [`space`]): a
 //! write that fails with ENOSPC is cut back, the reserve deleted and the
@@ -21,6 +23,7 @@
 //! alarm) instead of dying mid-write.
 
 pub mod record;
+mod segments;
 pub mod snapshot_writer;
 pub mod space;
 
@@ -29,12 +32,12 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use leasesim_core::raft::{Entry, HardState, PersistOp, Persisted, Snapshot};
-use leasesim_core::service::{Command, StateMachine};
+use leasesim_core::service::{Command, SharedState};
 use leasesim_core::LogIndex;
 use serde::{Deserialize, Serialize};
 
-pub type NodePersisted = Persisted<Command, StateMachine>;
-pub type NodePersistOp = PersistOp<Command, StateMachine>;
+pub type NodePersisted = Persisted<Command, SharedState>;
+pub type NodePersistOp = PersistOp<Command, SharedState>;
 
 const WAL: &str = "wal.log";
 const WAL_TMP: &str = "wal.log.tmp";
@@ -54,8 +57,8 @@ pub struct StorageOptions {
     pub hold_snapshot_writes: bool,
 }
 
-/// What the directory holds once pending writes are synced, but the
-/// snapshot's state: its index is enough to keep the log.
+/// What the directory holds, read back whole (at start): the log's entries
+/// after the snapshot, which only [`Storage::persisted`] needs.
 #[derive(Clone, Debug, Default)]
 struct Image {
     hard_state: HardState,
@@ -72,12 +75,26 @@ enum WalRecord {
     TruncateFrom(LogIndex),
 }
 
-/// An open data directory and a mirror of what it holds.
+/// Where the log stands, without its entries: what the directory holds
+/// once pending writes are synced.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tail {
+    hard_state: HardState,
+    /// The log's last index (the snapshot's when no entry follows it).
+    last_index: LogIndex,
+    snapshot_index: LogIndex,
+}
+
+/// An open data directory and where its log stands.
 pub struct Storage {
     dir: PathBuf,
+    /// The active log, `wal.log`.
     wal: File,
-    /// What the directory holds (after the pending writes are synced).
-    image: Image,
+    tail: Tail,
+    /// The highest index ever appended to the active log.
+    active_max_index: LogIndex,
+    /// Sealed log segments, oldest first.
+    sealed: Vec<segments::Sealed>,
     /// Snapshots being written behind the apply thread.
     writer: snapshot_writer::SnapshotWriter,
     /// Written since the last [`Storage::sync`].
@@ -106,16 +123,14 @@ impl Storage {
     /// [`Storage::open`] with the disk-fault options.
     pub fn open_with(dir: &Path, options: &StorageOptions) -> io::Result<Storage> {
         fs::create_dir_all(dir)?;
-        let mut image = Image { snapshot_index: read_snapshot(dir)?.map_or(0, |s| s.last_index), ..Image::default() };
         let _ = fs::remove_file(dir.join(SNAPSHOT_TMP));
         let _ = fs::remove_file(dir.join(WAL_TMP));
+        let snapshot_index = read_snapshot(dir)?.map_or(0, |s| s.last_index);
+        let (mut image, sealed) = read_sealed(dir, snapshot_index)?;
         let wal_path = dir.join(WAL);
         let bytes = if wal_path.exists() { fs::read(&wal_path)? } else { Vec::new() };
         let scan = record::scan(&bytes).map_err(invalid)?;
-        for payload in &scan.payloads {
-            let rec: WalRecord = bincode::deserialize(payload).map_err(invalid)?;
-            image.apply(rec_to_op(rec)).map_err(invalid)?;
-        }
+        let active_max_index = replay(&mut image, &scan.payloads)?;
         let torn = (bytes.len() - scan.valid_len) as u64;
         let wal = OpenOptions::new().create(true).append(true).open(&wal_path)?;
         if torn > 0 {
@@ -125,10 +140,13 @@ impl Storage {
         sync_dir(dir)?;
         let reserve = space::Reserve::open(dir, options.reserve_bytes)?;
         let writer = snapshot_writer::SnapshotWriter::start(dir.to_path_buf(), options.hold_snapshot_writes)?;
+        let last_index = image.entries.last().map_or(image.snapshot_index, |e| e.index);
         Ok(Storage {
             dir: dir.to_path_buf(),
             wal,
-            image,
+            tail: Tail { hard_state: image.hard_state, last_index, snapshot_index: image.snapshot_index },
+            active_max_index,
+            sealed,
             writer,
             dirty: false,
             wal_len: scan.valid_len as u64,
@@ -183,33 +201,43 @@ impl Storage {
     /// Whether `dir` holds a log or a snapshot (a member has run there).
     pub fn holds_log(dir: &Path) -> bool {
         let wal_len = fs::metadata(dir.join(WAL)).map_or(0, |m| m.len());
-        wal_len > 0 || dir.join(SNAPSHOT).exists()
+        wal_len > 0 || dir.join(SNAPSHOT).exists() || segments::list(dir).is_ok_and(|s| !s.is_empty())
     }
 
-    /// What core's restore needs: the log as held, the snapshot read back.
+    /// What core's restore needs, read back from disk: the snapshot, and
+    /// the log's entries after it (a snapshot renamed into place but not
+    /// yet finished here covers entries the log still holds: dropped).
+    /// Only what was synced (or written through) is there.
     pub fn persisted(&self) -> io::Result<NodePersisted> {
         let snapshot = read_snapshot(&self.dir)?;
-        // A snapshot renamed into place but not yet finished here covers
-        // entries the log still holds.
         let floor = snapshot.as_ref().map_or(0, |s| s.last_index);
-        let entries = self.image.entries.iter().filter(|e| e.index > floor).cloned().collect();
-        Ok(Persisted { hard_state: self.image.hard_state, snapshot, entries })
+        let (mut image, _) = read_sealed(&self.dir, floor)?;
+        let bytes = fs::read(self.dir.join(WAL))?;
+        replay(&mut image, &record::scan(&bytes).map_err(invalid)?.payloads)?;
+        Ok(Persisted { hard_state: image.hard_state, snapshot, entries: image.entries })
     }
 
     /// The log entries held (those after the latest finished snapshot).
     pub fn entries_held(&self) -> usize {
-        self.image.entries.len()
+        (self.tail.last_index - self.tail.snapshot_index) as usize
     }
 
     /// Index of the latest snapshot finished (written and the log cut).
     pub fn snapshot_index(&self) -> LogIndex {
-        self.image.snapshot_index
+        self.tail.snapshot_index
+    }
+
+    /// Sealed log segments still on disk (not yet covered by a snapshot).
+    pub fn sealed_segments(&self) -> usize {
+        self.sealed.len()
     }
 
     /// Queues a snapshot this member took itself for writing behind the
     /// apply thread; the log keeps what it covers until
-    /// [`Storage::finish_snapshots`] sees it written.
-    pub fn save_snapshot_behind(&mut self, snapshot: Snapshot<StateMachine>) -> io::Result<()> {
+    /// [`Storage::finish_snapshots`] sees it written. The active log is
+    /// sealed first, so that what the snapshot covers can go as whole files.
+    pub fn save_snapshot_behind(&mut self, snapshot: Snapshot<SharedState>) -> io::Result<()> {
+        self.seal()?;
         self.writer.submit(snapshot)
     }
 
@@ -239,11 +267,7 @@ impl Storage {
 
     fn finish(&mut self, done: snapshot_writer::Done) -> io::Result<()> {
         match (done.result, done.snapshot) {
-            (Ok(()), _) => {
-                self.sync()?;
-                self.image.snapshot_saved(done.last_index);
-                self.rewrite_wal()
-            }
+            (Ok(()), _) => self.snapshot_on_disk(done.last_index),
             (Err(e), Some(snapshot)) if space::is_full(&e) => {
                 let _ = fs::remove_file(self.dir.join(SNAPSHOT_TMP));
                 if !self.reserve.release()? {
@@ -267,7 +291,8 @@ impl Storage {
                 let bytes = bincode::serialize(&rec).map_err(invalid)?;
                 let WalRecord::Append(entries) = rec else { unreachable!("built above") };
                 self.put_bytes(&record::encode(&bytes))?;
-                self.image.apply(PersistOp::Append(entries)).map_err(invalid)
+                self.active_max_index = self.active_max_index.max(entries.last().map_or(0, |e| e.index));
+                self.tail.append(&entries).map_err(invalid)
             }
         }
     }
@@ -288,41 +313,58 @@ impl Storage {
 
     /// Bytes the directory holds now (for the compaction test and status).
     pub fn size_bytes(&self) -> u64 {
-        [WAL, SNAPSHOT].iter().filter_map(|f| fs::metadata(self.dir.join(f)).ok()).map(|m| m.len()).sum()
+        let snapshot = fs::metadata(self.dir.join(SNAPSHOT)).map_or(0, |m| m.len());
+        snapshot + self.wal_len + self.sealed.iter().map(|s| s.len_bytes).sum::<u64>()
     }
 
     fn append_record(&mut self, rec: &WalRecord, op: NodePersistOp) -> io::Result<()> {
         let bytes = bincode::serialize(rec).map_err(invalid)?;
         self.put_bytes(&record::encode(&bytes))?;
-        self.image.apply(op).map_err(invalid)
+        match op {
+            PersistOp::SetHardState(hs) => self.tail.hard_state = hs,
+            PersistOp::TruncateFrom(index) => self.tail.truncate_from(index),
+            _ => unreachable!("only hard states and truncations are framed here"),
+        }
+        Ok(())
     }
 
-    /// Saves the snapshot (write, fsync, rename, fsync the directory), then
-    /// rewrites the log with the hard state and the entries after it, the
-    /// same way. A crash between the two leaves a new snapshot and an old
-    /// log; recovery drops the entries the snapshot covers.
+    /// Seals the active log, then saves the snapshot (write, fsync, rename,
+    /// fsync the directory) and deletes the segments it covers. A crash
+    /// between the two leaves a new snapshot and old segments; recovery
+    /// drops the entries the snapshot covers.
     /// Snapshots queued behind are written first, so none of them can
     /// replace this one afterwards.
-    fn save_snapshot(&mut self, snapshot: Snapshot<StateMachine>) -> io::Result<()> {
+    fn save_snapshot(&mut self, snapshot: Snapshot<SharedState>) -> io::Result<()> {
         self.wait_for_snapshots()?;
-        self.sync()?;
+        self.seal()?;
         let bytes = bincode::serialize(&snapshot).map_err(invalid)?;
         self.write_atomically(SNAPSHOT_TMP, SNAPSHOT, &record::encode(&bytes))?;
-        self.image.snapshot_saved(snapshot.last_index);
-        self.rewrite_wal()
+        self.snapshot_on_disk(snapshot.last_index)
     }
 
-    /// Replaces the log with the hard state and the entries held.
-    fn rewrite_wal(&mut self) -> io::Result<()> {
-        let mut log = record::encode(&bincode::serialize(&WalRecord::HardState(self.image.hard_state)).map_err(invalid)?);
-        if !self.image.entries.is_empty() {
-            let rec = WalRecord::Append(self.image.entries.clone());
-            log.extend(record::encode(&bincode::serialize(&rec).map_err(invalid)?));
-        }
-        self.write_atomically(WAL_TMP, WAL, &log)?;
-        self.wal = OpenOptions::new().append(true).open(self.dir.join(WAL))?;
-        self.wal_len = log.len() as u64;
+    /// A snapshot as of `last` is on disk: the log's entries up to it are
+    /// no longer needed, and the sealed segments holding only those go.
+    fn snapshot_on_disk(&mut self, last: LogIndex) -> io::Result<()> {
+        self.tail.snapshot_saved(last);
+        let sealed = std::mem::take(&mut self.sealed);
+        self.sealed = segments::release_covered(&self.dir, sealed, self.tail.snapshot_index)?;
         Ok(())
+    }
+
+    /// Syncs the active log, renames it into the next sealed segment and
+    /// begins a fresh one with the hard state (synced with the batch).
+    fn seal(&mut self) -> io::Result<()> {
+        self.sync()?;
+        // `sealed` lists exactly the segments on disk.
+        let seq = self.sealed.last().map_or(0, |s| s.seq + 1);
+        fs::rename(self.dir.join(WAL), segments::path_of(&self.dir, seq))?;
+        sync_dir(&self.dir)?;
+        self.sealed.push(segments::Sealed { seq, max_index: self.active_max_index, len_bytes: self.wal_len });
+        self.wal = OpenOptions::new().create(true).append(true).open(self.dir.join(WAL))?;
+        self.wal_len = 0;
+        self.active_max_index = 0;
+        let hard_state = self.tail.hard_state;
+        self.append_record(&WalRecord::HardState(hard_state), PersistOp::SetHardState(hard_state))
     }
 
     /// [`write_atomically`], giving up the reserve once on ENOSPC.
@@ -338,6 +380,38 @@ impl Storage {
             other => other,
         }
     }
+}
+
+/// The sealed segments' records replayed onto the snapshot as of
+/// `snapshot_index`, and each segment's extent.
+fn read_sealed(dir: &Path, snapshot_index: LogIndex) -> io::Result<(Image, Vec<segments::Sealed>)> {
+    let mut image = Image { snapshot_index, ..Image::default() };
+    let mut sealed = Vec::new();
+    for seq in segments::list(dir)? {
+        let path = segments::path_of(dir, seq);
+        let bytes = fs::read(&path)?;
+        let scan = record::scan(&bytes).map_err(invalid)?;
+        if scan.valid_len != bytes.len() {
+            return Err(invalid(format!("{} is damaged (a sealed log segment ends in a torn record)", path.display())));
+        }
+        let max_index = replay(&mut image, &scan.payloads)?;
+        sealed.push(segments::Sealed { seq, max_index, len_bytes: bytes.len() as u64 });
+    }
+    Ok((image, sealed))
+}
+
+/// Applies a log file's records to `image`; returns the highest entry
+/// index they append (0: none).
+fn replay(image: &mut Image, payloads: &[&[u8]]) -> io::Result<LogIndex> {
+    let mut max_index = 0;
+    for payload in payloads {
+        let rec: WalRecord = bincode::deserialize(payload).map_err(invalid)?;
+        if let WalRecord::Append(entries) = &rec {
+            max_index = max_index.max(entries.last().map_or(0, |e| e.index));
+        }
+        image.apply(rec_to_op(rec)).map_err(invalid)?;
+    }
+    Ok(max_index)
 }
 
 fn rec_to_op(rec: WalRecord) -> NodePersistOp {
@@ -362,7 +436,7 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// The directory's snapshot, if it has one.
-fn read_snapshot(dir: &Path) -> io::Result<Option<Snapshot<StateMachine>>> {
+fn read_snapshot(dir: &Path) -> io::Result<Option<Snapshot<SharedState>>> {
     let path = dir.join(SNAPSHOT);
     if !path.exists() {
         return Ok(None);
@@ -374,6 +448,27 @@ fn read_snapshot(dir: &Path) -> io::Result<Option<Snapshot<StateMachine>>> {
         _ => return Err(invalid(format!("{} is damaged", path.display()))),
     };
     bincode::deserialize(payload).map(Some).map_err(invalid)
+}
+
+impl Tail {
+    /// The same rules as [`Image::apply`] for an append, on indices alone.
+    fn append(&mut self, entries: &[Entry<Command>]) -> Result<(), String> {
+        let (Some(first), Some(last)) = (entries.first(), entries.last()) else { return Ok(()) };
+        if first.index > self.last_index + 1 {
+            return Err(format!("append at {} but the log ends at {}", first.index, self.last_index));
+        }
+        self.last_index = last.index.max(self.snapshot_index);
+        Ok(())
+    }
+
+    fn truncate_from(&mut self, index: LogIndex) {
+        self.last_index = self.last_index.min(index.saturating_sub(1)).max(self.snapshot_index);
+    }
+
+    fn snapshot_saved(&mut self, last: LogIndex) {
+        self.snapshot_index = self.snapshot_index.max(last);
+        self.last_index = self.last_index.max(last);
+    }
 }
 
 impl Image {

@@ -14,7 +14,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use leasesim_core::raft::Snapshot;
-use leasesim_core::service::StateMachine;
+use leasesim_core::service::SharedState;
 use leasesim_core::LogIndex;
 
 use super::{invalid, record, write_atomically, SNAPSHOT, SNAPSHOT_TMP};
@@ -29,12 +29,12 @@ pub(super) struct Done {
     pub last_index: LogIndex,
     pub result: io::Result<()>,
     /// Given back when the write failed, for a retry after freeing space.
-    pub snapshot: Option<Snapshot<StateMachine>>,
+    pub snapshot: Option<Snapshot<SharedState>>,
 }
 
 /// The writer thread and its two channels.
 pub(super) struct SnapshotWriter {
-    jobs: Option<mpsc::Sender<Snapshot<StateMachine>>>,
+    jobs: Option<mpsc::Sender<Snapshot<SharedState>>>,
     done: mpsc::Receiver<Done>,
     in_flight: usize,
     thread: Option<JoinHandle<()>>,
@@ -42,7 +42,7 @@ pub(super) struct SnapshotWriter {
 
 impl SnapshotWriter {
     pub fn start(dir: PathBuf, hold: bool) -> io::Result<SnapshotWriter> {
-        let (jobs, inbox) = mpsc::channel::<Snapshot<StateMachine>>();
+        let (jobs, inbox) = mpsc::channel::<Snapshot<SharedState>>();
         let (report, done) = mpsc::channel();
         let thread = std::thread::Builder::new().name("snapshot-writer".into()).spawn(move || {
             for snapshot in inbox {
@@ -61,7 +61,7 @@ impl SnapshotWriter {
     }
 
     /// Queues `snapshot` for writing; writes happen in the order queued.
-    pub fn submit(&mut self, snapshot: Snapshot<StateMachine>) -> io::Result<()> {
+    pub fn submit(&mut self, snapshot: Snapshot<SharedState>) -> io::Result<()> {
         let jobs = self.jobs.as_ref().expect("the writer runs until dropped");
         jobs.send(snapshot).map_err(|_| io::Error::other("the snapshot writer stopped"))?;
         self.in_flight += 1;
@@ -104,7 +104,7 @@ impl Drop for SnapshotWriter {
 
 /// Serializes `snapshot` and replaces the directory's snapshot file with it
 /// (write, fsync, rename, fsync the directory).
-pub(super) fn write_snapshot(dir: &std::path::Path, snapshot: &Snapshot<StateMachine>) -> io::Result<()> {
+pub(super) fn write_snapshot(dir: &std::path::Path, snapshot: &Snapshot<SharedState>) -> io::Result<()> {
     let bytes = bincode::serialize(snapshot).map_err(invalid)?;
     write_atomically(dir, SNAPSHOT_TMP, SNAPSHOT, &record::encode(&bytes))
 }

@@ -6,7 +6,7 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 
 use leasesim_core::raft::{Entry, HardState, Payload, PersistOp, Snapshot};
-use leasesim_core::service::{ClientRequest, Command, MachineSettings, Op, StateMachine};
+use leasesim_core::service::{ClientRequest, Command, MachineSettings, Op, SharedState, StateMachine};
 use leasesim_core::ExpiryStrategy;
 
 use super::{Storage, WAL};
@@ -71,6 +71,9 @@ fn a_corrupted_record_before_good_ones_is_refused() {
     assert!(err.to_string().contains("checksum"), "{err}");
 }
 
+/// A snapshot seals the log; the sealed segment goes once a later snapshot
+/// covers every entry in it, and a restart in between finds the entries
+/// the snapshot does not cover.
 #[test]
 fn a_snapshot_compacts_the_log_and_survives_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -80,22 +83,55 @@ fn a_snapshot_compacts_the_log_and_survives_restart() {
         write_entries(&mut storage, start..=start + 9);
     }
     let before = storage.size_bytes();
-    let mut sm = StateMachine::new(MachineSettings::new(ExpiryStrategy::LeaderMonotonic, 300_000_000, Default::default()));
-    let mut ctx = Default::default();
-    for index in 1..=395 {
-        sm.apply_entry(&put(index), &mut ctx);
-    }
-    let snapshot = Snapshot { last_index: 395, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: sm.clone() };
+    let snapshot = Snapshot { last_index: 395, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: SharedState::new(state_as_of(395)) };
     storage.write(PersistOp::SaveSnapshot(snapshot.clone())).unwrap();
     storage.sync().unwrap();
-    let wal_after = fs::metadata(dir.path().join(WAL)).unwrap().len();
-    assert!(wal_after < before / 10, "log {wal_after} bytes after compaction, {before} before");
+    assert_eq!(storage.sealed_segments(), 1, "396..400 are still needed");
     write_entries(&mut storage, 401..=402);
     drop(storage);
-    let again = Storage::open(dir.path()).unwrap().persisted().unwrap();
-    assert_eq!(again.snapshot, Some(snapshot));
-    assert_eq!(again.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![396, 397, 398, 399, 400, 401, 402]);
-    assert_eq!(again.hard_state.term, 1);
+    let mut again = Storage::open(dir.path()).unwrap();
+    let persisted = again.persisted().unwrap();
+    assert_eq!(persisted.snapshot, Some(snapshot));
+    assert_eq!(persisted.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![396, 397, 398, 399, 400, 401, 402]);
+    assert_eq!(persisted.hard_state.term, 1);
+    let snapshot = Snapshot { last_index: 400, last_term: 1, voters: BTreeSet::from([1, 2, 3]), data: SharedState::new(state_as_of(400)) };
+    again.write(PersistOp::SaveSnapshot(snapshot.clone())).unwrap();
+    again.sync().unwrap();
+    assert_eq!(again.sealed_segments(), 1, "the first segment is gone, the second holds 401..402");
+    let log_bytes: u64 = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("wal"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert!(log_bytes < before / 10, "log {log_bytes} bytes after compaction, {before} before");
+    drop(again);
+    let persisted = Storage::open(dir.path()).unwrap().persisted().unwrap();
+    assert_eq!(persisted.snapshot, Some(snapshot));
+    assert_eq!(persisted.entries.iter().map(|e| e.index).collect::<Vec<_>>(), vec![401, 402]);
+    assert_eq!(persisted.hard_state, HardState { term: 1, voted_for: Some(1) });
+}
+
+/// Only a prefix of the sealed segments goes: a later segment whose
+/// entries a snapshot covers may still truncate an earlier segment that
+/// stays, and a restart must replay that truncation.
+#[test]
+fn a_covered_segment_after_a_needed_one_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut storage = Storage::open(dir.path()).unwrap();
+    write_entries(&mut storage, 1..=10);
+    let snapshot = Snapshot { last_index: 5, last_term: 1, voters: BTreeSet::from([1]), data: SharedState::new(state_as_of(5)) };
+    storage.save_snapshot_behind(snapshot).unwrap();
+    storage.wait_for_snapshots().unwrap();
+    storage.write(PersistOp::TruncateFrom(8)).unwrap();
+    write_entries(&mut storage, 8..=9);
+    let snapshot = Snapshot { last_index: 9, last_term: 1, voters: BTreeSet::from([1]), data: SharedState::new(state_as_of(9)) };
+    storage.write(PersistOp::SaveSnapshot(snapshot)).unwrap();
+    storage.sync().unwrap();
+    assert_eq!(storage.sealed_segments(), 2, "the first holds 10, which only the second truncates");
+    drop(storage);
+    let persisted = Storage::open(dir.path()).unwrap().persisted().unwrap();
+    assert_eq!(persisted.entries.iter().map(|e| e.index).collect::<Vec<_>>(), Vec::<u64>::new(), "entry 10 was truncated");
 }
 
 fn state_as_of(last: u64) -> StateMachine {
@@ -120,7 +156,7 @@ fn a_snapshot_written_behind_lets_the_log_go_on_then_cuts_it() {
     write_entries(&mut storage, 1..=300);
     let hold = dir.path().join(super::snapshot_writer::HOLD_FILE);
     fs::write(&hold, b"").unwrap();
-    let snapshot = Snapshot { last_index: 300, last_term: 1, voters: BTreeSet::from([1]), data: state_as_of(300) };
+    let snapshot = Snapshot { last_index: 300, last_term: 1, voters: BTreeSet::from([1]), data: SharedState::new(state_as_of(300)) };
     storage.save_snapshot_behind(snapshot.clone()).unwrap();
     let mut appended_during_write = 0;
     for index in 301..=350 {
@@ -136,7 +172,7 @@ fn a_snapshot_written_behind_lets_the_log_go_on_then_cuts_it() {
     assert_eq!((storage.entries_held(), storage.snapshot_index(), storage.snapshots_in_flight()), (50, 300, 0));
     drop(storage);
     let again = Storage::open(dir.path()).unwrap();
-    assert_eq!(again.entries_held(), 50, "the rewritten log holds only the entries after the snapshot");
+    assert_eq!(again.entries_held(), 50, "the log holds only the entries after the snapshot");
     let persisted = again.persisted().unwrap();
     assert_eq!(persisted.snapshot, Some(snapshot));
     assert_eq!(persisted.entries.iter().map(|e| e.index).collect::<Vec<_>>(), (301..=350).collect::<Vec<_>>());
@@ -150,7 +186,7 @@ fn a_snapshot_written_but_not_yet_taken_in_is_read_back_whole() {
     let dir = tempfile::tempdir().unwrap();
     let mut storage = Storage::open(dir.path()).unwrap();
     write_entries(&mut storage, 1..=20);
-    let snapshot = Snapshot { last_index: 15, last_term: 1, voters: BTreeSet::from([1]), data: state_as_of(15) };
+    let snapshot = Snapshot { last_index: 15, last_term: 1, voters: BTreeSet::from([1]), data: SharedState::new(state_as_of(15)) };
     super::snapshot_writer::write_snapshot(dir.path(), &snapshot).unwrap();
     let persisted = storage.persisted().unwrap();
     assert_eq!(persisted.entries.iter().map(|e| e.index).collect::<Vec<_>>(), (16..=20).collect::<Vec<_>>());

@@ -7,10 +7,10 @@
 //! core's test harnesses.
 
 use leasesim_core::raft::{PersistOp, Persisted};
-use leasesim_core::service::StateMachine;
+use leasesim_core::service::SharedState;
 
-pub type Op = PersistOp<leasesim_core::service::Command, StateMachine>;
-pub type Image = Persisted<leasesim_core::service::Command, StateMachine>;
+pub type Op = PersistOp<leasesim_core::service::Command, SharedState>;
+pub type Image = Persisted<leasesim_core::service::Command, SharedState>;
 
 #[derive(Debug, Default)]
 pub struct Disk {
