@@ -366,7 +366,7 @@ def real_wall_step():
             ks, ns = cell["metrics"]["invariant_runs"].get(inv, 0), cell["metrics"]["runs"]
             runs = [x["real"] for x in real if x["cell"] == i]
             k = sum(any(v["invariant"] == inv for v in x["violations"]) for x in runs)
-            inside = lambda k, n: "yes" if wilson(k, n)[0] <= p <= wilson(k, n)[1] else "no"
+            inside = lambda k, n: "yes" if wilson(k, n)[0] - 1e-9 <= p <= wilson(k, n)[1] + 1e-9 else "no"
             step = f"{cell['params']['leader_jump_ns'] / 1e9:+g} s"
             print(f"| {step} | {p:.3f} | {kn(ks, ns)} | {inside(ks, ns)} | {kn(k, len(runs))} | {inside(k, len(runs))} | {fisher(ks, ns, k, len(runs)):.2g} |")
     print("\nEvery invariant that fired: violations (runs)")
