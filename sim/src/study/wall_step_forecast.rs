@@ -41,10 +41,10 @@
 //!   (probability q = clamp((J − (T − K)) / K, 0, 1), the step's moment
 //!   uniform in the cycle) passes both. Otherwise the two stamps are |Δ|
 //!   apart and end apart when |Δ| > c_L; the holder's goes first half the
-//!   time; it must end while the holder holds (`p_hit = E[hold] / (E[hold]
-//!   + 4 hops)`, as the other models) and J − m·T must exceed four hops:
-//!   P(lock-belief-overlap) = p_hit · p · (1 − q) · P(|Δ| > 2 hops) / 2
-//!   · P(4 hops < J − m·T).
+//!   time; it must end while the holder holds
+//!   (`p_hit = E[hold] / (E[hold] + 4 hops)`, as the other models) and
+//!   J − m·T must exceed four hops: P(lock-belief-overlap) =
+//!   p_hit · p · (1 − q) · P(|Δ| > 2 hops) / 2 · P(4 hops < J − m·T).
 //!
 //! History: a first draft (never committed) put the edge at |J| = T − K
 //! exactly, from the refresh's proposal, and let the two leases end apart;
