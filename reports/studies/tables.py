@@ -345,6 +345,48 @@ def real_paused_holder():
             )
 
 
+def real_wall_step():
+    """One step of the leader's wall under leader-stamped-wall: the frozen
+    model frozen-v1-wall-step (committed before any of these seeds ran)
+    beside the simulator's runs (120 per cell) and real leasesim-node's
+    (30 per cell; the first line of real-runs.jsonl names the builds)."""
+    with open(os.path.join(HERE, "real-wall-step-forecast.csv")) as f:
+        forecast = {int(r["cell"]): r for r in csv.DictReader(line for line in f if not line.startswith("#"))}
+    with open(os.path.join(HERE, "real-wall-step", "real-runs.jsonl")) as f:
+        real = [r for r in map(json.loads, f) if "cell" in r]
+    res = results("real-wall-step")
+    print(f"real-wall-step; simulator build {res['build']}, seeds {res['seeds'][0]}..{res['seeds'][1]}")
+    for inv, col in [("lease-early-expiry", "p_early_expiry_run"), ("lock-belief-overlap", "p_overlap_run")]:
+        print(f"\n`{inv}`: runs in which it fired")
+        print("| step | forecast (predicted) | simulator k/n [95 %] (measured) | inside | real leasesim-node k/n [95 %] (measured) | inside | Fisher p, sim vs real |")
+        print("|---|---|---|---|---|---|---|")
+        for cell in res["cells"]:
+            i = cell["index"]
+            p = float(forecast[i][col])
+            ks, ns = cell["metrics"]["invariant_runs"].get(inv, 0), cell["metrics"]["runs"]
+            runs = [x["real"] for x in real if x["cell"] == i]
+            k = sum(any(v["invariant"] == inv for v in x["violations"]) for x in runs)
+            inside = lambda k, n: "yes" if wilson(k, n)[0] - 1e-9 <= p <= wilson(k, n)[1] + 1e-9 else "no"
+            step = f"{cell['params']['leader_jump_ns'] / 1e9:+g} s"
+            print(f"| {step} | {p:.3f} | {kn(ks, ns)} | {inside(ks, ns)} | {kn(k, len(runs))} | {inside(k, len(runs))} | {fisher(ks, ns, k, len(runs)):.2g} |")
+    print("\nEvery invariant that fired: violations (runs)")
+    print("| step | simulator (measured) | real leasesim-node (measured) | real stamping error (ms) |")
+    print("|---|---|---|---|")
+    for cell in res["cells"]:
+        i = cell["index"]
+        runs = [x["real"] for x in real if x["cell"] == i]
+        count, in_runs = {}, {}
+        for x in runs:
+            for v in x["violations"]:
+                count[v["invariant"]] = count.get(v["invariant"], 0) + 1
+            for inv in {v["invariant"] for v in x["violations"]}:
+                in_runs[inv] = in_runs.get(inv, 0) + 1
+        real_fired = ", ".join(f"`{k}` {count[k]} ({in_runs[k]})" for k in sorted(count)) or "none"
+        errs = [x["stamp_error_ns"] / 1e6 for x in runs]
+        err = f"{min(errs):.0f}–{max(errs):.0f}" if errs else "—"
+        print(f"| {cell['params']['leader_jump_ns'] / 1e9:+g} s | {fired(cell)} | {real_fired} | {err} |")
+
+
 def main():
     only = sys.argv[1:]
     tables = {
@@ -358,6 +400,7 @@ def main():
         "calibration": calibration,
         "real-drift-margin": real_drift_margin,
         "real-paused-holder": real_paused_holder,
+        "real-wall-step": real_wall_step,
     }
     for name, fn in tables.items():
         if not only or name in only:

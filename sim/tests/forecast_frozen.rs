@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use leasesim::study::{calibration, spec, stale_write_forecast};
+use leasesim::study::{calibration, spec, stale_write_forecast, wall_step_forecast};
 
 #[test]
 fn the_committed_forecast_is_what_the_model_computes() {
@@ -45,4 +45,49 @@ fn the_committed_stale_write_forecast_is_what_its_model_computes() {
     let base = leasesim_scenario::load(&spec.base).expect("base scenario");
     let committed = std::fs::read_to_string(root.join("reports/studies/real-paused-holder-forecast.csv")).expect("forecast file");
     assert_eq!(stale_write_forecast::forecast_csv(&spec, &base), committed);
+}
+
+#[test]
+fn the_committed_wall_step_forecast_is_what_its_model_computes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let spec = spec::load(&root.join("reports/studies/real-wall-step.toml")).expect("wall-step spec");
+    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
+    let committed = std::fs::read_to_string(root.join("reports/studies/real-wall-step-forecast.csv")).expect("forecast file");
+    assert_eq!(wall_step_forecast::forecast_csv(&spec, &base), committed);
+}
+
+#[test]
+fn the_wall_step_forecast_turns_just_below_t_minus_k_and_overlaps_only_forward() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let spec = spec::load(&root.join("reports/studies/real-wall-step.toml")).expect("wall-step spec");
+    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
+    let by_jump_ms: Vec<(i64, wall_step_forecast::WallStepForecast)> = leasesim::study::grid::cells(&spec)
+        .iter()
+        .map(|c| {
+            let s = leasesim::study::grid::apply(&base, &spec, c);
+            (c.leader_jump_ns.expect("a jump axis") / 1_000_000, wall_step_forecast::forecast(c, &s).expect("in scope"))
+        })
+        .collect();
+    let at = |j: i64| by_jump_ms.iter().find(|(k, _)| *k == j).map(|(_, f)| f.clone()).expect("cell");
+    // TTL 2 s, keep-alive 500 ms: 1.5 s between a passed stamp and the
+    // next keep-alive; 1 s leaves 500 ms, far more than any commit.
+    assert_eq!(at(1000).p_lease, 0.0);
+    for j in [2000, -2000] {
+        assert!(at(j).p_early_expiry_run > 1.0 - 1e-9, "{j}");
+    }
+    for j in [1490, -1460] {
+        let p = at(j).p_early_expiry_run;
+        assert!(p > 0.2 && p < 0.8, "{j}: {p}");
+        // Two clients, independent hops.
+        assert!((p - (1.0 - (1.0 - at(j).p_lease).powi(2))).abs() < 1e-12);
+    }
+    for (j, f) in &by_jump_ms {
+        assert!(f.edge_ns == 1.5e9 && f.p_overlap_run <= f.p_lease * f.p_hit, "{j}: {f:?}");
+        if *j < 0 {
+            assert_eq!(f.p_overlap_run, 0.0, "a backward step hands no lock on");
+        }
+    }
+    // A step past the stamp at once ends both leases in one apply.
+    assert_eq!(at(2000).p_overlap_run, 0.0);
+    assert!(at(1490).p_overlap_run > 0.0);
 }

@@ -16,7 +16,7 @@ pub struct StudyArgs {
     /// The study spec (TOML).
     pub spec: PathBuf,
     /// Folder for results.json, results.csv and the SVG figures.
-    #[arg(long, required_unless_present_any = ["scenario_of", "forecast", "forecast_stale_writes"])]
+    #[arg(long, required_unless_present_any = ["scenario_of", "forecast", "forecast_stale_writes", "forecast_wall_step"])]
     pub out: Option<PathBuf>,
     /// Print, instead of running the study, the scenario that the run of
     /// cell CELL (its index in results.json) with seed SEED ran, as TOML:
@@ -32,6 +32,12 @@ pub struct StudyArgs {
     /// unfenced; for leasesim and for etcd 3.4's 500 ms lessor loop) as CSV.
     #[arg(long, conflicts_with = "forecast")]
     pub forecast_stale_writes: bool,
+    /// Print, instead of running the study, the third frozen model's
+    /// forecast (one step of the leader's wall clock under
+    /// leader-stamped-wall: lease-early-expiry and lock-belief-overlap) as
+    /// CSV.
+    #[arg(long, conflicts_with_all = ["forecast", "forecast_stale_writes"])]
+    pub forecast_wall_step: bool,
     /// Seed range `A..B` per cell, instead of the spec's `seeds`.
     #[arg(long, value_parser = super::parse_seed_range)]
     pub seeds: Option<std::ops::Range<u64>>,
@@ -53,8 +59,12 @@ pub fn study_command(args: &StudyArgs) -> i32 {
         print!("{}", crate::study::stale_write_forecast::forecast_csv(&spec, &base));
         return 0;
     }
+    if args.forecast_wall_step {
+        print!("{}", crate::study::wall_step_forecast::forecast_csv(&spec, &base));
+        return 0;
+    }
     let Some(out) = &args.out else {
-        eprintln!("--out DIR is required (except with --scenario-of, --forecast or --forecast-stale-writes)");
+        eprintln!("--out DIR is required (except with --scenario-of, --forecast, --forecast-stale-writes or --forecast-wall-step)");
         return 2;
     };
     // --seeds fixes the count; otherwise the spec's (fixed or adaptive).

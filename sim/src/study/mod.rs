@@ -16,6 +16,7 @@ pub mod significance;
 pub mod spec;
 pub mod stale_write_forecast;
 pub mod theory;
+pub mod wall_step_forecast;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
