@@ -3,22 +3,14 @@
 //! a voter that is removed and is asked for no vote after; and the same
 //! file refused against etcd, with the reason, before anything starts.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
 use leasesim_core::raft::RaftEvent;
 use leasesim_core::server::ServerEvent;
 use leasesim_judge::observe::{Event, Obs};
 use leasesim_judge::vocab::Proc;
 use serde_json::Value;
 
-fn data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name).to_string_lossy().into_owned()
-}
-
-fn real(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_leasesim-real")).args(args).output().expect("leasesim-real runs")
-}
+mod common;
+use common::{data, real};
 
 /// The index a server's state machine reached by this observation, if it
 /// moved it (an applied entry, or a snapshot installed).

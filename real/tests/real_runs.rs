@@ -7,34 +7,10 @@
 //! runner's side of its clients), a client crashed and started afresh,
 //! and bad input refused with its reason before anything starts.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name).to_string_lossy().into_owned()
-}
-
-fn bundled(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(name).to_string_lossy().into_owned()
-}
-
-/// The runner, whose members and data store are its own binary run as
-/// `leasesim-real node` (so these tests need no other build).
-fn real(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_leasesim-real")).args(args).output().expect("leasesim-real runs")
-}
-
-fn json(out: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().last().unwrap_or_else(|| panic!("no output; stderr: {}", String::from_utf8_lossy(&out.stderr)));
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
-}
-
-fn invariants(v: &Value) -> Vec<String> {
-    v["violations"].as_array().unwrap().iter().map(|v| v["invariant"].as_str().unwrap().to_string()).collect()
-}
+mod common;
+use common::{bundled, data, invariants, json, not_judged, real};
 
 #[test]
 fn a_short_scenario_with_crash_pause_and_partition_passes_on_leasesim_node() {
@@ -51,10 +27,6 @@ fn a_short_scenario_with_crash_pause_and_partition_passes_on_leasesim_node() {
     // which needs their final logs, and release-by-owner, which needs lock
     // client ids the node's API does not keep, are left unjudged.
     assert_eq!(not_judged(&v), vec!["durability", "release-by-owner"], "{v}");
-}
-
-fn not_judged(v: &Value) -> Vec<&str> {
-    v["not_judged"].as_array().unwrap().iter().map(|n| n["invariant"].as_str().unwrap()).collect()
 }
 
 #[test]
@@ -87,15 +59,15 @@ fn a_planted_bug_fails_a_safe_scenario_and_names_the_invariant() {
     let v = json(&planted);
     assert_eq!(planted.status.code(), Some(1), "a safe scenario that fires an invariant fails: {v}");
     let fired = invariants(&v);
-    assert!(fired.contains(&"lease-early-expiry".to_string()), "seen by the clients: {v}");
+    assert!(fired.contains(&"lease-early-expiry"), "seen by the clients: {v}");
     // Followers end leases outside the log, and the leader still answers
     // keep-alives of them: only the members' own events show that.
-    assert!(fired.contains(&"keepalive-after-revoke".to_string()), "seen in the members' event logs: {v}");
+    assert!(fired.contains(&"keepalive-after-revoke"), "seen in the members' event logs: {v}");
     // A follower that ends a lease on its own may keep its registry key
     // past that end, which liveness's registry rule sees (it is judged for
     // real since the runner reads the members' end state).
     let allowed = ["lease-early-expiry", "replica-divergence", "keepalive-after-revoke", "liveness"];
-    assert!(fired.iter().all(|i| allowed.contains(&i.as_str())), "{v}");
+    assert!(fired.iter().all(|i| allowed.contains(i)), "{v}");
     assert_eq!(v["bugs"], serde_json::json!(["follower-expires-leases"]));
 }
 

@@ -6,31 +6,12 @@
 //! store faults.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
 
-fn data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name).to_string_lossy().into_owned()
-}
-
-fn bundled(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(name).to_string_lossy().into_owned()
-}
-
-fn real(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_leasesim-real")).args(args).output().expect("leasesim-real runs")
-}
-
-fn json(out: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().last().unwrap_or_else(|| panic!("no output; stderr: {}", String::from_utf8_lossy(&out.stderr)));
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
-}
-
-fn invariants(v: &Value) -> Vec<&str> {
-    v["violations"].as_array().unwrap().iter().map(|v| v["invariant"].as_str().unwrap()).collect()
-}
+mod common;
+use common::{bundled, data, invariants, json, real};
 
 #[test]
 fn a_store_that_takes_stale_completions_is_caught_by_task_once_for_real() {

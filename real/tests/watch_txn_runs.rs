@@ -7,31 +7,12 @@
 //! for real on leasesim-node.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-fn data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name).to_string_lossy().into_owned()
-}
-
-fn real(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_leasesim-real")).args(args).output().expect("leasesim-real runs")
-}
-
-fn json(out: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().last().unwrap_or_else(|| panic!("no output; stderr: {}", String::from_utf8_lossy(&out.stderr)));
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
-}
-
-fn invariants(v: &Value) -> Vec<&str> {
-    v["violations"].as_array().unwrap().iter().map(|v| v["invariant"].as_str().unwrap()).collect()
-}
-
-fn not_judged(v: &Value) -> Vec<&str> {
-    v["not_judged"].as_array().unwrap().iter().map(|n| n["invariant"].as_str().unwrap()).collect()
-}
+mod common;
+use common::{data, invariants, json, not_judged, real};
 
 /// How many observations of each kind the run's trace holds.
 fn kinds(trace: &Path) -> std::collections::BTreeMap<String, usize> {
