@@ -66,12 +66,23 @@ fn watch_and_txn_workloads_are_played_and_judged_on_etcd() {
 /// txn read half-applied (13 s).
 #[test]
 fn bundled_watch_and_txn_bug_scenarios_find_their_violations_for_real() {
+    // A real run finds watch-skip-leader-change's violation in about 19 of
+    // 20 runs (reports/sim-vs-real.md): a leader crash may land where no
+    // event is skipped. Up to three seeds, so that a miss of one real run
+    // does not fail CI, while a bug the runner stopped finding still does.
     for (file, invariant) in [("watch-skip-leader-change.toml", "watch-delivery"), ("txn-split-entries.toml", "linearizable")] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(file);
-        let out = real(&["run", &path.to_string_lossy(), "--json"]);
-        let v = json(&out);
-        assert_eq!(out.status.code(), Some(0), "{file}: the violation it expects: {v}");
-        assert_eq!(v["verdict"].as_str(), Some("violation"), "{file}: {v}");
-        assert!(invariants(&v).contains(&invariant), "{file}: {v}");
+        let mut seen = Vec::new();
+        for seed in ["0", "1", "2"] {
+            let out = real(&["run", &path.to_string_lossy(), "--json", "--seed", seed]);
+            let v = json(&out);
+            assert_eq!(out.status.code(), Some(0), "{file} seed {seed}: the violation it expects: {v}");
+            if v["verdict"].as_str() == Some("violation") && invariants(&v).contains(&invariant) {
+                seen.clear();
+                break;
+            }
+            seen.push(v);
+        }
+        assert!(seen.is_empty(), "{file}: {invariant} not found in three real runs: {seen:?}");
     }
 }
