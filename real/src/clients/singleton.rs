@@ -18,11 +18,10 @@ use std::time::Duration;
 
 use leasesim_core::client::Belief;
 use leasesim_judge::observe::{BeliefEnd, Event};
-use leasesim_node::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::request_op::Request as TxnOp;
-use leasesim_node::pb::etcdserverpb::{Compare, LeaseRevokeRequest, PutRequest, RequestOp, TxnRequest};
+use leasesim_node::pb::etcdserverpb::{LeaseRevokeRequest, PutRequest, RequestOp, TxnRequest};
 use leasesim_scenario::SingletonWorkload;
 use tonic::transport::Channel;
 
@@ -116,13 +115,7 @@ async fn instance(ctx: &Shared, client: u64, spec: &SingletonWorkload, state: &S
 /// won, `Some(None)` someone holds it, `None` no answer.
 async fn take(ctx: &Shared, kv: &mut KvClient<Channel>, spec: &SingletonWorkload, lease: i64, value: String) -> Option<Option<u64>> {
     let key = format!("/singleton/{}", spec.role).into_bytes();
-    let compare = Compare {
-        key: key.clone(),
-        result: CompareResult::Equal as i32,
-        target: CompareTarget::Create as i32,
-        target_union: Some(TargetUnion::CreateRevision(0)),
-        ..Default::default()
-    };
+    let compare = super::wire::never_created(&key);
     let put = PutRequest { key, value: value.into_bytes(), lease, ..Default::default() };
     let txn = TxnRequest { compare: vec![compare], success: vec![RequestOp { request: Some(TxnOp::RequestPut(put)) }], failure: vec![] };
     let answer = ctx.ask(kv.txn(txn)).await?.into_inner();

@@ -31,12 +31,11 @@ use std::time::Duration;
 use leasesim_core::client::Belief;
 use leasesim_judge::observe::{Event, TaskAbandon};
 use leasesim_judge::vocab::{TaskStep, TaskVerdict};
-use leasesim_node::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::request_op::Request as TxnOp;
 use leasesim_node::pb::etcdserverpb::response_op::Response as TxnAnswer;
-use leasesim_node::pb::etcdserverpb::{Compare, LeaseRevokeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest};
+use leasesim_node::pb::etcdserverpb::{LeaseRevokeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest};
 use leasesim_scenario::{TaskWorkload, WireKind};
 use rand_chacha::ChaCha8Rng;
 use tokio::sync::mpsc;
@@ -208,13 +207,7 @@ impl Worker {
     async fn claim(&mut self, task: u64, lease: i64) -> Claim {
         self.claims += 1;
         let key = claim_key(task).into_bytes();
-        let compare = Compare {
-            key: key.clone(),
-            result: CompareResult::Equal as i32,
-            target: CompareTarget::Create as i32,
-            target_union: Some(TargetUnion::CreateRevision(0)),
-            ..Default::default()
-        };
+        let compare = super::wire::never_created(&key);
         let value = format!("c{}.{}.{}", self.client, self.ctx.seen.origin_ns(), self.claims).into_bytes();
         let put = PutRequest { key: key.clone(), value, lease, ..Default::default() };
         let get = RangeRequest { key, ..Default::default() };

@@ -15,6 +15,18 @@ use leasesim_node::pb::etcdserverpb::request_op::Request as PbOp;
 use leasesim_node::pb::etcdserverpb::response_op::Response as PbAnswer;
 use leasesim_node::pb::mvccpb;
 
+/// The compare of a create-if-absent (the singleton's take, a task
+/// worker's claim): `key` has never been created, or was deleted since.
+pub fn never_created(key: &[u8]) -> pb::Compare {
+    pb::Compare {
+        key: key.to_vec(),
+        result: PbResult::Equal as i32,
+        target: PbTarget::Create as i32,
+        target_union: Some(TargetUnion::CreateRevision(0)),
+        ..Default::default()
+    }
+}
+
 /// The etcd request for one of the txn workload's txns.
 pub fn txn_request(txn: &TxnRequest) -> pb::TxnRequest {
     pb::TxnRequest {
