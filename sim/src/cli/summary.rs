@@ -47,8 +47,13 @@ pub struct MarginLine {
     pub margin: String,
     pub margin_ns: u64,
     /// The stated slack the margin should exceed (judge's
-    /// `liveness_margin::slack_ns`).
+    /// `liveness_bounds::slack_ns`).
     pub slack_ns: u64,
+    /// Whether the margin is below the slack: met by luck, not by design
+    /// (absent in results from before the field existed: read off the two
+    /// figures above).
+    #[serde(default)]
+    pub below_slack: bool,
 }
 
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -319,7 +324,8 @@ mod tests {
         for (seed, margin_ns) in [(0, 900), (1, 200), (2, 50), (3, 400)] {
             let mut line = run(seed, &[], true, &[]);
             let margin = leasesim_core::fmt_secs(margin_ns);
-            line.liveness_margin = Some(MarginLine { deadline: format!("d{seed}"), margin, margin_ns, slack_ns: 300 });
+            let below_slack = margin_ns < 300;
+            line.liveness_margin = Some(MarginLine { deadline: format!("d{seed}"), margin, margin_ns, slack_ns: 300, below_slack });
             all.add(line);
         }
         let s = &all.scenarios()[0];
