@@ -1,7 +1,8 @@
 //! The stated slack, end to end: a simulated run that meets its liveness
 //! deadline by less than the slack is reported as such — in its JSON line
-//! (`below_slack`), in the sweep's margins table (`within`) and by `run` —
-//! while the same scenario with room to spare is not. The planted files
+//! (`below_slack`), in the sweep's margins table (`within`), by `run`, and
+//! as a failure by `merge --fail-below-slack` — while the same scenario
+//! with room to spare is not. The planted files
 //! (`tests/data/liveness-slack/`) differ only in the settle phase's length,
 //! so the leader deadline's margin is that length exactly.
 
@@ -71,6 +72,29 @@ fn a_deadline_met_by_less_than_the_slack_is_reported_below_it_and_one_met_by_mor
     let long = row("long-settle").unwrap_or_else(|| panic!("no margins row for long-settle:\n{table}"));
     let within = |row: &str| row.split_whitespace().nth(4).and_then(|w| w.parse::<u64>().ok());
     assert_eq!((within(&short), within(&long)), (Some(2), Some(0)), "{table}");
+    // `merge --fail-below-slack` (the nightly's) fails on such runs only.
+    let dir = std::env::temp_dir().join(format!("liveness-slack-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for (file, name) in [(SHORT, "short.jsonl"), (LONG, "long.jsonl")] {
+        let out = leasesim(&["sweep", file, "--seeds", "0..2", "--jobs", "1", "--json"]);
+        std::fs::write(dir.join(name), out.stdout).expect("write results");
+    }
+    let merge = |name: &str, flag: bool| {
+        let path = dir.join(name).display().to_string();
+        let mut args = vec!["merge", path.as_str()];
+        if flag {
+            args.push("--fail-below-slack");
+        }
+        let out = leasesim(&args);
+        (out.status.code(), text(&out.stdout))
+    };
+    let (code, out) = merge("short.jsonl", true);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("below the stated slack: 2 run(s) of short-settle"), "{out}");
+    assert_eq!(merge("short.jsonl", false).0, Some(0), "without the flag the slack is reported, not enforced");
+    let (code, out) = merge("long.jsonl", true);
+    assert_eq!(code, Some(0), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
     // `run` says so in words.
     let run = text(&leasesim(&["run", SHORT, "--seed", "0"]).stdout);
     assert!(run.contains("closest margin 0.4") && run.contains("below the stated slack"), "{run}");
