@@ -10,7 +10,10 @@
 //!
 //! Each deadline allows the re-election and lease-extension time a new
 //! leader needs (Promote adds one election timeout), so only a real stall
-//! fires.
+//! fires; `liveness_bounds` states each formula (chaos-nemesis seed 25 drew
+//! one entry per append, one append in flight and 75 ms latency: its expiry
+//! entry waited 2.8 s behind 38 requests and met its bound by 108 ms, which
+//! is why the recovery counts the commit backlog).
 
 use std::collections::BTreeMap;
 
@@ -19,6 +22,7 @@ use leasesim_core::server::ServerEvent;
 use leasesim_core::service::ServiceEvent;
 
 use super::facts::lease_ends;
+use super::liveness_bounds::{abandoned_lease_due_ns, acquire_due_ns, Recovery};
 use super::{RunRecord, Violation};
 use crate::observe::Event;
 use crate::vocab::{registry_key, Proc};
@@ -31,15 +35,6 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
     leases_of_crashed_clients_revoked(run, &down_since, &mut violations);
     registry_keys_removed(run, &down_since, &mut violations);
     violations
-}
-
-/// Slack for anything the cluster must do after settle: several elections
-/// plus the Promote extension, and committing the clients' outstanding
-/// requests queued ahead (chaos-nemesis seed 25 drew one entry per append,
-/// one append in flight and 75 ms latency: its expiry entry waited 2.8 s
-/// behind 38 requests and met its bound by 108 ms).
-pub(super) fn recovery_slack_ns(run: &RunRecord<'_>) -> u64 {
-    10 * run.election_timeout_max_ns + 1_000_000_000 + run.commit_backlog_ns
 }
 
 fn leader_in_office(run: &RunRecord<'_>, violations: &mut Vec<Violation>) {
@@ -137,13 +132,8 @@ pub(super) fn acquires(run: &RunRecord<'_>) -> Vec<Acquire> {
     done
 }
 
-/// When an acquire sent at `sent_ns` must have been granted.
-pub(super) fn acquire_due_ns(run: &RunRecord<'_>, sent_ns: u64) -> u64 {
-    sent_ns.max(run.settle_at_ns) + run.lock_wait_bound_ns + recovery_slack_ns(run)
-}
-
 fn acquires_granted(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violations: &mut Vec<Violation>) {
-    let bound_ns = run.lock_wait_bound_ns + recovery_slack_ns(run);
+    let bound_ns = run.lock_wait_bound_ns + Recovery::of(run).total_ns();
     for Acquire { client, key, sent_ns, .. } in acquires(run).into_iter().filter(|a| a.granted_ns.is_none()) {
         let overdue = acquire_due_ns(run, sent_ns) <= run.end_ns;
         if overdue && !down.contains_key(&client) {
@@ -187,11 +177,6 @@ pub(super) fn abandoned_leases(run: &RunRecord<'_>) -> Vec<(u64, u64, u64, u64)>
         }
     }
     abandoned
-}
-
-/// When a lease abandoned by a crash at `crashed_ns` must have ended.
-pub(super) fn abandoned_lease_due_ns(run: &RunRecord<'_>, crashed_ns: u64, ttl_ns: u64) -> u64 {
-    crashed_ns.max(run.settle_at_ns) + ttl_ns + recovery_slack_ns(run)
 }
 
 fn leases_of_crashed_clients_revoked(run: &RunRecord<'_>, _down: &BTreeMap<u64, u64>, violations: &mut Vec<Violation>) {
@@ -281,7 +266,7 @@ fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violati
     }
     for (client, ttl_ns) in run.registry_ttl_ns {
         let Some(crashed_ns) = down.get(client) else { continue };
-        let due_ns = (*crashed_ns).max(run.settle_at_ns) + ttl_ns + recovery_slack_ns(run);
+        let due_ns = abandoned_lease_due_ns(run, *crashed_ns, *ttl_ns);
         if due_ns > run.end_ns {
             continue;
         }

@@ -18,6 +18,7 @@ mod keepalive_after_revoke;
 mod lease_early_expiry;
 mod linearizable;
 mod liveness;
+pub mod liveness_bounds;
 pub mod liveness_margin;
 mod lock_belief_overlap;
 mod log_matching;

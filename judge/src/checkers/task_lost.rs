@@ -44,10 +44,10 @@ impl TaskPace {
     }
 }
 
-/// Slack for the cluster to recover after settle: several elections plus
-/// the Promote extension (the same allowance as `liveness`).
+/// Slack for the cluster to recover after settle: `liveness_bounds`'
+/// recovery without its commit backlog (the per-task pace stands in).
 fn recovery_slack_ns(run: &RunRecord<'_>) -> u64 {
-    10 * run.election_timeout_max_ns + 1_000_000_000
+    super::liveness_bounds::Recovery::of(run).without_backlog_ns()
 }
 
 pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {

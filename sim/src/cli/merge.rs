@@ -22,6 +22,11 @@ pub struct MergeArgs {
     /// Also write a JUnit XML report (one testcase per scenario).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also exit 1 if any run met a liveness deadline by less than the
+    /// stated slack (two maximum election timeouts plus 100 ms): met by
+    /// luck, an oracle about to fire on a harmless schedule shift.
+    #[arg(long)]
+    pub fail_below_slack: bool,
 }
 
 /// Reads a results file line by line into `summaries`; an error names the
@@ -88,5 +93,24 @@ pub fn merge_command(args: &MergeArgs) -> i32 {
             return 2;
         }
     }
-    i32::from(!summaries.all_met())
+    let narrow = if args.fail_below_slack { below_slack(summaries.scenarios()) } else { Vec::new() };
+    for line in &narrow {
+        println!("{line}");
+    }
+    i32::from(!summaries.all_met() || !narrow.is_empty())
+}
+
+/// One line per scenario with runs that met a liveness deadline by less
+/// than the stated slack.
+fn below_slack(scenarios: &[super::summary::ScenarioSummary]) -> Vec<String> {
+    scenarios
+        .iter()
+        .filter(|s| s.within_slack > 0)
+        .map(|s| {
+            let closest = s.closest_margin.as_ref().map_or(String::new(), |(m, seed)| {
+                format!(" (closest: seed {seed}, {} against {}: {})", m.margin, leasesim_core::fmt_secs(m.slack_ns), m.deadline)
+            });
+            format!("below the stated slack: {} run(s) of {} met a liveness deadline by less than it{closest}", s.within_slack, s.name)
+        })
+        .collect()
 }

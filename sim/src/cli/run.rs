@@ -119,7 +119,7 @@ pub fn print_outcome(outcome: &RunOutcome) {
         println!("  … and {} more", outcome.violations.len() - 10);
     }
     if let Some(m) = &outcome.liveness_margin {
-        let warn = if m.margin_ns < m.slack_ns { " — below the stated slack: met by luck, not by design" } else { "" };
+        let warn = if m.below_slack { " — below the stated slack: met by luck, not by design" } else { "" };
         let slack = leasesim_core::fmt_secs(m.slack_ns);
         println!("  liveness: closest margin {} ({}), stated slack {slack}{warn}", m.margin, m.deadline);
     }

@@ -309,7 +309,8 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
     let liveness_margin = liveness_margin::closest(&record).map(|m| crate::cli::summary::MarginLine {
         margin: leasesim_core::fmt_secs(m.margin_ns()),
         margin_ns: m.margin_ns(),
-        slack_ns: liveness_margin::slack_ns(&record),
+        below_slack: m.below_slack(),
+        slack_ns: m.slack_ns,
         deadline: m.deadline,
     });
     let mut ticks = simulated.phases;
