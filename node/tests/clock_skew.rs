@@ -48,7 +48,6 @@ fn a_fast_leader_clock_ends_leases_early_and_an_exact_one_never_does() {
         vec!["--unsafe-test-control-url".into(), format!("http://127.0.0.1:{}", control[i])]
     });
     let leader = cluster.wait_for_leader();
-    let term = cluster.status(leader).expect("leader status").raft_term;
     let (code, body) = http_when_up(control[leader], "GET", "/clock", "");
     assert_eq!(code, 200, "{body}");
     assert!(body.contains("\"rate\":1.0"), "{body}");
@@ -56,19 +55,33 @@ fn a_fast_leader_clock_ends_leases_early_and_an_exact_one_never_does() {
     let exact = lease_lifetime(&cluster.url(leader));
     assert!(exact >= Duration::from_secs(TTL_S as u64), "an exact clock ended a {TTL_S} s lease after {exact:?}");
 
-    let (code, body) = set_clock(control[leader], r#"{"monotonic": {"rate": 2.0}}"#);
-    assert_eq!(code, 200, "{body}");
-    let fast = lease_lifetime(&cluster.url(leader));
     // At rate 2 the leader counts 4 s in 2 s of true time. The bound is the
     // TTL itself, which an exact clock never beats (asserted above and
-    // below): a loaded machine may add a second to the 2 s, never remove it.
-    assert!(fast < Duration::from_secs(TTL_S as u64), "a clock at rate 2 ended a {TTL_S} s lease after {fast:?}");
-    assert_eq!(cluster.status(leader).expect("leader status").raft_term, term, "the leader changed: another clock timed the lease");
-    assert_eq!(cluster.wait_for_leader(), leader);
+    // below). A try counts only if the sped-up member led throughout (same
+    // term): on a loaded machine another member may take over, and its
+    // exact clock then times the lease; a stall may also add 2 s. Either
+    // is a miss, and a miss is tried again, up to three times in all; a
+    // leader whose clock rate did nothing misses all three.
+    let mut misses = Vec::new();
+    let leader = loop {
+        let leader = cluster.wait_for_leader();
+        let term = cluster.status(leader).expect("leader status").raft_term;
+        let (code, body) = set_clock(control[leader], r#"{"monotonic": {"rate": 2.0}}"#);
+        assert_eq!(code, 200, "{body}");
+        let fast = lease_lifetime(&cluster.url(leader));
+        let led_throughout =
+            cluster.status(leader).is_some_and(|s| s.raft_term == term && s.header.is_some_and(|h| h.member_id == s.leader));
+        // Back to an exact rate: no jump, leases last again (below).
+        let (code, body) = set_clock(control[leader], r#"{"monotonic": {"rate": 1.0}}"#);
+        assert_eq!(code, 200, "{body}");
+        if led_throughout && fast < Duration::from_secs(TTL_S as u64) {
+            break leader;
+        }
+        misses.push((fast, led_throughout));
+        assert!(misses.len() < 3, "a clock at rate 2 never ended a {TTL_S} s lease early (lifetime, led throughout): {misses:?}");
+    };
+    eprintln!("rate 2 ended a lease early after {} misses: {misses:?}", misses.len());
 
-    // Back to an exact rate: no jump, leases last again.
-    let (code, body) = set_clock(control[leader], r#"{"monotonic": {"rate": 1.0}}"#);
-    assert_eq!(code, 200, "{body}");
     let again = lease_lifetime(&cluster.url(leader));
     assert!(again >= Duration::from_secs(TTL_S as u64), "after the rate was restored a lease ended after {again:?}");
 }

@@ -15,10 +15,13 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{have_etcd, have_etcdctl, Kind, ProcessCluster};
+use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
-use leasesim_node::pb::etcdserverpb::LeaseGrantRequest;
+use leasesim_node::pb::etcdserverpb::maintenance_client::MaintenanceClient;
+use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, RangeRequest, StatusRequest};
 use leasesim_node::pb::v3lockpb::lock_client::LockClient;
 use leasesim_node::pb::v3lockpb::{LockRequest, UnlockRequest};
+use tonic::transport::Channel;
 
 /// What one system did in each case.
 #[derive(Debug, Default)]
@@ -50,6 +53,9 @@ fn lease_cases(cluster: &ProcessCluster, seen: &mut Observed) {
     let one = cluster.ctl_ok(&["lease", "grant", "1"]);
     let ttl_s = one.split("TTL(").nth(1).and_then(|t| t.split('s').next()).and_then(|t| t.parse().ok());
     seen.grant_1_ttl_s = ttl_s.expect("a TTL in etcdctl's answer");
+    // Revoked now rather than left to expire during the lock case, whose
+    // leasesim-node side counts applied entries.
+    cluster.ctl_ok(&["lease", "revoke", one.split_whitespace().nth(1).unwrap()]);
 
     cluster.ctl_ok(&["put", "--lease", &id, "svc/x", "up"]);
     cluster.ctl_ok(&["lease", "revoke", &id]);
@@ -61,28 +67,42 @@ fn lease_cases(cluster: &ProcessCluster, seen: &mut Observed) {
 /// Three clients lock the same name in turn: A holds, B then C queue; A and
 /// B unlock. Returns the order of grants and whether the tokens (the
 /// response header's revision) increase.
-fn lock_case(cluster: &ProcessCluster, seen: &mut Observed) {
-    let url = cluster.url(0);
+///
+/// Ordered by conditions, not by sleeps: each client is started only once
+/// the one before it is seen queued, and a holder unlocks only once all
+/// three are, so a loaded machine cannot reorder them.
+///
+/// Through the leader, which applies each entry before it answers: its
+/// applied index read after a grant's answer already counts that grant.
+fn lock_case(cluster: &ProcessCluster, leader: usize, seen: &mut Observed) {
+    let (url, kind) = (cluster.url(leader), cluster.kind);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async move {
         let mut leases = LeaseClient::new(common::channel(&url).await);
+        let mut queue =
+            Queue { kind, kv: KvClient::new(common::channel(&url).await), status: MaintenanceClient::new(common::channel(&url).await) };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (all_queued, queued) = tokio::sync::watch::channel(false);
         let mut handles = Vec::new();
-        for who in ['A', 'B', 'C'] {
+        for (n, who) in ['A', 'B', 'C'].into_iter().enumerate() {
             let lease = leases.lease_grant(LeaseGrantRequest { ttl: 60, id: 0 }).await.unwrap().into_inner().id;
-            let (url, tx) = (url.clone(), tx.clone());
+            let (url, tx, mut queued) = (url.clone(), tx.clone(), queued.clone());
+            let (sending, sent) = tokio::sync::oneshot::channel();
             handles.push(tokio::spawn(async move {
                 let mut locks = LockClient::new(common::channel(&url).await);
+                let _ = sending.send(());
                 let held = locks.lock(LockRequest { name: b"conformance".to_vec(), lease }).await.unwrap().into_inner();
                 let token = held.header.map_or(0, |h| h.revision);
                 tx.send((who, token)).unwrap();
-                // Hold long enough for the others to queue, then hand over.
-                tokio::time::sleep(Duration::from_millis(1500)).await;
+                // Hold until the others are queued behind, then hand over.
+                queued.wait_for(|all| *all).await.unwrap();
                 locks.unlock(UnlockRequest { key: held.key }).await.unwrap();
             }));
-            // Let this client's request arrive before the next one's.
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            let applied = queue.applied().await;
+            sent.await.unwrap();
+            queue.wait_for(n + 1, applied).await;
         }
+        all_queued.send(true).unwrap();
         drop(tx);
         let mut tokens = Vec::new();
         while let Some((who, token)) = rx.recv().await {
@@ -94,6 +114,49 @@ fn lock_case(cluster: &ProcessCluster, seen: &mut Observed) {
         }
         seen.lock_tokens_increase = tokens.windows(2).all(|w| w[0] < w[1]);
     });
+}
+
+/// How the lock case sees that a client's lock request reached the server.
+struct Queue {
+    kind: Kind,
+    kv: KvClient<Channel>,
+    status: MaintenanceClient<Channel>,
+}
+
+impl Queue {
+    /// The member's applied index (0 while it does not answer).
+    async fn applied(&mut self) -> u64 {
+        self.status.status(StatusRequest {}).await.map_or(0, |s| s.into_inner().raft_applied_index)
+    }
+
+    /// Polls until the `count`th client is queued (or holds); the bound is
+    /// a hang guard only. etcd's lock writes a waiter key under
+    /// `conformance/` before it waits; leasesim-node's queues the waiter in
+    /// its replicated state machine (no key), which the member shows as an
+    /// applied entry after `applied_before` (taken before the request was
+    /// sent; nothing else writes meanwhile).
+    async fn wait_for(&mut self, count: usize, applied_before: u64) {
+        let started = Instant::now();
+        loop {
+            let reached = match self.kind {
+                Kind::Etcd => {
+                    let prefix = RangeRequest {
+                        key: b"conformance/".to_vec(),
+                        range_end: b"conformance0".to_vec(),
+                        keys_only: true,
+                        ..Default::default()
+                    };
+                    self.kv.range(prefix).await.is_ok_and(|r| r.into_inner().kvs.len() >= count)
+                }
+                Kind::Leasesim => self.applied().await > applied_before,
+            };
+            if reached {
+                return;
+            }
+            assert!(started.elapsed() < Duration::from_secs(60), "lock client {count} was not queued after 60 s");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }
 
 /// Grants a TTL 5 s lease through the leader, attaches a key, keeps it
@@ -109,8 +172,11 @@ fn leader_kill_case(cluster: &mut ProcessCluster, seen: &mut Observed) {
     let granted = ok(cluster.etcdctl(&at_leader, &["lease", "grant", "5"]));
     let id = granted.split_whitespace().nth(1).unwrap().to_string();
     ok(cluster.etcdctl(&at_leader, &["put", "--lease", &id, "holder", "alive"]));
-    ok(cluster.etcdctl(&at_leader, &["lease", "keep-alive", "--once", &id]));
+    // Taken before the keep-alive is sent: the server renews the lease at
+    // or after this instant, so a safe lease is still there at
+    // `last_keepalive + TTL`, however slowly etcdctl starts or exits.
     let last_keepalive = Instant::now();
+    ok(cluster.etcdctl(&at_leader, &["lease", "keep-alive", "--once", &id]));
     cluster.kill(leader);
     let killed = Instant::now();
     let survivors: Vec<String> = (0..3).filter(|i| *i != leader).map(|i| cluster.endpoint(i)).collect();
@@ -131,9 +197,9 @@ fn leader_kill_case(cluster: &mut ProcessCluster, seen: &mut Observed) {
 fn observe(kind: Kind) -> Observed {
     let mut seen = Observed::default();
     let mut cluster = ProcessCluster::start_kind(kind, 3, 100, 1000);
-    cluster.wait_for_leader();
+    let leader = cluster.wait_for_leader();
     lease_cases(&cluster, &mut seen);
-    lock_case(&cluster, &mut seen);
+    lock_case(&cluster, leader, &mut seen);
     let runs: usize = std::env::var("LEASESIM_CONFORMANCE_RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(1);
     let mut outlived = true;
     for _ in 0..runs {

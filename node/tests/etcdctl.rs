@@ -50,7 +50,15 @@ fn etcdctl_commands_work_against_a_three_member_cluster() {
     assert_eq!(cluster.ctl_ok(&["get", "--prefix", "jobs"]), "", "the lock key is gone after unlock");
 
     // Status and membership.
-    let status = cluster.ctl_ok(&["endpoint", "status"]);
+    // Asked again while an election is under way (none or two members
+    // leading for a moment, as a loaded machine may stall a leader); the
+    // bound is a hang guard only.
+    let started = std::time::Instant::now();
+    let mut status = cluster.ctl_ok(&["endpoint", "status"]);
+    while status.matches(", true, ").count() != 1 && started.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        status = cluster.ctl_ok(&["endpoint", "status"]);
+    }
     assert_eq!(status.lines().count(), 3, "{status}");
     assert_eq!(status.matches(", true, ").count(), 1, "exactly one leader: {status}");
     let members = cluster.ctl_ok(&["member", "list"]);
@@ -79,6 +87,7 @@ fn contended_etcdctl_locks_and_watch() {
     std::fs::write(&script, format!("#!/bin/sh\necho \"$1 start\" >> {0}\nsleep 0.5\necho \"$1 end\" >> {0}\n", log.display())).unwrap();
     std::process::Command::new("chmod").arg("+x").arg(&script).status().unwrap();
     let mut holders = Vec::new();
+    let mut waiters = std::collections::BTreeSet::new();
     for who in ["a", "b", "c"] {
         let child = std::process::Command::new("etcdctl")
             .env("ETCDCTL_API", "3")
@@ -90,9 +99,10 @@ fn contended_etcdctl_locks_and_watch() {
             .spawn()
             .unwrap();
         holders.push(child);
-        // Let this one queue before the next (its key's create revision
-        // decides the order).
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        // Let this one queue before the next starts (its key's create
+        // revision decides the order): a condition, not a sleep, so that a
+        // slow etcdctl start on a loaded machine cannot reorder them.
+        wait_for_waiters(&cluster, &mut waiters, holders.len());
     }
     for mut holder in holders {
         assert!(holder.wait().unwrap().success());
@@ -129,4 +139,27 @@ fn contended_etcdctl_locks_and_watch() {
     assert_eq!([next(), next()], ["DELETE", "watched"]);
     let _ = watcher.kill();
     let _ = watcher.wait();
+}
+
+/// Polls the lock's waiter keys (`contended/<lease>`, one per etcdctl
+/// that holds or waits) until `count` distinct ones were seen, adding them
+/// to `seen`. Each key lives at least the holder's 0.5 s (the script's
+/// sleep), far longer than a 10 ms poll; the bound is a hang guard only.
+fn wait_for_waiters(cluster: &ProcessCluster, seen: &mut std::collections::BTreeSet<Vec<u8>>, count: usize) {
+    use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
+    use leasesim_node::pb::etcdserverpb::RangeRequest;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let mut kv = KvClient::new(common::channel(&cluster.url(0)).await);
+        let started = std::time::Instant::now();
+        while seen.len() < count {
+            let prefix =
+                RangeRequest { key: b"contended/".to_vec(), range_end: b"contended0".to_vec(), keys_only: true, ..Default::default() };
+            if let Ok(r) = kv.range(prefix).await {
+                seen.extend(r.into_inner().kvs.into_iter().map(|kv| kv.key));
+            }
+            assert!(started.elapsed() < std::time::Duration::from_secs(60), "{} of {count} etcdctl lock clients queued", seen.len());
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    });
 }

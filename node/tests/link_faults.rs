@@ -70,7 +70,9 @@ fn a_proxy_plays_faults_aimed_at_one_kind_of_raft_message_and_duplicates() {
         let mixed: Vec<PeerFrame> = (1..=6).map(|n| raft(n, n % 2 == 1)).collect();
         let kinds = |got: &[(&str, u64)]| got.iter().map(|(k, _)| k.to_string()).collect::<Vec<_>>().join(" ");
 
-        let delay = AimedFault { kind: FrameKind::VoteReply, effect: FrameEffect::DelayMs(300) };
+        // Held 1 s: the appends written right behind the first vote reply
+        // pass it even if the proxy is descheduled for a while meanwhile.
+        let delay = AimedFault { kind: FrameKind::VoteReply, effect: FrameEffect::DelayMs(1000) };
         proxy.aim(vec![delay]).expect("aim");
         let got = carried(&proxy, &sink, &mixed).await;
         assert_eq!(kinds(&got), "hello append append append vote vote vote", "held vote replies let the appends pass");
@@ -217,6 +219,12 @@ fn cutting_the_leaders_links_elects_another_and_lifting_it_heals() {
     rt.block_on(put(&cluster.url(new), "during")).expect("a write while the old leader is cut off");
     let cut_off = cluster.status(old).expect("the old leader still answers status");
     assert!(cut_off.raft_index < cluster.status(new).expect("status").raft_index, "the cut-off member saw the new write");
+    // Pre-vote: however often the cut-off member campaigned, its term
+    // stayed where it was, below the new leader's, so once healed it
+    // cannot depose the new leader. (Asserted on the term, not on who
+    // leads after the heal: a loaded machine may stall a member past the
+    // election timeout and elect anyone.)
+    assert_eq!(cut_off.raft_term, old_term, "the cut-off member ran its term up; on heal it would depose the new leader");
 
     mesh.heal();
     until("the old leader follows the new one", || {
@@ -228,5 +236,5 @@ fn cutting_the_leaders_links_elects_another_and_lifting_it_heals() {
             assert!(rt.block_on(has(&cluster.url(i), key)), "{} lacks {key}", cluster.members[i].name);
         }
     }
-    assert_eq!(cluster.wait_for_leader(), new, "the healed member did not disturb the new leader");
+    cluster.wait_for_leader();
 }

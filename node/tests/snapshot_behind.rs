@@ -42,16 +42,15 @@ fn applied_index(cluster: &ProcessCluster) -> u64 {
     cluster.status(0).expect("the member answers Status").raft_applied_index
 }
 
-/// The applied index once it reaches `at_least`, asking up to 50 times:
-/// the member publishes its status after answering a batch's clients, so
-/// a Status call right after the last put's answer may see the batch
-/// before it (seen once: 199 of 200 puts).
+/// The applied index once it reaches `at_least`, polled for up to 30 s (a
+/// hang guard, not a deadline): the member publishes its status after
+/// answering a batch's clients, so a Status call right after the last
+/// put's answer may see the batch before it (seen once: 199 of 200 puts),
+/// and a loaded machine may take a while to publish.
 fn applied_index_reaching(cluster: &ProcessCluster, at_least: u64) -> u64 {
+    let started = std::time::Instant::now();
     let mut applied = applied_index(cluster);
-    for _ in 0..50 {
-        if applied >= at_least {
-            break;
-        }
+    while applied < at_least && started.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(10));
         applied = applied_index(cluster);
     }

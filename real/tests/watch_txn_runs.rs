@@ -68,12 +68,14 @@ fn watch_and_txn_workloads_are_played_and_judged_on_etcd() {
 fn bundled_watch_and_txn_bug_scenarios_find_their_violations_for_real() {
     // A real run finds watch-skip-leader-change's violation in about 19 of
     // 20 runs (reports/sim-vs-real.md): a leader crash may land where no
-    // event is skipped. Up to three seeds, so that a miss of one real run
-    // does not fail CI, while a bug the runner stopped finding still does.
+    // event is skipped. Up to four seeds (all four miss about once in
+    // 160 000 at that rate; three would miss once in 8 000), so that a miss
+    // of one real run does not fail CI, while a bug the runner stopped
+    // finding still does.
     for (file, invariant) in [("watch-skip-leader-change.toml", "watch-delivery"), ("txn-split-entries.toml", "linearizable")] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios").join(file);
         let mut seen = Vec::new();
-        for seed in ["0", "1", "2"] {
+        for seed in ["0", "1", "2", "3"] {
             let out = real(&["run", &path.to_string_lossy(), "--json", "--seed", seed]);
             let v = json(&out);
             assert_eq!(out.status.code(), Some(0), "{file} seed {seed}: the violation it expects: {v}");
@@ -83,6 +85,6 @@ fn bundled_watch_and_txn_bug_scenarios_find_their_violations_for_real() {
             }
             seen.push(v);
         }
-        assert!(seen.is_empty(), "{file}: {invariant} not found in three real runs: {seen:?}");
+        assert!(seen.is_empty(), "{file}: {invariant} not found in four real runs: {seen:?}");
     }
 }
