@@ -103,6 +103,28 @@ mod tests {
         assert_eq!(belief.acknowledge(1_000, 5_000, 10_000), 14_000);
     }
 
+    /// The workloads read the belief's end to stamp what a holder believes
+    /// (no acknowledgement: no belief; then exactly the end acknowledge
+    /// returned, and a later acknowledge's end).
+    #[test]
+    fn until_ns_is_the_end_the_last_acknowledge_returned() {
+        let mut belief = Belief::new(0.1, BeliefFrom::Send, false);
+        assert_eq!(belief.until_ns(), None);
+        let first_ns = belief.acknowledge(1_000, 5_000, 10_000);
+        assert_eq!(belief.until_ns(), Some(first_ns));
+        assert_eq!(belief.until_ns(), Some(10_000));
+        belief.acknowledge(4_000, 6_000, 10_000);
+        assert_eq!(belief.until_ns(), Some(13_000));
+    }
+
+    /// Study results name the belief's start with the spelling scenario
+    /// files use (`belief_from = "send"` or `"receipt"`).
+    #[test]
+    fn names_are_the_scenario_spellings() {
+        assert_eq!(BeliefFrom::Send.name(), "send");
+        assert_eq!(BeliefFrom::Receipt.name(), "receipt");
+    }
+
     #[test]
     fn extensions_never_shorten() {
         let mut belief = Belief::new(0.0, BeliefFrom::Send, false);

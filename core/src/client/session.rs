@@ -211,6 +211,22 @@ mod tests {
         assert_eq!(sends[0].1.seq, 1);
     }
 
+    /// Every new request gets the next sequence number (a resend reuses
+    /// its own): two requests sharing one would be answered from one
+    /// session record.
+    #[test]
+    fn each_request_gets_the_next_sequence_number_and_stays_pending_until_answered() {
+        let mut s = Session::new(ClientConfig { id: 7, servers: vec![1, 2, 3], request_timeout_ns: 100, max_redirects: 2, first_seq: 5 });
+        assert_eq!(s.submit(0, Op::LeaseList), 5);
+        assert_eq!(s.submit(0, Op::LeaseList), 6);
+        assert_eq!(s.submit(0, Op::LeaseList), 7);
+        assert_eq!(s.take_sends().iter().map(|(_, r)| r.seq).collect::<Vec<_>>(), vec![5, 6, 7]);
+        assert!(s.is_pending(6));
+        assert!(s.on_response(1, reply(6, 1, Response::Leases { ids: vec![] })).is_some());
+        assert!(!s.is_pending(6));
+        assert!(s.is_pending(5) && s.is_pending(7));
+    }
+
     #[test]
     fn follows_a_leader_hint_and_remembers_the_leader() {
         let mut s = session();
