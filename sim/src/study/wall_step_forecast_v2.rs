@@ -198,7 +198,7 @@ fn commit_ns(inp: &Inputs, rng: &mut SplitMix) -> f64 {
     let mut trips: Vec<f64> = (0..inp.followers.max(1)).map(|_| rng.hop(inp.hop) + rng.hop(inp.hop)).collect();
     trips.sort_by(f64::total_cmp);
     // A majority of followers + 1 servers, the leader included.
-    let acks_needed = (inp.followers + 1) / 2;
+    let acks_needed = inp.followers.div_ceil(2);
     trips[acks_needed.clamp(1, trips.len()) - 1]
 }
 
@@ -222,9 +222,9 @@ fn forward(inp: &Inputs, rng: &mut SplitMix) -> RunOutcome {
     // Every apply on the leader: each passed lease's Expire, and every
     // refresh the leader proposed (none for a lease past its stamp).
     let mut applies: Vec<f64> = passed.iter().flatten().map(|(pass, _)| pass + commit_ns(inp, rng)).collect();
-    for c in 0..inp.clients {
-        let proposed = |k: &usize| passed[c].is_none_or(|(pass, _)| cy.arrive[c][*k] < pass);
-        applies.extend((0..cy.arrive[c].len()).filter(proposed).map(|k| cy.applied[c][k]));
+    for ((passed_c, arrive), applied) in passed.iter().zip(&cy.arrive).zip(&cy.applied) {
+        let proposed = |(a, _): &(&f64, &f64)| passed_c.is_none_or(|(pass, _)| **a < pass);
+        applies.extend(arrive.iter().zip(applied).filter(proposed).map(|(_, t)| *t));
     }
     let ended = |c: usize| passed[c].map(|(pass, _)| applies.iter().copied().filter(|t| *t >= pass).fold(f64::INFINITY, f64::min));
     let holder = rng.index(inp.clients);
