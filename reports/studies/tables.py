@@ -345,17 +345,18 @@ def real_paused_holder():
             )
 
 
-def real_wall_step():
-    """One step of the leader's wall under leader-stamped-wall: the frozen
-    model frozen-v1-wall-step (committed before any of these seeds ran)
-    beside the simulator's runs (120 per cell) and real leasesim-node's
-    (30 per cell; the first line of real-runs.jsonl names the builds)."""
-    with open(os.path.join(HERE, "real-wall-step-forecast.csv")) as f:
+def real_wall_step(study="real-wall-step"):
+    """One step of the leader's wall under leader-stamped-wall: a frozen
+    model (frozen-v1-wall-step for real-wall-step, frozen-v2-wall-step for
+    real-wall-step-v2; each committed before any of its seeds ran) beside
+    the simulator's runs (120 per cell) and real leasesim-node's (30 per
+    cell played; the first line of real-runs.jsonl names the builds)."""
+    with open(os.path.join(HERE, study + "-forecast.csv")) as f:
         forecast = {int(r["cell"]): r for r in csv.DictReader(line for line in f if not line.startswith("#"))}
-    with open(os.path.join(HERE, "real-wall-step", "real-runs.jsonl")) as f:
+    with open(os.path.join(HERE, study, "real-runs.jsonl")) as f:
         real = [r for r in map(json.loads, f) if "cell" in r]
-    res = results("real-wall-step")
-    print(f"real-wall-step; simulator build {res['build']}, seeds {res['seeds'][0]}..{res['seeds'][1]}")
+    res = results(study)
+    print(f"{study}; simulator build {res['build']}, seeds {res['seeds'][0]}..{res['seeds'][1]}")
     for inv, col in [("lease-early-expiry", "p_early_expiry_run"), ("lock-belief-overlap", "p_overlap_run")]:
         print(f"\n`{inv}`: runs in which it fired")
         print("| step | forecast (predicted) | simulator k/n [95 %] (measured) | inside | real leasesim-node k/n [95 %] (measured) | inside | Fisher p, sim vs real |")
@@ -368,6 +369,9 @@ def real_wall_step():
             k = sum(any(v["invariant"] == inv for v in x["violations"]) for x in runs)
             inside = lambda k, n: "yes" if wilson(k, n)[0] - 1e-9 <= p <= wilson(k, n)[1] + 1e-9 else "no"
             step = f"{cell['params']['leader_jump_ns'] / 1e9:+g} s"
+            if not runs:
+                print(f"| {step} | {p:.3f} | {kn(ks, ns)} | {inside(ks, ns)} | not played | | |")
+                continue
             print(f"| {step} | {p:.3f} | {kn(ks, ns)} | {inside(ks, ns)} | {kn(k, len(runs))} | {inside(k, len(runs))} | {fisher(ks, ns, k, len(runs)):.2g} |")
     print("\nEvery invariant that fired: violations (runs)")
     print("| step | simulator (measured) | real leasesim-node (measured) | real stamping error (ms) |")
@@ -401,6 +405,7 @@ def main():
         "real-drift-margin": real_drift_margin,
         "real-paused-holder": real_paused_holder,
         "real-wall-step": real_wall_step,
+        "real-wall-step-v2": lambda: real_wall_step("real-wall-step-v2"),
     }
     for name, fn in tables.items():
         if not only or name in only:

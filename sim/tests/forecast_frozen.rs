@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use leasesim::study::{calibration, spec, stale_write_forecast, wall_step_forecast};
+use leasesim::study::{calibration, spec, stale_write_forecast, wall_step_forecast, wall_step_forecast_v2};
 
 #[test]
 fn the_committed_forecast_is_what_the_model_computes() {
@@ -90,4 +90,53 @@ fn the_wall_step_forecast_turns_just_below_t_minus_k_and_overlaps_only_forward()
     // A step past the stamp at once ends both leases in one apply.
     assert_eq!(at(2000).p_overlap_run, 0.0);
     assert!(at(1490).p_overlap_run > 0.0);
+}
+
+#[test]
+fn the_committed_wall_step_v2_forecast_is_what_its_model_computes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let spec = spec::load(&root.join("reports/studies/real-wall-step-v2.toml")).expect("wall-step v2 spec");
+    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
+    let committed = std::fs::read_to_string(root.join("reports/studies/real-wall-step-v2-forecast.csv")).expect("forecast file");
+    assert_eq!(wall_step_forecast_v2::forecast_csv(&spec, &base), committed);
+}
+
+#[test]
+fn the_v2_wall_step_forecast_rises_towards_both_edges_and_overlaps_only_forward() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let spec = spec::load(&root.join("reports/studies/real-wall-step-v2.toml")).expect("wall-step v2 spec");
+    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
+    let mut by_jump_ms: Vec<(i64, wall_step_forecast_v2::WallStepForecastV2)> = leasesim::study::grid::cells(&spec)
+        .iter()
+        .map(|c| {
+            let s = leasesim::study::grid::apply(&base, &spec, c);
+            (c.leader_jump_ns.expect("a jump axis") / 1_000_000, wall_step_forecast_v2::forecast(&spec, c, &s).expect("in scope"))
+        })
+        .collect();
+    by_jump_ms.sort_by_key(|(j, _)| *j);
+    let (backward, forward): (Vec<_>, Vec<_>) = by_jump_ms.iter().partition(|(j, _)| *j < 0);
+    // The larger the step, the likelier an early expiry, on both sides.
+    assert!(forward.windows(2).all(|w| w[0].1.p_early_expiry_run <= w[1].1.p_early_expiry_run), "{forward:?}");
+    assert!(backward.windows(2).all(|w| w[0].1.p_early_expiry_run >= w[1].1.p_early_expiry_run), "{backward:?}");
+    let at = |j: i64| by_jump_ms.iter().find(|(k, _)| *k == j).map(|(_, f)| f.clone()).expect("cell");
+    // A stamp 500 ms ahead of the next keep-alive never passes; steps
+    // past T − K end every lease; the edges lie a commit below T − K.
+    assert_eq!(at(1000).p_early_expiry_run, 0.0);
+    for j in [2000, -2000] {
+        assert_eq!(at(j).p_early_expiry_run, 1.0, "{j}");
+    }
+    for j in [1482, 1486, -1435, -1450] {
+        let p = at(j).p_early_expiry_run;
+        assert!(p > 0.2 && p < 0.8, "{j}: {p}");
+    }
+    // Overlaps only forward, never when the step passes both stamps at
+    // once (+2 s: both leases end in one apply), and only when a lease
+    // ends early.
+    for (j, f) in &by_jump_ms {
+        assert!(f.p_overlap_run <= f.p_early_expiry_run, "{j}: {f:?}");
+        if *j < 0 || *j == 2000 {
+            assert_eq!(f.p_overlap_run, 0.0, "{j}");
+        }
+    }
+    assert!(at(1490).p_overlap_run > 0.05);
 }

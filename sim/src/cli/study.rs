@@ -16,7 +16,7 @@ pub struct StudyArgs {
     /// The study spec (TOML).
     pub spec: PathBuf,
     /// Folder for results.json, results.csv and the SVG figures.
-    #[arg(long, required_unless_present_any = ["scenario_of", "forecast", "forecast_stale_writes", "forecast_wall_step"])]
+    #[arg(long, required_unless_present_any = ["scenario_of", "forecast", "forecast_stale_writes", "forecast_wall_step", "forecast_wall_step_v2"])]
     pub out: Option<PathBuf>,
     /// Print, instead of running the study, the scenario that the run of
     /// cell CELL (its index in results.json) with seed SEED ran, as TOML:
@@ -38,6 +38,12 @@ pub struct StudyArgs {
     /// CSV.
     #[arg(long, conflicts_with_all = ["forecast", "forecast_stale_writes"])]
     pub forecast_wall_step: bool,
+    /// Print, instead of running the study, the wall-step model's second
+    /// version (frozen-v2-wall-step: four hops to the leader's apply, a
+    /// follower's wait for the leader's next message, the two leases ending
+    /// in separate applies) as CSV.
+    #[arg(long, conflicts_with_all = ["forecast", "forecast_stale_writes", "forecast_wall_step"])]
+    pub forecast_wall_step_v2: bool,
     /// Seed range `A..B` per cell, instead of the spec's `seeds`.
     #[arg(long, value_parser = super::parse_seed_range)]
     pub seeds: Option<std::ops::Range<u64>>,
@@ -63,8 +69,12 @@ pub fn study_command(args: &StudyArgs) -> i32 {
         print!("{}", crate::study::wall_step_forecast::forecast_csv(&spec, &base));
         return 0;
     }
+    if args.forecast_wall_step_v2 {
+        print!("{}", crate::study::wall_step_forecast_v2::forecast_csv(&spec, &base));
+        return 0;
+    }
     let Some(out) = &args.out else {
-        eprintln!("--out DIR is required (except with --scenario-of, --forecast, --forecast-stale-writes or --forecast-wall-step)");
+        eprintln!("--out DIR is required (except with --scenario-of, --forecast, --forecast-stale-writes or --forecast-wall-step[-v2])");
         return 2;
     };
     // --seeds fixes the count; otherwise the spec's (fixed or adaptive).

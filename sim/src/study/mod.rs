@@ -17,6 +17,7 @@ pub mod spec;
 pub mod stale_write_forecast;
 pub mod theory;
 pub mod wall_step_forecast;
+pub mod wall_step_forecast_v2;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
