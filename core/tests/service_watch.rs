@@ -87,7 +87,7 @@ fn every_server_hands_its_host_each_change_once_in_revision_order() {
         c.call(9, op, 3 * NS_PER_SEC).expect("answered");
     }
     c.run_until(c.now_ns + NS_PER_SEC);
-    let history: Vec<Change> = c.server(leader).unwrap().state_machine().kv().history().iter().cloned().collect();
+    let history: Vec<Change> = c.server(leader).unwrap().state_machine().kv().history().iter().map(|c| (**c).clone()).collect();
     let values: Vec<_> = summary(&history).into_iter().map(|(_, k, now, before)| (k, now, before)).collect();
     assert_eq!(
         values,

@@ -12,6 +12,7 @@
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::service::kv::Change;
 
@@ -40,7 +41,7 @@ impl Hasher for Gather<'_> {
 
 impl HistoryBytes {
     /// Whether the cache holds exactly the bytes of `history`'s changes.
-    pub(crate) fn covers(&self, history: &VecDeque<Change>) -> bool {
+    pub(crate) fn covers(&self, history: &VecDeque<Arc<Change>>) -> bool {
         self.lens.len() == history.len()
     }
 
@@ -52,7 +53,7 @@ impl HistoryBytes {
 
     /// `change` was just pushed onto the back of `history` (which now
     /// includes it).
-    pub(crate) fn pushed(&mut self, history: &VecDeque<Change>) {
+    pub(crate) fn pushed(&mut self, history: &VecDeque<Arc<Change>>) {
         if self.lens.len() + 1 != history.len() {
             self.rebuild(history);
             return;
@@ -64,7 +65,7 @@ impl HistoryBytes {
     }
 
     /// The oldest change was popped off `history`.
-    pub(crate) fn popped_front(&mut self, history: &VecDeque<Change>) {
+    pub(crate) fn popped_front(&mut self, history: &VecDeque<Arc<Change>>) {
         if self.lens.len() != history.len() + 1 {
             self.rebuild(history);
             return;
@@ -78,7 +79,7 @@ impl HistoryBytes {
         }
     }
 
-    fn rebuild(&mut self, history: &VecDeque<Change>) {
+    fn rebuild(&mut self, history: &VecDeque<Arc<Change>>) {
         *self = HistoryBytes::default();
         for change in history {
             let before = self.bytes.len();

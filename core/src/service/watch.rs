@@ -34,7 +34,7 @@ impl Kv {
     pub fn changes_at(&self, index: LogIndex) -> impl Iterator<Item = &Change> {
         let newest_first = self.history().iter().rev().take_while(move |c| c.revision >= index);
         let count = newest_first.filter(|c| c.revision == index).count();
-        self.history().range(self.history().len() - count..)
+        self.history().range(self.history().len() - count..).map(|c| &**c)
     }
 
     /// The changes of `range` at revisions `from` and above, at most
@@ -58,7 +58,7 @@ impl Kv {
                 return Ok(EventsRead { events, upto });
             }
             if range.contains(&change.key) {
-                let mut event = change.clone();
+                let mut event = Change::clone(change);
                 // etcd reads a change's previous value at the revision
                 // before it, which the compaction took.
                 if event.revision <= self.compact_revision() {

@@ -249,7 +249,7 @@ fn final_state(slot: &ServerSlot, id: NodeId, up: bool, with_changes: bool) -> F
         first_index: raft.first_index(),
         log_terms: raft.entries(raft.first_index(), raft.last_index()).iter().map(|e| (e.index, e.term)).collect(),
         keys: server.state_machine().kv().iter().map(|(key, _)| String::from_utf8_lossy(key).into_owned()).collect(),
-        changes: if with_changes { server.state_machine().kv().history().iter().cloned().collect() } else { Vec::new() },
+        changes: if with_changes { server.state_machine().kv().history().iter().map(|c| (**c).clone()).collect() } else { Vec::new() },
     }
 }
 
