@@ -318,6 +318,19 @@ mod tests {
     }
 
     #[test]
+    fn lease_checkpoints_are_refused_on_both_targets_at_the_cluster_line() {
+        let text =
+            "name = \"c\"\nduration = \"4s\"\n[cluster]\nservers = 3\nheartbeat = \"30ms\"\nelection_timeout = [\"150ms\", \"300ms\"]\n\
+                    [[workload]]\nkind = \"registry\"\nclients = 2\nttl = \"2s\"\n";
+        assert!(checked(text, Target::Node).is_ok());
+        let with = text.replace("servers = 3\n", "servers = 3\ncheckpoint_interval = \"250ms\"\n");
+        for target in [Target::Node, Target::Etcd] {
+            let refused = checked(&with, target).unwrap_err();
+            assert!(refused.contains(":3:1:") && refused.contains("`checkpoint_interval`"), "{refused}");
+        }
+    }
+
+    #[test]
     fn etcds_election_timeout_counts_whole_heartbeat_ticks_from_t_to_2t() {
         let ms = 1_000_000;
         let note = etcd_election_note(150 * ms, 300 * ms, 30 * ms);
