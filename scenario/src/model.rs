@@ -158,6 +158,10 @@ pub struct ClusterSpec {
     /// How long a client waits for an answer before it sends the request
     /// again to the next server.
     pub client_timeout_ns: u64,
+    /// `leader-monotonic`: how often the leader logs every lease's
+    /// remaining TTL, so that a new leader carries it over instead of
+    /// restarting the full TTL (etcd's lease checkpoints). `None`: never.
+    pub checkpoint_interval_ns: Option<u64>,
 }
 
 impl ClusterSpec {

@@ -22,7 +22,7 @@ use super::{chaos, expect, fault, suggest, workload};
 
 const TOP_KEYS: [&str; 13] =
     ["name", "description", "duration", "settle", "seeds", "bugs", "cluster", "network", "clocks", "workload", "fault", "chaos", "expect"];
-const CLUSTER_KEYS: [&str; 11] = [
+const CLUSTER_KEYS: [&str; 12] = [
     "servers",
     "election_timeout",
     "heartbeat",
@@ -34,6 +34,7 @@ const CLUSTER_KEYS: [&str; 11] = [
     "snapshot_every",
     "keepalive_read_index",
     "client_timeout",
+    "checkpoint_interval",
 ];
 const NETWORK_KEYS: [&str; 3] = ["latency", "loss", "duplicate"];
 const CLOCK_KEYS: [&str; 2] = ["drift", "offset"];
@@ -293,6 +294,9 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<ClusterSpec>, Scena
         .or(DEFAULT_SNAPSHOT_EVERY);
     let keepalive_read_index = t.get("keepalive_read_index", d, |v, d| v.boolean(d)).or(true);
     let client_timeout_ns = t.get("client_timeout", d, |v, d| v.positive_duration(d)).or(DEFAULT_CLIENT_TIMEOUT_NS);
+    // Absent: no checkpoints (etcd's default before 3.6), so every file
+    // written before this key runs as it did.
+    let checkpoint_interval_ns = t.get("checkpoint_interval", d, |v, d| v.positive_duration(d).map(Some)).or(None);
     t.finish(d, &CLUSTER_KEYS);
     let facts =
         ScenarioFacts { servers, spares, election_timeout_max_ns: election_timeout_ns.map(|(_, max)| max), ..ScenarioFacts::default() };
@@ -309,6 +313,7 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<ClusterSpec>, Scena
             snapshot_every: snapshot_every?,
             keepalive_read_index: keepalive_read_index?,
             client_timeout_ns: client_timeout_ns?,
+            checkpoint_interval_ns: checkpoint_interval_ns?,
         })
     })();
     (cluster, facts)

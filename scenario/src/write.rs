@@ -41,6 +41,10 @@ pub fn to_toml(s: &Scenario) -> String {
     let _ = writeln!(out, "snapshot_every = {}", c.snapshot_every);
     let _ = writeln!(out, "keepalive_read_index = {}", c.keepalive_read_index);
     let _ = writeln!(out, "client_timeout = {}", dur(c.client_timeout_ns));
+    // Written only when on: files without it read back unchanged.
+    if let Some(every) = c.checkpoint_interval_ns {
+        let _ = writeln!(out, "checkpoint_interval = {}", dur(every));
+    }
     let n = &s.network;
     let _ = writeln!(out, "\n[network]");
     let _ = writeln!(out, "latency = {}", range(n.latency_ns));

@@ -140,3 +140,48 @@ fn the_v2_wall_step_forecast_rises_towards_both_edges_and_overlaps_only_forward(
     }
     assert!(at(1490).p_overlap_run > 0.05);
 }
+
+#[test]
+fn the_committed_leader_pause_forecast_is_what_its_model_computes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let spec = spec::load(&root.join("reports/studies/leader-pause-checkpoint.toml")).expect("leader-pause spec");
+    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
+    let committed = std::fs::read_to_string(root.join("reports/studies/leader-pause-checkpoint-forecast.csv")).expect("forecast file");
+    assert_eq!(leasesim::study::leader_pause_forecast::forecast_csv(&spec, &base), committed);
+}
+
+#[test]
+fn the_leader_pause_forecast_elects_past_the_election_range_and_checkpoints_shorten_the_gap() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let spec = spec::load(&root.join("reports/studies/leader-pause-checkpoint.toml")).expect("leader-pause spec");
+    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
+    let at = |pause_ms: u64, checkpoint_ms: u64| {
+        let cell = leasesim::study::grid::cells(&spec)
+            .into_iter()
+            .find(|c| c.leader_pause_ns == Some(pause_ms * 1_000_000) && c.checkpoint_ns == Some(checkpoint_ms * 1_000_000))
+            .expect("cell");
+        let s = leasesim::study::grid::apply(&base, &spec, &cell);
+        leasesim::study::leader_pause_forecast::forecast(&cell, &s).expect("in scope")
+    };
+    // No pause: no election, and the lease ends on time (the gap is the
+    // margin's 200 ms plus a few hops) whatever the checkpoints.
+    assert_eq!((at(0, 0).p_election, at(0, 250).p_election), (0.0, 0.0));
+    assert_eq!(at(0, 0).gap_ms, at(0, 250).gap_ms);
+    assert!(at(0, 0).gap_ms[1] > 200.0 && at(0, 0).gap_ms[1] < 300.0);
+    // Past the election range a new leader always takes office, and how
+    // long the old one stays paused no longer matters.
+    assert_eq!(at(1000, 0), at(3000, 0));
+    assert_eq!(at(1000, 0).p_election, 1.0);
+    let edge = at(200, 0).p_election;
+    assert!(edge > 0.2 && edge < 0.95, "{edge}");
+    // Promote's full TTL: the lease outlives its holder by the extension
+    // and the election on top of the margin; checkpoints carry the
+    // remaining TTL over and shorten that.
+    assert!(at(1000, 0).gap_ms[1] > at(0, 0).gap_ms[1] + 500.0);
+    assert!(at(1000, 250).gap_ms[1] < at(1000, 0).gap_ms[1] - 100.0);
+    // Only leader-monotonic is modelled.
+    let cell = leasesim::study::grid::cells(&spec)[2].clone();
+    let mut s = leasesim::study::grid::apply(&base, &spec, &cell);
+    s.cluster.lease_expiry = leasesim_core::ExpiryStrategy::WriterClock;
+    assert!(leasesim::study::leader_pause_forecast::forecast(&cell, &s).is_err());
+}

@@ -90,7 +90,8 @@ fn defaults_are_the_documented_ones() {
             max_in_flight_appends: 4,
             snapshot_every: 1000,
             keepalive_read_index: true,
-            client_timeout_ns: 500 * MS
+            client_timeout_ns: 500 * MS,
+            checkpoint_interval_ns: None
         }
     );
     assert_eq!(s.network, Network { latency_ns: (MS, 10 * MS), loss: 0.0, duplicate: 0.0 });
@@ -511,6 +512,7 @@ fn cluster(servers: u64, spares: u64) -> impl Strategy<Value = ClusterSpec> {
             snapshot_every,
             keepalive_read_index,
             client_timeout_ns: 250 * MS,
+            checkpoint_interval_ns: if wall { None } else { Some(200 * MS) },
         },
     )
 }

@@ -86,3 +86,34 @@ fn pause_keys_are_checked() {
         assert!(e.contains(at) && e.contains(fix), "{text}: {e}");
     }
 }
+
+/// The `leader_pause` and `checkpoint` axes: one pause of the leader at the
+/// holder's pause time, and the checkpoint knob reaching the servers (the
+/// same seed runs differently with checkpoints, which are log entries).
+#[test]
+fn leader_pauses_elect_a_new_leader_and_checkpoints_reach_the_servers() {
+    let s = parse(
+        "name = \"t\"\nbase = \"b.toml\"\nseeds = \"0..3\"\npause_at = \"5s\"\npause_every = \"30s\"\n\
+         [axes]\npause = [\"15s\"]\ncheckpoint = [\"0s\", \"250ms\"]\nleader_pause = [\"1s\"]\n",
+    );
+    let base = leasesim_scenario::load(&s.base).unwrap();
+    let cells = grid::cells(&s);
+    assert_eq!(cells.len(), 2);
+    for (cell, every) in cells.iter().zip([None, Some(250 * MS)]) {
+        let sc = grid::apply_run(&base, &s, cell, 0);
+        assert_eq!(sc.cluster.checkpoint_interval_ns, every);
+        let leader: Vec<_> =
+            sc.faults.iter().filter(|f| matches!(f.action, FaultAction::Pause(leasesim_scenario::Selector::Leader))).collect();
+        assert_eq!(leader.len(), 1);
+        assert_eq!((leader[0].at_ns, leader[0].for_ns), (5_000 * MS, Some(1_000 * MS)));
+    }
+    let r = run_study(&s, &base, SeedPlan::of(&s), 2);
+    for run in &r.runs {
+        // 1 s is past every election timeout (150-300 ms): a new leader.
+        assert!(run.metrics.leaders.len() >= 2, "cell {} seed {}: {:?}", run.cell, run.seed, run.metrics.leaders);
+    }
+    for seed in 0..3 {
+        let digest = |cell: usize| r.runs.iter().find(|x| x.cell == cell && x.seed == seed).map(|x| x.digest.clone()).unwrap();
+        assert_ne!(digest(0), digest(1), "seed {seed}: checkpoints on ran the same trace as off");
+    }
+}

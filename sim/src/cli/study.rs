@@ -16,7 +16,7 @@ pub struct StudyArgs {
     /// The study spec (TOML).
     pub spec: PathBuf,
     /// Folder for results.json, results.csv and the SVG figures.
-    #[arg(long, required_unless_present_any = ["scenario_of", "forecast", "forecast_stale_writes", "forecast_wall_step", "forecast_wall_step_v2"])]
+    #[arg(long, required_unless_present_any = ["scenario_of", "forecast", "forecast_stale_writes", "forecast_wall_step", "forecast_wall_step_v2", "forecast_leader_pause"])]
     pub out: Option<PathBuf>,
     /// Print, instead of running the study, the scenario that the run of
     /// cell CELL (its index in results.json) with seed SEED ran, as TOML:
@@ -44,6 +44,11 @@ pub struct StudyArgs {
     /// in separate applies) as CSV.
     #[arg(long, conflicts_with_all = ["forecast", "forecast_stale_writes", "forecast_wall_step"])]
     pub forecast_wall_step_v2: bool,
+    /// Print, instead of running the study, the leader-pause model's
+    /// forecast (frozen-v1-leader-pause: a leader paused while the lock
+    /// holder is paused for good, lease checkpoints on or off) as CSV.
+    #[arg(long, conflicts_with_all = ["forecast", "forecast_stale_writes", "forecast_wall_step", "forecast_wall_step_v2"])]
+    pub forecast_leader_pause: bool,
     /// Seed range `A..B` per cell, instead of the spec's `seeds`.
     #[arg(long, value_parser = super::parse_seed_range)]
     pub seeds: Option<std::ops::Range<u64>>,
@@ -73,8 +78,14 @@ pub fn study_command(args: &StudyArgs) -> i32 {
         print!("{}", crate::study::wall_step_forecast_v2::forecast_csv(&spec, &base));
         return 0;
     }
+    if args.forecast_leader_pause {
+        print!("{}", crate::study::leader_pause_forecast::forecast_csv(&spec, &base));
+        return 0;
+    }
     let Some(out) = &args.out else {
-        eprintln!("--out DIR is required (except with --scenario-of, --forecast, --forecast-stale-writes or --forecast-wall-step[-v2])");
+        eprintln!(
+            "--out DIR is required (except with --scenario-of, --forecast, --forecast-stale-writes, --forecast-wall-step[-v2] or --forecast-leader-pause)"
+        );
         return 2;
     };
     // --seeds fixes the count; otherwise the spec's (fixed or adaptive).

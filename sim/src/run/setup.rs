@@ -83,6 +83,7 @@ pub fn server_config(scenario: &Scenario, id: NodeId, bugs: Bugs) -> ServerConfi
     let mut config = ServerConfig::new(raft, cluster.lease_expiry).with_bugs(bugs);
     config.snapshot_every_entries = cluster.snapshot_every;
     config.keepalive_read_index = cluster.keepalive_read_index;
+    config.checkpoint_interval_ns = cluster.checkpoint_interval_ns;
     config
 }
 

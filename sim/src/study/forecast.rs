@@ -43,7 +43,7 @@ use serde::Serialize;
 use super::grid::CellParams;
 use super::spec::{PauseDistribution, StudySpec};
 use super::theory::drift_at;
-use leasesim_scenario::{BeliefFrom, FaultAction, Process, Scenario, WorkloadKind};
+use leasesim_scenario::{BeliefFrom, FaultAction, Process, Scenario, Selector, WorkloadKind};
 
 /// The model's name, written beside every forecast so a reader can tell
 /// which frozen model a file holds.
@@ -96,6 +96,9 @@ pub fn forecast(spec: &StudySpec, cell: &CellParams, s: &Scenario) -> Result<For
     let pause_ns = cell.pause_ns.unwrap_or(0);
     if pause_ns < lock.ttl_ns {
         return Err("pauses shorter than the TTL are not modelled");
+    }
+    if s.faults.iter().any(|f| matches!(f.action, FaultAction::Pause(Selector::Leader))) {
+        return Err("leader pauses are not modelled here (leader_pause_forecast.rs is their model)");
     }
     if s.faults.iter().any(|f| !matches!(f.action, FaultAction::Pause(_))) {
         return Err("only holder pauses are modelled (no clock faults, crashes or network faults)");

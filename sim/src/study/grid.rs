@@ -26,6 +26,8 @@ pub struct CellParams {
     pub hold_ns: Option<u64>,
     pub s1_drift: Option<f64>,
     pub server_slew: Option<f64>,
+    pub leader_pause_ns: Option<u64>,
+    pub checkpoint_ns: Option<u64>,
 }
 
 pub fn strategy_name(s: ExpiryStrategy) -> &'static str {
@@ -71,6 +73,8 @@ pub fn cells(spec: &StudySpec) -> Vec<CellParams> {
     cells = expand(cells, &a.leader_drift, |c, v| c.leader_drift = Some(v));
     cells = expand(cells, &a.s1_drift, |c, v| c.s1_drift = Some(v));
     cells = expand(cells, &a.server_slew, |c, v| c.server_slew = Some(v));
+    cells = expand(cells, &a.checkpoint_ns, |c, v| c.checkpoint_ns = Some(v));
+    cells = expand(cells, &a.leader_pause_ns, |c, v| c.leader_pause_ns = Some(v));
     cells = expand(cells, &a.margin, |c, v| c.margin = Some(v));
     cells
 }
@@ -146,6 +150,10 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
     apply_clocks(&mut s, spec, cell, phase);
     apply_lock_knobs(&mut s, cell);
     apply_pauses(&mut s, spec, cell, phase);
+    apply_leader_pause(&mut s, cell, phase);
+    if let Some(every) = cell.checkpoint_ns {
+        s.cluster.checkpoint_interval_ns = (every > 0).then_some(every);
+    }
     s.faults.sort_by_key(|f| f.at_ns);
     raise_drift_bound(&mut s);
     s
@@ -238,6 +246,16 @@ fn apply_pauses(s: &mut Scenario, spec: &StudySpec, cell: &CellParams, phase: &P
     }
 }
 
+/// The cell's one pause of the leader, at the first holder pause's time
+/// (pushed after the holder pauses, so at the same instant the holder
+/// stops first and its last keep-alive is the one the leader saw).
+fn apply_leader_pause(s: &mut Scenario, cell: &CellParams, phase: &Phase) {
+    if let Some(pause_ns) = cell.leader_pause_ns.filter(|p| *p > 0) {
+        let action = FaultAction::Pause(Selector::Leader);
+        s.faults.push(ScheduledFault { at_ns: phase.pause_at_ns.min(s.duration_ns), action, for_ns: Some(pause_ns), line: 0, when: None });
+    }
+}
+
 fn raise_drift_bound(s: &mut Scenario) {
     // `lease-early-expiry` judges the cluster against `drift_bound`; a
     // cluster told the drift it lives with must still never end a lease
@@ -260,7 +278,7 @@ pub fn label(cell: &CellParams) -> String {
         parts.push(v.to_string());
     }
     let ms = |ns: i128| format!("{}ms", ns / 1_000_000);
-    let fields: [(&str, Option<String>); 13] = [
+    let fields: [(&str, Option<String>); 15] = [
         ("fenced", cell.fenced.map(|v| v.to_string())),
         ("from", cell.belief_from.map(str::to_string)),
         ("ttl", cell.ttl_ns.map(|v| ms(v.into()))),
@@ -274,6 +292,8 @@ pub fn label(cell: &CellParams) -> String {
         ("s1_drift", cell.s1_drift.map(|v| v.to_string())),
         ("slew", cell.server_slew.map(|v| v.to_string())),
         ("margin", cell.margin.map(|v| v.to_string())),
+        ("checkpoint", cell.checkpoint_ns.map(|v| if v == 0 { "off".to_string() } else { ms(v.into()) })),
+        ("leader_pause", cell.leader_pause_ns.map(|v| ms(v.into()))),
     ];
     for (name, value) in fields {
         if let Some(v) = value {

@@ -9,6 +9,7 @@
 pub mod calibration;
 pub mod forecast;
 pub mod grid;
+pub mod leader_pause_forecast;
 pub mod metrics;
 pub mod output;
 pub mod pauses;

@@ -50,6 +50,11 @@ pub struct Axes {
     /// A rate error every server takes at `slew_at` and drops again
     /// `slew_for` later (NTP slewing a clock back): two clock faults per server.
     pub server_slew: Vec<f64>,
+    /// One pause of whichever server leads at the first pause time (the
+    /// phase's `pause_at`), this long (0: none); its clock keeps running.
+    pub leader_pause_ns: Vec<u64>,
+    /// The cluster's lease checkpoint interval (0: checkpoints off).
+    pub checkpoint_ns: Vec<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -129,7 +134,7 @@ const TOP_KEYS: [&str; 18] = [
     "slew_at",
     "slew_for",
 ];
-const AXIS_KEYS: [&str; 14] = [
+const AXIS_KEYS: [&str; 16] = [
     "lease_expiry",
     "leader_drift",
     "client_drift",
@@ -144,6 +149,8 @@ const AXIS_KEYS: [&str; 14] = [
     "hold",
     "s1_drift",
     "server_slew",
+    "leader_pause",
+    "checkpoint",
 ];
 
 /// Reads and validates a spec file.
@@ -478,7 +485,7 @@ fn read_axis(axes: &mut Axes, key: &str, values: &[Node]) -> Result<(), &'static
                 axes.leader_jump_ns = parsed
             }
         }
-        "ttl" | "pause" | "keepalive" | "hold" => {
+        "ttl" | "pause" | "keepalive" | "hold" | "leader_pause" | "checkpoint" => {
             let what = "a duration string such as \"2s\" (a TTL or keep-alive above zero)";
             let parsed: Vec<u64> = strings().map(|s| parse_duration(s?).ok()).collect::<Option<_>>().ok_or(what)?;
             let positive = parsed.iter().all(|t| *t > 0);
@@ -487,6 +494,8 @@ fn read_axis(axes: &mut Axes, key: &str, values: &[Node]) -> Result<(), &'static
                 "keepalive" if positive => axes.keepalive_ns = parsed,
                 "pause" => axes.pause_ns = parsed,
                 "hold" => axes.hold_ns = parsed,
+                "leader_pause" => axes.leader_pause_ns = parsed,
+                "checkpoint" => axes.checkpoint_ns = parsed,
                 _ => return Err(what),
             }
         }

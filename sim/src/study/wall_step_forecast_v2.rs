@@ -273,8 +273,8 @@ fn backward(inp: &Inputs, rng: &mut SplitMix) -> RunOutcome {
 }
 
 /// splitmix64: the model's own fixed generator (no crate whose output may
-/// change between versions).
-struct SplitMix(u64);
+/// change between versions); leader_pause_forecast.rs draws from it too.
+pub(super) struct SplitMix(pub(super) u64);
 
 impl SplitMix {
     fn next(&mut self) -> u64 {
@@ -285,11 +285,11 @@ impl SplitMix {
         z ^ (z >> 31)
     }
 
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+    pub(super) fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
     }
 
-    fn hop(&mut self, (lo, hi): (f64, f64)) -> f64 {
+    pub(super) fn hop(&mut self, (lo, hi): (f64, f64)) -> f64 {
         self.uniform(lo, hi)
     }
 
