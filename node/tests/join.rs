@@ -8,10 +8,11 @@ mod common;
 
 use std::io::Read;
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{free_port, ProcessCluster};
+use common::{free_port, Kind, ProcessCluster};
 use leasesim_node::frame::{read_frame, write_frame, PeerFrame, PeerList};
 use leasesim_node::join::MAX_REDIRECTS;
 use leasesim_node::pb::etcdserverpb::cluster_client::ClusterClient;
@@ -34,9 +35,24 @@ async fn wait_for_key(url: &str, key: &[u8]) {
     }
 }
 
+/// Polls until `path` exists (up to 60 s).
+fn wait_for_file(path: &Path) {
+    let started = Instant::now();
+    while !path.exists() {
+        assert!(started.elapsed() < Duration::from_secs(60), "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn a_server_given_a_follower_hops_to_the_leader_and_is_added_through_the_log() {
-    let mut cluster = ProcessCluster::start(3);
+    // The hop needs the member chosen below to be a follower still when s4
+    // asks it, a few seconds on. With 50/500 ms timing a loaded machine
+    // (load average 20 on 2 cores) can starve heartbeats past an election
+    // timeout and move the leadership there; 100/3000 ms makes that need a
+    // 3 s stall. s4's own log names the member that accepted it, so such a
+    // move is told apart from a missed hop below.
+    let mut cluster = ProcessCluster::start_kind(Kind::Leasesim, 3, 100, 3000);
     let leader = cluster.wait_for_leader();
     let follower = (leader + 1) % 3;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -48,7 +64,14 @@ fn a_server_given_a_follower_hops_to_the_leader_and_is_added_through_the_log() {
     let joined = cluster.join_via("s4", follower);
     let url = cluster.url(joined);
     runtime.block_on(wait_for_key(&url, b"before-join"));
+    // s4 serves while the leader answers its join, so serving the key can
+    // come before its "joined" line and its saved peer list (a failure
+    // once at load average 12): wait for the list, written after the line.
+    wait_for_file(&cluster.data_dir(joined).join("peers.json"));
     let log = common::read_to_string(&cluster.log_path(joined));
+    let contact = format!("127.0.0.1:{}", cluster.members[follower].peer_port);
+    let joined_line = log.lines().find(|l| l.contains("joined the cluster")).unwrap_or_default();
+    assert!(!joined_line.contains(&contact), "leadership moved to the contacted member {contact} before s4 asked it:\n{log}");
     assert!(log.contains("not the leader: hopping"), "s4 was given a follower, so it must have hopped:\n{log}");
     assert!(log.contains("joined the cluster"), "{log}");
 
@@ -64,7 +87,6 @@ fn a_server_given_a_follower_hops_to_the_leader_and_is_added_through_the_log() {
     // SIGKILL and restart: s4 comes back from its directory (the saved peer
     // list) and keeps serving what the cluster writes.
     cluster.kill(joined);
-    assert!(cluster.data_dir(joined).join("peers.json").exists());
     cluster.launch(joined);
     runtime.block_on(async {
         let mut kv = KvClient::new(common::channel(&leader_url).await);

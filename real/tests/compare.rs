@@ -13,16 +13,32 @@ fn data(name: &str) -> String {
 }
 
 /// `compare` runs the simulator's `leasesim` next to itself (its members are
-/// its own binary, `leasesim-real node`): build it once, since cargo test
-/// builds only this crate's binary.
+/// its own binary, `leasesim-real node`), and cargo builds only this crate's
+/// binaries for these tests: build it once, as the very build
+/// `cargo test --workspace --release` (CI's) makes, so that there it is
+/// already fresh and nothing compiles. `--workspace` with a test target
+/// selected resolves features as that command does (every member's
+/// dev-dependencies included), and `--test cli_errors` (a small sim test)
+/// makes cargo build the binary; `-p leasesim --bin leasesim` resolved
+/// features apart and compiled 37 crates again, `--workspace --bin
+/// leasesim` (no dev-dependencies) 17. Cargo's fingerprints, not this
+/// test, judge staleness: alone (`cargo test -p leasesim-real`) it builds
+/// what is missing, and an older binary is never used. The target directory
+/// is the one this test's own binary came from.
 fn bins() -> PathBuf {
     static BUILD: Once = Once::new();
+    let dir = Path::new(env!("CARGO_BIN_EXE_leasesim-real")).parent().expect("a directory").to_path_buf();
     BUILD.call_once(|| {
-        let status =
-            Command::new(env!("CARGO")).args(["build", "--release", "-p", "leasesim", "--bin", "leasesim"]).status().expect("cargo runs");
+        let target_dir = dir.parent().expect("the target directory");
+        let status = Command::new(env!("CARGO"))
+            .args(["test", "--release", "--workspace", "--no-run", "--test", "cli_errors", "--target-dir"])
+            .arg(target_dir)
+            .status()
+            .expect("cargo runs");
         assert!(status.success(), "building leasesim failed");
+        assert!(dir.join("leasesim").exists(), "cargo built no leasesim in {}", dir.display());
     });
-    Path::new(env!("CARGO_BIN_EXE_leasesim-real")).parent().expect("a directory").to_path_buf()
+    dir
 }
 
 fn real(args: &[&str]) -> Output {
@@ -104,8 +120,11 @@ fn a_chaos_seed_plays_for_real_the_schedule_the_simulator_draws() {
             let played_s: f64 = line.split('s').next().and_then(|t| t.parse().ok()).unwrap_or_else(|| panic!("a time: {line}"));
             let drawn_s = *at_ns as f64 / 1e9;
             assert!(line.contains(action.as_str()), "seed {seed}: {action} at {drawn_s}, played {line}");
-            // Played at its time, give or take a loaded machine's lag.
-            assert!(played_s >= drawn_s - 0.001 && played_s < drawn_s + 2.0, "seed {seed}: drawn at {drawn_s}, played {line}");
+            // Played at its time, never early; late by a loaded machine's
+            // lag, which at load average 20 on 2 cores can pass seconds: the
+            // bound only catches a fault played far from its point of the
+            // run (the order is the pairing with the drawn list above).
+            assert!(played_s >= drawn_s - 0.001 && played_s < drawn_s + 30.0, "seed {seed}: drawn at {drawn_s}, played {line}");
         }
         assert!(v["notes"].to_string().contains(&format!("seed {seed}")), "{v}");
     }
