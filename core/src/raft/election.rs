@@ -218,11 +218,15 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     }
 }
 
-/// Handler-level tests: a candidate fed one late vote reply.
+/// Handler-level tests: a (pre-)candidate fed one vote reply, a leader one
+/// check-quorum tick.
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::{config, Node, ELECTED_AT_NS};
+    use std::collections::BTreeSet;
+
+    use super::super::fixture::{config, leader_with, Node, ELECTED_AT_NS};
     use super::super::types::*;
+    use crate::types::Term;
 
     /// Node 1 campaigns in term 1 without winning, then times out and
     /// campaigns again in term 2: a candidate of term 2 with only its own vote.
@@ -245,6 +249,64 @@ mod tests {
         assert_eq!((node.role(), node.term()), (Role::Candidate, 2), "node 3 granted term 1, not term 2");
         node.step(2 * ELECTED_AT_NS, 3, Message::VoteResponse { term: 2, pre_vote: false, granted: true });
         assert_eq!((node.role(), node.term()), (Role::Leader, 2));
+    }
+
+    /// Node 1 restored in `term` with no log, its election timeout fired: a
+    /// pre-candidate asking for votes in `term + 1`.
+    fn pre_candidate_in(config: RaftConfig, term: Term) -> Node {
+        let disk = Persisted { hard_state: HardState { term, voted_for: None }, snapshot: None, entries: Vec::new() };
+        let mut node = Node::restore(config, disk, 7, 0);
+        node.tick(ELECTED_AT_NS);
+        assert_eq!((node.role(), node.term()), (Role::PreCandidate, term));
+        node.take_ready();
+        node
+    }
+
+    /// A pre-vote grant echoes the term it was asked for, so a grant carrying
+    /// the pre-candidate's own term answers an earlier round (asked while the
+    /// node was in the term before) and must not count towards this one.
+    #[test]
+    fn a_pre_vote_grant_for_an_earlier_round_is_not_counted() {
+        let mut node = pre_candidate_in(config(), 1);
+        node.step(ELECTED_AT_NS, 2, Message::VoteResponse { term: 1, pre_vote: true, granted: true });
+        assert_eq!((node.role(), node.term()), (Role::PreCandidate, 1), "a grant for term 1 is not one for term 2");
+        node.step(ELECTED_AT_NS, 2, Message::VoteResponse { term: 2, pre_vote: true, granted: true });
+        assert_eq!((node.role(), node.term()), (Role::Candidate, 2));
+    }
+
+    /// Five voters, quorum three: the election is lost only once three
+    /// voters refuse (more than 5 - 3), not at two. With three voters the
+    /// bound 3 - 2 equals 3 / 2, so only a larger cluster tells them apart.
+    #[test]
+    fn a_candidate_of_five_loses_at_the_third_refusal_not_the_second() {
+        let mut config = config();
+        config.voters = BTreeSet::from([1, 2, 3, 4, 5]);
+        let mut node = pre_candidate_in(config, 0);
+        for from in [2, 3] {
+            node.step(ELECTED_AT_NS, from, Message::VoteResponse { term: 1, pre_vote: true, granted: true });
+        }
+        assert_eq!((node.role(), node.term()), (Role::Candidate, 1));
+        for from in [2, 3] {
+            node.step(ELECTED_AT_NS, from, Message::VoteResponse { term: 1, pre_vote: false, granted: false });
+        }
+        assert_eq!(node.role(), Role::Candidate, "two refusals of five leave a quorum possible");
+        node.step(ELECTED_AT_NS, 4, Message::VoteResponse { term: 1, pre_vote: false, granted: false });
+        assert_eq!((node.role(), node.term()), (Role::Follower, 1), "three refusals of five do not");
+    }
+
+    /// Check-quorum counts a follower as active while strictly less than the
+    /// longest election timeout has passed since the leader heard from it:
+    /// at exactly that age the leader steps down, one nanosecond earlier it
+    /// stays (followers last heard at the election, `ELECTED_AT_NS`).
+    #[test]
+    fn check_quorum_steps_down_when_the_quorum_was_last_heard_exactly_one_election_timeout_ago() {
+        let window_ns = config().election_timeout_max_ns;
+        let mut node = leader_with(config(), Vec::new());
+        node.tick(ELECTED_AT_NS + window_ns - 1);
+        assert_eq!(node.role(), Role::Leader, "heard from just under a timeout ago");
+        let mut node = leader_with(config(), Vec::new());
+        node.tick(ELECTED_AT_NS + window_ns);
+        assert_eq!((node.role(), node.term()), (Role::Follower, 1), "heard from a whole timeout ago");
     }
 
     #[test]

@@ -200,6 +200,25 @@ mod tests {
         assert!(!log_of(&[1, 7], 0).ends_consistent(), "back");
         assert!(!log_of(&[1, 2], 3).ends_consistent(), "commit");
     }
+
+    /// The two O(n) self-checks (debug builds, after every input) likewise
+    /// only ever see healthy logs: pin that each flags the fault it exists for.
+    #[test]
+    fn is_contiguous_rejects_a_gap_in_the_indexes() {
+        assert!(log_of(&[1, 2, 3], 0).is_contiguous());
+        assert!(!log_of(&[1, 3], 0).is_contiguous(), "index 2 missing");
+    }
+
+    #[test]
+    fn terms_monotonic_rejects_a_falling_term_and_a_term_past_the_current_one() {
+        let log_of_terms = |terms: &[Term]| {
+            let entries = terms.iter().enumerate().map(|(k, &term)| Entry { term, index: k as u64 + 1, payload: Payload::Noop }).collect();
+            RaftLog::<()> { snapshot_index: 0, snapshot_term: 0, entries, commit_index: 0 }
+        };
+        assert!(log_of_terms(&[1, 1, 3]).terms_monotonic(3));
+        assert!(!log_of_terms(&[2, 1]).terms_monotonic(2), "term 1 after term 2");
+        assert!(!log_of_terms(&[1, 5]).terms_monotonic(3), "term 5 in term 3");
+    }
 }
 
 /// The fast-backtracking lookups (conflict hints) on a log with terms

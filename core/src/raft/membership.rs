@@ -120,3 +120,59 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         voters
     }
 }
+
+/// Handler-level tests: a leader fed one membership change, then the
+/// follower acknowledgement that commits it.
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{appends, config, leader_with, Node, ELECTED_AT_NS};
+    use super::super::types::*;
+
+    /// Node 2 acknowledges everything up to `match_index` in term 1.
+    fn ack(node: &mut Node, match_index: u64) {
+        let msg = Message::AppendResponse { term: 1, success: true, match_index, conflict_index: 0, conflict_term: None, read_ctx: 0 };
+        node.step(ELECTED_AT_NS, 2, msg);
+    }
+
+    /// A leader of term 1 whose Noop (index 1) is committed, so that it may
+    /// change the membership (thesis §4.1).
+    fn leader_that_committed_its_noop() -> Node {
+        let mut node = leader_with(config(), Vec::new());
+        ack(&mut node, 1);
+        node.take_ready();
+        node
+    }
+
+    /// A server added by the entry at index 2 is assumed to hold nothing
+    /// yet beyond what the probe finds: replication to it starts right after
+    /// the leader's last entry (the configuration entry itself), as for any
+    /// follower after an election (§5.3), not at an earlier index.
+    #[test]
+    fn an_added_server_is_probed_after_the_leaders_last_entry() {
+        let mut node = leader_that_committed_its_noop();
+        assert_eq!(node.propose_conf_change(ELECTED_AT_NS, ConfChange::AddServer(4)), Ok(2));
+        assert_eq!(node.progress.get(&4).map(|p| p.next_index), Some(3));
+        let ready = node.take_ready();
+        let to_four: Vec<_> = appends(&ready).into_iter().filter(|a| a.0 == 4).collect();
+        assert_eq!(to_four, vec![(4, 2, 1, vec![])], "probe after the configuration entry");
+    }
+
+    /// A removed server gets one last heartbeat when its removal commits
+    /// (so it learns of it and stays quiet, thesis §4.2.3), and nothing after.
+    #[test]
+    fn a_removed_server_is_forgotten_once_its_removal_commits() {
+        let mut node = leader_that_committed_its_noop();
+        assert_eq!(node.propose_conf_change(ELECTED_AT_NS, ConfChange::RemoveServer(3)), Ok(2));
+        assert!(node.progress.contains_key(&3), "kept while the removal is uncommitted");
+        node.take_ready();
+        ack(&mut node, 2);
+        assert_eq!(node.commit_index(), 2);
+        assert!(!node.progress.contains_key(&3), "forgotten as the removal commits");
+        let ready = node.take_ready();
+        assert!(ready.messages.iter().any(|(to, _)| *to == 3), "one last heartbeat to the removed server");
+        node.tick(ELECTED_AT_NS + config().heartbeat_ns);
+        let ready = node.take_ready();
+        assert!(ready.messages.iter().all(|(to, _)| *to != 3), "nothing to it afterwards: {:?}", ready.messages);
+        assert!(ready.messages.iter().any(|(to, _)| *to == 2), "the tick did send heartbeats");
+    }
+}

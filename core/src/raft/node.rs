@@ -482,3 +482,20 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         }
     }
 }
+
+/// Accessors the checkers read.
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{config, entry, leader_with};
+
+    /// The first entry after the snapshot (index 1 here, no snapshot) is in
+    /// the log; only indexes below it (compacted, or 0) have no term.
+    #[test]
+    fn entry_term_answers_from_the_first_index_on() {
+        let node = leader_with(config(), vec![entry(1, 1), entry(2, 1)]);
+        assert_eq!(node.entry_term(0), None);
+        assert_eq!(node.entry_term(1), Some(1), "the first index");
+        assert_eq!(node.entry_term(3), Some(2), "the new leader's Noop");
+        assert_eq!(node.entry_term(4), None, "beyond the log");
+    }
+}
