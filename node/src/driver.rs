@@ -80,6 +80,10 @@ pub enum Input {
         max_events: usize,
         reply: oneshot::Sender<Result<leasesim_core::service::watch::EventsRead, leasesim_core::service::kv::RevisionError>>,
     },
+    /// This member's Raft log as term runs (`GET /log`).
+    Log {
+        reply: oneshot::Sender<crate::log_view::LogView>,
+    },
 }
 
 /// The applied state machine as of `index`, with the term of that entry
@@ -369,6 +373,9 @@ impl Driver {
             }
             Input::WatchHistory { range, from, max_events, reply } => {
                 let _ = reply.send(self.server.state_machine().kv().events(&range, from, max_events));
+            }
+            Input::Log { reply } => {
+                let _ = reply.send(crate::log_view::LogView::of(self.server.raft()));
             }
         }
     }

@@ -13,7 +13,8 @@
 //! check), `nospace` (the NOSPACE alarm in the replicated store and the
 //! disk flags), `view` (range reads), `frame` (what members say to each
 //! other), `transport` (peer frames over TCP), `driver` (the task that
-//! drives core, and the `MemberStatus` it publishes), `watch_hub`
+//! drives core, and the `MemberStatus` it publishes), `log_view` (its Raft
+//! log as term runs, for `GET /log`), `watch_hub`
 //! (applied changes out to the watch streams), `front` (requests
 //! with retries), `join` (joining by hopping to the leader), `node_handle`
 //! (what a running member hands its APIs), `pb` (etcd's generated protobuf
@@ -39,6 +40,7 @@ pub mod front;
 pub mod identity;
 pub mod join;
 pub mod json_file;
+pub mod log_view;
 pub mod members;
 pub mod node_handle;
 pub mod nospace;

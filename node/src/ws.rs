@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -26,9 +27,11 @@ use leasesim_core::service::{Op, Response, ServiceError};
 use leasesim_core::NS_PER_MS;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
+use crate::driver::Input;
 use crate::front::CallError;
+use crate::log_view::LogView;
 use crate::node_handle::NodeHandle;
 use crate::store::FencingToken;
 
@@ -71,10 +74,11 @@ fn failure(error: String) -> LockAcquireReply {
 /// Locks this connection holds: key → (token, lease).
 type Held = Arc<Mutex<BTreeMap<String, (u64, u64)>>>;
 
-/// Serves the lock API on `listener`: `GET /ws` (WebSocket) and
-/// `GET /leader` (who leads, and its lock URL).
+/// Serves the lock API on `listener`: `GET /ws` (WebSocket),
+/// `GET /leader` (who leads, and its lock URL) and `GET /log` (this
+/// member's Raft log as term runs, read-only: `log_view.rs`).
 pub async fn serve(node: NodeHandle, listener: TcpListener) {
-    let app = Router::new().route("/ws", get(upgrade)).route("/leader", get(leader)).with_state(node);
+    let app = Router::new().route("/ws", get(upgrade)).route("/leader", get(leader)).route("/log", get(log)).with_state(node);
     if let Err(e) = axum::serve(listener, app).await {
         tracing::error!("lock API stopped: {e}");
     }
@@ -92,6 +96,13 @@ fn leader_info(node: &NodeHandle) -> LeaderInfo {
 
 async fn leader(State(node): State<NodeHandle>) -> Json<LeaderInfo> {
     Json(leader_info(&node))
+}
+
+async fn log(State(node): State<NodeHandle>) -> Result<Json<LogView>, (StatusCode, String)> {
+    let (reply, answer) = oneshot::channel();
+    let stopped = || (StatusCode::SERVICE_UNAVAILABLE, "this member's driver has stopped".to_string());
+    node.front.send(Input::Log { reply }).map_err(|_| stopped())?;
+    answer.await.map(Json).map_err(|_| stopped())
 }
 
 async fn upgrade(ws: WebSocketUpgrade, State(node): State<NodeHandle>) -> impl IntoResponse {

@@ -12,10 +12,12 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use leasesim_node::faults::aimed::AimedFault;
-use leasesim_node::faults::clock::ClockChange;
+use leasesim_node::faults::clock::{ClockChange, SkewChange, Skews};
+use leasesim_node::faults::event_log::monotonic_ns;
 use leasesim_node::faults::mesh::{Mesh, MeshMember};
 use leasesim_node::faults::proxy::LinkFault;
 use leasesim_node::pb::etcdserverpb::maintenance_client::MaintenanceClient;
@@ -51,6 +53,10 @@ pub struct Cluster {
     pub store_addr: String,
     /// What every peer link carries when no fault is played on it.
     pub base_link: LinkFault,
+    /// Each member's clock skews as the runner set them, in CLOCK_MONOTONIC
+    /// true time: a killed member's process takes its skew with it, and a
+    /// restart must give it back (the simulator's clocks outlive a crash).
+    skews: Mutex<Vec<Skews>>,
 }
 
 /// Where the binaries are.
@@ -120,7 +126,8 @@ impl Cluster {
         }
         let mut store = Proc::spawn(store_argv, dir.join("store.log"))?;
         wait_for_store(&mut store, store_port).await?;
-        let mut cluster = Cluster { members, voters, mesh, store, store_addr: format!("127.0.0.1:{store_port}"), base_link };
+        let skews = Mutex::new(vec![Skews::default(); n]);
+        let mut cluster = Cluster { members, voters, mesh, store, store_addr: format!("127.0.0.1:{store_port}"), base_link, skews };
         cluster.apply_initial_clocks(s).await?;
         cluster.heal_links()?;
         cluster.wait_for_leader(FIRST_LEADER_WITHIN).await?;
@@ -172,8 +179,27 @@ impl Cluster {
         mesh.peer_link(from, to).ok_or_else(|| format!("no link s{} -> s{}", from + 1, to + 1))?.set(fault)
     }
 
-    /// Changes member `i`'s clocks through its control endpoint.
+    /// Changes member `i`'s clocks through its control endpoint, and
+    /// remembers the change for its restarts.
     pub async fn set_clock(&self, i: usize, change: &ClockChange) -> Result<(), String> {
+        self.send_clock(i, change).await?;
+        self.skews.lock().expect("skews")[i].apply(change, monotonic_ns())
+    }
+
+    /// SIGKILLs member `i` if it still runs and starts it again on its data
+    /// directory, with the clock skew it had: the restore is sent as soon
+    /// as its control endpoint listens.
+    pub async fn restart(&mut self, i: usize) -> Result<(), String> {
+        self.members[i].proc.restart()?;
+        let skews = self.skews.lock().expect("skews")[i];
+        match self.members[i].control {
+            Some(_) if skews != Skews::default() => self.set_first_clock(i, &restore(&skews, monotonic_ns())).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// Sends `change` to member `i`'s control endpoint.
+    async fn send_clock(&self, i: usize, change: &ClockChange) -> Result<(), String> {
         let control = self.members[i].control.ok_or("this target's clocks cannot be skewed")?;
         let body = serde_json::to_string(change).map_err(|e| e.to_string())?;
         let answer = http_post(control, "/clock", &body).await?;
@@ -204,7 +230,7 @@ impl Cluster {
     async fn set_first_clock(&self, i: usize, change: &ClockChange) -> Result<(), String> {
         let give_up = Instant::now() + CONTROL_UP_WITHIN;
         loop {
-            match self.set_clock(i, change).await {
+            match self.send_clock(i, change).await {
                 Ok(()) => return Ok(()),
                 Err(e) if e.contains("Connection refused") && self.members[i].proc.is_running() && Instant::now() < give_up => {
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -220,6 +246,7 @@ impl Cluster {
             if let Process::Server(n) = process {
                 let change = crate::clients::clock::from_spec(spec);
                 self.set_first_clock(*n as usize - 1, &change).await?;
+                self.skews.lock().expect("skews")[*n as usize - 1].apply(&change, monotonic_ns())?;
             }
         }
         Ok(())
@@ -241,6 +268,20 @@ impl Cluster {
             }
         }
         Ok(())
+    }
+}
+
+/// The change that gives a freshly started member the skews `skews` have
+/// at true time `t_ns`: the same rates, and the wall clock the whole step
+/// its skew adds by now (a fresh skew adds nothing, so an absolute offset
+/// is that step). The monotonic clock gets the rate only: a new process's
+/// monotonic readings start from their own origin, so no offset carries
+/// over, and a slow clock's negative one could not be set anyway.
+pub fn restore(skews: &Skews, t_ns: u64) -> ClockChange {
+    let wall_ms = skews.wall.added_ns(t_ns) / 1_000_000;
+    ClockChange {
+        monotonic: Some(SkewChange { rate: Some(skews.mono.rate()), ..SkewChange::default() }),
+        wall: Some(SkewChange { rate: Some(skews.wall.rate()), offset_ms: Some(wall_ms), step_ms: None }),
     }
 }
 
@@ -381,4 +422,36 @@ async fn http_post(addr: SocketAddr, path: &str, body: &str) -> Result<String, S
         .await
         .map_err(|_| format!("{addr}{path}: no answer in 5 s"))?
         .map_err(|e| format!("{addr}{path}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    /// A member whose wall clock started 1.5 s ahead and has run 10 % fast
+    /// for 20 s is restarted: the fresh process, given [`restore`], reads
+    /// what the old one would have, now and later.
+    #[test]
+    fn a_restored_clock_reads_as_the_crashed_one_would_have() {
+        let mut before = Skews::default();
+        let spec = ClockChange { wall: Some(SkewChange { offset_ms: Some(1_500), ..SkewChange::default() }), monotonic: None };
+        before.apply(&spec, 0).unwrap();
+        before.apply(&crate::clients::clock::from_fault(Some(0.1), None), 10 * S).unwrap();
+        let restart_ns = 30 * S;
+        let mut fresh = Skews::default();
+        fresh.apply(&restore(&before, restart_ns), restart_ns).unwrap();
+        for later in [restart_ns, restart_ns + 7 * S] {
+            let (old, new) = (before.wall.added_ns(later), fresh.wall.added_ns(later));
+            assert!((old - new).abs() < 1_000_000, "wall at {later}: {old} ns added before the crash, {new} after");
+        }
+        assert_eq!(fresh.wall.added_ns(restart_ns) / 1_000_000, 3_500, "1.5 s offset plus 20 s at +10 %");
+        assert_eq!((fresh.mono.rate(), fresh.wall.rate()), (1.1, 1.1), "both clocks keep their rate");
+        // A slow monotonic clock has a negative offset by now, which a new
+        // process could not be given: the restore carries only its rate.
+        let mut slow = Skews::default();
+        slow.apply(&crate::clients::clock::from_fault(Some(-0.5), None), 0).unwrap();
+        Skews::default().apply(&restore(&slow, 10 * S), 10 * S).expect("a slow clock restores");
+    }
 }

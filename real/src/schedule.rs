@@ -97,7 +97,7 @@ impl Player<'_> {
             self.watch_armed(&mut undos);
             if let Some(key) = next_undo.filter(|(undo_ns, _)| *undo_ns == due_ns) {
                 let undo = undos.remove(&key).expect("just seen");
-                self.undo(undo)?;
+                self.undo(undo).await?;
             } else if next_fault_ns != Some(due_ns) {
                 continue;
             } else if let Some((order, fault)) = next.next() {
@@ -113,7 +113,7 @@ impl Player<'_> {
         self.sleep_until(self.scenario.duration_ns).await;
         self.watch_armed(&mut undos);
         self.disarm_unreached().await;
-        self.heal(undos.into_values().collect())?;
+        self.heal(undos.into_values().collect()).await?;
         self.await_answers().await;
         Ok(self.clocks)
     }
@@ -336,10 +336,10 @@ impl Player<'_> {
         Ok(())
     }
 
-    fn undo(&mut self, undo: Undo) -> Result<(), String> {
+    async fn undo(&mut self, undo: Undo) -> Result<(), String> {
         match undo {
             Undo::Restart(i) => {
-                self.cluster.members[i].proc.restart()?;
+                self.cluster.restart(i).await?;
                 self.note(server(i), Event::Restarted);
             }
             Undo::RestartStore => {
@@ -383,10 +383,10 @@ impl Player<'_> {
     }
 
     /// The settle phase: every fault still in force is undone.
-    fn heal(&mut self, undos: Vec<Undo>) -> Result<(), String> {
+    async fn heal(&mut self, undos: Vec<Undo>) -> Result<(), String> {
         self.note(JudgeProc::Admin, Event::SettleBegins);
         for undo in undos {
-            self.undo(undo)?;
+            self.undo(undo).await?;
         }
         self.cluster.heal_links()
     }
