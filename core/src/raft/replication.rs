@@ -88,9 +88,18 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     fn send_without_prev(&mut self, to: NodeId, prev_log_index: LogIndex) {
         if prev_log_index < self.log.snapshot_index() {
             self.send_snapshot(to);
-        } else {
-            self.send_empty_append(to, self.log.last_index(), self.log.last_term());
+            return;
         }
+        // The heartbeat is this follower's probe: marked sent, or the
+        // replication loop, which sends while a probe is due, sends it for
+        // ever within one step (unsafe-membership-change's hunt grew to
+        // 24 GB, one message per turn, with no step for the runaway guard).
+        if let Some(pr) = self.progress.get_mut(&to) {
+            if pr.state == ProgressState::Probe {
+                pr.probe_sent = true;
+            }
+        }
+        self.send_empty_append(to, self.log.last_index(), self.log.last_term());
     }
 
     /// Sends an AppendEntries with no entries after `prev_log_index`: the
@@ -445,6 +454,23 @@ mod tests {
         // leader took 9 for a compacted entry and stopped the run ("log
         // compacted without a snapshot").
         assert_eq!(appends(&leader.take_ready()), vec![(2, 6, 5, vec![]), (3, 5, 4, vec![6])]);
+    }
+
+    #[test]
+    fn a_probed_follower_past_the_leaders_end_is_sent_one_heartbeat_per_probe() {
+        let bugs = crate::bugs::Bugs { count_older_term_votes: true, ..Default::default() };
+        let mut leader = leader_told_of_entries_past_its_end(bugs);
+        leader.take_ready();
+        // Node 2 back in Probe with its next entry still past the log's end
+        // (after a rejection): the replication loop sends while a probe is
+        // due, so the heartbeat must count as the probe. Before, it did not,
+        // and one step sent heartbeats without end.
+        let pr = leader.progress.get_mut(&2).expect("node 2 is a peer");
+        pr.state = ProgressState::Probe;
+        pr.probe_sent = false;
+        leader.send_append(2);
+        assert!(leader.progress[&2].probe_sent, "the heartbeat is the probe");
+        assert_eq!(appends(&leader.take_ready()), vec![(2, 6, 5, vec![])], "one heartbeat, at the log's end");
     }
 
     #[test]
