@@ -3,20 +3,15 @@ output (reports/studies/leader-pause-checkpoint/) and the frozen forecast
 (reports/studies/leader-pause-checkpoint-forecast.csv, committed before the
 seeds ran). Standard library only: python3 reports/studies/leader-pause-checkpoint.py
 """
-import csv, gzip, json, math, os
+import csv, gzip, json, math, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "leader-pause-checkpoint")
-
-
-def wilson(k, n, z=1.959964):
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
+# One Wilson interval for every report: tables.py's (importing it runs
+# nothing; no bytecode is left beside it).
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True
+from tables import wilson  # noqa: E402
 
 
 def fisher(k1, n1, k2, n2):
