@@ -699,12 +699,14 @@ mod promote_tests {
     #[test]
     fn a_checkpoint_leaves_out_a_lease_whose_reset_is_in_flight() {
         let (mut trio, lease, _) = checkpointed_lease();
+        // Ask 10 ms before the checkpoint of 3 s (every second from 1 s);
+        // a longer silence would let the followers' election timers run out.
+        trio.run_until(2990 * NS_PER_MS);
         trio.ask(1, 2, Op::LeaseKeepAlive { lease });
         let in_log = |trio: &Trio| trio.server(1).tracker.awaiting_reset.values().flatten().any(|r| r.client == 9 && r.seq == 2);
         while !in_log(&trio) {
             assert!(trio.deliver_one(), "the read-index round ends with the reset proposed");
         }
-        // The checkpoint is due at 3 s (every second from 1 s).
         trio.now_ns = 3 * NS_PER_SEC;
         let clocks = trio.clocks();
         trio.servers.get_mut(&1).expect("server 1").tick(clocks);
