@@ -1,7 +1,7 @@
 //! Leases through the state machine: grant, revoke, expiry entries,
 //! checkpoints, stamped wall expiry, and the keys that go with a lease.
 
-mod service_support;
+use crate::service_support;
 
 use leasesim_core::bugs::Bugs;
 use leasesim_core::service::{ClientRequest, Command, Effect, Op, Response, RevokeCause, ServiceError, ServiceEvent};

@@ -8,7 +8,7 @@
 //! `LIVENESS_ELECTION_TIMEOUTS` election timeouts.
 //!
 //! Cases: proptest's default (256 per property) or `PROPTEST_CASES`, e.g.
-//! `PROPTEST_CASES=5000 cargo test --release -p leasesim-core --test raft_random_schedules`.
+//! `PROPTEST_CASES=5000 cargo test --release -p leasesim-core --test it raft_random_schedules::`.
 
 use proptest::collection::vec;
 use proptest::prelude::*;

@@ -6,7 +6,7 @@
 //! crafted log: a stale read fires, a concurrent or possibly-applied one
 //! does not.
 
-mod service_harness;
+use crate::service_harness;
 
 use leasesim_core::bugs::Bugs;
 use leasesim_core::server::ServerEvent;

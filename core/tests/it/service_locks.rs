@@ -2,7 +2,7 @@
 //! indexes, release by the holder only, and what a lease's end does to the
 //! locks it holds and waits for (the Raft lock-service design; etcd #11456).
 
-mod service_support;
+use crate::service_support;
 
 use leasesim_core::bugs::Bugs;
 use leasesim_core::service::{Effect, Op, ReleaseCause, Response, ServiceError, ServiceEvent};

@@ -2,7 +2,7 @@
 //! as log indexes, and attachment of keys to leases (the consistent-core lease
 //! design).
 
-mod service_support;
+use crate::service_support;
 
 use leasesim_core::service::{Op, Response, ServiceError};
 use service_support::Fixture;

@@ -3,8 +3,8 @@
 //! deletes) and, through a cluster of servers, the same changes handed to
 //! the host as an output of apply on every server.
 
-mod service_harness;
-mod service_support;
+use crate::service_harness;
+use crate::service_support;
 
 use leasesim_core::service::kv::{Change, KeyRange, RevisionError};
 use leasesim_core::service::{Command, DeleteRequest, Op, PutRequest, TxnOp, TxnRequest};

@@ -1,7 +1,7 @@
 //! The servers in a deterministic cluster harness: scripted lock, KV and
 //! registry clients under seeded faults, every checker watching each step.
 
-mod service_harness;
+use crate::service_harness;
 
 use leasesim_core::service::{Op, Response};
 use leasesim_core::NS_PER_SEC;
@@ -115,8 +115,8 @@ proptest! {
     }
 }
 
-/// A longer sweep for hunting (not run in CI): `cargo test --test
-/// service_cluster sweep -- --ignored --nocapture`. SWEEP_SEEDS, read when
+/// A longer sweep for hunting (not run in CI): `cargo test -p
+/// leasesim-core --test it service_cluster::sweep -- --ignored --nocapture`. SWEEP_SEEDS, read when
 /// the test is built, sets how many seeds (default 300); it mixes 3 and 5
 /// servers, checkpoints and leader-stamped-wall.
 #[test]

@@ -2,7 +2,7 @@
 //! from the record and never applied twice; a queued acquire stays queued;
 //! memory per client is bounded by a window of sequence numbers.
 
-mod service_support;
+use crate::service_support;
 
 use leasesim_core::service::session::{Lookup, DEFAULT_SESSION_WINDOW};
 use leasesim_core::service::{Effect, Op, Response, ServiceError, ServiceEvent};

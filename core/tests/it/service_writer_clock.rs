@@ -5,8 +5,8 @@
 //! proposer's measured inference), a stale expiry loses to an extension, and no
 //! server's clock is ever compared with the writer's.
 
-mod service_harness;
-mod service_support;
+use crate::service_harness;
+use crate::service_support;
 
 use leasesim_core::bugs::Bugs;
 use leasesim_core::server::ServerEvent;

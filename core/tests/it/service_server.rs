@@ -3,7 +3,7 @@
 //! Promote extension, checkpoints, snapshots, restarts, and the stamped-wall
 //! strategy's own-clock judgement.
 
-mod service_harness;
+use crate::service_harness;
 
 use leasesim_core::raft::{ConfChange, Payload};
 use leasesim_core::server::ServerEvent;

@@ -8,7 +8,7 @@
 //! again). A digest that ignored its input would silence the checker
 //! without any other test noticing (cargo-mutants: `applied_digest -> 0`).
 
-mod service_support;
+use crate::service_support;
 
 use leasesim_core::service::state_machine::FULL_STATE_DIGEST_EVERY;
 use leasesim_core::service::Op;

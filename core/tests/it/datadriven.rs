@@ -16,9 +16,9 @@
 //! Format: a command line, `----`, then the expected output up to a blank
 //! line; lines starting with `#` and blank lines between cases are
 //! comments. To accept an intended change, re-bless every transcript:
-//! `LEASESIM_BLESS=1 cargo test -p leasesim-core --test datadriven`.
+//! `LEASESIM_BLESS=1 cargo test -p leasesim-core --test it datadriven::`.
 
-mod service_harness;
+use crate::service_harness;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -411,7 +411,7 @@ fn transcripts_tell_what_the_cluster_does() {
     let mismatches: Vec<String> = files.iter().flat_map(|path| run_transcript(path, bless)).collect();
     assert!(
         mismatches.is_empty(),
-        "{}\n(LEASESIM_BLESS=1 cargo test -p leasesim-core --test datadriven rewrites the transcripts)",
+        "{}\n(LEASESIM_BLESS=1 cargo test -p leasesim-core --test it datadriven:: rewrites the transcripts)",
         mismatches.join("\n")
     );
 }

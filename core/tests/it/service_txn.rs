@@ -2,7 +2,7 @@
 //! entry, its exact answer (every revision, version and prev_kv), and what
 //! the store holds afterwards.
 
-mod service_support;
+use crate::service_support;
 
 use leasesim_core::service::kv::{KeyRange, KvValue, RevisionError};
 use leasesim_core::service::{
