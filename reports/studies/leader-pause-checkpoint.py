@@ -3,20 +3,15 @@ output (reports/studies/leader-pause-checkpoint/) and the frozen forecast
 (reports/studies/leader-pause-checkpoint-forecast.csv, committed before the
 seeds ran). Standard library only: python3 reports/studies/leader-pause-checkpoint.py
 """
-import csv, gzip, json, math, os
+import csv, gzip, json, math, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "leader-pause-checkpoint")
-
-
-def wilson(k, n, z=1.959964):
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
+# One Wilson interval for every report: tables.py's (importing it runs
+# nothing; no bytecode is left beside it).
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True
+from tables import wilson  # noqa: E402
 
 
 def fisher(k1, n1, k2, n2):
@@ -120,3 +115,48 @@ def mwu(x, y):
 for off, on in [(0, 4), (1, 5), (2, 6), (3, 7)]:
     u, p = mwu(gaps[off], gaps[on])
     print(f"  cells {off} vs {on}: median {quantile(gaps[off], .5):.1f} vs {quantile(gaps[on], .5):.1f} ms, U = {u:.0f}, p = {p:.2g}")
+
+# After the Promote fix: the three checkpoint-on leader-pause cells on fresh
+# seeds (fix 1: leader-pause-checkpoint-fresh.toml; fix 2:
+# leader-pause-checkpoint-fresh2.toml), against the same cells of the study
+# above (build 8b1e4e1).
+for FRESH in [os.path.join(HERE, d) for d in ("leader-pause-checkpoint-fresh", "leader-pause-checkpoint-fresh2")]:
+    print(f"\n== {os.path.basename(FRESH)}")
+    if os.path.exists(os.path.join(FRESH, "results.json")):
+        fres = json.load(open(os.path.join(FRESH, "results.json")))
+        fruns = list(csv.DictReader(gzip.open(os.path.join(FRESH, "runs.csv.gz"), "rt")))
+        fhand = [h for h in csv.DictReader(gzip.open(os.path.join(FRESH, "handovers.csv.gz"), "rt")) if h["cause"] == "expiry"]
+        print(f"\nFresh seeds, fixed engine: build {fres['build']}; runs {len(fruns)}")
+        fby_run = {}
+        for h in fhand:
+            fby_run.setdefault((h["cell"], h["seed"]), []).append(h)
+        print("\n| leader pause | figure | before the fix (8b1e4e1, seeds 350300..350480) | Wilson 95 % | after (fresh seeds) | Wilson 95 % |")
+        print("|---|---|---|---|---|---|")
+        fgaps = {}
+        for fc, oc in [(0, 5), (1, 6), (2, 7)]:
+            rs = [r for r in fruns if int(r["cell"]) == fc]
+            n = len(rs)
+            new = dict(elected=sum(1 for r in rs if len(r["leaders"].split()) > 1),
+                       expiry=sum(1 for r in rs if (r["cell"], r["seed"]) in fby_run),
+                       overlap=sum(1 for r in rs if int(r["lock_belief_overlap"]) > 0),
+                       early=sum(1 for r in rs if int(r["lease_early_expiry"]) > 0),
+                       unsafe=sum(1 for r in rs if int(r["unsafe"]) > 0))
+            pause = forecast[oc]["leader_pause_ms"]
+            for name, key in [("new leader", "elected"), ("hand-over by expiry", "expiry"), ("lease-early-expiry", "early"),
+                              ("lock-belief-overlap", "overlap"), ("any unsafe invariant", "unsafe")]:
+                a, b = obs[oc][key], new[key]
+                (alo, ahi), (blo, bhi) = wilson(a, obs[oc]["n"]), wilson(b, n)
+                print(f"| {pause} ms | {name} | {a}/{obs[oc]['n']} | [{alo:.3f}, {ahi:.3f}] | {b}/{n} | [{blo:.3f}, {bhi:.3f}] |")
+            fgaps[fc] = [float(hs[0]["gap_ms"]) for (cc, _), hs in fby_run.items() if int(cc) == fc]
+        k = sum(1 for r in fruns if int(r["lease_early_expiry"]) > 0)
+        lo, hi = wilson(k, len(fruns))
+        print(f"\nPooled over the three cells: lease-early-expiry {k}/{len(fruns)}, Wilson 95 % [{lo:.3f}, {hi:.3f}]")
+        print("\nGap (ms), same cells before and after the fix (Mann-Whitney U, normal approximation):")
+        for fc, oc in [(0, 5), (1, 6), (2, 7)]:
+            g, og = fgaps[fc], gaps[oc]
+            u, p = mwu(og, g)
+            q = lambda xs: f"{quantile(xs, .1):.1f} / {quantile(xs, .5):.1f} / {quantile(xs, .9):.1f}"
+            print(f"  {forecast[oc]['leader_pause_ms']} ms: before {q(og)} (n {len(og)}), after {q(g)} (n {len(g)}), U = {u:.0f}, p = {p:.2g}")
+        print("\nFired invariants per fresh cell (runs):")
+        for cell in fres["cells"]:
+            print(cell["index"], cell["params"].get("leader_pause_ns"), cell["params"].get("checkpoint_ns"), cell["metrics"]["invariant_runs"])

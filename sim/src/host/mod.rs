@@ -16,7 +16,6 @@ pub mod task_table;
 pub mod watch_serve;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use leasesim_core::raft::{Message, Payload, PersistOp};
 use rand::Rng;
@@ -24,7 +23,7 @@ use rand::Rng;
 use crate::world::disk;
 use crate::world::points::{CrashRequest, PointAction};
 use crate::world::wire::Wire;
-use crate::world::World;
+use crate::world::{Timer, World};
 use leasesim_judge::observe::Event;
 use leasesim_judge::vocab::Proc;
 use leasesim_scenario::{MessageKind, Point};
@@ -104,7 +103,7 @@ enum Input {
 /// the world's network, else fires the actor's timer when the process's own
 /// monotonic clock has reached it, else sleeps until the earlier of the two
 /// (woken early by a message due sooner, or by a change of its clock: both
-/// through the inbox's one `Notify`).
+/// through the inbox's doorbell).
 pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
     let mut step = Step::at(&world, proc, world.now_ns(), (Vec::with_capacity(16), Vec::new()));
     actor.start(&mut step);
@@ -117,28 +116,26 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
             Input::Message(from, wire)
         } else {
             // Asked once: nothing runs the actor between here and the sleep.
-            let deadline_mono_ns = actor.next_deadline_mono_ns();
-            if deadline_mono_ns.is_some_and(|d| d <= world.mono_clock_at(proc, now_ns)) {
-                // A fault aimed at the moment a deadline is decided acts before
-                // the step reads its clock; then everything is decided afresh.
-                if reach(&world, proc, Point::Timer).await {
+            match world.timer(proc, now_ns, actor.next_deadline_mono_ns()) {
+                Timer::Due => {
+                    // A fault aimed at the moment a deadline is decided acts
+                    // before the step reads its clock; then everything is
+                    // decided afresh.
+                    if reach(&world, proc, Point::Timer).await {
+                        continue;
+                    }
+                    Input::Timer
+                }
+                Timer::At(timer_ns) => {
+                    let (wake_ns, message_sooner) = world.sleep(proc, timer_ns);
+                    tokio::select! {
+                        biased;
+                        _ = message_sooner => {}
+                        _ = sleep_until(&world, wake_ns) => {}
+                    }
+                    world.awake(proc);
                     continue;
                 }
-                Input::Timer
-            } else {
-                let timer_ns = deadline_mono_ns.map(|mono_ns| world.true_time_of_mono(proc, mono_ns));
-                let wake_ns = match (timer_ns, world.next_delivery_ns(proc)) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-                let message_sooner = world.sleep(proc, wake_ns);
-                tokio::select! {
-                    biased;
-                    _ = message_sooner.notified() => {}
-                    _ = sleep_until(wake_ns.map(|ns| world.instant_of(ns))) => {}
-                }
-                world.awake(proc);
-                continue;
             }
         };
         let mut step = Step::at(&world, proc, now_ns, std::mem::take(&mut effects));
@@ -169,9 +166,9 @@ pub async fn run_actor<A: Actor>(world: Arc<World>, proc: Proc, mut actor: A) {
     }
 }
 
-async fn sleep_until(deadline: Option<madsim::time::Instant>) {
-    match deadline {
-        Some(deadline) => madsim::time::sleep_until(deadline).await,
+async fn sleep_until(world: &World, true_ns: Option<u64>) {
+    match true_ns {
+        Some(true_ns) => world.sleep_until(true_ns).await,
         None => std::future::pending().await,
     }
 }
@@ -187,7 +184,7 @@ async fn carry_out(world: &World, proc: Proc, effects: &mut Effects) {
             reach(world, proc, point).await;
         }
         let fsync_ns = madsim::rand::thread_rng().gen_range(FSYNC_NS.0..=FSYNC_NS.1);
-        madsim::time::sleep(Duration::from_nanos(fsync_ns)).await;
+        world.sleep_for(fsync_ns).await;
         world.disk(id).sync();
         reach(world, proc, Point::AfterSync).await;
     }
@@ -268,7 +265,7 @@ async fn reach(world: &World, proc: Proc, point: Point) -> bool {
             let until_ns = for_ns.map_or(settle_at_ns, |f| now_ns.saturating_add(f)).min(settle_at_ns).max(now_ns);
             world.record_at(now_ns, Proc::Admin, Event::Fault { action: format!("pause {proc} at {point} (fault #{fault})") });
             world.record_at(now_ns, proc, Event::Paused);
-            madsim::time::sleep_until(world.instant_of(until_ns)).await;
+            world.sleep_until(until_ns).await;
             world.record_at(world.now_ns(), proc, Event::Resumed);
         }
         PointAction::Clock { drift, jump_ns } => {

@@ -12,7 +12,7 @@ use leasesim_reports::study_plots::{line_chart_svg, Series};
 use leasesim_scenario::Scenario;
 
 use super::forecast::{forecast, MODEL};
-use super::grid::{self, CellParams};
+use super::grid::CellParams;
 use super::metrics::Rate;
 use super::significance::fisher_exact_two_sided;
 use super::spec::StudySpec;
@@ -37,34 +37,27 @@ const PARAMS_HEADER: &str = "lease_expiry,leader_drift,client_drift,margin,pause
 
 /// The forecast of every cell of `spec`, as CSV, computed before any run.
 pub fn forecast_csv(spec: &StudySpec, base: &Scenario) -> String {
-    let mut out = format!(
+    let header = format!(
         "# frozen forecast of study {} (model {MODEL}); from the cells' inputs only\n\
          cell,{PARAMS_HEADER},p_overlap_run,window_ms,p_delay_short,p_lag,p_hit,p_pause,expected_pauses,scope\n",
         spec.name
     );
-    for (i, cell) in grid::cells(spec).iter().enumerate() {
-        let s = grid::apply(base, spec, cell);
+    super::model_runner::cells_csv(spec, base, header, |cell, s| {
         let p = params_fields(cell);
-        match forecast(spec, cell, &s) {
-            Ok(f) => {
-                let _ = writeln!(
-                    out,
-                    "{i},{p},{:.6},{:.3},{:.6},{:.6},{:.6},{:.6},{:.4},",
-                    f.p_overlap_run,
-                    f.window_ns / 1e6,
-                    f.p_delay_short,
-                    f.p_lag,
-                    f.p_hit,
-                    f.p_pause,
-                    f.expected_pauses
-                );
-            }
-            Err(why) => {
-                let _ = writeln!(out, "{i},{p},,,,,,,,{why}");
-            }
+        match forecast(spec, cell, s) {
+            Ok(f) => format!(
+                "{p},{:.6},{:.3},{:.6},{:.6},{:.6},{:.6},{:.4},",
+                f.p_overlap_run,
+                f.window_ns / 1e6,
+                f.p_delay_short,
+                f.p_lag,
+                f.p_hit,
+                f.p_pause,
+                f.expected_pauses
+            ),
+            Err(why) => format!("{p},,,,,,,,{why}"),
         }
-    }
-    out
+    })
 }
 
 /// A forecast cell's observation: runs with lock-belief-overlap.

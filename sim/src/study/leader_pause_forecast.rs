@@ -50,13 +50,11 @@
 //! per cell with a fixed generator of its own (the same inputs give the
 //! same CSV on every machine).
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use super::grid::CellParams;
+use super::model_runner::{cells_csv, for_each_run, SplitMix};
 use super::spec::StudySpec;
-use super::wall_step_forecast_v2::SplitMix;
 use leasesim_core::ExpiryStrategy;
 use leasesim_scenario::{Scenario, WorkloadKind};
 
@@ -140,20 +138,19 @@ fn inputs(cell: &CellParams, s: &Scenario) -> Result<Inputs, &'static str> {
 /// The cell's forecast, or why the model does not cover it.
 pub fn forecast(cell: &CellParams, s: &Scenario) -> Result<LeaderPauseForecast, &'static str> {
     let inp = inputs(cell, s)?;
-    let mut rng = SplitMix(MODEL_SEED);
     let (mut elections, mut handovers, mut overlaps, mut early) = (0u32, 0u32, 0u32, 0u32);
     let mut gaps = Vec::with_capacity(SAMPLES as usize);
-    for _ in 0..SAMPLES {
-        let run = one_run(&inp, &mut rng);
+    for_each_run(MODEL_SEED, SAMPLES, |rng| {
+        let run = one_run(&inp, rng);
         elections += u32::from(run.elected);
         if rng.uniform(0.0, 1.0) >= inp.p_hit {
-            continue;
+            return;
         }
         handovers += 1;
         overlaps += u32::from(run.gap_ns < 0.0);
         early += u32::from(run.lease_end_ns < run.anchor_ns + inp.ttl / (1.0 + inp.drift_bound));
         gaps.push(run.gap_ns / 1e6);
-    }
+    });
     gaps.sort_by(f64::total_cmp);
     let q = |p: f64| gaps.get(((gaps.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN);
     let mean = gaps.iter().sum::<f64>() / gaps.len().max(1) as f64;
@@ -271,28 +268,23 @@ fn remaining_at_promote(inp: &Inputs, rng: &mut SplitMix, renewals: &[f64], hear
 
 /// Every cell's forecast as CSV, computed before any run.
 pub fn forecast_csv(spec: &StudySpec, base: &Scenario) -> String {
-    let mut out = format!(
+    let header = format!(
         "# frozen forecast of study {} (model {MODEL}, {SAMPLES} modelled runs per cell); from the cells' inputs only\n\
          cell,leader_pause_ms,checkpoint_ms,p_election,p_expiry_handover,p_overlap_run,p_early_expiry_run,gap_p10_ms,gap_p50_ms,gap_p90_ms,gap_mean_ms,scope\n",
         spec.name
     );
-    for (i, cell) in super::grid::cells(spec).iter().enumerate() {
-        let s = super::grid::apply(base, spec, cell);
+    cells_csv(spec, base, header, |cell, s| {
         let ms = |v: Option<u64>| v.map_or(String::new(), |v| format!("{}", v as f64 / 1e6));
         let (pause, every) = (ms(cell.leader_pause_ns), ms(cell.checkpoint_ns));
-        match forecast(cell, &s) {
+        match forecast(cell, s) {
             Ok(f) => {
                 let [p10, p50, p90, mean] = f.gap_ms;
-                let _ = writeln!(
-                    out,
-                    "{i},{pause},{every},{:.4},{:.4},{:.4},{:.4},{p10:.1},{p50:.1},{p90:.1},{mean:.1},",
+                format!(
+                    "{pause},{every},{:.4},{:.4},{:.4},{:.4},{p10:.1},{p50:.1},{p90:.1},{mean:.1},",
                     f.p_election, f.p_expiry_handover, f.p_overlap_run, f.p_early_expiry_run
-                );
+                )
             }
-            Err(why) => {
-                let _ = writeln!(out, "{i},{pause},{every},,,,,,,,,{why}");
-            }
+            Err(why) => format!("{pause},{every},,,,,,,,,{why}"),
         }
-    }
-    out
+    })
 }

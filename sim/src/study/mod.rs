@@ -11,6 +11,7 @@ pub mod forecast;
 pub mod grid;
 pub mod leader_pause_forecast;
 pub mod metrics;
+mod model_runner;
 pub mod output;
 pub mod pauses;
 pub mod significance;

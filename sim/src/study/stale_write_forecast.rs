@@ -56,8 +56,6 @@
 //! read-index round, a waiter not yet queued when the lease ends (think
 //! times are short next to the hold), and elections (none are forced).
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use super::grid::CellParams;
@@ -193,28 +191,23 @@ fn delay_density(hold: (u64, u64), revoke_period_ns: u64, hops: u32, hop: (u64, 
 /// Every cell's forecast as CSV, for leasesim (no expiry lag) and for etcd
 /// 3.4 (its lessor's 500 ms loop), computed before any run.
 pub fn forecast_csv(spec: &StudySpec, base: &Scenario) -> String {
-    let mut out = format!(
+    let header = format!(
         "# frozen forecast of study {} (model {MODEL}); from the cells' inputs only\n\
          cell,pause_ms,p_pause_leasesim,p_run_leasesim,p_pause_etcd,p_run_etcd,p_hit,expected_pauses,scope\n",
         spec.name
     );
-    for (i, cell) in super::grid::cells(spec).iter().enumerate() {
-        let s = super::grid::apply(base, spec, cell);
+    super::model_runner::cells_csv(spec, base, header, |cell, s| {
         let pause_ms = cell.pause_ns.map_or(String::new(), |v| format!("{}", v as f64 / 1e6));
-        match (forecast(spec, cell, &s, Target::Leasesim), forecast(spec, cell, &s, Target::Etcd)) {
+        match (forecast(spec, cell, s, Target::Leasesim), forecast(spec, cell, s, Target::Etcd)) {
             (Ok(l), Ok(e)) => {
-                let _ = writeln!(
-                    out,
-                    "{i},{pause_ms},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},",
+                format!(
+                    "{pause_ms},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},",
                     l.p_pause, l.p_run, e.p_pause, e.p_run, l.p_hit, l.expected_pauses
-                );
+                )
             }
-            (Err(why), _) | (_, Err(why)) => {
-                let _ = writeln!(out, "{i},{pause_ms},,,,,,,{why}");
-            }
+            (Err(why), _) | (_, Err(why)) => format!("{pause_ms},,,,,,,{why}"),
         }
-    }
-    out
+    })
 }
 
 /// A discrete density: `mass[i]` is the probability of the bin starting at

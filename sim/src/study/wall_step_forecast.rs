@@ -67,8 +67,6 @@
 //! the refreshes, the fastest-of-two-followers commit, and elections (none
 //! are forced).
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use super::forecast::sum_of_uniform_hops_cdf;
@@ -174,32 +172,20 @@ fn apart(lo: f64, hi: f64) -> f64 {
 
 /// Every cell's forecast as CSV, computed before any run.
 pub fn forecast_csv(spec: &super::spec::StudySpec, base: &Scenario) -> String {
-    let mut out = format!(
+    let header = format!(
         "# frozen forecast of study {} (model {MODEL}); from the cells' inputs only\n\
          cell,jump_ms,edge_ms,p_lease,p_early_expiry_run,p_hit,p_overlap_run,scope\n",
         spec.name
     );
-    for (i, cell) in super::grid::cells(spec).iter().enumerate() {
-        let s = super::grid::apply(base, spec, cell);
+    super::model_runner::cells_csv(spec, base, header, |cell, s| {
         let jump_ms = cell.leader_jump_ns.map_or(String::new(), |v| format!("{}", v as f64 / 1e6));
-        match forecast(cell, &s) {
+        match forecast(cell, s) {
             Ok(f) => {
-                let _ = writeln!(
-                    out,
-                    "{i},{jump_ms},{},{:.6},{:.6},{:.6},{:.6},",
-                    f.edge_ns / 1e6,
-                    f.p_lease,
-                    f.p_early_expiry_run,
-                    f.p_hit,
-                    f.p_overlap_run
-                );
+                format!("{jump_ms},{},{:.6},{:.6},{:.6},{:.6},", f.edge_ns / 1e6, f.p_lease, f.p_early_expiry_run, f.p_hit, f.p_overlap_run)
             }
-            Err(why) => {
-                let _ = writeln!(out, "{i},{jump_ms},,,,,,{why}");
-            }
+            Err(why) => format!("{jump_ms},,,,,,{why}"),
         }
-    }
-    out
+    })
 }
 
 #[cfg(test)]

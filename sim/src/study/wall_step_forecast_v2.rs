@@ -63,11 +63,10 @@
 //! outlasts the run's stamping error (tens to hundreds of ms), so the
 //! forecast of `overlap_ms_max` also says whether real runs can show one.
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
 use super::grid::CellParams;
+use super::model_runner::{cells_csv, for_each_run, SplitMix};
 use super::spec::StudySpec;
 use leasesim_scenario::{Scenario, WorkloadKind};
 
@@ -119,16 +118,15 @@ struct Inputs {
 pub fn forecast(spec: &StudySpec, cell: &CellParams, s: &Scenario) -> Result<WallStepForecastV2, &'static str> {
     super::wall_step_forecast::forecast(cell, s)?;
     let inputs = inputs(spec, cell, s)?;
-    let mut rng = SplitMix(MODEL_SEED);
     let (mut early, mut overlap, mut overlap_ms_max) = (0u32, 0u32, 0.0f64);
-    for _ in 0..SAMPLES {
-        let run = if inputs.jump > 0.0 { forward(&inputs, &mut rng) } else { backward(&inputs, &mut rng) };
+    for_each_run(MODEL_SEED, SAMPLES, |rng| {
+        let run = if inputs.jump > 0.0 { forward(&inputs, rng) } else { backward(&inputs, rng) };
         early += u32::from(run.early);
         if let Some(ns) = run.overlap_ns {
             overlap += 1;
             overlap_ms_max = overlap_ms_max.max(ns / 1e6);
         }
-    }
+    });
     let n = f64::from(SAMPLES);
     Ok(WallStepForecastV2 { model: MODEL, p_early_expiry_run: f64::from(early) / n, p_overlap_run: f64::from(overlap) / n, overlap_ms_max })
 }
@@ -272,52 +270,20 @@ fn backward(inp: &Inputs, rng: &mut SplitMix) -> RunOutcome {
     RunOutcome { early, overlap_ns: None }
 }
 
-/// splitmix64: the model's own fixed generator (no crate whose output may
-/// change between versions); leader_pause_forecast.rs draws from it too.
-pub(super) struct SplitMix(pub(super) u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub(super) fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
-    }
-
-    pub(super) fn hop(&mut self, (lo, hi): (f64, f64)) -> f64 {
-        self.uniform(lo, hi)
-    }
-
-    fn index(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// Every cell's forecast as CSV, computed before any run.
 pub fn forecast_csv(spec: &StudySpec, base: &Scenario) -> String {
-    let mut out = format!(
+    let header = format!(
         "# frozen forecast of study {} (model {MODEL}, {SAMPLES} modelled runs per cell); from the cells' inputs only\n\
          cell,jump_ms,p_early_expiry_run,p_overlap_run,overlap_ms_max,scope\n",
         spec.name
     );
-    for (i, cell) in super::grid::cells(spec).iter().enumerate() {
-        let s = super::grid::apply(base, spec, cell);
+    cells_csv(spec, base, header, |cell, s| {
         let jump_ms = cell.leader_jump_ns.map_or(String::new(), |v| format!("{}", v as f64 / 1e6));
-        match forecast(spec, cell, &s) {
-            Ok(f) => {
-                let _ = writeln!(out, "{i},{jump_ms},{:.4},{:.4},{:.1},", f.p_early_expiry_run, f.p_overlap_run, f.overlap_ms_max);
-            }
-            Err(why) => {
-                let _ = writeln!(out, "{i},{jump_ms},,,,{why}");
-            }
+        match forecast(spec, cell, s) {
+            Ok(f) => format!("{jump_ms},{:.4},{:.4},{:.1},", f.p_early_expiry_run, f.p_overlap_run, f.overlap_ms_max),
+            Err(why) => format!("{jump_ms},,,,{why}"),
         }
-    }
-    out
+    })
 }
 
 #[cfg(test)]
@@ -357,15 +323,5 @@ mod tests {
         let inp = inputs(1);
         let mean = (0..4000).map(|_| commit_ns(&inp, &mut rng)).sum::<f64>() / 4000.0 / MS;
         assert!((mean - 15.0).abs() < 0.5, "{mean}");
-    }
-
-    #[test]
-    fn the_generator_is_uniform_and_fixed() {
-        let mut rng = SplitMix(MODEL_SEED);
-        let draws: Vec<f64> = (0..10_000).map(|_| rng.uniform(0.0, 1.0)).collect();
-        assert!(draws.iter().all(|x| (0.0..1.0).contains(x)));
-        let mean = draws.iter().sum::<f64>() / 1e4;
-        assert!((mean - 0.5).abs() < 0.02, "{mean}");
-        assert_eq!(SplitMix(MODEL_SEED).next(), SplitMix(MODEL_SEED).next());
     }
 }

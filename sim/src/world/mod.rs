@@ -13,7 +13,10 @@ pub mod wire;
 pub mod wire_kind;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
 
 use leasesim_core::byte_hash::ByteHasher;
 use leasesim_core::raft::Role;
@@ -26,8 +29,43 @@ use crate::vocab::ProcMap;
 use disk::Disk;
 use leasesim_judge::observe::{Event, Obs, ObsLog};
 use leasesim_judge::vocab::{Proc, ServerProbe, SimClock};
-use network::Network;
+use network::{Network, Wait};
 use wire::Wire;
+
+/// A host loop's timer at a given true instant (`World::timer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timer {
+    Due,
+    /// Not due yet: due at this true instant (None: no timer set).
+    At(Option<u64>),
+}
+
+/// Resolves when a message due sooner than a sleeping loop's wake instant
+/// arrives, or its clock changes (`Network`'s doorbell).
+pub struct MessageSooner<'a> {
+    world: &'a World,
+    proc: Proc,
+    wait: Wait,
+}
+
+impl Future for MessageSooner<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        this.world.network().poll_doorbell(this.proc, &mut this.wait, cx.waker())
+    }
+}
+
+impl Drop for MessageSooner<'_> {
+    fn drop(&mut self) {
+        if matches!(self.wait, Wait::Waiting(_)) {
+            // Also while unwinding from a panic elsewhere: never a second panic.
+            let mut network = self.world.network.lock().unwrap_or_else(PoisonError::into_inner);
+            network.drop_doorbell_wait(self.proc, self.wait);
+        }
+    }
+}
 
 #[derive(Default)]
 pub struct Recorder {
@@ -200,10 +238,19 @@ impl World {
         self.clocks()[proc].read_at(now_ns)
     }
 
-    /// `proc`'s monotonic reading at true time `now_ns` (the host loop's
-    /// check of a timer's deadline needs no wall reading).
-    pub fn mono_clock_at(&self, proc: Proc, now_ns: u64) -> u64 {
-        self.clocks()[proc].mono_at(now_ns)
+    /// Whether `proc`'s timer, due at `deadline_mono_ns` on its own
+    /// monotonic clock, is due at true time `now_ns`, else the true instant
+    /// it will be (one look-up of the clock for the host loop's two
+    /// questions).
+    pub fn timer(&self, proc: Proc, now_ns: u64, deadline_mono_ns: Option<u64>) -> Timer {
+        let Some(deadline_mono_ns) = deadline_mono_ns else { return Timer::At(None) };
+        let clocks = self.clocks();
+        let clock = &clocks[proc];
+        if deadline_mono_ns <= clock.mono_at(now_ns) {
+            Timer::Due
+        } else {
+            Timer::At(Some(clock.true_time_of_mono(deadline_mono_ns)))
+        }
     }
 
     pub fn true_time_of_mono(&self, proc: Proc, mono_ns: u64) -> u64 {
@@ -275,14 +322,24 @@ impl World {
         self.network().take_due(proc, now_ns)
     }
 
-    pub fn next_delivery_ns(&self, proc: Proc) -> Option<u64> {
-        self.network().next_delivery_ns(proc)
+    /// `proc`'s loop sleeps until the earlier of true time `timer_ns` and
+    /// its next delivery (None: until a message): returns that instant,
+    /// and what wakes it for a message due sooner.
+    pub fn sleep(&self, proc: Proc, timer_ns: Option<u64>) -> (Option<u64>, MessageSooner<'_>) {
+        let until_ns = self.network().sleep(proc, timer_ns);
+        (until_ns, MessageSooner { world: self, proc, wait: Wait::Init })
     }
 
-    /// `proc`'s loop sleeps until true time `until_ns` (None: until a
-    /// message); the returned `Notify` wakes it for a message due sooner.
-    pub fn sleep(&self, proc: Proc, until_ns: Option<u64>) -> Arc<tokio::sync::Notify> {
-        self.network().sleep(proc, until_ns)
+    /// Sleeps until true time `true_ns` (madsim's sleep at least 1 ms, as
+    /// `madsim::time::sleep_until`, through the handle the world holds
+    /// instead of a look-up of the running context).
+    pub fn sleep_until(&self, true_ns: u64) -> madsim::time::Sleep {
+        self.time.sleep_until(self.instant_of(true_ns))
+    }
+
+    /// Sleeps for `ns` (as `madsim::time::sleep`).
+    pub fn sleep_for(&self, ns: u64) -> madsim::time::Sleep {
+        self.time.sleep(std::time::Duration::from_nanos(ns))
     }
 
     pub fn awake(&self, proc: Proc) {

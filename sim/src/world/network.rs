@@ -19,7 +19,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::sync::Arc;
+use std::task::{Poll, Waker};
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -59,6 +59,87 @@ impl Ord for Parcel {
     }
 }
 
+/// What wakes a receiver's sleeping host loop early. It keeps the contract
+/// of the `tokio::sync::Notify` it replaced, used with one waiter and
+/// `notify_one` only, to the letter: a ring with nobody waiting leaves a
+/// permit that the next wait takes at once; a ring while the loop waits
+/// wakes it and leaves no permit, so a second ring before the loop runs
+/// does; a wait dropped after it was rung but before it saw the ring hands
+/// the ring on as a permit. Any difference would change when loops run and
+/// so every run's schedule; the gain is the cost: tokio's atomics, waiter
+/// list and its own lock, and an `Arc` clone per sleep, were about 3% of a
+/// run (callgrind, baseline seed 1), where this is a few field writes under
+/// the network's lock, which the loop holds anyway.
+#[derive(Default)]
+pub struct Doorbell {
+    /// Rung while nobody waited: the next wait returns at once.
+    permit: bool,
+    /// The waiting loop's waker, until a ring takes it.
+    waiter: Option<Waker>,
+    /// Rung while the loop waited, and not yet seen by it.
+    rung: bool,
+    /// Bumped by a crash: waits of a dead incarnation no longer count
+    /// (tokio's `Notify` was replaced whole).
+    incarnation: u64,
+}
+
+/// Where one wait on a doorbell is (the `Notified` future's states).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Not polled yet.
+    Init,
+    /// Registered with the doorbell of this incarnation.
+    Waiting(u64),
+    Done,
+}
+
+impl Doorbell {
+    fn ring(&mut self) {
+        match self.waiter.take() {
+            Some(waker) => {
+                self.rung = true;
+                waker.wake();
+            }
+            None => self.permit = true,
+        }
+    }
+
+    fn poll(&mut self, wait: &mut Wait, waker: &Waker) -> Poll<()> {
+        match *wait {
+            Wait::Init if std::mem::take(&mut self.permit) => *wait = Wait::Done,
+            Wait::Init => {
+                self.waiter = Some(waker.clone());
+                *wait = Wait::Waiting(self.incarnation);
+            }
+            Wait::Waiting(incarnation) if incarnation != self.incarnation => {}
+            Wait::Waiting(_) if std::mem::take(&mut self.rung) => *wait = Wait::Done,
+            Wait::Waiting(_) => match &mut self.waiter {
+                Some(waiting) if waiting.will_wake(waker) => {}
+                waiting => *waiting = Some(waker.clone()),
+            },
+            Wait::Done => {}
+        }
+        if *wait == Wait::Done {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+
+    fn drop_wait(&mut self, wait: Wait) {
+        if wait == Wait::Waiting(self.incarnation) {
+            self.waiter = None;
+            if std::mem::take(&mut self.rung) {
+                self.permit = true;
+            }
+        }
+    }
+
+    fn crash(&mut self) {
+        *self = Doorbell { incarnation: self.incarnation + 1, ..Doorbell::default() };
+    }
+}
+
 /// A receiver's queue and how to wake it.
 #[derive(Default)]
 struct Inbox {
@@ -66,7 +147,7 @@ struct Inbox {
     /// Messages by slot; `free` lists the empty slots for reuse.
     slots: Vec<Option<(Proc, Wire)>>,
     free: Vec<usize>,
-    wake: Arc<tokio::sync::Notify>,
+    doorbell: Doorbell,
     /// The true instant its host loop sleeps until, if it sleeps: a message
     /// due earlier must wake it; one due later will be found when it wakes.
     sleeping_until_ns: Option<u64>,
@@ -185,7 +266,7 @@ impl Network {
         if inbox.sleeping_until_ns.is_some_and(|until_ns| deliver_at_ns < until_ns) {
             // Wake it once; it re-arms for the new earliest instant.
             inbox.sleeping_until_ns = None;
-            inbox.wake.notify_one();
+            inbox.doorbell.ring();
         }
     }
 
@@ -205,13 +286,30 @@ impl Network {
         self.inboxes[proc].queue.peek().map(|p| p.0.deliver_at_ns)
     }
 
-    /// `proc`'s loop goes to sleep until `until_ns`; returns what wakes it
-    /// early when a message due before then arrives.
-    pub fn sleep(&mut self, proc: Proc, until_ns: Option<u64>) -> Arc<tokio::sync::Notify> {
+    /// `proc`'s loop goes to sleep until the earlier of `timer_ns` and its
+    /// next delivery (None: until a message), which it returns; a message
+    /// due before then rings its doorbell (`poll_doorbell`).
+    pub fn sleep(&mut self, proc: Proc, timer_ns: Option<u64>) -> Option<u64> {
         let inbox = self.inboxes.get_mut(proc).expect("every process has an inbox");
+        let until_ns = match (timer_ns, inbox.queue.peek().map(|p| p.0.deliver_at_ns)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         // No instant: it waits for a message, so any message wakes it.
         inbox.sleeping_until_ns = Some(until_ns.unwrap_or(u64::MAX));
-        inbox.wake.clone()
+        until_ns
+    }
+
+    /// Polls `proc`'s loop's `wait` on its doorbell.
+    pub fn poll_doorbell(&mut self, proc: Proc, wait: &mut Wait, waker: &Waker) -> Poll<()> {
+        self.inboxes.get_mut(proc).expect("every process has an inbox").doorbell.poll(wait, waker)
+    }
+
+    /// `proc`'s loop gave up `wait` (it woke for another reason).
+    pub fn drop_doorbell_wait(&mut self, proc: Proc, wait: Wait) {
+        if let Some(inbox) = self.inboxes.get_mut(proc) {
+            inbox.doorbell.drop_wait(wait);
+        }
     }
 
     /// Wakes `proc`'s loop if it sleeps (its clock changed: its timer must
@@ -219,7 +317,7 @@ impl Network {
     pub fn wake(&mut self, proc: Proc) {
         let inbox = self.inboxes.get_mut(proc).expect("every process has an inbox");
         inbox.sleeping_until_ns = None;
-        inbox.wake.notify_one();
+        inbox.doorbell.ring();
     }
 
     /// `proc`'s loop is awake: it reads its inbox before it sleeps again.
@@ -236,8 +334,8 @@ impl Network {
         inbox.free.clear();
         inbox.sleeping_until_ns = None;
         // A permit left by a wake-up for the dead incarnation would only
-        // cost the next one a spurious turn; replace the Notify to drop it.
-        inbox.wake = Arc::new(tokio::sync::Notify::new());
+        // cost the next one a spurious turn; a fresh doorbell drops it.
+        inbox.doorbell.crash();
     }
 
     /// One more fault cuts each of `links`.
@@ -404,11 +502,90 @@ mod tests {
     #[test]
     fn a_sleeping_receiver_is_woken_only_by_an_earlier_message() {
         let mut n = Network::new((5, 5), 0.0, 0.0, [Proc::Server(1), Proc::Server(2)], ChaCha8Rng::seed_from_u64(1));
-        let wake = n.sleep(Proc::Server(2), Some(100));
+        assert_eq!(n.sleep(Proc::Server(2), Some(100)), Some(100));
         n.send(200, Proc::Server(1), Proc::Server(2), ping(), true);
         assert_eq!(n.inboxes[Proc::Server(2)].sleeping_until_ns, Some(100), "due at 205: no wake-up");
         n.send(10, Proc::Server(1), Proc::Server(2), ping(), true);
         assert_eq!(n.inboxes[Proc::Server(2)].sleeping_until_ns, None, "due at 15: woken");
-        drop(wake);
+        assert_eq!(n.sleep(Proc::Server(2), Some(100)), Some(15), "it sleeps until its next delivery, sooner than its timer");
+        assert_eq!(n.sleep(Proc::Server(2), None), Some(15));
+        assert_eq!(n.sleep(Proc::Server(1), None), None, "no timer, no message: until a message");
+        assert_eq!(n.inboxes[Proc::Server(1)].sleeping_until_ns, Some(u64::MAX));
+    }
+
+    /// Counts the wake-ups of a waker.
+    struct Wakes(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Wakes {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    fn counting_waker() -> (std::sync::Arc<Wakes>, Waker) {
+        let wakes = std::sync::Arc::new(Wakes(0.into()));
+        (wakes.clone(), Waker::from(wakes))
+    }
+
+    fn wakes(w: &Wakes) -> usize {
+        w.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The doorbell keeps `tokio::sync::Notify`'s contract (one waiter,
+    /// `notify_one`): a schedule depends on every one of these cases.
+    #[test]
+    fn the_doorbell_keeps_the_contract_of_a_notify_with_one_waiter() {
+        let (count, waker) = counting_waker();
+        let mut bell = Doorbell::default();
+        // Rung with nobody waiting: a permit, taken by the next wait at once.
+        bell.ring();
+        let mut wait = Wait::Init;
+        assert_eq!(bell.poll(&mut wait, &waker), Poll::Ready(()));
+        let mut wait = Wait::Init;
+        assert_eq!(bell.poll(&mut wait, &waker), Poll::Pending, "the permit was used up");
+        assert_eq!(bell.poll(&mut wait, &waker), Poll::Pending, "polled again, still waiting");
+        // Rung while waiting: one wake-up, no permit left over.
+        bell.ring();
+        assert_eq!(wakes(&count), 1);
+        assert_eq!(bell.poll(&mut wait, &waker), Poll::Ready(()));
+        let mut wait = Wait::Init;
+        assert_eq!(bell.poll(&mut wait, &waker), Poll::Pending, "the ring was the waiter's, not a permit");
+        // Rung twice before the loop runs: the second is a permit.
+        bell.ring();
+        bell.ring();
+        assert_eq!(wakes(&count), 2, "the waiter is woken once");
+        assert_eq!(bell.poll(&mut wait, &waker), Poll::Ready(()));
+        assert_eq!(bell.poll(&mut Wait::Init, &waker), Poll::Ready(()), "the second ring waited as a permit");
+        // A wait given up after it was rung, unseen, hands the ring on.
+        let mut wait = Wait::Init;
+        assert_eq!(bell.poll(&mut wait, &waker), Poll::Pending);
+        bell.ring();
+        bell.drop_wait(wait);
+        assert_eq!(bell.poll(&mut Wait::Init, &waker), Poll::Ready(()));
+        // A wait given up unrung leaves nothing: a later ring is a permit.
+        let mut wait = Wait::Init;
+        assert_eq!(bell.poll(&mut wait, &waker), Poll::Pending);
+        bell.drop_wait(wait);
+        bell.ring();
+        assert_eq!(wakes(&count), 3, "nobody was waiting to be woken");
+        assert_eq!(bell.poll(&mut Wait::Init, &waker), Poll::Ready(()));
+    }
+
+    #[test]
+    fn a_crash_forgets_the_doorbells_permit_and_its_dead_waiter() {
+        let (count, waker) = counting_waker();
+        let mut n = Network::new((5, 5), 0.0, 0.0, [Proc::Server(1)], ChaCha8Rng::seed_from_u64(1));
+        let s1 = Proc::Server(1);
+        let mut dead = Wait::Init;
+        assert_eq!(n.poll_doorbell(s1, &mut dead, &waker), Poll::Pending);
+        n.crash(s1);
+        n.wake(s1);
+        assert_eq!(wakes(&count), 0, "the dead incarnation's wait is not woken");
+        n.drop_doorbell_wait(s1, dead);
+        let mut wait = Wait::Init;
+        assert_eq!(n.poll_doorbell(s1, &mut wait, &waker), Poll::Ready(()), "the ring after the crash is the new one's permit");
+        n.wake(s1);
+        n.crash(s1);
+        assert_eq!(n.poll_doorbell(s1, &mut Wait::Init, &waker), Poll::Pending, "a permit from before the crash is gone");
     }
 }
