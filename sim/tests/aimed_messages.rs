@@ -4,6 +4,9 @@
 //! because its vote replies are held back past the next election — the same
 //! seed without the aimed fault, or without the bug, is clean — and
 //! `scenarios/chaos-aimed-messages.toml` is clean while its faults fire.
+//! A seed of the nightly range that once ended in `engine-panic` runs to
+//! its verdict: vote-reply-across-terms 9 (a leader told of entries past
+//! its log's end).
 
 use std::path::{Path, PathBuf};
 
@@ -57,4 +60,13 @@ fn the_aimed_chaos_scenario_is_clean_and_its_faults_fire_and_heal() {
         assert!(notes.iter().any(|n| n.contains(shown)), "no `{shown}` in {notes:?}");
     }
     assert!(notes.iter().any(|n| n.contains("back to normal")), "the faults are undone: {notes:?}");
+}
+
+#[test]
+fn a_leader_told_of_entries_past_its_log_end_runs_on_to_the_bugs_violation() {
+    // Two leaders of term 44: a follower of s1 answers s5 with a success
+    // past s5's log end. Before, s5 stopped the run: "log compacted without
+    // a snapshot".
+    let outcome = run(&load("vote-reply-across-terms.toml"), 9);
+    assert_eq!((outcome.fired(), outcome.expected), (vec!["election-safety"], true), "{:?}", outcome.violations);
 }

@@ -49,7 +49,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         let next_index = pr.next_index;
         let prev_log_index = next_index - 1;
         let Some(prev_log_term) = self.log.term_at(prev_log_index) else {
-            self.send_snapshot(to);
+            self.send_without_prev(to, prev_log_index);
             return;
         };
         let cap = self.config.max_entries_per_append.max(1) as u64;
@@ -71,6 +71,35 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             read_ctx: self.reads.round,
         };
         self.send(to, msg);
+    }
+
+    /// What a follower is sent when the entry before its next one is not in
+    /// the log. Below the log's start it was compacted away: the snapshot
+    /// (§7). Past the log's end the follower vouched for entries this
+    /// leader lacks, which a correct cluster never does (a success names
+    /// entries this leader sent in its term, or the follower's commit
+    /// index, which Leader Completeness keeps within this log), and which
+    /// `check_invariants` stops at the answer that does it unless a planted
+    /// Raft bug is on: two leaders in one term, or a leader elected without
+    /// committed entries. Such a follower gets a heartbeat at this log's
+    /// end. Before, the leader took it for a compacted log and stopped the
+    /// run with "log compacted without a snapshot" (24 of 600 seeds of
+    /// vote-reply-across-terms), hiding the violation the judge reports.
+    fn send_without_prev(&mut self, to: NodeId, prev_log_index: LogIndex) {
+        if prev_log_index < self.log.snapshot_index() {
+            self.send_snapshot(to);
+            return;
+        }
+        // The heartbeat is this follower's probe: marked sent, or the
+        // replication loop, which sends while a probe is due, sends it for
+        // ever within one step (unsafe-membership-change's hunt grew to
+        // 24 GB, one message per turn, with no step for the runaway guard).
+        if let Some(pr) = self.progress.get_mut(&to) {
+            if pr.state == ProgressState::Probe {
+                pr.probe_sent = true;
+            }
+        }
+        self.send_empty_append(to, self.log.last_index(), self.log.last_term());
     }
 
     /// Sends an AppendEntries with no entries after `prev_log_index`: the
@@ -99,7 +128,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             ProgressState::Replicate => {
                 let prev_log_index = pr.next_index - 1;
                 let Some(prev_log_term) = self.log.term_at(prev_log_index) else {
-                    self.send_snapshot(to);
+                    self.send_without_prev(to, prev_log_index);
                     return;
                 };
                 self.send_empty_append(to, prev_log_index, prev_log_term);
@@ -219,9 +248,11 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             }
         }
         if !new_entries.is_empty() {
-            if !self.config.bugs.no_truncate_conflict {
-                invariant!(new_entries[0].term >= self.log.last_term(), "log terms must not decrease");
-            }
+            // Any planted Raft bug may break it, as `check_invariants` allows:
+            // a second leader of our term, elected without the entries we
+            // committed under the first, sends entries of older terms past our
+            // commit index (vote-reply-across-terms seed 629 stopped here).
+            invariant!(self.any_raft_bug() || new_entries[0].term >= self.log.last_term(), "log terms must not decrease");
             self.log.append(new_entries.iter().cloned());
             self.persist_append(new_entries);
         }
@@ -396,6 +427,97 @@ mod tests {
             Message::AppendResponse { term: 5, success: false, match_index: 3, conflict_index: 2, conflict_term: Some(2), read_ctx: 0 },
         );
         assert_eq!(appends(&leader.take_ready()), vec![]);
+    }
+
+    /// Node 1 leads term 5 (log to its Noop at 6) when node 2 answers with
+    /// a success up to 9, entries node 1 never had: what a follower of a
+    /// second leader of the same term says (a planted bug's doing). Then
+    /// the next heartbeat falls due.
+    fn leader_told_of_entries_past_its_end(bugs: crate::bugs::Bugs) -> Node {
+        let mut cfg = config();
+        cfg.bugs = bugs;
+        let heartbeat_ns = cfg.heartbeat_ns;
+        let mut leader = leader_with(cfg, vec![entry(1, 1), entry(2, 2), entry(3, 2), entry(4, 4), entry(5, 4)]);
+        let ack = Message::AppendResponse { term: 5, success: true, match_index: 9, conflict_index: 0, conflict_term: None, read_ctx: 0 };
+        leader.step(NOW, 2, ack);
+        assert_eq!(appends(&leader.take_ready()), vec![], "nothing past 6 to send");
+        leader.tick(NOW + heartbeat_ns);
+        leader
+    }
+
+    #[test]
+    fn under_a_planted_raft_bug_a_follower_past_the_leaders_end_gets_a_heartbeat_at_that_end() {
+        let bugs = crate::bugs::Bugs { count_older_term_votes: true, ..Default::default() };
+        let mut leader = leader_told_of_entries_past_its_end(bugs);
+        // Node 3's probe (after 5, carrying 6) is resent; node 2, whose next
+        // entry would be 10, is sent an empty append after 6 — before, the
+        // leader took 9 for a compacted entry and stopped the run ("log
+        // compacted without a snapshot").
+        assert_eq!(appends(&leader.take_ready()), vec![(2, 6, 5, vec![]), (3, 5, 4, vec![6])]);
+    }
+
+    #[test]
+    fn a_probed_follower_past_the_leaders_end_is_sent_one_heartbeat_per_probe() {
+        let bugs = crate::bugs::Bugs { count_older_term_votes: true, ..Default::default() };
+        let mut leader = leader_told_of_entries_past_its_end(bugs);
+        leader.take_ready();
+        // Node 2 back in Probe with its next entry still past the log's end
+        // (after a rejection): the replication loop sends while a probe is
+        // due, so the heartbeat must count as the probe. Before, it did not,
+        // and one step sent heartbeats without end.
+        let pr = leader.progress.get_mut(&2).expect("node 2 is a peer");
+        pr.state = ProgressState::Probe;
+        pr.probe_sent = false;
+        leader.send_append(2);
+        assert!(leader.progress[&2].probe_sent, "the heartbeat is the probe");
+        assert_eq!(appends(&leader.take_ready()), vec![(2, 6, 5, vec![])], "one heartbeat, at the log's end");
+    }
+
+    #[test]
+    #[should_panic(expected = "progress of 2 out of range")]
+    fn without_a_planted_bug_a_follower_past_the_leaders_end_stops_the_run_at_its_answer() {
+        leader_told_of_entries_past_its_end(crate::bugs::Bugs::default());
+    }
+
+    /// A follower of term 2 holding [1:t1, 2:t1, 3:t2], committed to 3 by
+    /// node 2, is sent [3:t1, 4:t1] after 2/t1 by node 3, a second leader of
+    /// term 2 (a planted bug's doing) elected without entry 3: past the
+    /// commit index that leaves 4:t1 to follow 3:t2.
+    fn follower_sent_older_terms_past_its_commit(bugs: crate::bugs::Bugs) -> Node {
+        let mut cfg = config();
+        cfg.bugs = bugs;
+        let disk = Persisted {
+            hard_state: HardState { term: 2, voted_for: None },
+            snapshot: None,
+            entries: vec![entry(1, 1), entry(2, 1), entry(3, 2)],
+        };
+        let mut node = Node::restore(cfg, disk, 7, 0);
+        let append = |prev_log_index, prev_log_term, entries, leader_commit| Message::AppendEntries {
+            term: 2,
+            prev_log_index,
+            prev_log_term,
+            entries,
+            leader_commit,
+            read_ctx: 0,
+        };
+        node.step(NOW, 2, append(3, 2, vec![], 3));
+        node.take_ready();
+        node.step(NOW, 3, append(2, 1, vec![entry(3, 1), entry(4, 1)], 0));
+        node
+    }
+
+    #[test]
+    fn under_a_planted_raft_bug_a_follower_stores_older_terms_past_its_commit() {
+        let bugs = crate::bugs::Bugs { count_older_term_votes: true, ..Default::default() };
+        let mut node = follower_sent_older_terms_past_its_commit(bugs);
+        let ok = Message::AppendResponse { term: 2, success: true, match_index: 4, conflict_index: 0, conflict_term: None, read_ctx: 0 };
+        assert_eq!(node.take_ready().messages, vec![(3, ok)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "log terms must not decrease")]
+    fn without_a_planted_bug_older_terms_past_the_commit_stop_the_run() {
+        follower_sent_older_terms_past_its_commit(crate::bugs::Bugs::default());
     }
 
     /// A follower restored with [1:t1, 2:t2, 3:t2, 4:t2] in term 2.
