@@ -135,20 +135,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         .await
         .map_err(|e| bad(format!("{}: the cluster did not start: {e} (logs in {})", s.path.display(), dir.display())))?;
     let started = Instant::now();
-    let seen = Recorder::default();
-    let clocks = client_clocks(s, seen.origin_ns()).map_err(|e| bad(format!("{}: [clocks]: {e}", s.path.display())))?;
-    let ctx = Arc::new(Ctx {
-        seen,
-        endpoints: cluster.endpoints(),
-        store: cluster.store_addr.clone(),
-        until: started + Duration::from_nanos(s.duration_ns + s.settle_ns),
-        timeout: Duration::from_nanos(s.cluster.client_timeout_ns).max(MIN_TIMEOUT),
-        holders: Mutex::default(),
-        seed,
-        aims: Default::default(),
-        clocks,
-        lock_seqs: (args.target == Target::Node).then(|| (0..s.client_count()).map(|_| Default::default()).collect()),
-    });
+    let ctx = Arc::new(context(s, args.target, &cluster, seed, started)?);
     let (gates, passes): (Vec<Gate>, Vec<Pass>) = ctx.clocks.iter().map(|clock| gate(clock.clone())).unzip();
     let mut clients = Clients::start(s, &ctx, passes);
     let rng = ChaCha8Rng::seed_from_u64(seed);
@@ -199,6 +186,24 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         eprintln!("report: {}", path.display());
     }
     Ok(if outcome.expected { 0 } else { 1 })
+}
+
+/// What the run's clients share, from the run's start.
+fn context(s: &Scenario, target: Target, cluster: &Cluster, seed: u64, started: Instant) -> Result<Ctx, BadInput> {
+    let seen = Recorder::default();
+    let clocks = client_clocks(s, seen.origin_ns()).map_err(|e| bad(format!("{}: [clocks]: {e}", s.path.display())))?;
+    Ok(Ctx {
+        seen,
+        endpoints: cluster.endpoints(),
+        store: cluster.store_addr.clone(),
+        until: started + Duration::from_nanos(s.duration_ns + s.settle_ns),
+        timeout: Duration::from_nanos(s.cluster.client_timeout_ns).max(MIN_TIMEOUT),
+        holders: Mutex::default(),
+        seed,
+        aims: Default::default(),
+        clocks,
+        lock_seqs: (target == Target::Node).then(|| (0..s.client_count()).map(|_| Default::default()).collect()),
+    })
 }
 
 /// Each member's API and whether its process runs, as the run ends.
