@@ -103,9 +103,22 @@ impl Front {
     /// Like [`Front::call`], and also reads `view` on the leader once the op
     /// is answered.
     pub async fn call_view(&self, op: Op, view: Option<RangeSpec>) -> Result<Answer, CallError> {
-        let waits_for_grant = matches!(op, Op::LockAcquire { .. });
+        // The identity stays checked out until the call ends.
         let identity = self.clients.take();
-        let req = ClientRequest { client: identity.client, seq: identity.seq, op };
+        self.call_with(ClientRequest { client: identity.client, seq: identity.seq, op }, view).await
+    }
+
+    /// Like [`Front::call`], under the identity the caller named
+    /// (`--unsafe-test-client-ids`, faults/client_ids.rs) instead of a
+    /// pooled one.
+    pub async fn call_as(&self, (client, seq): (ClientId, u64), op: Op) -> Result<Response, CallError> {
+        self.call_with(ClientRequest { client, seq, op }, None).await.map(|a| a.resp)
+    }
+
+    /// Sends `req` until it is answered (same identity each time, so it is
+    /// applied at most once).
+    async fn call_with(&self, req: ClientRequest, view: Option<RangeSpec>) -> Result<Answer, CallError> {
+        let waits_for_grant = matches!(req.op, Op::LockAcquire { .. });
         let started = Instant::now();
         loop {
             let (tx, rx) = oneshot::channel();

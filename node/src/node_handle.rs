@@ -26,4 +26,6 @@ pub struct NodeHandle {
     pub digests: Digests,
     /// The corruption check's alarms.
     pub corruption: Arc<Corruption>,
+    /// `--unsafe-test-client-ids`: lock calls may name their identity.
+    pub test_client_ids: bool,
 }

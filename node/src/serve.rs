@@ -205,6 +205,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
     for peer in start.members.keys().filter(|p| **p != start.id) {
         links.send(*peer, hello.clone());
     }
+    if args.test.unsafe_test_client_ids {
+        tracing::warn!("--unsafe-test-client-ids: lock calls may name their client identity (for tests only)");
+    }
     let handle = NodeHandle {
         front,
         directory,
@@ -214,6 +217,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), String> {
         client_tls: tls.client_dialer,
         digests,
         corruption: Arc::default(),
+        test_client_ids: args.test.unsafe_test_client_ids,
     };
     tracing::info!(name = %args.name, id = start.id, peer = %args.listen_peer_urls, client = %sockets.client_addr, "leasesim-node started");
     let controls = crate::faults::control::Controls { clocks, failpoints };

@@ -38,6 +38,8 @@ pub struct Member {
     pub control: Option<SocketAddr>,
     /// Where it writes its own events (leasesim-node only).
     pub events: Option<std::path::PathBuf>,
+    /// Its lock listener, which serves `GET /log` (leasesim-node only).
+    pub lock_addr: Option<SocketAddr>,
 }
 
 pub struct Cluster {
@@ -59,13 +61,20 @@ pub struct Cluster {
     skews: Mutex<Vec<Skews>>,
 }
 
-/// Where the binaries are.
+/// Where the binaries are, and the planted bugs only leasesim-node's own
+/// code has.
 pub struct Binaries {
     /// The program and leading arguments that make a leasesim-node process
     /// (`leasesim-real node`, or a leasesim-node binary).
     pub node: Vec<String>,
     pub etcd: String,
+    /// `--bug` names of leasesim-node's driver (`NODE_BUGS`: not core's,
+    /// so neither a scenario file nor the simulator knows them).
+    pub node_bugs: Vec<String>,
 }
+
+/// The node bug whose damage is the writes a crash finds unsynced.
+const ACK_BEFORE_FSYNC: &str = "ack-before-fsync";
 
 /// How long a fresh cluster may take to elect its first leader.
 const FIRST_LEADER_WITHIN: Duration = Duration::from_secs(30);
@@ -99,7 +108,7 @@ impl Cluster {
         for (i, (name, p)) in names.iter().zip(&ports).enumerate() {
             let argv = match target {
                 Target::Node => {
-                    let mut argv = node_argv(s, &bins.node, dir, name, *p, &initial, mesh.as_ref().map(|m| m.route_args(i)));
+                    let mut argv = node_argv(s, bins, dir, name, *p, &initial, mesh.as_ref().map(|m| m.route_args(i)));
                     if i >= voters {
                         crate::membership::as_spare(&mut argv, name, p.0);
                     }
@@ -109,9 +118,10 @@ impl Cluster {
             };
             let control = (target == Target::Node).then(|| SocketAddr::from(([127, 0, 0, 1], p.3)));
             let events = (target == Target::Node).then(|| dir.join(format!("{name}.events.jsonl")));
+            let lock_addr = (target == Target::Node).then(|| SocketAddr::from(([127, 0, 0, 1], p.2)));
             let proc = Proc::spawn(argv, dir.join(format!("{name}.log")))?;
             let peer_addr = SocketAddr::from(([127, 0, 0, 1], p.0));
-            members.push(Member { proc, client_addr: format!("127.0.0.1:{}", p.1), peer_addr, control, events });
+            members.push(Member { proc, client_addr: format!("127.0.0.1:{}", p.1), peer_addr, control, events, lock_addr });
         }
         let store_port = free_port()?;
         let mut store_argv = bins.node.clone();
@@ -328,30 +338,36 @@ fn unfenced(s: &Scenario) -> bool {
 
 fn node_argv(
     s: &Scenario,
-    node: &[String],
+    bins: &Binaries,
     dir: &Path,
     name: &str,
     p: (u16, u16, u16, u16),
     initial: &str,
     routes: Option<Vec<String>>,
 ) -> Vec<String> {
-    let mut argv: Vec<String> = node.to_vec();
+    let mut argv: Vec<String> = bins.node.clone();
     argv.extend(["--name".into(), name.into(), "--data-dir".into(), arg_path(dir, name)]);
     argv.extend(["--listen-peer-urls".into(), format!("http://127.0.0.1:{}", p.0)]);
     argv.extend(["--listen-client-urls".into(), format!("http://127.0.0.1:{}", p.1)]);
     argv.extend(["--listen-lock-urls".into(), format!("http://127.0.0.1:{}", p.2)]);
     argv.extend(["--unsafe-test-control-url".into(), format!("http://127.0.0.1:{}", p.3)]);
     argv.extend(["--unsafe-test-event-log".into(), arg_path(dir, &format!("{name}.events.jsonl"))]);
-    if crate::crash_points::loses_unsynced(s) {
+    // Each lock client acquires and releases under its own scenario id, so
+    // the judge can tell who released a lock (`release-by-owner`).
+    argv.push("--unsafe-test-client-ids".into());
+    let acks_unsynced = bins.node_bugs.iter().any(|b| b == ACK_BEFORE_FSYNC);
+    if crate::crash_points::loses_unsynced(s) || acks_unsynced {
         // A crash point between a write and its fsync must lose the write,
-        // as the simulator's disk does; the page cache would keep it.
+        // as the simulator's disk does; the page cache would keep it. So
+        // must a crash under ack-before-fsync, whose acknowledged writes
+        // stay unsynced until a snapshot.
         argv.push("--unsafe-test-lose-unsynced".into());
     }
     argv.extend(["--initial-cluster".into(), initial.into()]);
     argv.extend(["--lease-expiry".into(), expiry_name(s.cluster.lease_expiry).into()]);
     argv.extend(timing_args(s));
     argv.extend(replication_args(s));
-    for bug in s.bugs.enabled().into_iter().filter(|bug| *bug != STORE_BUG) {
+    for bug in s.bugs.enabled().into_iter().filter(|bug| *bug != STORE_BUG).chain(bins.node_bugs.iter().map(String::as_str)) {
         argv.extend(["--bug".into(), bug.into()]);
     }
     argv.extend(routes.unwrap_or_default());
@@ -406,9 +422,14 @@ async fn status(addr: &str) -> Option<(u64, u64)> {
 
 /// One HTTP/1.1 POST to a loopback address; the whole answer.
 async fn http_post(addr: SocketAddr, path: &str, body: &str) -> Result<String, String> {
+    http(addr, "POST", path, body).await
+}
+
+/// One HTTP/1.1 request to a loopback address; the whole answer.
+pub async fn http(addr: SocketAddr, method: &str, path: &str, body: &str) -> Result<String, String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     let io = async {

@@ -6,10 +6,15 @@
 //! over every key (what its own state machine holds). Both targets answer
 //! both, leasesim-node and etcd alike.
 //!
-//! What no member reports stays empty: the log's entries and their terms
-//! (`Status` gives only the last index and term), so the invariants that
-//! read them (`durability`, and log-matching's end-of-run half) cannot be
-//! judged from this (`verdict.rs`).
+//! leasesim-node members also report their Raft log (`GET /log` on the
+//! lock listener: the snapshot point and the term of every entry after
+//! it), read right after their `Status`, so that `durability` and
+//! log-matching's end-of-run half are judged on their logs as the
+//! simulator judges its servers' memory. etcd reports no log: those stay
+//! unjudged against it (`verdict.rs`). A running leasesim-node member
+//! whose log cannot be read is a gap the judge is told of
+//! ([`Finals::log_gaps`]), never an empty log: an empty log would read as
+//! every entry lost.
 //!
 //! The state is read a little after the run's end (after the clients'
 //! drain, within [`ASK_LIMIT`] per member): a cluster that recovers only in
@@ -17,11 +22,13 @@
 //! simulator judges it at its end.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use leasesim_core::raft::Role;
 use leasesim_core::NodeId;
 use leasesim_judge::vocab::{FinalServer, ServerProbe};
+use leasesim_node::log_view::LogView;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::maintenance_client::MaintenanceClient;
 use leasesim_node::pb::etcdserverpb::{RangeRequest, StatusRequest};
@@ -30,27 +37,64 @@ use tonic::transport::Channel;
 /// How long one member may take to answer before it counts as silent.
 const ASK_LIMIT: Duration = Duration::from_secs(2);
 
-/// A member as the runner knows it when the run ends: its etcd API and
-/// whether its process runs (not crashed, not paused).
+/// A member as the runner knows it when the run ends: its etcd API,
+/// its lock listener (leasesim-node's, which serves its log) and whether
+/// its process runs (not crashed, not paused).
 pub struct MemberAtEnd {
     pub client_addr: String,
+    pub lock_addr: Option<SocketAddr>,
     pub running: bool,
 }
 
-/// Every member's [`FinalServer`], s1 first. A member whose process is not
-/// running is down; a running one that does not answer within
-/// [`ASK_LIMIT`] is up but silent (no probe), as a server that cannot tell
-/// its role is in the simulator's end-of-run view.
-pub async fn read(members: &[MemberAtEnd]) -> BTreeMap<NodeId, FinalServer> {
-    let mut finals = BTreeMap::new();
+/// What the members said when the run ended.
+pub struct Finals {
+    /// Every member's [`FinalServer`], s1 first.
+    pub servers: BTreeMap<NodeId, FinalServer>,
+    /// Running members whose log should have been read and was not, with
+    /// why (`s2: …`).
+    pub log_gaps: Vec<String>,
+}
+
+/// Every member's end state. A member whose process is not running is
+/// down; a running one that does not answer within [`ASK_LIMIT`] is up but
+/// silent (no probe), as a server that cannot tell its role is in the
+/// simulator's end-of-run view.
+pub async fn read(members: &[MemberAtEnd]) -> Finals {
+    let mut finals = Finals { servers: BTreeMap::new(), log_gaps: Vec::new() };
     for (i, member) in members.iter().enumerate() {
         let (probe, keys) = match member.running {
             true => ask(&member.client_addr).await.unwrap_or_default(),
             false => (None, Vec::new()),
         };
-        finals.insert(i as NodeId + 1, final_server(member.running, probe, keys));
+        let mut server = final_server(member.running, probe, keys);
+        if let (true, Some(addr)) = (member.running, member.lock_addr) {
+            match log_of(addr).await {
+                Ok(log) => with_log(&mut server, &log),
+                Err(why) => finals.log_gaps.push(format!("s{}: {why}", i + 1)),
+            }
+        }
+        finals.servers.insert(i as NodeId + 1, server);
     }
     finals
+}
+
+/// `server` holding `log`: the first index after its snapshot and the term
+/// of every entry, as the simulator reads them from its servers' memory.
+pub fn with_log(server: &mut FinalServer, log: &LogView) {
+    server.first_index = log.snapshot_index + 1;
+    server.log_terms = log.entries();
+}
+
+/// A leasesim-node member's log, by `GET /log` on its lock listener.
+async fn log_of(addr: SocketAddr) -> Result<LogView, String> {
+    let answer = tokio::time::timeout(ASK_LIMIT, crate::cluster::http(addr, "GET", "/log", ""))
+        .await
+        .map_err(|_| format!("GET /log on {addr}: no answer within {ASK_LIMIT:?}"))??;
+    let (head, body) = answer.split_once("\r\n\r\n").ok_or_else(|| format!("GET /log on {addr}: no HTTP answer: {answer}"))?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(format!("GET /log on {addr}: {}", head.lines().next().unwrap_or(head)));
+    }
+    serde_json::from_str(body).map_err(|e| format!("GET /log on {addr}: not a log ({e}): {body}"))
 }
 
 /// A member's end state from what it answered.

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use leasesim_judge::checkers::ViolationJson;
 use leasesim_judge::observe::ObsLog;
-use leasesim_judge::vocab::{FinalServer, Proc as JudgeProc, SimClock};
+use leasesim_judge::vocab::{Proc as JudgeProc, SimClock};
+use leasesim_node::driver::NODE_BUGS;
 use leasesim_node::tools::load::observed::Recorder;
 use leasesim_scenario::{self as scenario, Process, Scenario, WorkloadKind};
 use rand::SeedableRng;
@@ -20,7 +21,7 @@ use crate::clients::clock::{self, ClientClock};
 use crate::clients::tasks::Clients;
 use crate::clients::{Ctx, MIN_TIMEOUT};
 use crate::cluster::{base_link, Binaries, Cluster};
-use crate::final_state::MemberAtEnd;
+use crate::final_state::{Finals, MemberAtEnd};
 use crate::gate::{gate, Gate, Pass};
 use crate::history::Committed;
 use crate::schedule::Player;
@@ -70,11 +71,18 @@ async fn run(args: RunArgs) -> i32 {
 fn prepare(args: &RunArgs) -> Result<(Scenario, Vec<String>, Binaries), BadInput> {
     let mut s = scenario::load(&args.file).map_err(bad)?;
     let text = std::fs::read_to_string(&args.file).map_err(|e| bad(format!("{}: {e}", args.file.display())))?;
+    let mut node_bugs = Vec::new();
     for name in &args.bugs {
         if args.target == Target::Etcd {
             return Err(bad(format!("--bug {name}: planted bugs live in leasesim's engine, not in etcd (use --target node)")));
         }
-        s.bugs.enable(name).map_err(|e| bad(format!("--bug {name}: {e}")))?;
+        // leasesim-node's own bugs (its driver's) go to its members only.
+        match NODE_BUGS.contains(&name.as_str()) {
+            true => node_bugs.push(name.clone()),
+            false => {
+                s.bugs.enable(name).map_err(|e| bad(format!("--bug {name}: {e} (or leasesim-node's own: {})", NODE_BUGS.join(", "))))?
+            }
+        }
     }
     let sites = Sites::find(&text);
     // A chaos scenario runs as the simulator runs it: the faults, drifts and
@@ -98,7 +106,7 @@ fn prepare(args: &RunArgs) -> Result<(Scenario, Vec<String>, Binaries), BadInput
     if args.target == Target::Etcd && !args.etcd_bin.is_file() {
         return Err(bad(format!("{}: no etcd binary (Debian: apt-get install etcd-server; or pass --etcd-bin)", args.etcd_bin.display())));
     }
-    let bins = Binaries { node, etcd: args.etcd_bin.to_string_lossy().into_owned() };
+    let bins = Binaries { node, etcd: args.etcd_bin.to_string_lossy().into_owned(), node_bugs };
     Ok((s, notes, bins))
 }
 
@@ -127,19 +135,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         .await
         .map_err(|e| bad(format!("{}: the cluster did not start: {e} (logs in {})", s.path.display(), dir.display())))?;
     let started = Instant::now();
-    let seen = Recorder::default();
-    let clocks = client_clocks(s, seen.origin_ns()).map_err(|e| bad(format!("{}: [clocks]: {e}", s.path.display())))?;
-    let ctx = Arc::new(Ctx {
-        seen,
-        endpoints: cluster.endpoints(),
-        store: cluster.store_addr.clone(),
-        until: started + Duration::from_nanos(s.duration_ns + s.settle_ns),
-        timeout: Duration::from_nanos(s.cluster.client_timeout_ns).max(MIN_TIMEOUT),
-        holders: Mutex::default(),
-        seed,
-        aims: Default::default(),
-        clocks,
-    });
+    let ctx = Arc::new(context(s, args.target, &cluster, seed, started)?);
     let (gates, passes): (Vec<Gate>, Vec<Pass>) = ctx.clocks.iter().map(|clock| gate(clock.clone())).unzip();
     let mut clients = Clients::start(s, &ctx, passes);
     let rng = ChaCha8Rng::seed_from_u64(seed);
@@ -166,13 +162,16 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         true => Some(crate::history::committed_changes(&ctx.endpoints).await),
         false => None,
     };
+    // The members' logs are read from here on: an entry applied later
+    // cannot be in them, so its `applied` event is left out (`server_events.rs`).
+    let read_from_ns = ctx.seen.now_ns();
     let finals = crate::final_state::read(&members_at_end(&cluster)).await;
     let event_logs: Vec<Option<PathBuf>> = cluster.members.iter().map(|m| m.events.clone()).collect();
     drop(cluster);
     let ctx = Arc::try_unwrap(ctx).map_err(|_| bad("a client task outlived the run"))?;
     let origin_ns = ctx.seen.origin_ns();
     let log = ctx.seen.into_log();
-    let log = with_server_events(log, &event_logs, origin_ns).map_err(|e| bad(format!("a member's event log: {e}")))?;
+    let log = with_server_events(log, &event_logs, origin_ns, read_from_ns).map_err(|e| bad(format!("a member's event log: {e}")))?;
     if let Some(path) = &args.trace {
         write_trace(path, &log).map_err(|e| bad(format!("--trace {}: {e}", path.display())))?;
     }
@@ -189,10 +188,32 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     Ok(if outcome.expected { 0 } else { 1 })
 }
 
+/// What the run's clients share, from the run's start.
+fn context(s: &Scenario, target: Target, cluster: &Cluster, seed: u64, started: Instant) -> Result<Ctx, BadInput> {
+    let seen = Recorder::default();
+    let clocks = client_clocks(s, seen.origin_ns()).map_err(|e| bad(format!("{}: [clocks]: {e}", s.path.display())))?;
+    Ok(Ctx {
+        seen,
+        endpoints: cluster.endpoints(),
+        store: cluster.store_addr.clone(),
+        until: started + Duration::from_nanos(s.duration_ns + s.settle_ns),
+        timeout: Duration::from_nanos(s.cluster.client_timeout_ns).max(MIN_TIMEOUT),
+        holders: Mutex::default(),
+        seed,
+        aims: Default::default(),
+        clocks,
+        lock_seqs: (target == Target::Node).then(|| (0..s.client_count()).map(|_| Default::default()).collect()),
+    })
+}
+
 /// Each member's API and whether its process runs, as the run ends.
 fn members_at_end(cluster: &Cluster) -> Vec<MemberAtEnd> {
     let running = |m: &crate::cluster::Member| m.proc.is_running() && !m.proc.is_paused();
-    cluster.members.iter().map(|m| MemberAtEnd { client_addr: m.client_addr.clone(), running: running(m) }).collect()
+    cluster
+        .members
+        .iter()
+        .map(|m| MemberAtEnd { client_addr: m.client_addr.clone(), lock_addr: m.lock_addr, running: running(m) })
+        .collect()
 }
 
 /// Waits for every client task to end by `grace` (each stops at the run's
@@ -210,13 +231,14 @@ async fn drain(clients: Clients, grace: Instant) {
 
 /// The run's log with the members' own events merged in (leasesim-node
 /// members write them; etcd members write none).
-fn with_server_events(log: ObsLog, files: &[Option<PathBuf>], origin_ns: u64) -> Result<ObsLog, String> {
+fn with_server_events(log: ObsLog, files: &[Option<PathBuf>], origin_ns: u64, read_from_ns: u64) -> Result<ObsLog, String> {
     let mut events = crate::server_events::ServerEvents::default();
     for (i, file) in files.iter().enumerate() {
         if let Some(file) = file {
             events.read(file, i as u64 + 1, origin_ns)?;
         }
     }
+    events.drop_applied_after(read_from_ns);
     Ok(events.merge_into(log))
 }
 
@@ -226,11 +248,11 @@ fn judge(
     s: &Scenario,
     seed: u64,
     log: &ObsLog,
-    (clocks, history, finals): (BTreeMap<JudgeProc, SimClock>, Option<Committed>, BTreeMap<u64, FinalServer>),
+    (clocks, history, finals): (BTreeMap<JudgeProc, SimClock>, Option<Committed>, Finals),
     real_seconds: f64,
     notes: Vec<String>,
 ) -> Outcome {
-    let judging = Judging { scenario: s, target: args.target, clocks, history, finals };
+    let judging = Judging { scenario: s, target: args.target, clocks, history, finals: finals.servers, log_gaps: finals.log_gaps };
     let (violations, not_judged) = verdict::judge(log, &judging);
     Outcome {
         scenario: s.name.clone(),
@@ -245,7 +267,13 @@ fn judge(
         stamp_error_ns: log.stamp_error_ns(),
         real_seconds,
         observations: log.iter().count(),
-        bugs: s.bugs.enabled().iter().map(|b| b.to_string()).collect(),
+        bugs: s
+            .bugs
+            .enabled()
+            .iter()
+            .map(|b| b.to_string())
+            .chain(args.bugs.iter().filter(|b| NODE_BUGS.contains(&b.as_str())).cloned())
+            .collect(),
         faults: verdict::faults_played(log),
         notes,
         measures: leasesim_judge::measures::measure(log),

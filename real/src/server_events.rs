@@ -14,7 +14,8 @@
 
 use std::path::Path;
 
-use leasesim_judge::observe::{EventLine, Obs, ObsLog};
+use leasesim_core::server::ServerEvent;
+use leasesim_judge::observe::{Event, EventLine, Obs, ObsLog};
 use leasesim_judge::vocab::Proc;
 
 /// What the members' files held.
@@ -47,6 +48,17 @@ impl ServerEvents {
         Ok(())
     }
 
+    /// Leaves out the `applied` events stamped after `cutoff_ns`: the
+    /// members' logs were read from then on (`final_state.rs`), so an entry
+    /// applied later may be missing from them, and `durability` would take
+    /// it for lost. The simulator's run ends where it reads its servers'
+    /// logs; this ends the real run's applied entries there too. A stamp is
+    /// late, never early: an event stamped before the cutoff happened
+    /// before it.
+    pub fn drop_applied_after(&mut self, cutoff_ns: u64) {
+        self.obs.retain(|o| o.at_ns <= cutoff_ns || !matches!(o.event, Event::Server { event: ServerEvent::Applied { .. } }));
+    }
+
     /// `log` with these events merged in true-time order (a stable sort:
     /// one process's events keep their order), its stamping error the
     /// larger of the two.
@@ -63,8 +75,6 @@ impl ServerEvents {
 mod tests {
     use super::*;
     use leasesim_core::raft::RaftEvent;
-    use leasesim_core::server::ServerEvent;
-    use leasesim_judge::observe::Event;
 
     #[test]
     fn lines_land_on_the_runs_timeline_and_a_torn_tail_is_dropped() {
@@ -87,6 +97,24 @@ mod tests {
         let merged = events.merge_into(ObsLog::from(vec![client]).with_stamp_error(50));
         assert_eq!(merged.stamp_error_ns(), 70);
         assert_eq!(merged.iter().map(|o| o.at_ns).collect::<Vec<_>>(), vec![500, 700, 1_000]);
+    }
+
+    #[test]
+    fn applied_entries_stamped_after_the_logs_were_read_are_left_out() {
+        let applied = |at_ns, index| Obs {
+            at_ns,
+            proc: Proc::Server(1),
+            event: Event::Server { event: ServerEvent::Applied { index, term: 1, fingerprint: 0, state: 0 } },
+        };
+        let leader = Obs {
+            at_ns: 900,
+            proc: Proc::Server(1),
+            event: Event::Server { event: ServerEvent::Raft(RaftEvent::BecameLeader { term: 2 }) },
+        };
+        let mut events = ServerEvents { obs: vec![applied(100, 1), applied(500, 2), applied(501, 3), leader], error_ns: 0 };
+        events.drop_applied_after(500);
+        let kept: Vec<u64> = events.obs.iter().map(|o| o.at_ns).collect();
+        assert_eq!(kept, vec![100, 500, 900], "entry 3 went, the later leader event stayed");
     }
 
     #[test]

@@ -18,14 +18,19 @@
 //!   abandoned leases ended (the members' lock and lease events), registry
 //!   keys gone (the events, and the keys each member holds). Against etcd
 //!   it is not: the grants and revocations are etcd's own events.
-//! - `durability` needs each member's final log, the term at every index:
-//!   neither target reports it (`Status` gives only the last index and
-//!   term), so it is not judged on either.
+//! - `durability` and log-matching's end-of-run half read each member's
+//!   final log, the term at every index: leasesim-node members report it
+//!   (`GET /log`), so both are judged against them; etcd's `Status` gives
+//!   only the last index and term, so durability is not judged against it
+//!   (nor log-matching, which needs its events too). A running member whose
+//!   log could not be read leaves durability unjudged, with why.
 //!
 //! `release-by-owner` compares the lock table's releaser with its holder
-//! by client id, which leasesim-node's API layer does not keep (it sends
-//! each request under a pooled session id, and checks the holder's token
-//! instead): not judged on either, rather than flagging every release.
+//! by client id. leasesim-node members run under `--unsafe-test-client-ids`
+//! and the runner's lock clients name their scenario id on every Lock and
+//! Unlock call, so the table's events name the client: judged against
+//! leasesim-node; against etcd it needs the lock table's events, which
+//! etcd does not report.
 
 use std::collections::BTreeMap;
 
@@ -40,8 +45,9 @@ use crate::history::Committed;
 use crate::Target;
 
 /// Invariants whose inputs only the servers' own events give (Raft's
-/// leaders, applied entries and votes; the lease and lock tables).
-const NEEDS_SERVER_EVENTS: [&str; 11] = [
+/// leaders, applied entries and votes; the lease and lock tables; the
+/// lock clients' own ids in those tables, under `--unsafe-test-client-ids`).
+const NEEDS_SERVER_EVENTS: [&str; 12] = [
     "election-safety",
     "log-matching",
     "state-machine-safety",
@@ -53,10 +59,11 @@ const NEEDS_SERVER_EVENTS: [&str; 11] = [
     "holder-lease",
     "promote-extension",
     "applied-twice",
+    "release-by-owner",
 ];
 
 /// Invariants that read every member's final log (the term at every
-/// index), which no real target reports.
+/// index), which only leasesim-node members report (`GET /log`).
 const NEEDS_FINAL_LOG: [&str; 1] = ["durability"];
 
 /// Invariants that read the lock table's grants and the leases' ends
@@ -64,28 +71,14 @@ const NEEDS_FINAL_LOG: [&str; 1] = ["durability"];
 /// events (leasesim-node).
 const NEEDS_END_STATE_AND_EVENTS: [&str; 1] = ["liveness"];
 
-/// Invariants that read the lock client's identity in the lock table's
-/// events: leasesim-node's API layer sends a client's acquire and release
-/// under different pooled session ids (it checks the holder's token), so a
-/// real run would flag every release.
-const NEEDS_LOCK_CLIENT_IDS: [&str; 1] = ["release-by-owner"];
-
 /// Why `id` cannot be judged against `target`, or `None` if it can.
 pub fn not_judged_because(id: &str, target: Target) -> Option<String> {
-    if NEEDS_LOCK_CLIENT_IDS.contains(&id) {
-        return Some(match target {
-            Target::Node => "the lock client's own id in the lock table's events; leasesim-node's API sends each request \
-                             under a pooled session id and checks the holder's token instead"
+    if NEEDS_FINAL_LOG.contains(&id) && target == Target::Etcd {
+        return Some(
+            "every member's final log (the term at every index), which etcd members do not report (their Status gives \
+             only the last index and term)"
                 .to_string(),
-            Target::Etcd => "the servers' Raft and lock-table events, which etcd members do not report".to_string(),
-        });
-    }
-    if NEEDS_FINAL_LOG.contains(&id) {
-        return Some(format!(
-            "every member's final log (the term at every index), which {} members do not report (their Status gives \
-             only the last index and term)",
-            target.name()
-        ));
+        );
     }
     if NEEDS_END_STATE_AND_EVENTS.contains(&id) && target == Target::Etcd {
         return Some(
@@ -153,12 +146,14 @@ pub struct Judging<'a> {
     pub history: Option<Committed>,
     /// Every member's state as the run ended (`final_state.rs`).
     pub finals: BTreeMap<u64, FinalServer>,
+    /// Running members whose final log could not be read, with why.
+    pub log_gaps: Vec<String>,
 }
 
 /// What the judge's `servers` holds for a real run: each member's end
-/// state as it answered (`finals`), and the committed history as the member
-/// asked gave it (all `watch-delivery` reads) under s1. No member's log is
-/// known: the invariants that read it are not judged (`NEEDS_FINAL_LOG`).
+/// state as it answered (`finals`, with its log against leasesim-node),
+/// and the committed history as the member asked gave it (all
+/// `watch-delivery` reads) under s1.
 fn final_servers(history: &Option<Committed>, finals: &BTreeMap<u64, FinalServer>) -> BTreeMap<u64, FinalServer> {
     let mut servers = finals.clone();
     if let Some(Ok(changes)) = history {
@@ -168,12 +163,16 @@ fn final_servers(history: &Option<Committed>, finals: &BTreeMap<u64, FinalServer
     servers
 }
 
-/// Why watch-delivery cannot be judged: its truth could not be read.
-fn history_missing(id: &str, history: &Option<Committed>) -> Option<String> {
-    match history {
-        Some(Err(why)) if id == "watch-delivery" => Some(why.clone()),
-        _ => None,
+/// Why watch-delivery or durability cannot be judged: its truth could
+/// not be read (the committed history; a running member's log, without
+/// which every entry would look lost).
+fn truth_missing(id: &str, j: &Judging<'_>) -> Option<String> {
+    match &j.history {
+        Some(Err(why)) if id == "watch-delivery" => return Some(why.clone()),
+        _ => {}
     }
+    (NEEDS_FINAL_LOG.contains(&id) && !j.log_gaps.is_empty())
+        .then(|| format!("every running member's final log, and these could not be read: {}", j.log_gaps.join("; ")))
 }
 
 /// What `task-lost` needs of the task workload, as the simulator gives it
@@ -211,7 +210,7 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
     let mut violations = Vec::new();
     let mut not_judged = Vec::new();
     for (id, check) in CHECKERS.iter().chain(FULL_LOG_CHECKERS) {
-        match not_judged_because(id, j.target).or_else(|| history_missing(id, &j.history)) {
+        match not_judged_because(id, j.target).or_else(|| truth_missing(id, j)) {
             Some(needs) => not_judged.push(NotJudged { invariant: id, needs }),
             None => violations.extend(check(&run)),
         }
@@ -262,18 +261,17 @@ mod tests {
             assert_eq!(not_judged_because(id, Target::Node), None, "{id} is judged from the members' event logs");
             assert!(not_judged_because(id, Target::Etcd).is_some_and(|why| why.contains("etcd")), "{id}");
         }
-        for id in NEEDS_FINAL_LOG.iter().chain(&NEEDS_LOCK_CLIENT_IDS) {
-            assert!(not_judged_because(id, Target::Node).is_some() && not_judged_because(id, Target::Etcd).is_some());
-        }
-        for id in NEEDS_END_STATE_AND_EVENTS {
+        for id in NEEDS_FINAL_LOG.iter().chain(&NEEDS_END_STATE_AND_EVENTS) {
             assert_eq!(not_judged_because(id, Target::Node), None, "{id} is judged on leasesim-node");
             assert!(not_judged_because(id, Target::Etcd).is_some_and(|why| why.contains("etcd")), "{id}");
         }
-        let per_target = NEEDS_SERVER_EVENTS.len() + NEEDS_END_STATE_AND_EVENTS.len();
+        // Against leasesim-node every invariant is judged.
+        assert_eq!(on(Target::Node), CHECKERS.len() + FULL_LOG_CHECKERS.len());
+        let per_target = NEEDS_SERVER_EVENTS.len() + NEEDS_FINAL_LOG.len() + NEEDS_END_STATE_AND_EVENTS.len();
         assert_eq!(on(Target::Node) - on(Target::Etcd), per_target);
         // Every listed id is an invariant the judge has (a renamed checker
         // would otherwise be judged silently on etcd).
-        let listed = NEEDS_SERVER_EVENTS.iter().chain(&NEEDS_FINAL_LOG).chain(&NEEDS_END_STATE_AND_EVENTS).chain(&NEEDS_LOCK_CLIENT_IDS);
+        let listed = NEEDS_SERVER_EVENTS.iter().chain(&NEEDS_FINAL_LOG).chain(&NEEDS_END_STATE_AND_EVENTS);
         for id in listed {
             assert!(CHECKERS.iter().chain(FULL_LOG_CHECKERS).any(|(c, _)| c == id), "{id} is no checker");
         }
@@ -312,7 +310,7 @@ think = ["0ms", "100ms"]
 
     fn liveness(log: Vec<Obs>, target: Target, finals: BTreeMap<u64, FinalServer>) -> (bool, bool) {
         let s = lock_scenario();
-        let j = Judging { scenario: &s, target, clocks: BTreeMap::new(), history: None, finals };
+        let j = Judging { scenario: &s, target, clocks: BTreeMap::new(), history: None, finals, log_gaps: Vec::new() };
         let (violations, not_judged) = judge(&ObsLog::from(log), &j);
         (violations.iter().any(|v| v.invariant == "liveness"), not_judged.iter().any(|n| n.invariant == "liveness"))
     }
@@ -339,6 +337,37 @@ think = ["0ms", "100ms"]
         let mut finals = healthy_end();
         finals.insert(2, crate::final_state::final_server(false, None, Vec::new()));
         assert_eq!(liveness(acquire_log(true), Target::Node, finals), (true, false));
+    }
+
+    /// s2 applied entries 1 and 2 of term 1; every member's final log as
+    /// `terms` give it (as `final_state::with_log` fills it from `GET /log`).
+    fn durability(terms: &[(u64, u64)], target: Target, log_gaps: Vec<String>) -> (bool, bool) {
+        let s = lock_scenario();
+        let applied = |index| {
+            let event = ServerEvent::Applied { index, term: 1, fingerprint: index, state: 0 };
+            Obs { at_ns: index * S, proc: Proc::Server(2), event: Event::Server { event } }
+        };
+        let view = leasesim_node::log_view::LogView {
+            snapshot_index: 0,
+            last_index: terms.len() as u64,
+            commit_index: terms.len() as u64,
+            runs: leasesim_node::log_view::runs(terms.iter().copied()),
+        };
+        let mut finals = healthy_end();
+        finals.values_mut().for_each(|server| crate::final_state::with_log(server, &view));
+        let j = Judging { scenario: &s, target, clocks: BTreeMap::new(), history: None, finals, log_gaps };
+        let (violations, not_judged) = judge(&ObsLog::from(vec![applied(1), applied(2)]), &j);
+        (violations.iter().any(|v| v.invariant == "durability"), not_judged.iter().any(|n| n.invariant == "durability"))
+    }
+
+    #[test]
+    fn durability_is_judged_on_the_members_final_logs_unless_one_is_missing() {
+        assert_eq!(durability(&[(1, 1), (2, 1), (3, 2)], Target::Node, Vec::new()), (false, false));
+        // Planted: entry 2 of term 1 was applied, and the logs hold term 2 there.
+        assert_eq!(durability(&[(1, 1), (2, 2)], Target::Node, Vec::new()), (true, false));
+        // A running member's log could not be read: not judged, with why.
+        assert_eq!(durability(&[(1, 1), (2, 2)], Target::Node, vec!["s3: no answer".into()]), (false, true));
+        assert_eq!(durability(&[(1, 1), (2, 2)], Target::Etcd, Vec::new()), (false, true));
     }
 
     #[test]

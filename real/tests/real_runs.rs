@@ -22,11 +22,11 @@ fn a_short_scenario_with_crash_pause_and_partition_passes_on_leasesim_node() {
     assert_eq!(faults.len(), 3, "crash, pause and partition were all played: {faults:?}");
     assert!(faults[0].contains("crash leader=s") && faults[2].contains("partition s1 s2 s3"), "{faults:?}");
     assert!(v["observations"].as_u64().unwrap() > 100, "the clients saw something: {v}");
-    // The members' own event logs feed the server-side invariants, and
-    // their end state (asked after the run) liveness: only durability,
-    // which needs their final logs, and release-by-owner, which needs lock
-    // client ids the node's API does not keep, are left unjudged.
-    assert_eq!(not_judged(&v), vec!["durability", "release-by-owner"], "{v}");
+    // The members' own event logs feed the server-side invariants, their
+    // end state (asked after the run) liveness, their final logs
+    // durability and log matching, and the lock clients' own ids
+    // release-by-owner: nothing is left unjudged.
+    assert!(not_judged(&v).is_empty(), "{v}");
 }
 
 #[test]

@@ -70,7 +70,7 @@ async fn work(ctx: &Shared, client: u64, spec: &LockWorkload, state: &State, mut
         seq += 1;
         ctx.seen.record(client, Event::AcquireSent { key: key.clone(), lease: lease as u64, seq });
         let request = LockRequest { name: key.clone().into_bytes(), lease };
-        let Ok(Ok(held)) = tokio::time::timeout(wait, locks.lock(request)).await else {
+        let Ok(Ok(held)) = tokio::time::timeout(wait, locks.lock(ctx.lock_call(client, request))).await else {
             attempt += 1;
             locks = LockClient::new(ctx.channel(attempt).await);
             continue;
@@ -83,7 +83,7 @@ async fn work(ctx: &Shared, client: u64, spec: &LockWorkload, state: &State, mut
             write(ctx, client, &key, token).await;
             end_belief(ctx, client, &key, state);
         }
-        if ctx.ask(locks.unlock(UnlockRequest { key: held.key })).await.is_none() {
+        if ctx.ask(locks.unlock(ctx.lock_call(client, UnlockRequest { key: held.key }))).await.is_none() {
             attempt += 1;
             locks = LockClient::new(ctx.channel(attempt).await);
         }

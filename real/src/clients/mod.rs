@@ -33,6 +33,7 @@ pub mod wire;
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -58,6 +59,10 @@ pub struct Ctx {
     pub aims: aimed::ClientAims,
     /// Client `c`'s own clock at `c - 1` (`clock.rs`).
     pub clocks: Vec<Arc<clock::ClientClock>>,
+    /// Against leasesim-node (`--unsafe-test-client-ids`): the last
+    /// sequence number of client `c`'s lock calls at `c - 1`, which outlives
+    /// its incarnations so that none is reused. `None` against etcd.
+    pub lock_seqs: Option<Vec<AtomicU64>>,
 }
 
 /// Loopback answers in well under a millisecond, but a member elected a
@@ -96,6 +101,21 @@ impl Ctx {
     /// Client `client`'s own clock: what its timers and beliefs read.
     pub fn clock(&self, client: u64) -> &Arc<clock::ClientClock> {
         &self.clocks[client as usize - 1]
+    }
+
+    /// A Lock or Unlock call of client `client`: against leasesim-node it
+    /// names the client's own id and a new sequence number
+    /// (`faults/client_ids.rs`), so the lock table records the acquire and
+    /// the release under the scenario's client id.
+    pub fn lock_call<T>(&self, client: u64, message: T) -> tonic::Request<T> {
+        use leasesim_node::faults::client_ids;
+        let mut request = tonic::Request::new(message);
+        if let Some(seqs) = &self.lock_seqs {
+            let seq = seqs[client as usize - 1].fetch_add(1, Ordering::Relaxed) + 1;
+            let value = client_ids::value(client, seq).parse().expect("digits and a slash are ASCII");
+            request.metadata_mut().insert(client_ids::HEADER, value);
+        }
+        request
     }
 
     pub fn holder(&self, key: &str) -> Option<u64> {
