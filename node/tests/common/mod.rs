@@ -81,18 +81,6 @@ pub fn free_port() -> u16 {
     }
 }
 
-/// Held by the tests whose verdict rests on a time margin on a loaded
-/// machine (clock_skew's lease lifetimes, planted's 10 s election window)
-/// and by the heaviest CPU load (local_load's nemesis run), so that none of
-/// them runs beside another. Before all suites shared one binary, each ran
-/// only beside its own file's tests; this keeps them from meeting the
-/// others they now could. Poisoning is ignored: a failed test has already
-/// reported, and the next one should still run.
-pub fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
-    static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    TIMING.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// The first port the kernel hands out for `:0` binds.
 fn ephemeral_range_start() -> u32 {
     std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")

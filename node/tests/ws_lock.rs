@@ -3,7 +3,7 @@
 //! to the leader, garbage answered with errors) and the data store taking
 //! fenced writes and refusing stale tokens.
 
-use crate::common;
+mod common;
 
 use std::time::Duration;
 

@@ -21,7 +21,6 @@ fn alive(pid: u32) -> bool {
 
 #[test]
 fn local_cluster_survives_a_kill_leader_nemesis_and_stops_cleanly() {
-    let _timing = crate::common::timing_lock();
     let dir = tempfile::tempdir().unwrap();
     let mut local = Command::new(BIN)
         .args(["local", "--servers", "3", "--dir"])

@@ -5,7 +5,7 @@
 //! check (`--experimental-corrupt-check-time`) catches a planted replica
 //! divergence, raises CORRUPT and refuses writes while serving reads.
 
-use crate::common;
+mod common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
