@@ -4,9 +4,10 @@
 //! because its vote replies are held back past the next election — the same
 //! seed without the aimed fault, or without the bug, is clean — and
 //! `scenarios/chaos-aimed-messages.toml` is clean while its faults fire.
-//! A seed of the nightly range that once ended in `engine-panic` runs to
-//! its verdict: vote-reply-across-terms 9 (a leader told of entries past
-//! its log's end).
+//! Two seeds of the nightly range that once ended in `engine-panic` run to
+//! their verdict: vote-reply-across-terms 9 (a leader told of entries past
+//! its log's end) and chaos-nemesis 478 (a slow link reordering the
+//! leader's appends into a bounded storm that the runaway guard misjudged).
 
 use std::path::{Path, PathBuf};
 
@@ -69,4 +70,14 @@ fn a_leader_told_of_entries_past_its_log_end_runs_on_to_the_bugs_violation() {
     // a snapshot".
     let outcome = run(&load("vote-reply-across-terms.toml"), 9);
     assert_eq!((outcome.fired(), outcome.expected), (vec!["election-safety"], true), "{:?}", outcome.violations);
+}
+
+#[test]
+fn a_bounded_storm_of_reordered_appends_is_not_a_runaway() {
+    // 855,217 steps, about 130,000 a simulated second from 20.7 s to 23.7 s;
+    // the old guard (100,000 + 20,000 a whole second since the start)
+    // stopped it at 23.486 s, past 560,000.
+    let outcome = run(&load("chaos-nemesis.toml"), 478);
+    assert!(outcome.fired().is_empty() && outcome.expected, "{:?}", outcome.violations);
+    assert!(outcome.events > 100_000 + 20_000 * 23, "{} steps: the storm is gone, so this seed tests nothing", outcome.events);
 }

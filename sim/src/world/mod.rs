@@ -9,6 +9,7 @@
 pub mod disk;
 pub mod network;
 pub mod points;
+pub mod runaway;
 pub mod wire;
 pub mod wire_kind;
 
@@ -79,6 +80,8 @@ pub struct Recorder {
     pending: ByteHasher,
     /// Actor steps taken (messages handled + timers fired).
     pub steps: u64,
+    /// The same steps per simulated second, for the runaway guard.
+    step_rate: runaway::StepRate,
     pub messages_sent: u64,
     /// Full trace to stderr (replay) — off in sweeps.
     pub echo: bool,
@@ -141,11 +144,6 @@ impl Recorder {
         }
     }
 }
-
-/// Steps a run may take per simulated second before it counts as runaway,
-/// and before the first second. The baseline takes about 800 a second, the chaos scenarios up to 2,500.
-const RUNAWAY_STEPS_PER_SIM_SECOND: u64 = 20_000;
-const RUNAWAY_STEPS_FLOOR: u64 = 100_000;
 
 pub struct World {
     start: madsim::time::Instant,
@@ -350,17 +348,11 @@ impl World {
         let mut recorder = self.recorder.lock().expect("single-threaded simulation");
         recorder.steps += 1;
         recorder.messages_sent += messages_sent as u64;
-        // A broken engine can make work without end (a planted bug once sent
-        // appends in a storm that grew with its log): stop such a run as an
+        // A broken engine can make work without end: stop such a run as an
         // engine failure, named, instead of letting it stall a sweep.
-        let allowed = RUNAWAY_STEPS_FLOOR + now_ns / 1_000_000_000 * RUNAWAY_STEPS_PER_SIM_SECOND;
-        assert!(
-            recorder.steps <= allowed,
-            "runaway: {} steps by {} of simulated time (healthy runs take about 1,000 a simulated second; the cap is {} a second)",
-            recorder.steps,
-            leasesim_core::fmt_secs(now_ns),
-            RUNAWAY_STEPS_PER_SIM_SECOND
-        );
+        if let Err(runaway) = recorder.step_rate.count(now_ns) {
+            panic!("{runaway}");
+        }
     }
 
     pub fn take_recorder(&self) -> Recorder {
