@@ -211,8 +211,14 @@ fn leases_of_crashed_clients_revoked(run: &RunRecord<'_>, _down: &BTreeMap<u64, 
 fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violations: &mut Vec<Violation>) {
     // client → revision of each registration → the lease it named. The key
     // is attached, at a log index, to the lease of the latest registration
-    // applied before it (a client hears of its registration only after it
-    // applied, so the whole run's registrations are read first).
+    // applied up to it (a client hears of its registration only after it
+    // applied, so the whole run's registrations are read first). Up to and
+    // including: a revocation the log carries is an entry of its own, so no
+    // registration shares its index; the planted bug's local expiry carries
+    // the last index applied before it, and a registration applied there
+    // has already moved the key (a restarted follower replays the log, sits
+    // at that put and ends the old lease a TTL later: leasesim-real seed 0
+    // of real/tests/data/registry-leader-crash.toml).
     let mut registrations: BTreeMap<u64, BTreeMap<u64, u64>> = BTreeMap::new();
     for o in run.obs {
         if let (Proc::Client(c), Event::Registered { lease, revision, .. }) = (&o.proc, &o.event) {
@@ -232,7 +238,7 @@ fn registry_keys_removed(run: &RunRecord<'_>, down: &BTreeMap<u64, u64>, violati
         }
     }
     let attached_at =
-        |client: u64, index: u64| -> Option<u64> { registrations.get(&client)?.range(..index).next_back().map(|(_, lease)| *lease) };
+        |client: u64, index: u64| -> Option<u64> { registrations.get(&client)?.range(..=index).next_back().map(|(_, lease)| *lease) };
     // Whether `client` may have moved its key off `lease` by a put sent
     // before `at_ns` whose index is unknown.
     let maybe_moved = |client: u64, lease: u64, at_ns: u64| {
@@ -403,6 +409,20 @@ mod tests {
         );
         run.push(10 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 8, revision: 35 });
         assert!(run.fired().is_empty());
+        // A follower's local end of 7 (the planted bug) names the last index
+        // it applied: the put under lease 8 itself, which moved the key.
+        let mut run = Fixture::new();
+        run.registry_ttl_ns.insert(2, 2 * S);
+        run.push(5 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 7, revision: 20 });
+        run.push(6 * S, Proc::Client(2), Event::Registered { key: "/services/c2".into(), lease: 8, revision: 35 });
+        let local_end = |index| ServerEvent::Service {
+            index,
+            event: ServiceEvent::LeaseRevoked { lease: 7, cause: RevokeCause::Expire, deleted_keys: vec![] },
+        };
+        run.server(9 * S, 1, local_end(35));
+        assert!(run.fired().is_empty(), "the key had moved to lease 8 at index 35");
+        run.server(9 * S, 2, local_end(34));
+        assert_eq!(run.fired(), vec!["liveness"], "at index 34 the key was still lease 7's");
         // Sent again under lease 8 and crashed before the answer (chaos-nemesis
         // seed 285 under writer-clock): the put may have applied before 7
         // ended, so 7 owes nothing; a put sent only after 7 ended does not
