@@ -153,7 +153,8 @@ mod tests {
 
     /// The fixture leader (term 1, its Noop at index 1) with the Noop
     /// committed by node 2, then one heartbeat round started at `HB_NS`
-    /// (round 1): acknowledged by node 2 when `acked`.
+    /// (round 1) and an answer from node 2: to the round when `acked`,
+    /// otherwise to a message sent before it (read_ctx 0).
     const HB_NS: u64 = ELECTED_AT_NS + 50_000_000;
     fn leader_after_heartbeat(acked: bool) -> Node {
         let mut node = leader_with(lease_config(), Vec::new());
@@ -161,9 +162,7 @@ mod tests {
         assert_eq!(node.commit_index(), 1);
         node.tick(HB_NS);
         assert!(node.take_ready().messages.iter().all(|(_, m)| matches!(m, Message::AppendEntries { read_ctx: 1, .. })));
-        if acked {
-            node.step(HB_NS + 2_000_000, 2, ack(1, 1, 1));
-        }
+        node.step(HB_NS + 2_000_000, 2, ack(1, 1, u64::from(acked)));
         node.take_ready();
         node
     }
