@@ -162,6 +162,11 @@ pub struct ClusterSpec {
     /// remaining TTL, so that a new leader carries it over instead of
     /// restarting the full TTL (etcd's lease checkpoints). `None`: never.
     pub checkpoint_interval_ns: Option<u64>,
+    /// Leader leases for reads (Raft thesis §6.4.1): the leader answers a
+    /// read from its lease, which assumes every clock's rate error is
+    /// within `drift_bound`, instead of confirming its leadership by a
+    /// read-index round. Off unless a file says.
+    pub lease_reads: bool,
 }
 
 impl ClusterSpec {

@@ -22,7 +22,7 @@ use super::{chaos, expect, fault, suggest, workload};
 
 const TOP_KEYS: [&str; 13] =
     ["name", "description", "duration", "settle", "seeds", "bugs", "cluster", "network", "clocks", "workload", "fault", "chaos", "expect"];
-const CLUSTER_KEYS: [&str; 12] = [
+const CLUSTER_KEYS: [&str; 13] = [
     "servers",
     "election_timeout",
     "heartbeat",
@@ -35,6 +35,7 @@ const CLUSTER_KEYS: [&str; 12] = [
     "keepalive_read_index",
     "client_timeout",
     "checkpoint_interval",
+    "lease_reads",
 ];
 const NETWORK_KEYS: [&str; 3] = ["latency", "loss", "duplicate"];
 const CLOCK_KEYS: [&str; 2] = ["drift", "offset"];
@@ -297,6 +298,8 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<ClusterSpec>, Scena
     // Absent: no checkpoints (etcd's default before 3.6), so every file
     // written before this key runs as it did.
     let checkpoint_interval_ns = t.get("checkpoint_interval", d, |v, d| v.positive_duration(d).map(Some)).or(None);
+    // Absent: reads go through the read index, as before this key.
+    let lease_reads = t.get("lease_reads", d, |v, d| v.boolean(d)).or(false);
     t.finish(d, &CLUSTER_KEYS);
     let facts =
         ScenarioFacts { servers, spares, election_timeout_max_ns: election_timeout_ns.map(|(_, max)| max), ..ScenarioFacts::default() };
@@ -314,6 +317,7 @@ fn cluster(mut t: TableReader<'_>, d: &mut Diags) -> (Option<ClusterSpec>, Scena
             keepalive_read_index: keepalive_read_index?,
             client_timeout_ns: client_timeout_ns?,
             checkpoint_interval_ns: checkpoint_interval_ns?,
+            lease_reads: lease_reads?,
         })
     })();
     (cluster, facts)

@@ -45,6 +45,9 @@ pub fn to_toml(s: &Scenario) -> String {
     if let Some(every) = c.checkpoint_interval_ns {
         let _ = writeln!(out, "checkpoint_interval = {}", dur(every));
     }
+    if c.lease_reads {
+        let _ = writeln!(out, "lease_reads = true");
+    }
     let n = &s.network;
     let _ = writeln!(out, "\n[network]");
     let _ = writeln!(out, "latency = {}", range(n.latency_ns));

@@ -91,7 +91,8 @@ fn defaults_are_the_documented_ones() {
             snapshot_every: 1000,
             keepalive_read_index: true,
             client_timeout_ns: 500 * MS,
-            checkpoint_interval_ns: None
+            checkpoint_interval_ns: None,
+            lease_reads: false
         }
     );
     assert_eq!(s.network, Network { latency_ns: (MS, 10 * MS), loss: 0.0, duplicate: 0.0 });
@@ -513,6 +514,8 @@ fn cluster(servers: u64, spares: u64) -> impl Strategy<Value = ClusterSpec> {
             keepalive_read_index,
             client_timeout_ns: 250 * MS,
             checkpoint_interval_ns: if wall { None } else { Some(200 * MS) },
+            // Both values round-trip, without a new draw.
+            lease_reads: !wall,
         },
     )
 }

@@ -64,7 +64,7 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
             self.become_follower(self.term, None);
             return;
         }
-        self.broadcast_heartbeat();
+        self.leader_heartbeat();
     }
 
     fn quorum_recently_active(&self) -> bool {

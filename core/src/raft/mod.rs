@@ -9,11 +9,12 @@
 //!
 //! One concept per file: `node` (state, API, term rules), `election`,
 //! `replication`, `progress`, `log`, `membership`, `snapshot`, `read_index`,
-//! `transfer` (leadership transfer) and `invariants`; `types` holds the boundary types shared with the server
+//! `lease_read` (leader leases for reads), `transfer` (leadership transfer) and `invariants`; `types` holds the boundary types shared with the server
 //! layer, and `persist` what a `PersistOp` does to a disk (every host's).
 
 mod election;
 mod invariants;
+mod lease_read;
 mod log;
 mod membership;
 mod node;

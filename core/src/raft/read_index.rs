@@ -10,10 +10,13 @@
 //!    index.
 //!
 //! Reads still pending when leadership is lost fail, for the client to retry.
+//! In lease mode (lease_read.rs, thesis §6.4.1) a read that arrives while the
+//! leader's lease holds skips steps 3 and 4's wait for a round.
 
 use std::collections::VecDeque;
 use std::fmt::Debug;
 
+use super::lease_read::{lease_length_ns, LeaseState};
 use super::node::RaftNode;
 use super::types::*;
 use crate::types::LogIndex;
@@ -35,6 +38,8 @@ pub(crate) struct ReadState {
     pub(super) round: u64,
     /// In request order, which is also round order.
     pub(super) pending: VecDeque<PendingRead>,
+    /// Lease mode only (lease_read.rs).
+    pub(super) lease: LeaseState,
 }
 
 impl ReadState {
@@ -52,28 +57,28 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         if self.role != Role::Leader {
             return Err(ProposeError::NotLeader { leader_hint: self.leader_id });
         }
-        self.reads.round += 1;
+        if let Some(index) = self.lease_read_index() {
+            self.ready.reads.push(ReadReady { ctx, index });
+            return Ok(());
+        }
+        let round = self.start_read_round();
         let index = self.has_committed_in_term().then_some(self.log.commit_index);
-        self.reads.pending.push_back(PendingRead { ctx, round: self.reads.round, index });
+        self.reads.pending.push_back(PendingRead { ctx, round, index });
         self.broadcast_heartbeat();
         self.advance_reads();
         Ok(())
     }
 
     /// Releases every pending read whose round a majority of voters has
-    /// answered (the leader answers its own rounds at once).
+    /// answered (the leader answers its own rounds at once), and in lease
+    /// mode dates the lease from the latest such round.
     pub(super) fn advance_reads(&mut self) {
-        if self.role != Role::Leader || self.reads.pending.is_empty() {
+        let lease_mode = lease_length_ns(&self.config).is_some();
+        if self.role != Role::Leader || (self.reads.pending.is_empty() && !lease_mode) {
             return;
         }
-        let mut acked: Vec<u64> = self
-            .voters
-            .iter()
-            .map(|v| if *v == self.id() { self.reads.round } else { self.progress.get(v).map_or(0, |p| p.read_round_acked) })
-            .collect();
-        acked.sort_unstable_by(|a, b| b.cmp(a));
-        let confirmed_round = acked.get(self.quorum() - 1).copied().unwrap_or(0);
-        assert!(confirmed_round <= self.reads.round, "a round confirmed before it was started");
+        let confirmed_round = self.confirmed_round();
+        self.extend_lease(confirmed_round);
         while let Some(read) = self.reads.pending.front() {
             match read.index {
                 Some(index) if read.round <= confirmed_round => {
@@ -86,6 +91,19 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
                 _ => break,
             }
         }
+    }
+
+    /// The latest round a majority of voters has answered.
+    fn confirmed_round(&self) -> u64 {
+        let mut acked: Vec<u64> = self
+            .voters
+            .iter()
+            .map(|v| if *v == self.id() { self.reads.round } else { self.progress.get(v).map_or(0, |p| p.read_round_acked) })
+            .collect();
+        acked.sort_unstable_by(|a, b| b.cmp(a));
+        let confirmed_round = acked.get(self.quorum() - 1).copied().unwrap_or(0);
+        assert!(confirmed_round <= self.reads.round, "a round confirmed before it was started");
+        confirmed_round
     }
 
     /// Leadership lost (or never held): every pending read fails.

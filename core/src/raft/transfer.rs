@@ -59,6 +59,8 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         }
         let deadline_ns = self.now_ns + self.config.election_timeout_max_ns;
         self.transfer = Some(Transfer { target, deadline_ns, sent: false });
+        // Its target's election passes the vote lease a read lease needs.
+        self.void_lease();
         if !self.transfer_if_caught_up() {
             // Bring it up to date; its acknowledgement sends `TimeoutNow`.
             self.send_append(target);

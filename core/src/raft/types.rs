@@ -267,6 +267,12 @@ pub struct RaftConfig {
     pub max_in_flight_appends: usize,
     pub pre_vote: bool,
     pub check_quorum: bool,
+    /// Leader leases for reads (thesis §6.4.1, lease_read.rs): the bound on
+    /// every clock's rate error the lease assumes, in parts per million
+    /// (below 1 000 000). `None` (the default): every read goes through
+    /// the read index. Needs `check_quorum`, whose vote lease it relies on;
+    /// without it the mode stays off.
+    pub lease_read_drift_ppm: Option<u64>,
     /// Planted bugs (all off by default). Only the Raft ones matter here:
     /// `vote_without_log_check`, `commit_old_term_by_counting`,
     /// `reply_before_persist`, `no_truncate_conflict`,
@@ -277,7 +283,7 @@ pub struct RaftConfig {
 impl RaftConfig {
     /// Settings with the usual defaults: election timeout 150..300 ms,
     /// heartbeat 50 ms, 64 entries per append, 4 appends in flight per follower, pre-vote and check-quorum on,
-    /// no bugs. `voters` is the cluster's initial (genesis) configuration and
+    /// no lease reads, no bugs. `voters` is the cluster's initial (genesis) configuration and
     /// must be the same on every node, spares included (see the field doc).
     pub fn new(id: NodeId, voters: BTreeSet<NodeId>) -> Self {
         RaftConfig {
@@ -290,6 +296,7 @@ impl RaftConfig {
             max_in_flight_appends: 4,
             pre_vote: true,
             check_quorum: true,
+            lease_read_drift_ppm: None,
             bugs: crate::bugs::Bugs::default(),
         }
     }

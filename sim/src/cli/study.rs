@@ -16,7 +16,7 @@ pub struct StudyArgs {
     /// The study spec (TOML).
     pub spec: PathBuf,
     /// Folder for results.json, results.csv and the SVG figures.
-    #[arg(long, required_unless_present_any = ["scenario_of", "forecast", "forecast_stale_writes", "forecast_wall_step", "forecast_wall_step_v2", "forecast_leader_pause"])]
+    #[arg(long, required_unless_present_any = ["scenario_of", "forecast", "forecast_stale_writes", "forecast_wall_step", "forecast_wall_step_v2", "forecast_leader_pause", "forecast_lease_reads"])]
     pub out: Option<PathBuf>,
     /// Print, instead of running the study, the scenario that the run of
     /// cell CELL (its index in results.json) with seed SEED ran, as TOML:
@@ -49,6 +49,11 @@ pub struct StudyArgs {
     /// holder is paused for good, lease checkpoints on or off) as CSV.
     #[arg(long, conflicts_with_all = ["forecast", "forecast_stale_writes", "forecast_wall_step", "forecast_wall_step_v2"])]
     pub forecast_leader_pause: bool,
+    /// Print, instead of running the study, the leader-lease reads model's
+    /// forecast (frozen-v1-lease-read: a stale read from a leader lease
+    /// under a slow leader clock and a partition) as CSV.
+    #[arg(long, conflicts_with_all = ["forecast", "forecast_stale_writes", "forecast_wall_step", "forecast_wall_step_v2", "forecast_leader_pause"])]
+    pub forecast_lease_reads: bool,
     /// Seed range `A..B` per cell, instead of the spec's `seeds`.
     #[arg(long, value_parser = super::parse_seed_range)]
     pub seeds: Option<std::ops::Range<u64>>,
@@ -82,9 +87,13 @@ pub fn study_command(args: &StudyArgs) -> i32 {
         print!("{}", crate::study::leader_pause_forecast::forecast_csv(&spec, &base));
         return 0;
     }
+    if args.forecast_lease_reads {
+        print!("{}", crate::study::lease_read_forecast::forecast_csv(&spec, &base));
+        return 0;
+    }
     let Some(out) = &args.out else {
         eprintln!(
-            "--out DIR is required (except with --scenario-of, --forecast, --forecast-stale-writes, --forecast-wall-step[-v2] or --forecast-leader-pause)"
+            "--out DIR is required (except with --scenario-of, --forecast, --forecast-stale-writes, --forecast-wall-step[-v2], --forecast-leader-pause or --forecast-lease-reads)"
         );
         return 2;
     };

@@ -78,6 +78,8 @@ pub fn server_config(scenario: &Scenario, id: NodeId, bugs: Bugs) -> ServerConfi
         max_in_flight_appends: cluster.max_in_flight_appends as usize,
         pre_vote: true,
         check_quorum: true,
+        // The lease assumes the drift bound the judge holds the run to.
+        lease_read_drift_ppm: cluster.lease_reads.then(|| (cluster.drift_bound * 1e6).ceil() as u64),
         bugs,
     };
     let mut config = ServerConfig::new(raft, cluster.lease_expiry).with_bugs(bugs);

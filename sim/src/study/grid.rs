@@ -28,6 +28,14 @@ pub struct CellParams {
     pub server_slew: Option<f64>,
     pub leader_pause_ns: Option<u64>,
     pub checkpoint_ns: Option<u64>,
+    // The three below are absent from studies that do not vary them, so
+    // their results.json reads as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub election_timeout_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift_bound: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leader_clock_drift: Option<f64>,
 }
 
 pub fn strategy_name(s: ExpiryStrategy) -> &'static str {
@@ -76,6 +84,9 @@ pub fn cells(spec: &StudySpec) -> Vec<CellParams> {
     cells = expand(cells, &a.checkpoint_ns, |c, v| c.checkpoint_ns = Some(v));
     cells = expand(cells, &a.leader_pause_ns, |c, v| c.leader_pause_ns = Some(v));
     cells = expand(cells, &a.margin, |c, v| c.margin = Some(v));
+    cells = expand(cells, &a.election_timeout_ns, |c, v| c.election_timeout_ns = Some(v));
+    cells = expand(cells, &a.drift_bound, |c, v| c.drift_bound = Some(v));
+    cells = expand(cells, &a.leader_clock_drift, |c, v| c.leader_clock_drift = Some(v));
     cells
 }
 
@@ -154,8 +165,16 @@ pub fn apply_phased(base: &Scenario, spec: &StudySpec, cell: &CellParams, phase:
     if let Some(every) = cell.checkpoint_ns {
         s.cluster.checkpoint_interval_ns = (every > 0).then_some(every);
     }
+    if let Some(min) = cell.election_timeout_ns {
+        s.cluster.election_timeout_ns = (min, 2 * min);
+    }
     s.faults.sort_by_key(|f| f.at_ns);
-    raise_drift_bound(&mut s);
+    match cell.drift_bound {
+        // A study of the bound itself keeps it, so drifts past it are
+        // judged "assumption broken".
+        Some(bound) => s.cluster.drift_bound = bound,
+        None => raise_drift_bound(&mut s),
+    }
     s
 }
 
@@ -197,6 +216,11 @@ fn apply_clocks(s: &mut Scenario, spec: &StudySpec, cell: &CellParams, phase: &P
     }
     if let Some(jump_ns) = cell.leader_jump_ns.filter(|j| *j != 0) {
         let action = FaultAction::Clock { target: Selector::Leader, drift: None, jump_ns: Some(jump_ns) };
+        s.faults.push(ScheduledFault { at_ns: phase.jump_at_ns.min(s.duration_ns), action, for_ns: None, line: 0, when: None });
+    }
+    if let Some(drift) = cell.leader_clock_drift {
+        // Set even at 0: the leader's rate then replaces the servers' own.
+        let action = FaultAction::Clock { target: Selector::Leader, drift: Some(drift), jump_ns: None };
         s.faults.push(ScheduledFault { at_ns: phase.jump_at_ns.min(s.duration_ns), action, for_ns: None, line: 0, when: None });
     }
 }
@@ -278,7 +302,7 @@ pub fn label(cell: &CellParams) -> String {
         parts.push(v.to_string());
     }
     let ms = |ns: i128| format!("{}ms", ns / 1_000_000);
-    let fields: [(&str, Option<String>); 15] = [
+    let fields: [(&str, Option<String>); 18] = [
         ("fenced", cell.fenced.map(|v| v.to_string())),
         ("from", cell.belief_from.map(str::to_string)),
         ("ttl", cell.ttl_ns.map(|v| ms(v.into()))),
@@ -294,6 +318,9 @@ pub fn label(cell: &CellParams) -> String {
         ("margin", cell.margin.map(|v| v.to_string())),
         ("checkpoint", cell.checkpoint_ns.map(|v| if v == 0 { "off".to_string() } else { ms(v.into()) })),
         ("leader_pause", cell.leader_pause_ns.map(|v| ms(v.into()))),
+        ("election_timeout", cell.election_timeout_ns.map(|v| ms(v.into()))),
+        ("drift_bound", cell.drift_bound.map(|v| v.to_string())),
+        ("leader_clock_drift", cell.leader_clock_drift.map(|v| v.to_string())),
     ];
     for (name, value) in fields {
         if let Some(v) = value {

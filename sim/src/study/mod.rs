@@ -10,6 +10,7 @@ pub mod calibration;
 pub mod forecast;
 pub mod grid;
 pub mod leader_pause_forecast;
+pub mod lease_read_forecast;
 pub mod metrics;
 mod model_runner;
 pub mod output;

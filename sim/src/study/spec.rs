@@ -55,6 +55,14 @@ pub struct Axes {
     pub leader_pause_ns: Vec<u64>,
     /// The cluster's lease checkpoint interval (0: checkpoints off).
     pub checkpoint_ns: Vec<u64>,
+    /// The rate error the leader's clock takes at `jump_at` (a clock fault
+    /// on `leader`), in (-1, 1).
+    pub leader_clock_drift: Vec<f64>,
+    /// The cluster's assumed `drift_bound`, in [0, 1), kept as given (not
+    /// raised to the cell's drifts): the study breaks it on purpose.
+    pub drift_bound: Vec<f64>,
+    /// The election timeout's low end; the range is [this, 2 × this].
+    pub election_timeout_ns: Vec<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -134,7 +142,7 @@ const TOP_KEYS: [&str; 18] = [
     "slew_at",
     "slew_for",
 ];
-const AXIS_KEYS: [&str; 16] = [
+const AXIS_KEYS: [&str; 19] = [
     "lease_expiry",
     "leader_drift",
     "client_drift",
@@ -151,6 +159,9 @@ const AXIS_KEYS: [&str; 16] = [
     "server_slew",
     "leader_pause",
     "checkpoint",
+    "leader_clock_drift",
+    "drift_bound",
+    "election_timeout",
 ];
 
 /// Reads and validates a spec file.
@@ -462,15 +473,18 @@ fn read_axis(axes: &mut Axes, key: &str, values: &[Node]) -> Result<(), &'static
             axes.lease_expiry =
                 strings().map(|s| strategy(s?)).collect::<Option<_>>().ok_or("leader-monotonic, leader-stamped-wall or writer-clock")?;
         }
-        "leader_drift" | "client_drift" | "margin" | "s1_drift" | "server_slew" => {
-            let (lo, what) = if key == "margin" { (0.0, "a number in [0, 1)") } else { (-1.0, "a number in (-1, 1)") };
-            let within = |f: &f64| f.is_finite() && *f >= lo && *f < 1.0 && (key == "margin" || *f > lo);
+        "leader_drift" | "client_drift" | "margin" | "s1_drift" | "server_slew" | "leader_clock_drift" | "drift_bound" => {
+            let from_zero = key == "margin" || key == "drift_bound";
+            let (lo, what) = if from_zero { (0.0, "a number in [0, 1)") } else { (-1.0, "a number in (-1, 1)") };
+            let within = |f: &f64| f.is_finite() && *f >= lo && *f < 1.0 && (from_zero || *f > lo);
             let parsed: Vec<f64> = values.iter().map(|n| number(n).filter(within)).collect::<Option<_>>().ok_or(what)?;
             match key {
                 "leader_drift" => axes.leader_drift = parsed,
                 "client_drift" => axes.client_drift = parsed,
                 "s1_drift" => axes.s1_drift = parsed,
                 "server_slew" => axes.server_slew = parsed,
+                "leader_clock_drift" => axes.leader_clock_drift = parsed,
+                "drift_bound" => axes.drift_bound = parsed,
                 _ => axes.margin = parsed,
             }
         }
@@ -485,13 +499,14 @@ fn read_axis(axes: &mut Axes, key: &str, values: &[Node]) -> Result<(), &'static
                 axes.leader_jump_ns = parsed
             }
         }
-        "ttl" | "pause" | "keepalive" | "hold" | "leader_pause" | "checkpoint" => {
+        "ttl" | "pause" | "keepalive" | "hold" | "leader_pause" | "checkpoint" | "election_timeout" => {
             let what = "a duration string such as \"2s\" (a TTL or keep-alive above zero)";
             let parsed: Vec<u64> = strings().map(|s| parse_duration(s?).ok()).collect::<Option<_>>().ok_or(what)?;
             let positive = parsed.iter().all(|t| *t > 0);
             match key {
                 "ttl" if positive => axes.ttl_ns = parsed,
                 "keepalive" if positive => axes.keepalive_ns = parsed,
+                "election_timeout" if positive => axes.election_timeout_ns = parsed,
                 "pause" => axes.pause_ns = parsed,
                 "hold" => axes.hold_ns = parsed,
                 "leader_pause" => axes.leader_pause_ns = parsed,
