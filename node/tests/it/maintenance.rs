@@ -5,7 +5,7 @@
 //! check (`--experimental-corrupt-check-time`) catches a planted replica
 //! divergence, raises CORRUPT and refuses writes while serving reads.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -9,10 +9,56 @@
 //! member, restarted ones too.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::{own_host, OwnHost};
+
 const BIN: &str = env!("CARGO_BIN_EXE_leasesim-node");
+
+/// A running `leasesim-node local`, on a loopback address of its own (its
+/// members' ports are picked in its process, where this process's port
+/// counter cannot see them: the address keeps every other test's members
+/// off them). Dropped before [`Local::stop`] (a failed assertion), it is
+/// sent SIGTERM, which stops its members too, so no test leaves processes
+/// behind.
+struct Local {
+    child: Option<Child>,
+    _host: OwnHost,
+}
+
+impl Local {
+    fn start(servers: &str, dir: &Path) -> Local {
+        let host = own_host();
+        let child = Command::new(BIN)
+            .args(["local", "--servers", servers, "--host", &host.ip.to_string(), "--dir"])
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Local { child: Some(child), _host: host }
+    }
+
+    fn child(&mut self) -> &mut Child {
+        self.child.as_mut().expect("local is running")
+    }
+
+    /// SIGTERM, and waits for `local` to exit (it stops its members first).
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
 
 fn alive(pid: u32) -> bool {
     // A zombie (exited, not yet reaped) counts as gone.
@@ -21,17 +67,12 @@ fn alive(pid: u32) -> bool {
 
 #[test]
 fn local_cluster_survives_a_kill_leader_nemesis_and_stops_cleanly() {
+    let _timing = crate::common::timing_lock();
     let dir = tempfile::tempdir().unwrap();
-    let mut local = Command::new(BIN)
-        .args(["local", "--servers", "3", "--dir"])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut local = Local::start("3", dir.path());
     // The endpoints and the data store's URL, as `local` prints them.
     let (mut endpoints, mut store) = (None, None);
-    for line in BufReader::new(local.stdout.take().unwrap()).lines() {
+    for line in BufReader::new(local.child().stdout.take().unwrap()).lines() {
         let line = line.unwrap();
         if let Some((_, url)) = line.split_once("data store: POST ") {
             store = Some(url.trim().trim_end_matches("/write").to_string());
@@ -91,8 +132,7 @@ fn local_cluster_survives_a_kill_leader_nemesis_and_stops_cleanly() {
     let roster: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("members.json")).unwrap()).unwrap();
     let pids: Vec<u32> = roster.as_array().unwrap().iter().map(|m| m["pid"].as_u64().unwrap() as u32).collect();
     assert_eq!(pids.len(), 3);
-    Command::new("kill").args(["-TERM", &local.id().to_string()]).status().unwrap();
-    local.wait().unwrap();
+    local.stop();
     let started = Instant::now();
     while pids.iter().any(|p| alive(*p)) {
         assert!(started.elapsed() < Duration::from_secs(30), "members still running after local stopped: {pids:?}");
@@ -107,14 +147,8 @@ fn local_cluster_survives_a_kill_leader_nemesis_and_stops_cleanly() {
 #[test]
 fn local_keeps_its_cluster_when_nobody_reads_its_output() {
     let dir = tempfile::tempdir().unwrap();
-    let mut local = Command::new(BIN)
-        .args(["local", "--servers", "1", "--dir"])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    drop(local.stdout.take()); // closed before `local` prints a byte
+    let mut local = Local::start("1", dir.path());
+    drop(local.child().stdout.take()); // closed before `local` prints a byte
     let roster = dir.path().join("members.json");
     let started = Instant::now();
     while !roster.exists() {
@@ -123,10 +157,10 @@ fn local_keeps_its_cluster_when_nobody_reads_its_output() {
     }
     // The banner is written right after the roster; give it time to fail.
     std::thread::sleep(Duration::from_millis(500));
-    assert!(local.try_wait().unwrap().is_none(), "local exited when its stdout closed: {:?}", local.try_wait());
+    assert!(local.child().try_wait().unwrap().is_none(), "local exited when its stdout closed: {:?}", local.child().try_wait());
     let roster: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&roster).unwrap()).unwrap();
     let pid = roster[0]["pid"].as_u64().unwrap() as u32;
-    assert!(alive(pid), "the member is gone");
-    Command::new("kill").args(["-TERM", &local.id().to_string()]).status().unwrap();
-    local.wait().unwrap();
+    let log = || std::fs::read_to_string(dir.path().join("s1.log")).unwrap_or_default();
+    assert!(alive(pid), "the member is gone; its log:\n{}", log());
+    local.stop();
 }

@@ -10,7 +10,7 @@
 //! the safety rule that a lease outlives its holder's last keep-alive by at
 //! least its TTL. `LEASESIM_CONFORMANCE_RUNS` repeats the timing case.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -13,7 +13,7 @@
 //! The certificates are made here, at test time, with rcgen (nothing
 //! private is committed).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -3,7 +3,7 @@
 //! to the leader, garbage answered with errors) and the data store taking
 //! fenced writes and refusing stale tokens.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

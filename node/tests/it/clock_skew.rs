@@ -4,7 +4,7 @@
 //! without skew never does; bad control requests get a clear error, and
 //! the endpoint binds loopback addresses only.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -43,6 +43,7 @@ fn set_clock(port: u16, body: &str) -> (u16, String) {
 
 #[test]
 fn a_fast_leader_clock_ends_leases_early_and_an_exact_one_never_does() {
+    let _timing = common::timing_lock();
     let control: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let mut cluster = ProcessCluster::start_each(3, 50, 500, Kind::Leasesim, &[], |i, _| {
         vec!["--unsafe-test-control-url".into(), format!("http://127.0.0.1:{}", control[i])]

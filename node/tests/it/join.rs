@@ -4,7 +4,7 @@
 //! written before it came, and restarts from its directory; a server that
 //! is only ever redirected gives up after 5 redirects with a clear error.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::net::TcpListener;

@@ -9,7 +9,7 @@
 //! member being SIGKILLed and restarted, and a member that restarts from a
 //! snapshot.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

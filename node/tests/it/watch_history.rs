@@ -9,7 +9,7 @@
 //! changes it missed; and a watcher that stops reading while thousands of
 //! changes go by still gets every one, once, in order.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

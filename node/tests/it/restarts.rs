@@ -7,7 +7,7 @@
 //! at the end as at the start. A data directory of another member or
 //! another cluster is refused (exit 2) and left as it was.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};

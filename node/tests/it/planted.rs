@@ -14,7 +14,7 @@
 //! the judge says the lease ended early; without it, the same steps find
 //! the key and the judge finds nothing.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -33,6 +33,7 @@ const RENEW_EVERY: Duration = Duration::from_secs(2);
 /// Runs the registration, recorded as the load tool records it: whether
 /// the new leader had lost the key, and the judge's violations.
 fn renewed_then_leader_killed(extra_args: &[&str]) -> (bool, Vec<Violation>) {
+    let _timing = common::timing_lock();
     let mut cluster = ProcessCluster::start_with(3, extra_args);
     let leader = cluster.wait_for_leader();
     let seen = Recorder::default();

@@ -7,7 +7,7 @@
 //! the member applies meanwhile; once released, the snapshot lands, the log
 //! is cut to what follows it, and a restart finds every write.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -14,7 +14,7 @@
 //! install them; under CI they must be there. The two servers run at once;
 //! on each server the two suites run one after the other.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! `--experimental-watch-progress-notify-interval`). Both servers must
 //! print the same transcript once revisions are named by their role.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -5,7 +5,7 @@
 //! the other two elect a new leader, and lifting the cut heals the cluster,
 //! with writes acknowledged before, during and after.
 
-mod common;
+use crate::common;
 
 use std::cell::RefCell;
 use std::net::SocketAddr;

@@ -2,7 +2,7 @@
 //! runs on its lock listener, the members agree on the committed entries,
 //! and a restarted member reports the log it had on disk.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! time from the kill to the next acknowledged write (a figure, not an
 //! assertion: tests must not depend on the machine's speed).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

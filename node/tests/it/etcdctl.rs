@@ -1,7 +1,7 @@
 //! Real `etcdctl` against a real 3-member leasesim-node cluster: every
 //! command the issue lists, through any member (followers forward).
 
-mod common;
+use crate::common;
 
 use common::{have_etcdctl, ProcessCluster};
 

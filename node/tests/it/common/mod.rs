@@ -1,5 +1,5 @@
 //! A real 3-member cluster of `leasesim-node` processes on loopback
-//! ephemeral ports, for the integration tests: start, SIGKILL, restart,
+//! ports, for the integration tests: start, SIGKILL, restart,
 //! and run `etcdctl` against it. Waits poll with generous bounds; tests
 //! assert outcomes, never durations.
 
@@ -7,7 +7,7 @@
 
 pub mod acked;
 
-use std::net::TcpListener;
+use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -56,37 +56,66 @@ pub struct ProcessCluster {
     pub initial_cluster: String,
 }
 
-/// A free loopback port, never the same twice in one test process.
+/// A free port on 127.0.0.1, never the same twice in one test process:
+/// `leasesim-node local`'s own picker (see there for why it is below the
+/// kernel's ephemeral range; picking from that range itself lost the race
+/// once in CI, "Address already in use" for a member's lock URL).
 ///
-/// Chosen below the kernel's ephemeral range (`ip_local_port_range`,
-/// 32768–60999 by default): between this call and the member binding the
-/// port, anything else binding `:0` (a test's own listener, a member's
-/// outgoing connection) gets an ephemeral port, so it can never take one
-/// handed out here. Picking from the ephemeral range itself lost that race
-/// once in CI ("Address already in use" for a member's lock URL).
+/// Every low port this process binds on 127.0.0.1 comes from here, through
+/// one counter, so two tests side by side never get the same one; `local`
+/// picks in a process of its own, hence only ever on an address of its own
+/// ([`own_host`]).
 pub fn free_port() -> u16 {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let below = ephemeral_range_start().max(2048);
-    let span = below - 1024;
-    // Spread test processes apart, so that two test binaries run at once
-    // (by hand, or a second checkout) rarely walk the same ports.
-    let offset = std::process::id() % span * 97 % span;
+    leasesim_node::tools::local::free_port(Ipv4Addr::LOCALHOST).expect("a free loopback port")
+}
+
+/// A loopback address (127.0.0.0/8 is all loopback on Linux) held for one
+/// cluster whose ports another process picks: `leasesim-node local
+/// --host`. Its ports are then bound by that cluster alone, whatever runs
+/// beside it. Held while this value lives: a listener on [`CLAIM_PORT`] of
+/// the address, which another test process trying the same address fails
+/// to bind, and moves on.
+pub struct OwnHost {
+    pub ip: Ipv4Addr,
+    _claim: TcpListener,
+}
+
+/// The port that marks a loopback address as taken (the lowest a user may
+/// bind; `local`'s picker finds it bound and skips it).
+const CLAIM_PORT: u16 = 1024;
+
+/// An address of 127.1.0.0-127.254.255.255 no other [`OwnHost`] holds,
+/// this process's or another's: the walk starts at a place of this
+/// process's own (its pid), so test processes side by side rarely even try
+/// the same address.
+pub fn own_host() -> OwnHost {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let span = 254 * 65536;
+    let start = u64::from(std::process::id()) * 7919;
     loop {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        assert!(n < span, "no free loopback port below {below}");
-        let port = 1024 + (offset + n) % span;
-        if TcpListener::bind(("127.0.0.1", port as u16)).is_ok() {
-            return port as u16;
+        assert!(n < span, "no loopback address left to claim");
+        let v = (start + n) % span;
+        if matches!(v & 0xff, 0 | 255) {
+            continue;
+        }
+        let ip = Ipv4Addr::new(127, 1 + (v >> 16) as u8, (v >> 8) as u8, v as u8);
+        if let Ok(claim) = TcpListener::bind((ip, CLAIM_PORT)) {
+            return OwnHost { ip, _claim: claim };
         }
     }
 }
 
-/// The first port the kernel hands out for `:0` binds.
-fn ephemeral_range_start() -> u32 {
-    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|range| range.split_whitespace().next()?.parse().ok())
-        .unwrap_or(32768)
+/// Held by the tests whose verdict rests on a time margin on a loaded
+/// machine (clock_skew's lease lifetimes, planted's 10 s election window)
+/// and by the heaviest CPU load (local_load's nemesis run), so that none of
+/// them runs beside another. Before all suites shared one binary, each ran
+/// only beside its own file's tests; this keeps them from meeting the
+/// others they now could. Poisoning is ignored: a failed test has already
+/// reported, and the next one should still run.
+pub fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
+    static TIMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TIMING.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl ProcessCluster {

@@ -8,7 +8,7 @@
 //! writes work again. Member ids differ between the two (etcd's are
 //! random), so they are compared as `<id>`; ports likewise.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

@@ -5,7 +5,7 @@
 //! the same steps run against Debian's etcd 3.4 when it is installed (CI
 //! installs it): both must refuse the stale txn.
 
-mod common;
+use crate::common;
 
 use common::{Kind, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::compare::{CompareResult, CompareTarget, TargetUnion};

@@ -5,7 +5,7 @@
 //! side with real etcd: etcd's restore keeps leases, and its new leader
 //! renews them to their whole TTL).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

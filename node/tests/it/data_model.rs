@@ -5,7 +5,7 @@
 //! revision numbers, which differ between the two (leasesim's are log
 //! indices), are replaced by their role.
 
-mod common;
+use crate::common;
 
 use common::{have_etcd, have_etcdctl, Kind, ProcessCluster};
 

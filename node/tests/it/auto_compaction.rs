@@ -5,7 +5,7 @@
 //! test control endpoint so a one-minute period passes in about a second;
 //! bad flag values are refused at start with etcd's errors.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -9,7 +9,7 @@
 //! Mounting needs root (as in CI). Elsewhere the test says why and passes;
 //! under CI it must run. The quota path is tested in `disk_quota.rs`.
 
-mod common;
+use crate::common;
 
 use std::fs::{self, File};
 use std::io::Write;

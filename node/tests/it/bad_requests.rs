@@ -1,7 +1,7 @@
 //! Bad requests get etcd's errors, and never crash a member: unknown
 //! leases, TTLs out of range, oversized values, empty keys.
 
-mod common;
+use crate::common;
 
 use common::{have_etcdctl, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;

@@ -10,7 +10,7 @@
 //! and the test sees it, while without the mode (a SIGKILL keeps the page
 //! cache) the same bug goes unseen.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

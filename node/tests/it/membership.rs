@@ -3,7 +3,7 @@
 //! `--initial-cluster-state existing` catches up through the log, and
 //! `MemberRemove` takes it out again.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
