@@ -11,7 +11,7 @@
 //! Each run is a few seconds of real time and waits on nothing but its
 //! own end.
 
-mod common;
+use crate::common;
 use common::{data, invariants, json, not_judged, real};
 
 #[test]

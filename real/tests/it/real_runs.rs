@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{bundled, data, invariants, json, not_judged, real};
 
 #[test]

@@ -11,7 +11,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{data, invariants, json, not_judged, real};
 
 /// How many observations of each kind the run's trace holds.

@@ -9,7 +9,7 @@ use leasesim_judge::observe::{Event, Obs};
 use leasesim_judge::vocab::Proc;
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{data, real};
 
 /// The index a server's state machine reached by this observation, if it
