@@ -25,12 +25,16 @@ const ACKS_PER_ROUND: usize = 40;
 struct Outcome {
     acked: usize,
     lost: Vec<String>,
-    /// Members not running at the end (a planted bug may crash one).
-    crashed: Vec<usize>,
+    /// Members not running at the end (a planted bug may crash one), each
+    /// with the last lines of its log, so a failure says why it stopped.
+    crashed: Vec<(usize, String)>,
 }
 
 /// Runs the loop.
 fn crash_loop(extra_args: &[&str]) -> Outcome {
+    // Side by side with the other suites (and each other) two of these
+    // loops once stalled past wait_for_acks' 90 s bound on a loaded machine.
+    let _timing = common::timing_lock();
     let mut cluster = ProcessCluster::start_with(3, extra_args);
     cluster.wait_for_leader();
     let urls: Vec<String> = (0..3).map(|i| cluster.url(i)).collect();
@@ -59,8 +63,16 @@ fn crash_loop(extra_args: &[&str]) -> Outcome {
     let acked = acked.lock().unwrap().clone();
     let stored = runtime.block_on(read_back(&urls));
     let lost = lost(&acked, &stored);
-    let crashed = (0..3).filter(|i| !cluster.running(*i)).collect();
+    let stopped: Vec<usize> = (0..3).filter(|i| !cluster.running(*i)).collect();
+    let crashed = stopped.into_iter().map(|i| (i, log_tail(&cluster, i))).collect();
     Outcome { acked: acked.len(), lost, crashed }
+}
+
+/// The last lines of member `i`'s log (its directory goes with the cluster).
+fn log_tail(cluster: &ProcessCluster, i: usize) -> String {
+    let log = std::fs::read_to_string(cluster.log_path(i)).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
 }
 
 #[test]

@@ -107,8 +107,9 @@ pub fn own_host() -> OwnHost {
 }
 
 /// Held by the tests whose verdict rests on a time margin on a loaded
-/// machine (clock_skew's lease lifetimes, planted's 10 s election window)
-/// and by the heaviest CPU load (local_load's nemesis run), so that none of
+/// machine (clock_skew's lease lifetimes, planted's 10 s election window,
+/// crash_loop's 90 s bound on a load stall) and by the heaviest CPU loads
+/// (local_load's nemesis run, crash_loop's SIGKILL loops), so that none of
 /// them runs beside another. Before all suites shared one binary, each ran
 /// only beside its own file's tests; this keeps them from meeting the
 /// others they now could. Poisoning is ignored: a failed test has already
