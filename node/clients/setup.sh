@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the two etcd client libraries that node/tests/client_libraries.rs
+# Installs the two etcd client libraries that node/tests/it/client_libraries.rs
 # runs against real etcd and leasesim-node: npm `etcd3` (versions pinned by
 # js/package-lock.json) into js/node_modules, and PyPI `etcd3` (pinned by
 # py/requirements.txt) into a virtual environment at py/.venv. Needs Node.js

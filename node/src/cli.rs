@@ -44,11 +44,12 @@ enum Cmd {
 
 /// Runs the `leasesim-node` command line `args` (the program name first);
 /// exits the process with status 2 on an error, as the binary does.
-pub fn main_with<I, T>(args: I)
-where
-    I: IntoIterator<Item = T>,
-    T: Into<std::ffi::OsString> + Clone,
-{
+///
+/// Not generic over the argument iterator: a generic entry is instantiated
+/// in each caller's crate, and with it the async body below and the whole
+/// server's future tree, which made the 9-line `leasesim-node` binary (and
+/// `leasesim-real`) compile the server a second time.
+pub fn main_with(args: Vec<std::ffi::OsString>) {
     let cli = Cli::parse_from(args);
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
@@ -61,18 +62,20 @@ where
             std::process::exit(1);
         }
     };
-    let result = rt.block_on(async {
-        match cli.command {
-            Some(Cmd::Store(args)) => crate::store::run(args).await,
-            Some(Cmd::Local(args)) => crate::tools::local::run(args).await,
-            Some(Cmd::Load(args)) => crate::tools::load::run(args).await,
-            Some(Cmd::Bench(args)) => crate::tools::bench::run(args).await,
-            Some(Cmd::Snapshot(args)) => crate::backup::run(args),
-            None => crate::serve::serve(cli.serve).await,
-        }
-    });
-    if let Err(e) = result {
+    if let Err(e) = rt.block_on(run(cli)) {
         eprintln!("leasesim-node: {e}");
         std::process::exit(2);
+    }
+}
+
+/// The chosen command, on the runtime.
+async fn run(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        Some(Cmd::Store(args)) => crate::store::run(args).await,
+        Some(Cmd::Local(args)) => crate::tools::local::run(args).await,
+        Some(Cmd::Load(args)) => crate::tools::load::run(args).await,
+        Some(Cmd::Bench(args)) => crate::tools::bench::run(args).await,
+        Some(Cmd::Snapshot(args)) => crate::backup::run(args),
+        None => crate::serve::serve(cli.serve).await,
     }
 }

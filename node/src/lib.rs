@@ -4,7 +4,7 @@
 //! the simulator finds is a bug of a program people can run.
 //!
 //! Modules, the server's first, each below the ones that use it (no
-//! module imports one that imports it back; `tests/module_graph.rs`
+//! module imports one that imports it back; `tests/it/module_graph.rs`
 //! checks): `members` (member ids, peer URLs, `--initial-cluster`),
 //! `config` (etcd-style flags, durations), `identity` (the member a data
 //! directory holds), `json_file` (small JSON files written atomically),

@@ -5,5 +5,5 @@
 //! client workload against one, judged by leasesim's checkers.
 
 fn main() {
-    leasesim_node::cli::main_with(std::env::args_os());
+    leasesim_node::cli::main_with(std::env::args_os().collect());
 }

@@ -131,7 +131,7 @@ fn main() {
     let args = match cli.cmd {
         Cmd::Run(args) => args,
         Cmd::Node { args } => {
-            leasesim_node::cli::main_with(std::iter::once("leasesim-node".into()).chain(args));
+            leasesim_node::cli::main_with(std::iter::once("leasesim-node".into()).chain(args).collect());
             return;
         }
         Cmd::Compare(args) => std::process::exit(compare::run(&args)),

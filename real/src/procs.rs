@@ -118,7 +118,7 @@ impl Drop for Proc {
 
 /// A free loopback port below the kernel's ephemeral range, so that no
 /// `:0` bind (a proxy, an outgoing connection) can take it between now and
-/// the member's own bind (node/tests/common/mod.rs explains the race).
+/// the member's own bind (node/tests/it/common/mod.rs explains the race).
 pub fn free_port() -> Result<u16, String> {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);

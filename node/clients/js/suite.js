@@ -1,7 +1,7 @@
 // The etcd data-model checks through the npm `etcd3` client, the client
 // Node.js programs use. One run prints one JSON line per check:
 // {"client":"npm-etcd3","check":NAME,"ok":BOOL,"detail":TEXT}. Every check
-// states what etcd 3.4 does; `node/tests/client_libraries.rs` runs this file
+// states what etcd 3.4 does; `node/tests/it/client_libraries.rs` runs this file
 // against real etcd and against leasesim-node and compares the verdicts.
 //
 // Usage: node suite.js --endpoint 127.0.0.1:2379 [--only NAME]

@@ -2,7 +2,7 @@
 
 One run prints one JSON line per check:
 {"client": "pypi-etcd3", "check": NAME, "ok": BOOL, "detail": TEXT}. Every
-check states what etcd 3.4 does; node/tests/client_libraries.rs runs this
+check states what etcd 3.4 does; node/tests/it/client_libraries.rs runs this
 file against real etcd and against leasesim-node and compares the verdicts.
 The check names match node/clients/js/suite.js where the two clients can
 express the same thing (this client has no election API).

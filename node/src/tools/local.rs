@@ -4,9 +4,13 @@
 //! store, on free loopback ports. Prints the endpoints; Ctrl-C (or SIGTERM)
 //! stops them all. The roster (`DIR/members.json`) lets `load --nemesis`
 //! kill, pause and restart members.
+//!
+//! The ports are picked here and bound later by the members, so the pick
+//! must be one nothing else can take in between: see [`free_port`]. Tests
+//! that run several clusters at once give each its own `--host` too.
 
 use std::io::Write;
-use std::net::TcpListener;
+use std::net::{Ipv4Addr, TcpListener};
 use std::path::PathBuf;
 use std::process::Child;
 
@@ -28,11 +32,48 @@ pub struct LocalArgs {
     /// Plant a bug in every member (repeatable; see `leasesim-node --help`).
     #[arg(long = "bug", value_name = "NAME", value_parser = crate::config::parse_bug)]
     pub bugs: Vec<String>,
+    /// The address every member and the data store listen on (any of
+    /// 127.0.0.0/8 is this machine's loopback; tests give each cluster its
+    /// own, so that no other cluster ever binds its ports).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: Ipv4Addr,
 }
 
-fn free_port() -> Result<u16, String> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    Ok(listener.local_addr().map_err(|e| e.to_string())?.port())
+/// A free port on `host`, never the same twice in one process, below the
+/// kernel's ephemeral range (`ip_local_port_range`, 32768-60999 by
+/// default). The port is released here and bound later by a member: in
+/// between, anything binding `:0` or connecting out (a member dialling a
+/// peer not yet up, a test's client) gets an ephemeral port, so it can
+/// never take this one, as a `:0` pick could be taken (a `local` member once
+/// exited at start with its port gone). Only another picker of low ports on
+/// the same address could take it; on a `--host` of its own, none exists.
+pub fn free_port(host: Ipv4Addr) -> Result<u16, String> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let below = ephemeral_range_start().max(2048);
+    let span = below - 1024;
+    // Spread processes apart, so that two pickers on one address (two test
+    // binaries on 127.0.0.1) rarely walk the same ports.
+    let offset = std::process::id() % span * 97 % span;
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        if n >= span {
+            return Err(format!("no free port on {host} below {below}"));
+        }
+        let port = (1024 + (offset + n) % span) as u16;
+        if TcpListener::bind((host, port)).is_ok() {
+            return Ok(port);
+        }
+    }
+}
+
+/// The first port the kernel hands out for `:0` binds and outgoing
+/// connections.
+fn ephemeral_range_start() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32768)
 }
 
 struct Children(Vec<Child>);
@@ -51,16 +92,16 @@ pub async fn run(args: LocalArgs) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?.to_string_lossy().into_owned();
     let mut ports = Vec::new();
     for _ in 0..args.servers {
-        ports.push(MemberPorts { peer: free_port()?, client: free_port()?, lock: free_port()? });
+        ports.push(MemberPorts { peer: free_port(args.host)?, client: free_port(args.host)?, lock: free_port(args.host)? });
     }
     let mut children = Children(Vec::new());
     start_members(&args, &exe, &ports, &mut children)?;
-    let store_port = free_port()?;
+    let store_port = free_port(args.host)?;
     let store_argv: Vec<String> = vec![
         exe,
         "store".into(),
         "--listen-url".into(),
-        format!("http://127.0.0.1:{store_port}"),
+        format!("http://{}:{store_port}", args.host),
         "--file".into(),
         args.dir.join("data.txt").to_string_lossy().into_owned(),
     ];
@@ -98,8 +139,9 @@ fn start_members(args: &LocalArgs, exe: &str, ports: &[MemberPorts], children: &
         LeaseExpiry::LeaderStampedWall => "leader-stamped-wall",
         LeaseExpiry::WriterClock => "writer-clock",
     };
+    let host = args.host;
     let initial_cluster =
-        (1..=args.servers).zip(ports).map(|(i, p)| format!("s{i}=http://127.0.0.1:{}", p.peer)).collect::<Vec<_>>().join(",");
+        (1..=args.servers).zip(ports).map(|(i, p)| format!("s{i}=http://{host}:{}", p.peer)).collect::<Vec<_>>().join(",");
     let mut entries = Vec::new();
     for (i, p) in (1..=args.servers).zip(ports) {
         let name = format!("s{i}");
@@ -110,11 +152,11 @@ fn start_members(args: &LocalArgs, exe: &str, ports: &[MemberPorts], children: &
             "--data-dir".into(),
             args.dir.join(&name).to_string_lossy().into_owned(),
             "--listen-peer-urls".into(),
-            format!("http://127.0.0.1:{}", p.peer),
+            format!("http://{host}:{}", p.peer),
             "--listen-client-urls".into(),
-            format!("http://127.0.0.1:{}", p.client),
+            format!("http://{host}:{}", p.client),
             "--listen-lock-urls".into(),
-            format!("http://127.0.0.1:{}", p.lock),
+            format!("http://{host}:{}", p.lock),
             "--initial-cluster".into(),
             initial_cluster.clone(),
             "--lease-expiry".into(),
@@ -125,7 +167,7 @@ fn start_members(args: &LocalArgs, exe: &str, ports: &[MemberPorts], children: &
         }
         let log = args.dir.join(format!("{name}.log"));
         let child = roster::spawn(&argv, &log)?;
-        entries.push(RosterEntry { name, client_url: format!("http://127.0.0.1:{}", p.client), pid: child.id(), argv, log });
+        entries.push(RosterEntry { name, client_url: format!("http://{host}:{}", p.client), pid: child.id(), argv, log });
         children.0.push(child);
     }
     roster::save(&args.dir, &entries)
@@ -133,15 +175,14 @@ fn start_members(args: &LocalArgs, exe: &str, ports: &[MemberPorts], children: &
 
 /// Prints where everything listens, once.
 fn print_banner(args: &LocalArgs, ports: &[MemberPorts], store_port: u16) {
-    let endpoints = ports.iter().map(|p| format!("127.0.0.1:{}", p.client)).collect::<Vec<_>>().join(",");
+    let host = args.host;
+    let endpoints = ports.iter().map(|p| format!("{host}:{}", p.client)).collect::<Vec<_>>().join(",");
     let mut banner = format!("leasesim local cluster: {} members, logs and data under {}\n", args.servers, args.dir.display());
     for (i, p) in (1..=args.servers).zip(ports) {
-        banner += &format!(
-            "  s{i}: etcd API http://127.0.0.1:{}  lock API ws://127.0.0.1:{}/ws  peers http://127.0.0.1:{}\n",
-            p.client, p.lock, p.peer
-        );
+        banner +=
+            &format!("  s{i}: etcd API http://{host}:{}  lock API ws://{host}:{}/ws  peers http://{host}:{}\n", p.client, p.lock, p.peer);
     }
-    banner += &format!("  data store: POST http://127.0.0.1:{store_port}/write\n");
+    banner += &format!("  data store: POST http://{host}:{store_port}/write\n");
     if !args.bugs.is_empty() {
         banner += &format!("  planted bugs (for testing the checkers): {}\n", args.bugs.join(", "));
     }

@@ -1,0 +1,191 @@
+//! `leasesim-real run` end to end, on real processes: short scenarios from
+//! `tests/data/` (each a few seconds of real time) against leasesim-node
+//! and etcd, a violation found for real both ways (an unfenced holder
+//! paused past its lease; a planted bug, caught from the clients' view and
+//! from the members' own events), a crash point played as a failpoint,
+//! message-kind faults that really happen (on peer links and on the
+//! runner's side of its clients), a client crashed and started afresh,
+//! and bad input refused with its reason before anything starts.
+
+use serde_json::Value;
+
+use crate::common;
+use common::{bundled, data, invariants, json, not_judged, real};
+
+#[test]
+fn a_short_scenario_with_crash_pause_and_partition_passes_on_leasesim_node() {
+    let out = real(&["run", &data("short-mixed.toml"), "--json"]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!((v["verdict"].as_str(), v["target"].as_str(), v["expected"].as_bool()), (Some("ok"), Some("node"), Some(true)));
+    let faults: Vec<&str> = v["faults"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert_eq!(faults.len(), 3, "crash, pause and partition were all played: {faults:?}");
+    assert!(faults[0].contains("crash leader=s") && faults[2].contains("partition s1 s2 s3"), "{faults:?}");
+    assert!(v["observations"].as_u64().unwrap() > 100, "the clients saw something: {v}");
+    // The members' own event logs feed the server-side invariants, their
+    // end state (asked after the run) liveness, their final logs
+    // durability and log matching, and the lock clients' own ids
+    // release-by-owner: nothing is left unjudged.
+    assert!(not_judged(&v).is_empty(), "{v}");
+}
+
+#[test]
+fn an_unfenced_holder_paused_past_its_lease_is_found_for_real_and_drawn() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let report_dir = dir.path().to_string_lossy().into_owned();
+    let out = real(&["run", &data("holder-pause-unfenced-short.toml"), "--report", &report_dir]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The scenario expects fencing-order: finding it is the expected verdict.
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(": violation —") && stdout.contains("fencing-order at"), "{stdout}");
+    assert!(stdout.contains("pause holder:orders=c"), "the holder was paused: {stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let page_path = dir.path().join("real-holder-pause-unfenced-real-node-seed0.html");
+    assert!(stderr.contains(&format!("report: {}", page_path.display())), "{stderr}");
+    let page = std::fs::read_to_string(&page_path).expect("the timeline was written");
+    // The timeline shows the run's violation, its fault and what it did.
+    assert!(page.contains("<h2>Violations (") && page.contains("<b>fencing-order</b>"), "the violation is listed");
+    assert!(page.contains("(its clock kept running)"), "the paused holder's lane shows the pause");
+    assert!(page.contains("played for real on node members"), "the header says it was a real run");
+    assert!(page.contains("leasesim-real run ") && page.contains("--seed 0"), "the page gives the command that plays it again");
+}
+
+#[test]
+fn a_planted_bug_fails_a_safe_scenario_and_names_the_invariant() {
+    let clean = real(&["run", &data("registry-leader-crash.toml"), "--json"]);
+    let v = json(&clean);
+    assert_eq!((clean.status.code(), invariants(&v)), (Some(0), vec![]), "{v}");
+    let planted = real(&["run", &data("registry-leader-crash.toml"), "--json", "--bug", "follower-expires-leases"]);
+    let v = json(&planted);
+    assert_eq!(planted.status.code(), Some(1), "a safe scenario that fires an invariant fails: {v}");
+    let fired = invariants(&v);
+    assert!(fired.contains(&"lease-early-expiry"), "seen by the clients: {v}");
+    // Followers end leases outside the log, and the leader still answers
+    // keep-alives of them: only the members' own events show that.
+    assert!(fired.contains(&"keepalive-after-revoke"), "seen in the members' event logs: {v}");
+    // Not liveness: the restarted leader replays the log as a follower and
+    // ends a lease on its own after the put that moved its key to a new
+    // lease, which the judge once took for a kept key (`liveness.rs`).
+    let allowed = ["lease-early-expiry", "replica-divergence", "keepalive-after-revoke"];
+    assert!(fired.iter().all(|i| allowed.contains(i)), "{v}");
+    assert_eq!(v["bugs"], serde_json::json!(["follower-expires-leases"]));
+}
+
+#[test]
+fn a_crash_point_is_armed_as_a_failpoint_and_the_member_dies_there() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let trace = dir.path().join("trace.jsonl");
+    let keep = dir.path().join("run");
+    let args = ["run", &data("crash-point-append-reply.toml"), "--json", "--trace", trace.to_str().unwrap(), "--keep-dir"];
+    let out = real(&[&args[..], &[keep.to_str().unwrap()]].concat());
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let faults: Vec<&str> = v["faults"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert!(faults.len() == 2 && faults[0].contains("armed at after-send:append-reply"), "{faults:?}");
+    let died = faults[1];
+    assert!(died.contains("at after-send:append-reply for 1s (failpoint)"), "{faults:?}");
+    let member: u64 = died.split("crash s").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.parse().ok()).unwrap();
+    // The member itself said where it died, in its log and its event log,
+    // and the runner restarted it.
+    let log = std::fs::read_to_string(keep.join(format!("s{member}.log"))).unwrap();
+    assert!(log.contains("failpoint after-send:append-reply reached: SIGKILL"), "{log}");
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let events: Vec<Value> = trace.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of_member = |kind: &str| events.iter().filter(|o| o["proc"]["Server"] == member && o["event"]["kind"] == kind).count();
+    assert_eq!((of_member("crashed"), of_member("restarted")), (1, 1), "{member}");
+}
+
+#[test]
+fn message_kind_faults_really_happen_on_peer_links_and_on_the_clients_side() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let trace = dir.path().join("trace.jsonl");
+    let out = real(&["run", &data("aimed-messages-short.toml"), "--json", "--trace", trace.to_str().unwrap()]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let faults: Vec<&str> = v["faults"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert!(faults.len() == 2 && faults[0].contains("messages append=drop") && faults[1].contains("keepalive-reply=drop"), "{faults:?}");
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let events: Vec<Value> = trace.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let within = |o: &&Value, lo_ms: u64, hi_ms: u64| (lo_ms * 1_000_000..hi_ms * 1_000_000).contains(&o["at_ns"].as_u64().unwrap());
+    // Appends (heartbeats included) dropped from 1.5 s to 3.5 s: the
+    // followers stop hearing their leader and elect others.
+    let elected = events.iter().filter(|o| within(o, 1_500, 3_600) && o["event"]["event"]["Raft"]["BecameLeader"].is_object()).count();
+    assert!(elected >= 1, "no election while every append was dropped: {trace}");
+    // Keep-alive answers lost on the clients' side from 4 s to 6 s: the
+    // members answered, no client acknowledged.
+    let answered = events.iter().filter(|o| within(o, 4_050, 5_950) && o["event"]["event"]["KeepAliveAnswered"].is_object()).count();
+    let acked = events.iter().filter(|o| within(o, 4_050, 5_950) && o["event"]["kind"] == "lease-acked").count();
+    assert!(answered >= 1 && acked == 0, "{answered} keep-alives answered and {acked} acknowledged while answers were lost");
+    assert!(v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("keepalive-reply drop is played on the runner's side")));
+}
+
+#[test]
+fn a_crashed_client_goes_silent_and_restarts_with_a_fresh_lease() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let trace = dir.path().join("trace.jsonl");
+    let out = real(&["run", &data("client-crash.toml"), "--json", "--trace", trace.to_str().unwrap()]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let c1: Vec<Value> = trace.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|o| o["proc"]["Client"] == 1).collect();
+    let at = |kind: &str| c1.iter().filter(|o| o["event"]["kind"] == kind).map(|o| o["at_ns"].as_u64().unwrap()).collect::<Vec<_>>();
+    let (crashed, restarted) = (at("crashed"), at("restarted"));
+    assert!(crashed.len() == 1 && restarted.len() == 1 && restarted[0] >= crashed[0] + 900_000_000, "{crashed:?} {restarted:?}");
+    // Dead in between: neither its worker nor its lease keeper did anything
+    // (its belief ended with the crash, as the simulator records it).
+    let between: Vec<&Value> = c1.iter().filter(|o| (crashed[0] + 1..restarted[0]).contains(&o["at_ns"].as_u64().unwrap())).collect();
+    assert!(between.iter().all(|o| o["event"]["kind"] == "belief-ended" && o["event"]["why"] == "crashed"), "{between:?}");
+    // Its memory is gone: the fresh client grants itself a new lease.
+    let lease = |o: &&Value| o["event"]["kind"] == "lease-acked" && o["event"]["keepalive"] == false;
+    let grants: Vec<&Value> = c1.iter().filter(lease).collect();
+    let before = grants.iter().rev().find(|o| o["at_ns"].as_u64() < Some(crashed[0])).expect("a lease before the crash");
+    let after = grants.iter().find(|o| o["at_ns"].as_u64() > Some(restarted[0])).expect("a lease after the restart");
+    assert_ne!(before["event"]["lease"], after["event"]["lease"], "{grants:?}");
+}
+
+#[test]
+fn a_short_scenario_passes_on_etcd() {
+    let out = real(&["run", &data("etcd-short.toml"), "--target", "etcd", "--json"]);
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!((v["verdict"].as_str(), v["target"].as_str()), (Some("ok"), Some("etcd")));
+    assert_eq!(v["faults"].as_array().unwrap().len(), 2, "{v}");
+    let needs = v["not_judged"][0]["needs"].as_str().unwrap();
+    assert!(needs.contains("etcd members do not report"), "{needs}");
+    assert_eq!(not_judged(&v).len(), 14, "etcd reports no events of its own: {v}");
+}
+
+fn refused(args: &[&str]) -> String {
+    let out = real(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?} must be refused; stderr: {stderr}");
+    assert!(out.stdout.is_empty(), "nothing ran: {}", String::from_utf8_lossy(&out.stdout));
+    stderr
+}
+
+#[test]
+fn bad_input_is_refused_with_its_reason() {
+    let node = refused(&["run", &data("short-mixed.toml"), "--node-bin", "/no/such/leasesim-node"]);
+    assert!(node.contains("--node-bin /no/such/leasesim-node: no such file"), "{node}");
+    let missing = refused(&["run", "no-such-file.toml"]);
+    assert!(missing.contains("no-such-file.toml"), "{missing}");
+    let target = refused(&["run", &data("etcd-short.toml"), "--target", "zookeeper"]);
+    assert!(target.contains("zookeeper") && target.contains("etcd"), "{target}");
+    let partition = refused(&["run", &data("short-mixed.toml"), "--target", "etcd"]);
+    assert!(partition.contains("short-mixed.toml:43:1:") && partition.contains("`partition`: etcd dials"), "{partition}");
+    let clock = refused(&["run", &bundled("leader-clock-too-fast.toml"), "--target", "etcd"]);
+    assert!(clock.contains("leader-clock-too-fast.toml:23:1:") && clock.contains("etcd (Go) reads the kernel's clock"), "{clock}");
+    let chaos = refused(&["run", &bundled("chaos-failover.toml")]);
+    // A [chaos] draw is played for real; what the seed drew that a real
+    // cluster cannot play is refused at the [chaos] table's line.
+    let chaos_line = std::fs::read_to_string(bundled("chaos-failover.toml")).unwrap().lines().position(|l| l == "[chaos]").unwrap() + 1;
+    assert!(chaos.contains(&format!("chaos-failover.toml:{chaos_line}:1:")) && chaos.contains("(drawn for seed 0)"), "{chaos}");
+    let bug = refused(&["run", &data("etcd-short.toml"), "--bug", "no-such-bug"]);
+    assert!(bug.contains("--bug no-such-bug"), "{bug}");
+    let point = refused(&["run", &data("crash-point-append-reply.toml"), "--target", "etcd"]);
+    assert!(point.contains("crash-point-append-reply.toml:19:1:") && point.contains("without gofail failpoints"), "{point}");
+}
