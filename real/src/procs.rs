@@ -8,7 +8,6 @@
 //! reaps it, so a run that ends in any way, an error or an interrupt
 //! included, leaves no member behind.
 
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -118,30 +117,11 @@ impl Drop for Proc {
 
 /// A free loopback port below the kernel's ephemeral range, so that no
 /// `:0` bind (a proxy, an outgoing connection) can take it between now and
-/// the member's own bind (node/tests/it/common/mod.rs explains the race).
+/// the member's own bind: leasesim-node's one picker, shared so that the
+/// runner's members and `leasesim-node local`'s draw from one counter
+/// (`leasesim_node::tools::local::free_port` explains the race).
 pub fn free_port() -> Result<u16, String> {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let below = ephemeral_range_start().max(2048);
-    let span = below - 1024;
-    let offset = std::process::id() % span * 97 % span;
-    loop {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        if n >= span {
-            return Err(format!("no free loopback port below {below}"));
-        }
-        let port = 1024 + (offset + n) % span;
-        if TcpListener::bind(("127.0.0.1", port as u16)).is_ok() {
-            return Ok(port as u16);
-        }
-    }
-}
-
-fn ephemeral_range_start() -> u32 {
-    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse().ok()))
-        .unwrap_or(32768)
+    leasesim_node::tools::local::free_port(std::net::Ipv4Addr::LOCALHOST)
 }
 
 /// `dir/name`, as a string argument.
