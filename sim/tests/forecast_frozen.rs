@@ -1,19 +1,26 @@
-//! The frozen forecast stays frozen: reports/studies/calibration-forecast.csv
-//! was committed before the seeds that test it ran, and must equal what the
-//! model in sim/src/study/forecast.rs computes. Changing the model without
+//! The frozen forecasts stay frozen: each reports/studies/*-forecast.csv
+//! was committed before the seeds that test it ran, and must equal what its
+//! model in sim/src/study/ computes. Changing the model without
 //! regenerating (and so visibly re-committing) the forecast fails here.
 
 use std::path::Path;
 
 use leasesim::study::{calibration, spec, stale_write_forecast, wall_step_forecast, wall_step_forecast_v2};
+use leasesim_scenario::Scenario;
+
+/// reports/studies/STUDY-forecast.csv equals what `model` computes from
+/// reports/studies/STUDY.toml and its base scenario.
+fn assert_frozen(study: &str, model: fn(&spec::StudySpec, &Scenario) -> String) {
+    let studies = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/studies");
+    let spec = spec::load(&studies.join(format!("{study}.toml"))).unwrap_or_else(|e| panic!("{study} spec: {e}"));
+    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
+    let committed = std::fs::read_to_string(studies.join(format!("{study}-forecast.csv"))).expect("forecast file");
+    assert_eq!(model(&spec, &base), committed, "{study}: the model no longer computes the committed forecast");
+}
 
 #[test]
 fn the_committed_forecast_is_what_the_model_computes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let spec = spec::load(&root.join("reports/studies/calibration.toml")).expect("calibration spec");
-    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
-    let committed = std::fs::read_to_string(root.join("reports/studies/calibration-forecast.csv")).expect("forecast file");
-    assert_eq!(calibration::forecast_csv(&spec, &base), committed);
+    assert_frozen("calibration", calibration::forecast_csv);
 }
 
 #[test]
@@ -40,20 +47,12 @@ fn the_forecast_rises_as_the_margin_falls_and_covers_the_edge() {
 
 #[test]
 fn the_committed_stale_write_forecast_is_what_its_model_computes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let spec = spec::load(&root.join("reports/studies/real-paused-holder.toml")).expect("paused-holder spec");
-    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
-    let committed = std::fs::read_to_string(root.join("reports/studies/real-paused-holder-forecast.csv")).expect("forecast file");
-    assert_eq!(stale_write_forecast::forecast_csv(&spec, &base), committed);
+    assert_frozen("real-paused-holder", stale_write_forecast::forecast_csv);
 }
 
 #[test]
 fn the_committed_wall_step_forecast_is_what_its_model_computes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let spec = spec::load(&root.join("reports/studies/real-wall-step.toml")).expect("wall-step spec");
-    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
-    let committed = std::fs::read_to_string(root.join("reports/studies/real-wall-step-forecast.csv")).expect("forecast file");
-    assert_eq!(wall_step_forecast::forecast_csv(&spec, &base), committed);
+    assert_frozen("real-wall-step", wall_step_forecast::forecast_csv);
 }
 
 #[test]
@@ -94,11 +93,7 @@ fn the_wall_step_forecast_turns_just_below_t_minus_k_and_overlaps_only_forward()
 
 #[test]
 fn the_committed_wall_step_v2_forecast_is_what_its_model_computes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let spec = spec::load(&root.join("reports/studies/real-wall-step-v2.toml")).expect("wall-step v2 spec");
-    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
-    let committed = std::fs::read_to_string(root.join("reports/studies/real-wall-step-v2-forecast.csv")).expect("forecast file");
-    assert_eq!(wall_step_forecast_v2::forecast_csv(&spec, &base), committed);
+    assert_frozen("real-wall-step-v2", wall_step_forecast_v2::forecast_csv);
 }
 
 #[test]
@@ -143,11 +138,12 @@ fn the_v2_wall_step_forecast_rises_towards_both_edges_and_overlaps_only_forward(
 
 #[test]
 fn the_committed_leader_pause_forecast_is_what_its_model_computes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let spec = spec::load(&root.join("reports/studies/leader-pause-checkpoint.toml")).expect("leader-pause spec");
-    let base = leasesim_scenario::load(&spec.base).expect("base scenario");
-    let committed = std::fs::read_to_string(root.join("reports/studies/leader-pause-checkpoint-forecast.csv")).expect("forecast file");
-    assert_eq!(leasesim::study::leader_pause_forecast::forecast_csv(&spec, &base), committed);
+    assert_frozen("leader-pause-checkpoint", leasesim::study::leader_pause_forecast::forecast_csv);
+}
+
+#[test]
+fn the_committed_lease_read_forecast_is_what_its_model_computes() {
+    assert_frozen("leader-lease-reads", leasesim::study::lease_read_forecast::forecast_csv);
 }
 
 #[test]

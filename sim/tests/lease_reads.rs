@@ -2,14 +2,10 @@
 //! whole simulated runs: the checkers must catch the stale read a lease
 //! serves once the leader's clock runs slower than `drift_bound` assumes,
 //! judge it "assumption broken", and stay silent on the same seed with the
-//! drift inside the bound or with the mode off. Also: the committed frozen
-//! forecast of reports/studies/leader-lease-reads.toml is what its model
-//! computes (it was committed before the study's seeds ran).
-
-use std::path::Path;
+//! drift inside the bound or with the mode off. (The committed frozen forecast
+//! of its study is checked with the others in forecast_frozen.rs.)
 
 use leasesim::run::{run_seed, RunOptions};
-use leasesim::study::spec;
 use leasesim_scenario::{self as scenario};
 
 /// Three servers assuming 1 % drift, serving reads from a leader lease,
@@ -107,13 +103,4 @@ fn the_same_seed_with_drift_inside_the_bound_is_clean() {
 #[test]
 fn the_same_seed_without_lease_reads_is_clean() {
     assert_eq!(fired("-0.8", "0.3", false), vec![]);
-}
-
-#[test]
-fn the_committed_lease_read_forecast_is_what_its_model_computes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let spec = spec::load(&root.join("reports/studies/leader-lease-reads.toml")).expect("leader-lease-reads spec");
-    let base = scenario::load(&spec.base).expect("base scenario");
-    let committed = std::fs::read_to_string(root.join("reports/studies/leader-lease-reads-forecast.csv")).expect("forecast file");
-    assert_eq!(leasesim::study::lease_read_forecast::forecast_csv(&spec, &base), committed);
 }
