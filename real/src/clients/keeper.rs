@@ -55,8 +55,8 @@ pub async fn keep<H: Holding>(ctx: Shared, client: u64, ttl_ns: u64, keepalive: 
         let lease = state.lock().expect("lease").lease;
         let sent = Sent { true_ns: ctx.seen.now_ns(), mono_ns: clock.mono_ns() };
         let ok = match lease {
-            None => grant(&ctx, client, ttl_ns, &mut leases, &state, sent).await,
-            Some(id) => renew(&ctx, client, id, &mut leases, &state, sent).await,
+            None => grant(&ctx, client, ttl_ns, &mut leases, &state, sent, &mut pass).await,
+            Some(id) => renew(&ctx, client, id, &mut leases, &state, sent, &mut pass).await,
         };
         if ok {
             // As the simulator's keeper: the next renewal leaves `keepalive`
@@ -86,11 +86,16 @@ async fn grant<H: Holding>(
     leases: &mut LeaseClient<tonic::transport::Channel>,
     state: &State<H>,
     sent: Sent,
+    pass: &mut Pass,
 ) -> bool {
-    let Some(granted) = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await else { return false };
-    if !ctx.aims.deliver(WireKind::GrantReply, ctx.timeout).await {
-        return false;
-    }
+    // Read once the client is not paused (`gate.rs`).
+    let granted = pass
+        .answered(async {
+            let granted = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await?;
+            ctx.aims.deliver(WireKind::GrantReply, ctx.timeout).await.then_some(granted)
+        })
+        .await;
+    let Some(granted) = granted else { return false };
     let granted = granted.into_inner();
     let ttl_ns = Duration::from_secs(granted.ttl.max(0) as u64).as_nanos() as u64;
     let lease = granted.id as u64;
@@ -108,20 +113,27 @@ async fn renew<H: Holding>(
     leases: &mut LeaseClient<tonic::transport::Channel>,
     state: &State<H>,
     sent: Sent,
+    pass: &mut Pass,
 ) -> bool {
     if !ctx.aims.deliver(WireKind::KeepAlive, ctx.timeout).await {
         return false;
     }
-    let answer = ctx
-        .ask(async {
-            let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
-            answers.message().await
+    // Read once the client is not paused (`gate.rs`): a renewal answered
+    // during a pause is recorded at the resume, where the judge counts it
+    // only if the belief still holds then, as in the simulator.
+    let answer = pass
+        .answered(async {
+            let answer = ctx
+                .ask(async {
+                    let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
+                    answers.message().await
+                })
+                .await;
+            let answer = answer.flatten()?;
+            ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await.then_some(answer)
         })
         .await;
-    let Some(Some(answer)) = answer else { return false };
-    if !ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await {
-        return false;
-    }
+    let Some(answer) = answer else { return false };
     let lease = id as u64;
     if answer.ttl > 0 {
         let ttl_ns = Duration::from_secs(answer.ttl as u64).as_nanos() as u64;
