@@ -5,7 +5,13 @@
 //! nothing until it is resumed, and then carries on with what it was doing
 //! — a process stopped and continued does the same. What it cannot do is
 //! stop a request already on the wire: a pause lands between two steps.
-//! A client's sleeps are on its own clock (`clients/clock.rs`).
+//! An answer that arrives during a pause is handed to the client only once
+//! it is resumed ([`Pass::answered`]), as a stopped process reads the bytes
+//! waiting in its socket only when it is continued: a client acting on an
+//! answer while paused (extending its belief, releasing its lock, taking a
+//! role) would do what the simulator's paused clients, and stopped
+//! processes, cannot. A client's sleeps are on its own clock
+//! (`clients/clock.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,6 +52,16 @@ impl Pass {
         let _ = self.paused.wait_for(|paused| !paused).await;
     }
 
+    /// Awaits `answer` (a request on the wire), then waits until the
+    /// client is not paused: what arrived during a pause waits, as bytes
+    /// wait in a stopped process's socket, and the client reads its clock
+    /// and acts on the answer only after it is resumed.
+    pub async fn answered<T>(&mut self, answer: impl std::future::Future<Output = T>) -> T {
+        let answer = answer.await;
+        self.pass().await;
+        answer
+    }
+
     /// Sleeps `d` by the client's own clock, then waits until the client
     /// is not paused.
     pub async fn sleep(&mut self, d: Duration) {
@@ -70,5 +86,28 @@ mod tests {
         assert!(!waiter.is_finished(), "a paused client must not pass");
         gate.set_paused(false);
         tokio::time::timeout(Duration::from_secs(10), waiter).await.expect("a resumed client passes").unwrap();
+    }
+
+    /// Counts scheduler turns, not time: on a current-thread runtime the
+    /// waiter runs only when this task yields, so 100 turns in which the
+    /// answer (ready at once) stays unread show the pause holds it back.
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_answer_that_arrives_during_a_pause_is_read_only_once_resumed() {
+        let clock = ClientClock::new(leasesim_node::faults::event_log::monotonic_ns(), None).unwrap();
+        let (gate, mut pass) = gate(Arc::new(clock));
+        let (read_tx, mut read_rx) = tokio::sync::mpsc::unbounded_channel();
+        gate.set_paused(true);
+        let reader = tokio::spawn(async move {
+            let answer = pass.answered(async { 7 }).await;
+            read_tx.send(answer).unwrap();
+        });
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert!(read_rx.try_recv().is_err(), "a paused client must not read an answer");
+        assert!(!reader.is_finished());
+        gate.set_paused(false);
+        reader.await.unwrap();
+        assert_eq!(read_rx.try_recv().ok(), Some(7), "the resumed client reads the answer that waited");
     }
 }

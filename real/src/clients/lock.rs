@@ -70,20 +70,21 @@ async fn work(ctx: &Shared, client: u64, spec: &LockWorkload, state: &State, mut
         seq += 1;
         ctx.seen.record(client, Event::AcquireSent { key: key.clone(), lease: lease as u64, seq });
         let request = LockRequest { name: key.clone().into_bytes(), lease };
-        let Ok(Ok(held)) = tokio::time::timeout(wait, locks.lock(ctx.lock_call(client, request))).await else {
+        // A grant that arrives during a pause is read at the resume
+        // (`gate.rs`), where the belief is checked.
+        let Ok(Ok(held)) = pass.answered(tokio::time::timeout(wait, locks.lock(ctx.lock_call(client, request)))).await else {
             attempt += 1;
             locks = LockClient::new(ctx.channel(attempt).await);
             continue;
         };
         let held = held.into_inner();
         let token = held.header.as_ref().map_or(0, |h| h.revision.max(0) as u64);
-        pass.pass().await;
         if start_work(ctx, client, &key, lease, token, state) {
             pass.sleep(draw(&mut rng, spec.hold_ns)).await;
-            write(ctx, client, &key, token).await;
+            write(ctx, client, &key, token, &mut pass).await;
             end_belief(ctx, client, &key, state);
         }
-        if ctx.ask(locks.unlock(ctx.lock_call(client, UnlockRequest { key: held.key }))).await.is_none() {
+        if pass.answered(ctx.ask(locks.unlock(ctx.lock_call(client, UnlockRequest { key: held.key })))).await.is_none() {
             attempt += 1;
             locks = LockClient::new(ctx.channel(attempt).await);
         }
@@ -102,15 +103,21 @@ fn start_work(ctx: &Shared, client: u64, key: &str, lease: i64, token: u64, stat
     true
 }
 
-/// The holder's write; an accepted one is stamped when its answer came,
-/// and its round trip bounds how much earlier the store took it.
-async fn write(ctx: &Shared, client: u64, key: &str, token: u64) {
+/// The holder's write; an accepted one is stamped when its answer was read
+/// (after a pause that began while it was on the wire: `gate.rs`), and its
+/// round trip bounds how much earlier the store took it.
+async fn write(ctx: &Shared, client: u64, key: &str, token: u64, pass: &mut Pass) {
     let sent_ns = ctx.seen.now_ns();
     if !ctx.aims.deliver(WireKind::StoreWrite, ctx.timeout).await {
         return;
     }
-    let accepted = leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), key, token).await;
-    if accepted == Some(true) && ctx.aims.deliver(WireKind::StoreReply, ctx.timeout).await {
+    let accepted = pass
+        .answered(async {
+            let accepted = leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), key, token).await;
+            accepted == Some(true) && ctx.aims.deliver(WireKind::StoreReply, ctx.timeout).await
+        })
+        .await;
+    if accepted {
         ctx.seen.answered(client, sent_ns, Event::StoreAccepted { client, key: key.into(), token });
     }
 }

@@ -24,7 +24,7 @@ pub async fn run(ctx: Shared, client: u64, spec: RegistryWorkload, mut pass: Pas
     while ctx.running() {
         pass.pass().await;
         let chan = ctx.channel(attempt).await;
-        let Some(lease) = register(&ctx, client, spec.ttl_ns, chan.clone()).await else {
+        let Some(lease) = register(&ctx, client, spec.ttl_ns, chan.clone(), &mut pass).await else {
             attempt += 1;
             pass.sleep(Duration::from_millis(50)).await;
             continue;
@@ -32,7 +32,7 @@ pub async fn run(ctx: Shared, client: u64, spec: RegistryWorkload, mut pass: Pas
         let mut leases = LeaseClient::new(chan);
         while ctx.running() {
             pass.sleep(keepalive).await;
-            match renew(&ctx, client, lease, &mut leases).await {
+            match renew(&ctx, client, lease, &mut leases, &mut pass).await {
                 Some(true) => {}
                 Some(false) => break,
                 None => {
@@ -44,42 +44,49 @@ pub async fn run(ctx: Shared, client: u64, spec: RegistryWorkload, mut pass: Pas
     }
 }
 
-/// A lease, and the key attached to it; the lease's id.
-async fn register(ctx: &Shared, client: u64, ttl_ns: u64, chan: Channel) -> Option<i64> {
+/// A lease, and the key attached to it; the lease's id. Each answer is
+/// read once the client is not paused (`gate.rs`).
+async fn register(ctx: &Shared, client: u64, ttl_ns: u64, chan: Channel, pass: &mut Pass) -> Option<i64> {
     let (mut leases, mut kv) = (LeaseClient::new(chan.clone()), KvClient::new(chan));
     let sent_ns = ctx.seen.now_ns();
-    let granted = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await?.into_inner();
-    if !ctx.aims.deliver(WireKind::GrantReply, ctx.timeout).await {
-        return None;
-    }
+    let granted = pass
+        .answered(async {
+            let granted = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await?;
+            ctx.aims.deliver(WireKind::GrantReply, ctx.timeout).await.then_some(granted)
+        })
+        .await?
+        .into_inner();
     let ttl_ns = Duration::from_secs(granted.ttl.max(0) as u64).as_nanos() as u64;
     let lease = granted.id as u64;
     ctx.seen.answered(client, sent_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent_ns, keepalive: false });
     let key = format!("/services/c{client}");
     ctx.seen.record(client, Event::RegisterSent { key: key.clone(), lease });
     let put = PutRequest { key: key.clone().into_bytes(), value: b"up".to_vec(), lease: granted.id, ..Default::default() };
-    let answer = ctx.ask(kv.put(put)).await?.into_inner();
+    let answer = pass.answered(ctx.ask(kv.put(put))).await?.into_inner();
     let revision = answer.header.map_or(0, |h| h.revision.max(0) as u64);
     ctx.seen.record(client, Event::Registered { key, lease, revision });
     Some(granted.id)
 }
 
 /// One keep-alive: `Some(true)` renewed, `Some(false)` the lease is gone,
-/// `None` no answer in time.
-async fn renew(ctx: &Shared, client: u64, id: i64, leases: &mut LeaseClient<Channel>) -> Option<bool> {
+/// `None` no answer in time. The answer is read once the client is not
+/// paused (`gate.rs`).
+async fn renew(ctx: &Shared, client: u64, id: i64, leases: &mut LeaseClient<Channel>, pass: &mut Pass) -> Option<bool> {
     let sent_ns = ctx.seen.now_ns();
     if !ctx.aims.deliver(WireKind::KeepAlive, ctx.timeout).await {
         return None;
     }
-    let answer = ctx
-        .ask(async {
-            let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
-            answers.message().await
+    let answer = pass
+        .answered(async {
+            let answer = ctx
+                .ask(async {
+                    let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
+                    answers.message().await
+                })
+                .await??;
+            ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await.then_some(answer)
         })
-        .await??;
-    if !ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await {
-        return None;
-    }
+        .await?;
     let lease = id as u64;
     if answer.ttl > 0 {
         let ttl_ns = Duration::from_secs(answer.ttl as u64).as_nanos() as u64;

@@ -90,7 +90,7 @@ async fn instance(ctx: &Shared, client: u64, spec: &SingletonWorkload, state: &S
             // The job, then the pause before the next (the loop checks
             // the belief again first, as after any pause).
             (_, Some(token)) => {
-                job(ctx, client, spec, token).await;
+                job(ctx, client, spec, token, &mut pass).await;
                 pass.sleep(draw(&mut rng, spec.interval_ns)).await;
             }
             (None, None) => pass.sleep(Duration::from_millis(20)).await,
@@ -98,7 +98,9 @@ async fn instance(ctx: &Shared, client: u64, spec: &SingletonWorkload, state: &S
                 takes += 1;
                 // Unique per take: the instance's own wall stamp and its count.
                 let value = format!("c{client}.{}.{takes}", ctx.clock(client).wall_ns());
-                match take(ctx, &mut kv, spec, lease, value).await {
+                // Read once the instance is not paused (`gate.rs`), where
+                // `start` checks the belief.
+                match pass.answered(take(ctx, &mut kv, spec, lease, value)).await {
                     Some(Some(token)) => start(ctx, client, spec, state, lease, token, &mut attempt).await,
                     Some(None) => pass.sleep(draw(&mut rng, spec.poll_ns)).await,
                     None => {
@@ -168,10 +170,11 @@ async fn step_down(ctx: &Shared, client: u64, state: &State, attempt: &mut usize
 }
 
 /// The job: a write to the data store with the role's token; an accepted
-/// one is stamped when its answer came.
-async fn job(ctx: &Shared, client: u64, spec: &SingletonWorkload, token: u64) {
+/// one is stamped when its answer was read (after a pause: `gate.rs`).
+async fn job(ctx: &Shared, client: u64, spec: &SingletonWorkload, token: u64, pass: &mut Pass) {
     let (key, sent_ns) = (format!("singleton/{}", spec.role), ctx.seen.now_ns());
-    if let Some(true) = leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), &key, token).await {
+    let accepted = pass.answered(leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), &key, token)).await;
+    if let Some(true) = accepted {
         ctx.seen.answered(client, sent_ns, Event::StoreAccepted { client, key, token });
     }
 }
