@@ -8,9 +8,7 @@
 use leasesim_history::history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};
 use leasesim_history::{check_kv, check_register, CheckOptions, Verdict};
 use proptest::prelude::*;
-use support::ReferenceKv;
-
-mod support;
+use crate::support::ReferenceKv;
 
 /// How an operation's outcome is recorded.
 #[derive(Clone, Copy, Debug)]
