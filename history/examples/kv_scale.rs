@@ -18,7 +18,7 @@ use support::ReferenceKv;
 
 /// The reference store the generator runs operations against, shared with
 /// the property tests.
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/it/support/mod.rs"]
 mod support;
 
 /// One request of `client`: mostly the `kv` workload's reads, writes and

@@ -164,7 +164,7 @@ pub const CHECKERS: &[(&str, Check)] = &[
 /// (`Event::for_traces_only`): judged where a run keeps every server event
 /// (core's service harness, real runs against leasesim-node), never by the
 /// simulator, whose verdicts must not depend on whether a run kept its
-/// trace (`sim/tests/checker_inputs.rs`).
+/// trace (`sim/tests/it/checker_inputs.rs`).
 pub const FULL_LOG_CHECKERS: &[(&str, Check)] = &[("applied-twice", applied_twice::check)];
 
 /// Runs every checker; violations sorted by time.

@@ -269,7 +269,7 @@ impl Event {
     /// no checker reads it. A sweep feeds such events into the run's digest
     /// but does not keep them: a run's memory is mostly its observation
     /// log, and these are a third of it. A checker must never read one of
-    /// them (the simulator's `sim/tests/checker_inputs.rs` holds the
+    /// them (the simulator's `sim/tests/it/checker_inputs.rs` holds the
     /// checkers to that), or its verdict would depend on whether the run
     /// kept a trace. (The simulator also drops exact repeats of an applied
     /// entry: see its `world::Recorder::repeats_an_application`.)

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Once;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -14,21 +14,34 @@ fn data(name: &str) -> String {
 
 /// `compare` runs the simulator's `leasesim` next to itself (its members are
 /// its own binary, `leasesim-real node`), and cargo builds only this crate's
-/// binaries for these tests: build it once, as the very build
-/// `cargo test --workspace --release` (CI's) makes, so that there it is
-/// already fresh and nothing compiles. `--workspace` with a test target
-/// selected resolves features as that command does (every member's
-/// dev-dependencies included), and `--test cli_errors` (a small sim test)
-/// makes cargo build the binary; `-p leasesim --bin leasesim` resolved
-/// features apart and compiled 37 crates again, `--workspace --bin
-/// leasesim` (no dev-dependencies) 17. Cargo's fingerprints, not this
-/// test, judge staleness: alone (`cargo test -p leasesim-real`) it builds
-/// what is missing, and an older binary is never used. The target directory
-/// is the one this test's own binary came from.
-fn bins() -> PathBuf {
-    static BUILD: Once = Once::new();
-    let dir = Path::new(env!("CARGO_BIN_EXE_leasesim-real")).parent().expect("a directory").to_path_buf();
-    BUILD.call_once(|| {
+/// binaries for these tests, so they hand it one with `--leasesim-bin`.
+///
+/// `.ci/run` names it in `LEASESIM_BIN`: there it is the very build of the
+/// `cargo test --workspace --release` that runs this test, made before any
+/// test ran (the simulator's own integration tests need it). A nested cargo
+/// there could only find it fresh, yet on a fresh clone it compiled the
+/// simulator again (about 40 s): sim/build.rs watches the git index, which
+/// the build's own `git describe --dirty` had rewritten.
+///
+/// Without `LEASESIM_BIN`, build it once, as the very build `cargo test
+/// --workspace --release` makes, so that it is fresh whatever ran before.
+/// `--workspace` with a test target selected resolves features as that
+/// command does (every member's dev-dependencies included), and `--test
+/// cli_errors` (a small sim test) makes cargo build the binary; `-p
+/// leasesim --bin leasesim` resolved features apart and compiled 37 crates
+/// again, `--workspace --bin leasesim` (no dev-dependencies) 17. Cargo's
+/// fingerprints, not this test, judge staleness: alone (`cargo test -p
+/// leasesim-real`) it builds what is missing, and an older binary is never
+/// used. The target directory is the one this test's own binary came from.
+fn leasesim_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(named) = std::env::var_os("LEASESIM_BIN") {
+            let bin = PathBuf::from(named);
+            assert!(bin.is_file(), "LEASESIM_BIN names {}, which is no file", bin.display());
+            return bin;
+        }
+        let dir = Path::new(env!("CARGO_BIN_EXE_leasesim-real")).parent().expect("a directory");
         let target_dir = dir.parent().expect("the target directory");
         let status = Command::new(env!("CARGO"))
             .args(["test", "--release", "--workspace", "--no-run", "--test", "cli_errors", "--target-dir"])
@@ -36,13 +49,21 @@ fn bins() -> PathBuf {
             .status()
             .expect("cargo runs");
         assert!(status.success(), "building leasesim failed");
-        assert!(dir.join("leasesim").exists(), "cargo built no leasesim in {}", dir.display());
-    });
-    dir
+        let bin = dir.join("leasesim");
+        assert!(bin.is_file(), "cargo built no leasesim in {}", dir.display());
+        bin
+    })
+    .clone()
+}
+
+/// `leasesim-real compare ARGS --leasesim-bin BIN`.
+fn compare(args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_leasesim-real"));
+    command.arg("compare").args(args).arg("--leasesim-bin").arg(leasesim_bin());
+    command.output().expect("leasesim-real runs")
 }
 
 fn real(args: &[&str]) -> Output {
-    bins();
     Command::new(env!("CARGO_BIN_EXE_leasesim-real")).args(args).output().expect("leasesim-real runs")
 }
 
@@ -54,7 +75,7 @@ fn last_json(out: &Output) -> Value {
 
 #[test]
 fn compare_names_every_invariant_with_both_worlds_counts() {
-    let out = real(&["compare", &data("holder-pause-unfenced-short.toml"), "--sim-seeds", "0..3", "--real-runs", "2", "--json"]);
+    let out = compare(&[&data("holder-pause-unfenced-short.toml"), "--sim-seeds", "0..3", "--real-runs", "2", "--json"]);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let v = last_json(&out);
     assert_eq!((v["sim_runs"].as_u64(), v["real_runs"].as_u64()), (Some(3), Some(2)), "{v}");
@@ -84,14 +105,14 @@ fn compare_names_every_invariant_with_both_worlds_counts() {
 
 #[test]
 fn compare_prints_the_table_and_refuses_bad_input() {
-    let out = real(&["compare", &data("holder-pause-unfenced-short.toml"), "--sim-seeds", "0..2", "--real-runs", "1"]);
+    let out = compare(&[&data("holder-pause-unfenced-short.toml"), "--sim-seeds", "0..2", "--real-runs", "1"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let fencing = stdout.lines().find(|l| l.trim_start().starts_with("fencing-order")).unwrap_or_else(|| panic!("{stdout}"));
     assert!(fencing.contains("/2 (") && fencing.contains("/1 ("), "simulator of 2, real of 1: {fencing}");
     assert!(stdout.contains("election-safety") && !stdout.contains("not judged"), "everything is judged on leasesim-node: {stdout}");
-    let out = real(&["compare", &data("short-mixed.toml"), "--sim-seeds", "3..1"]);
+    let out = compare(&[&data("short-mixed.toml"), "--sim-seeds", "3..1"]);
     assert_eq!(out.status.code(), Some(2));
-    let out = real(&["compare", &data("short-mixed.toml"), "--real-runs", "0"]);
+    let out = compare(&[&data("short-mixed.toml"), "--real-runs", "0"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--real-runs"), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -3,7 +3,7 @@
 //! steps, and the explanation of `c50-bad`'s failure bounded by its own
 //! budget and reported as partial when that budget is cut short. (That
 //! `leasesim check-history` says so in its JSON and text output is tested
-//! with the command, in sim/tests/linearizability_cli.rs.)
+//! with the command, in sim/tests/it/linearizability_cli.rs.)
 //!
 //! The step budgets are a few times what the checker needs today (measured:
 //! about 61 thousand steps for `c50-bad`'s verdict, 0.71 million for

@@ -5,12 +5,10 @@
 //! of a value nobody wrote is never; and the failing window is a witness on
 //! its own.
 
+use crate::support::ReferenceKv;
 use leasesim_history::history::{History, KvInput, KvOutput, Operation, RegisterHistory, RegisterInput, RegisterOutput};
 use leasesim_history::{check_kv, check_register, CheckOptions, Verdict};
 use proptest::prelude::*;
-use support::ReferenceKv;
-
-mod support;
 
 /// How an operation's outcome is recorded.
 #[derive(Clone, Copy, Debug)]

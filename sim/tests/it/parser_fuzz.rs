@@ -173,7 +173,7 @@ fn mutated(samples: &'static [&'static str]) -> impl Strategy<Value = String> {
 // ---- Jepsen log ----
 
 const JEPSEN_SAMPLES: &[&str] = &[
-    include_str!("../../history/tests/data/jepsen-etcd-register/etcd_000.log"),
+    include_str!("../../../history/tests/data/jepsen-etcd-register/etcd_000.log"),
     "INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]\nINFO  jepsen.util - 0\t:fail\t:cas\t[1 2]\n\
      INFO  jepsen.core - Run complete\n1 :invoke :read nil\n1   :ok   :read   nil\n",
 ];
@@ -278,9 +278,9 @@ proptest! {
 // ---- scenario files and study specs ----
 
 const SCENARIO_SAMPLES: &[&str] = &[
-    include_str!("../../scenarios/baseline.toml"),
-    include_str!("data/good/format-example.toml"),
-    include_str!("data/good/everything.toml"),
+    include_str!("../../../scenarios/baseline.toml"),
+    include_str!("../data/good/format-example.toml"),
+    include_str!("../data/good/everything.toml"),
 ];
 #[rustfmt::skip]
 const TOML_TOKENS: &[&str] = &[
@@ -304,7 +304,7 @@ proptest! {
     }
 }
 
-const STUDY_SAMPLES: &[&str] = &[include_str!("../../reports/studies/drift-margin.toml")];
+const STUDY_SAMPLES: &[&str] = &[include_str!("../../../reports/studies/drift-margin.toml")];
 #[rustfmt::skip]
 const STUDY_TOKENS: &[&str] = &[
     "name", "base", "seeds", "[axes]", "lease_expiry", "leader_drift", "margin", "ttl", "pause", "fenced", " = ",

@@ -3,7 +3,7 @@
 //! explanations), embeds a trace the script can parse; the sweep pages put
 //! failed scenarios first with replay commands and links to timelines.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -4,9 +4,9 @@
 //! the drawing that alters structure shows up as a readable diff.
 //!
 //! To accept an intended change: `LEASESIM_BLESS=1 cargo test -p
-//! leasesim-reports --test timeline_golden`, then review the file's diff.
+//! leasesim-reports --test it timeline_golden::`, then review the file's diff.
 
-mod common;
+use crate::common;
 
 use leasesim_reports::timeline_svg;
 

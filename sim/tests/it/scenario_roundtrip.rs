@@ -32,7 +32,7 @@ fn assert_round_trip(scenario: &Scenario) {
 #[test]
 fn format_document_example_parses_verbatim() {
     // A verbatim copy of the example in SCENARIO-FORMAT.md.
-    let s = parsed(include_str!("data/good/format-example.toml"), "format-example.toml");
+    let s = parsed(include_str!("../data/good/format-example.toml"), "format-example.toml");
     assert_eq!(s.name, "holder-pause-beyond-ttl");
     assert_eq!(s.description, None);
     assert_eq!((s.duration_ns, s.settle_ns, s.seeds.clone()), (30 * SEC, 10 * SEC, 0..200));
@@ -107,7 +107,7 @@ fn defaults_are_the_documented_ones() {
 
 #[test]
 fn every_key_lands_in_the_model() {
-    let s = parsed(include_str!("data/good/everything.toml"), "everything.toml");
+    let s = parsed(include_str!("../data/good/everything.toml"), "everything.toml");
     assert_eq!(s.description.as_deref(), Some("Uses every section and every fault action.\nNot meant to be run for its verdict."));
     assert_eq!((s.duration_ns, s.settle_ns, s.seeds.clone()), (60 * SEC, 2500 * MS, 10..20));
     assert_eq!(s.bugs.enabled(), vec!["token-from-local-counter", "client-trusts-full-ttl"]);
@@ -144,21 +144,21 @@ fn every_key_lands_in_the_model() {
 
 #[test]
 fn fixtures_round_trip() {
-    assert_round_trip(&parsed(include_str!("data/good/format-example.toml"), "format-example.toml"));
-    assert_round_trip(&parsed(include_str!("data/good/everything.toml"), "everything.toml"));
+    assert_round_trip(&parsed(include_str!("../data/good/format-example.toml"), "format-example.toml"));
+    assert_round_trip(&parsed(include_str!("../data/good/everything.toml"), "everything.toml"));
     assert_round_trip(&parsed("name = \"tiny\"\nduration = \"5s\"\n[chaos]\n", "tiny.toml"));
 }
 
 #[test]
 fn written_files_start_with_what_they_show_and_expect() {
-    let text = to_toml(&parsed(include_str!("data/good/everything.toml"), "everything.toml"));
+    let text = to_toml(&parsed(include_str!("../data/good/everything.toml"), "everything.toml"));
     assert!(text.starts_with("# Uses every section and every fault action.\n# Not meant to be run for its verdict.\n# Expect: violation of lock-belief-overlap or fencing-order."), "{text}");
 }
 
 #[test]
 fn equality_ignores_only_where_a_scenario_was_written() {
-    let a = parsed(include_str!("data/good/format-example.toml"), "a.toml");
-    let mut b = parsed(&format!("\n\n{}", include_str!("data/good/format-example.toml")), "b.toml");
+    let a = parsed(include_str!("../data/good/format-example.toml"), "a.toml");
+    let mut b = parsed(&format!("\n\n{}", include_str!("../data/good/format-example.toml")), "b.toml");
     assert_ne!(a.faults[0].line, b.faults[0].line);
     assert_eq!(a, b);
     b.faults[0].at_ns += 1;
@@ -604,7 +604,7 @@ proptest! {
 
     #[test]
     fn parse_never_panics_on_damaged_scenarios(cut in 0usize..2000, insert in "[\\[\\]{}=\",.#\n a-z0-9-]{0,6}") {
-        let original = include_str!("data/good/everything.toml");
+        let original = include_str!("../data/good/everything.toml");
         let boundary = |mut i: usize| {
             i = i.min(original.len());
             while !original.is_char_boundary(i) {

@@ -10,7 +10,7 @@
 //! impossible does `.ci/run` set `LEASESIM_SKIP_BROWSER` to the reason, and
 //! the test prints it and passes. `LEASESIM_CHROMIUM` names another binary.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
