@@ -1,0 +1,83 @@
+"""Tables and calibration plot of reports/leader-lease-reads.md from the
+committed study output (reports/studies/leader-lease-reads/) and the frozen
+forecast (reports/studies/leader-lease-reads-forecast.csv, committed at
+7bea2c5 before any seed ran). Standard library only:
+
+    python3 reports/studies/leader-lease-reads.py
+
+prints the calibration table (markdown) and the invariants that fired per
+cell, and writes reports/studies/leader-lease-reads/calibration.svg.
+Observed values are measured; forecast values are the frozen model's.
+"""
+import csv, gzip, json, os, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "leader-lease-reads")
+# One Wilson interval for every report: tables.py's (importing it runs
+# nothing; no bytecode is left beside it).
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True
+from tables import wilson  # noqa: E402
+
+NOT_INVARIANTS = {"cell", "seed", "pause_at_ms", "jump_at_ms", "base_shift_ms", "unsafe", "lease_hours", "min_margin_ms",
+                  "handovers", "handovers_release", "handovers_expiry", "handovers_overlapping", "max_overlap_ms",
+                  "stale_rejected", "stale_accepted", "unavailability_samples", "unavailability_mean_ms", "false_expiries",
+                  "predicted_gap_ms", "modelled", "predicted_overlap", "measured_overlap", "observed_delay_ms",
+                  "max_renewal_lag_ms", "longest_pause_ms", "leaders", "digest"}
+
+forecast = {int(r["cell"]): r for r in csv.DictReader(l for l in open(os.path.join(HERE, "leader-lease-reads-forecast.csv")) if not l.startswith("#"))}
+results = json.load(open(os.path.join(OUT, "results.json")))
+runs = list(csv.DictReader(gzip.open(os.path.join(OUT, "runs.csv.gz"), "rt")))
+invariants = [k for k in runs[0] if k not in NOT_INVARIANTS]
+print(f"build {results['build']}; runs {len(runs)}; distinct seeds {len({r['seed'] for r in runs})}")
+
+print("\n| cell | T | leader drift | forecast p(stale) | observed k/n (measured) | Wilson 95 % | forecast inside |")
+print("|---|---|---|---|---|---|---|")
+points = []
+for c in sorted(forecast):
+    f = forecast[c]
+    rs = [r for r in runs if int(r["cell"]) == c]
+    n, k = len(rs), sum(int(r["linearizable"]) > 0 for r in rs)
+    lo, hi = wilson(k, n)
+    p = float(f["p_stale_run"])
+    inside = "yes" if lo <= p <= hi else "**no**"
+    points.append((p, k / n, lo, hi, c))
+    print(f"| {c} | {f['election_timeout_ms']} ms | {float(f['leader_clock_drift']):g} | {p:.4f} | {k}/{n} = {k / n:.3f} | {lo:.3f}–{hi:.3f} | {inside} |")
+
+print("\nInvariants that fired (runs of 60, measured):")
+for c in sorted(forecast):
+    rs = [r for r in runs if int(r["cell"]) == c]
+    fired = {i: sum(int(r[i]) > 0 for r in rs) for i in invariants}
+    fired = {i: n for i, n in fired.items() if n}
+    seeds = [r["seed"] for r in rs if any(int(r[i]) > 0 for i in invariants)]
+    print(f"  cell {c}: {fired or 'none'}; seeds {' '.join(seeds[:12])}{' …' if len(seeds) > 12 else ''}")
+
+
+def svg(points):
+    """Forecast (x) against observed frequency (y) with Wilson bars and the
+    diagonal; one labelled point per cell."""
+    W, H, M = 420, 420, 50
+    x = lambda v: M + v * (W - 2 * M)
+    y = lambda v: H - M - v * (H - 2 * M)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{W}" height="{H}" fill="white"/>',
+           f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="#999" stroke-dasharray="4 3"/>',
+           f'<rect x="{x(0)}" y="{y(1)}" width="{x(1) - x(0)}" height="{y(0) - y(1)}" fill="none" stroke="#333"/>']
+    for t in (0, 0.25, 0.5, 0.75, 1):
+        out.append(f'<text x="{x(t)}" y="{y(0) + 15}" text-anchor="middle">{t:g}</text>')
+        out.append(f'<text x="{x(0) - 6}" y="{y(t) + 4}" text-anchor="end">{t:g}</text>')
+    out.append(f'<text x="{W / 2}" y="{H - 12}" text-anchor="middle">forecast p(stale read) per run (frozen-v1-lease-read)</text>')
+    out.append(f'<text x="14" y="{H / 2}" text-anchor="middle" transform="rotate(-90 14 {H / 2})">observed frequency, 60 runs, Wilson 95 %</text>')
+    for p, o, lo, hi, c in points:
+        colour = "#1f77b4" if lo <= p <= hi else "#d62728"
+        out.append(f'<line x1="{x(p)}" y1="{y(lo)}" x2="{x(p)}" y2="{y(hi)}" stroke="{colour}"/>')
+        out.append(f'<circle cx="{x(p)}" cy="{y(o)}" r="3.5" fill="{colour}"/>')
+        out.append(f'<text x="{x(p) + 6}" y="{y(o) - 4}" fill="{colour}">{c}</text>')
+    out.append(f'<text x="{x(0) + 4}" y="{y(1) + 14}">blue: forecast inside the interval; red: outside</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+with open(os.path.join(OUT, "calibration.svg"), "w") as f:
+    f.write(svg(points))
+print(f"\nwrote {os.path.join(OUT, 'calibration.svg')}")
