@@ -4,17 +4,31 @@
 //! every persist written and fsynced, then messages sent and clients
 //! answered.
 //!
-//! It runs on its own thread (a single-threaded tokio runtime), because an
-//! fsync blocks: the rest of the process (gRPC, WebSocket, peer sockets)
-//! goes on meanwhile. Inputs that arrive together are handled as a batch
-//! and share one fsync (group commit); nothing of the batch leaves before it.
+//! It runs on its own thread (a single-threaded tokio runtime): the rest of
+//! the process (gRPC, WebSocket, peer sockets) goes on meanwhile. Inputs
+//! that arrive together are handled as a batch whose log records go out in
+//! one write; its fdatasync runs on the storage's sync thread while the
+//! driver gathers and steps the next batch, so the disk and the driver work
+//! side by side (batches queued behind a busy disk share its next fsync).
+//! Every output of a batch (acks, votes, append replies, watch events, the
+//! published status, answers that show the applied state) is held in
+//! [`Held`] until the sync covering its writes, and every earlier one, is
+//! reported done, then leaves in batch order: nothing is told of a change
+//! before it is durable here. (A leader's own log counts toward its commit
+//! index before it is synced, but its appends leave only after that sync,
+//! so no follower can acknowledge an entry the leader has not made
+//! durable: a committed entry is durable on a quorum that includes the
+//! leader, and on a single member commit waits for its own sync.)
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use leasesim_core::raft::{ConfChange, Role, TransferError};
-use leasesim_core::server::{Server, ServerEvent, ServerOutput};
+use std::collections::VecDeque;
+
+use leasesim_core::server::{PeerMessage, Server, ServerEvent, ServerOutput};
+use leasesim_core::service::kv::Change;
 use leasesim_core::service::{ClientRequest, ClientResponse, Response, StateMachine};
 use leasesim_core::{ClientId, LogIndex, NodeId, Term};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -140,6 +154,29 @@ enum Step {
     Input(Input),
     Timer,
     SkewChanged,
+    /// The sync thread reported a sync done (or failed).
+    Synced(std::io::Result<u64>),
+}
+
+/// One batch's outputs, held until its writes are durable.
+struct Held {
+    /// The storage's sync number that covers the batch's writes (and every
+    /// earlier batch's): it leaves once that sync is reported done.
+    needs: u64,
+    /// The batch wrote (so the `after-sync` failpoint is its own).
+    wrote: bool,
+    batch_start_ns: u64,
+    messages: Vec<(NodeId, PeerMessage)>,
+    /// Client answers, each with its view read when the batch ended.
+    answers: Vec<(Waiter, ClientResponse, Option<RangeView>)>,
+    changes: Vec<Change>,
+    /// The store's revision after the batch, and whether `changes` cover
+    /// every revision up to it (not after a snapshot install).
+    revision: LogIndex,
+    whole: bool,
+    status: MemberStatus,
+    /// Answers to backups and hashes, read from the state as of the batch.
+    later: Vec<Box<dyn FnOnce() + Send>>,
 }
 
 enum Waiter {
@@ -178,6 +215,13 @@ pub struct Driver {
     /// An after-send failpoint fired: the member dies once the frame has
     /// left (the peer it went to, if a peer).
     dying: Option<(&'static str, Option<NodeId>)>,
+    /// Batches whose writes are not yet durable, oldest first.
+    held: VecDeque<Held>,
+    /// The batch was one input with none queued behind it: its sync may
+    /// run here (see [`Storage::sync_here_if_idle`]).
+    lone: bool,
+    /// This batch's answers to backups and hashes (see [`Held::later`]).
+    later: Vec<Box<dyn FnOnce() + Send>>,
 }
 
 impl Driver {
@@ -205,6 +249,9 @@ impl Driver {
             failpoints: Arc::default(),
             batch_start_ns: 0,
             dying: None,
+            held: VecDeque::new(),
+            lone: false,
+            later: Vec::new(),
         }
     }
 
@@ -241,9 +288,14 @@ impl Driver {
             let deadline = self.clocks.instant_of(self.server.next_deadline_ns());
             let first = tokio::select! {
                 biased;
+                // First: a finished sync lets held answers go.
+                synced = self.storage.next_synced() => match synced {
+                    Some(report) => Step::Synced(report),
+                    None => fatal_disk(std::io::Error::other("the log's sync thread stopped")),
+                },
                 input = inputs.recv() => match input {
                     Some(input) => Step::Input(input),
-                    None => return,
+                    None => return self.drain().await,
                 },
                 _ = tokio::time::sleep_until(deadline.into()) => Step::Timer,
                 _ = skew_changes.changed() => Step::SkewChanged,
@@ -251,18 +303,30 @@ impl Driver {
             self.batch_start_ns = monotonic_ns();
             match first {
                 Step::SkewChanged => continue,
+                Step::Synced(report) => {
+                    if let Err(e) = report {
+                        fatal_disk(e);
+                    }
+                    self.release();
+                    self.die_if_dying().await;
+                    continue;
+                }
                 Step::Input(input) => {
                     self.stamped(|d| d.handle(input));
+                    let mut handled = 1;
                     for _ in 1..BATCH_INPUTS {
                         match inputs.try_recv() {
                             Ok(input) => self.stamped(|d| d.handle(input)),
                             Err(_) => break,
                         }
+                        handled += 1;
                     }
+                    self.lone = handled == 1 && inputs.is_empty();
                 }
                 Step::Timer => {
                     self.reach("timer");
                     self.stamped(|d| d.server.tick(d.clocks.now()));
+                    self.lone = inputs.is_empty();
                 }
             }
             // Deadlines that passed while the batch was handled.
@@ -284,10 +348,27 @@ impl Driver {
         }
     }
 
+    /// Inputs are gone: lets the batches still held go once durable.
+    async fn drain(&mut self) {
+        while !self.held.is_empty() {
+            match self.storage.next_synced().await {
+                Some(Ok(_)) => self.release(),
+                Some(Err(e)) => fatal_disk(e),
+                None => return,
+            }
+        }
+    }
+
     /// Flushes; if an after-send failpoint fired, waits for the frame to
     /// leave and dies.
     async fn flush_or_die(&mut self) {
         self.flush();
+        self.die_if_dying().await;
+    }
+
+    /// If an after-send failpoint fired, waits for the frame to leave and
+    /// dies.
+    async fn die_if_dying(&mut self) {
         if let Some((point, peer)) = self.dying.take() {
             // The frame is handed to the link's writer, which runs on this
             // thread's runtime: let it write (cut links drop it, as a cut
@@ -357,13 +438,21 @@ impl Driver {
                 let result = self.server.propose_conf_change(clocks, change).map_err(|e| format!("{e:?}"));
                 let _ = reply.send(result);
             }
+            // Both show the applied state: answered once this batch is
+            // durable, with the state as of now.
             Input::Backup { reply } => {
-                let _ = reply.send(self.backup());
+                let backup = self.backup();
+                self.later.push(Box::new(move || {
+                    let _ = reply.send(backup);
+                }));
             }
             Input::Hash { reply } => {
                 let sm = self.server.state_machine();
                 let bytes = bincode::serialize(sm).expect("the state machine serializes");
-                let _ = reply.send((crc32fast::hash(&bytes), sm.applied_index()));
+                let hash = (crc32fast::hash(&bytes), sm.applied_index());
+                self.later.push(Box::new(move || {
+                    let _ = reply.send(hash);
+                }));
             }
             Input::Transfer { target, reply } => {
                 let _ = reply.send(self.server.transfer_leadership(clocks, target));
@@ -372,8 +461,12 @@ impl Driver {
                 let _ = reply.send(self.watch_hub.subscribe());
             }
             Input::WatchHistory { range, from, max_events, reply } => {
-                let _ = reply.send(self.server.state_machine().kv().events(&range, from, max_events));
+                let read = self.server.state_machine().kv().events(&range, from, max_events);
+                let _ = reply.send(read.map(|read| published_part(read, from, self.watch_hub.published())));
             }
+            // The log's shape (indices and terms, not what entries hold),
+            // as core has it now, synced or not: a test runner reads it
+            // once clients stopped, and tests use it to see progress.
             Input::Log { reply } => {
                 let _ = reply.send(crate::log_view::LogView::of(self.server.raft()));
             }
@@ -392,8 +485,10 @@ impl Driver {
         self.pending.insert((req.client, req.seq), Pending { waiter, view, since: Instant::now() });
     }
 
-    /// Carries out the core's output: persist and fsync, then send and
-    /// answer.
+    /// Carries out the core's output: writes the batch's persist
+    /// operations and asks for their sync, then holds everything else of
+    /// the batch until that sync is done (sent at once when nothing is
+    /// waiting for a sync).
     fn flush(&mut self) {
         let ServerOutput { persist, messages, replies, events, changes } = self.server.take_output();
         self.record_digests(&events);
@@ -401,46 +496,92 @@ impl Driver {
             log.write_server_events(self.batch_start_ns, &events);
         }
         let whole = !events.iter().any(|e| matches!(e, ServerEvent::SnapshotInstalled { .. }));
-        self.watch_hub.publish(changes, self.server.state_machine().kv().revision(), whole);
-        self.persist(persist, !whole);
-        self.log_votes(&messages);
-        for (to, msg) in messages {
+        let (needs, wrote) = self.persist(persist, !whole);
+        let answers = replies.into_iter().filter_map(|resp| self.resolve(resp)).collect();
+        let held = Held {
+            needs,
+            wrote,
+            batch_start_ns: self.batch_start_ns,
+            messages,
+            answers,
+            changes,
+            revision: self.server.state_machine().kv().revision(),
+            whole,
+            status: self.status_now(),
+            later: std::mem::take(&mut self.later),
+        };
+        self.held.push_back(held);
+        let now = Instant::now();
+        self.pending.retain(|_, p| now.duration_since(p.since) < WAITER_TTL);
+        self.release();
+    }
+
+    /// Sends out, in batch order, every held batch whose sync is done;
+    /// stops early when an after-send failpoint fires.
+    fn release(&mut self) {
+        let synced = self.storage.synced();
+        while self.held.front().is_some_and(|h| h.needs <= synced) {
+            let held = self.held.pop_front().expect("checked");
+            if !self.send_out(held) {
+                return;
+            }
+        }
+    }
+
+    /// One durable batch's outputs: watch events, votes logged, messages,
+    /// answers, then the status. False when an after-send failpoint fired
+    /// (the member dies once the frame has left).
+    fn send_out(&mut self, held: Held) -> bool {
+        if held.wrote {
+            self.reach("after-sync");
+        }
+        self.watch_hub.publish(held.changes, held.revision, held.whole);
+        self.log_votes(&held.messages, held.batch_start_ns);
+        for (to, msg) in held.messages {
             let point = failpoint_of(&msg);
             self.links.send(to, PeerFrame::Raft(msg));
             if point.is_some_and(|p| self.failpoints.reached(p)) {
                 self.dying = point.map(|p| (p, Some(to)));
-                return;
+                return false;
             }
         }
-        for resp in replies {
-            self.answer(resp);
+        for (waiter, resp, view) in held.answers {
+            self.answer(waiter, resp, view);
             if self.failpoints.reached("after-send:client-reply") {
                 self.dying = Some(("after-send:client-reply", None));
-                return;
+                return false;
             }
         }
-        let now = Instant::now();
-        self.pending.retain(|_, p| now.duration_since(p.since) < WAITER_TTL);
-        self.publish();
+        for answer in held.later {
+            answer();
+        }
+        self.status.send_if_modified(|old| {
+            let changed = *old != held.status;
+            *old = held.status;
+            changed
+        });
+        true
     }
 
-    /// Writes and fsyncs the batch's persist operations, stopping at the
-    /// write failpoints (after the write, before its fsync) and after it.
-    /// A snapshot this member took (not `installed` from a leader, whose
-    /// answer waits for it) is written behind, off this thread: nothing
-    /// depends on it being durable, since the log still holds what it
-    /// covers until it is.
+    /// Writes the batch's persist operations (one write) and asks for
+    /// their sync, stopping at the write failpoints (after the write,
+    /// before its fsync). Returns the sync number the batch's outputs wait
+    /// for (the last one asked for when the batch wrote nothing: what it
+    /// shows may rest on earlier batches) and whether it wrote. A snapshot
+    /// this member took (not `installed` from a leader, whose answer waits
+    /// for it) is written behind, off this thread: nothing depends on it
+    /// being durable, since the log still holds what it covers until it is.
     fn persist(
         &mut self,
         persist: Vec<leasesim_core::raft::PersistOp<leasesim_core::service::Command, leasesim_core::service::SharedState>>,
         installed: bool,
-    ) {
+    ) -> (u64, bool) {
         use leasesim_core::raft::{Payload, PersistOp};
         if let Err(e) = self.storage.finish_snapshots() {
             fatal_disk(e);
         }
         if persist.is_empty() {
-            return;
+            return (self.storage.sync_requested(), false);
         }
         let snapshot = persist.iter().any(|op| matches!(op, PersistOp::SaveSnapshot(_)));
         let config = persist
@@ -455,6 +596,9 @@ impl Driver {
                 fatal_disk(e);
             }
         }
+        if let Err(e) = self.storage.write_out() {
+            fatal_disk(e);
+        }
         if snapshot {
             self.reach("snapshot-install");
         }
@@ -462,19 +606,22 @@ impl Driver {
             self.reach("membership-change");
         }
         self.reach("after-write");
-        if !self.ack_before_fsync {
-            if let Err(e) = self.storage.sync() {
-                fatal_disk(e);
-            }
+        if self.ack_before_fsync {
+            // The planted bug: nothing waits, nothing is synced.
+            return (0, false);
         }
-        self.reach("after-sync");
+        let here = if self.lone { self.storage.sync_here_if_idle() } else { Ok(false) };
+        match here.and_then(|here| if here { Ok(self.storage.sync_requested()) } else { self.storage.sync_behind() }) {
+            Ok(needs) => (needs, true),
+            Err(e) => fatal_disk(e),
+        }
     }
 
     /// The votes this batch grants, logged once they are synced and before
     /// the replies leave (the simulator records them as the reply is
     /// sent): a granted vote reply, and a candidate's vote for itself when
     /// its first vote request of the election leaves.
-    fn log_votes(&mut self, messages: &[(NodeId, leasesim_core::server::PeerMessage)]) {
+    fn log_votes(&mut self, messages: &[(NodeId, PeerMessage)], batch_start_ns: u64) {
         use leasesim_core::raft::Message;
         let Some(log) = &mut self.event_log else { return };
         let me = self.server.id();
@@ -492,7 +639,7 @@ impl Driver {
                 _ => {}
             }
         }
-        log.write(self.batch_start_ns, &votes);
+        log.write(batch_start_ns, &votes);
     }
 
     /// Keeps the digest of every applied index for HashKV and the
@@ -509,12 +656,16 @@ impl Driver {
         digests.record(sm.applied_index(), sm.applied_digest());
     }
 
-    fn answer(&mut self, resp: ClientResponse) {
-        let Some(p) = self.pending.remove(&(resp.client, resp.seq)) else {
-            return;
-        };
+    /// The waiter of `resp`, and its view read from the state now (as of
+    /// the batch that answers it); `None` if nobody waits.
+    fn resolve(&mut self, resp: ClientResponse) -> Option<(Waiter, ClientResponse, Option<RangeView>)> {
+        let p = self.pending.remove(&(resp.client, resp.seq))?;
         let view = p.view.map(|spec| spec.read(self.server.state_machine()));
-        match p.waiter {
+        Some((p.waiter, resp, view))
+    }
+
+    fn answer(&mut self, waiter: Waiter, resp: ClientResponse, view: Option<RangeView>) {
+        match waiter {
             Waiter::Local(tx) => {
                 let _ = tx.send(Answer { resp: resp.body, view });
             }
@@ -522,7 +673,9 @@ impl Driver {
         }
     }
 
-    fn publish(&mut self) {
+    /// This member as of the batch just handled (published with its
+    /// outputs).
+    fn status_now(&mut self) -> MemberStatus {
         let raft = self.server.raft();
         let sm = self.server.state_machine();
         let auth = {
@@ -549,12 +702,7 @@ impl Driver {
             alarms: crate::nospace::active(sm.kv()),
             disk_full: false,
         };
-        let status = MemberStatus { disk_full: self.disk.after_batch(&mut self.storage, status.id, &status.alarms), ..status };
-        self.status.send_if_modified(|old| {
-            let changed = *old != status;
-            *old = status;
-            changed
-        });
+        MemberStatus { disk_full: self.disk.after_batch(&mut self.storage, status.id, &status.alarms), ..status }
     }
 }
 
@@ -571,6 +719,20 @@ fn failpoint_of(msg: &leasesim_core::server::PeerMessage) -> Option<&'static str
         Message::InstallSnapshotResponse { .. } => "after-send:snapshot-reply",
         _ => return None,
     })
+}
+
+/// The part of a history `read` from revision `from` that is published
+/// (durable): a watcher catching up must not see a change before it is.
+fn published_part(
+    mut read: leasesim_core::service::watch::EventsRead,
+    from: LogIndex,
+    published: LogIndex,
+) -> leasesim_core::service::watch::EventsRead {
+    // Never below what the reader already has.
+    let upto = read.upto.min(published.max(from.saturating_sub(1)));
+    read.events.retain(|c| c.revision <= upto);
+    read.upto = upto;
+    read
 }
 
 fn fatal_disk(e: std::io::Error) -> ! {

@@ -46,6 +46,11 @@ pub struct DiskArgs {
     /// (a test counts what the member applies meanwhile).
     #[arg(long)]
     pub unsafe_test_hold_snapshot_writes: bool,
+    /// For tests only: the log's fsyncs wait while a file named
+    /// `hold-syncs` is in the data directory (a test counts that no answer
+    /// or watch event leaves meanwhile).
+    #[arg(long)]
+    pub unsafe_test_hold_syncs: bool,
 }
 
 impl DiskArgs {

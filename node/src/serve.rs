@@ -144,12 +144,16 @@ fn storage_options(args: &ServeArgs) -> StorageOptions {
         lose_unsynced: args.disk.unsafe_test_lose_unsynced,
         reserve_bytes: RESERVE_BYTES,
         hold_snapshot_writes: args.disk.unsafe_test_hold_snapshot_writes,
+        hold_syncs: args.disk.unsafe_test_hold_syncs,
     };
     if options.lose_unsynced {
         tracing::warn!("--unsafe-test-lose-unsynced: log writes stay in memory until fsynced (for crash tests only)");
     }
     if options.hold_snapshot_writes {
         tracing::warn!("--unsafe-test-hold-snapshot-writes: snapshot writes wait while hold-snapshot-writes is in the data directory");
+    }
+    if options.hold_syncs {
+        tracing::warn!("--unsafe-test-hold-syncs: the log's fsyncs wait while hold-syncs is in the data directory");
     }
     options
 }

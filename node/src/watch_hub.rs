@@ -61,6 +61,12 @@ impl WatchHub {
         hub
     }
 
+    /// The newest revision published: every change up to it is durable
+    /// and has been handed to the streams.
+    pub fn published(&self) -> LogIndex {
+        self.latest.load(Ordering::Acquire)
+    }
+
     pub fn set_progress_interval(&mut self, interval: Duration) {
         self.progress_interval = interval;
     }

@@ -26,10 +26,12 @@ pub mod record;
 mod segments;
 pub mod snapshot_writer;
 pub mod space;
+pub mod syncer;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use leasesim_core::raft::{Entry, HardState, PersistOp, Persisted, Snapshot};
 use leasesim_core::service::{Command, SharedState};
@@ -55,6 +57,10 @@ pub struct StorageOptions {
     /// `--unsafe-test-hold-snapshot-writes`: background snapshot writes
     /// wait while [`snapshot_writer::HOLD_FILE`] is in the directory.
     pub hold_snapshot_writes: bool,
+    /// `--unsafe-test-hold-syncs`: syncs asked with
+    /// [`Storage::sync_behind`] wait while [`syncer::HOLD_FILE`] is in the
+    /// directory.
+    pub hold_syncs: bool,
 }
 
 /// What the directory holds, read back whole (at start): the log's entries
@@ -88,8 +94,8 @@ struct Tail {
 /// An open data directory and where its log stands.
 pub struct Storage {
     dir: PathBuf,
-    /// The active log, `wal.log`.
-    wal: File,
+    /// The active log, `wal.log` (shared with the sync thread).
+    wal: Arc<File>,
     tail: Tail,
     /// The highest index ever appended to the active log.
     active_max_index: LogIndex,
@@ -97,12 +103,21 @@ pub struct Storage {
     sealed: Vec<segments::Sealed>,
     /// Snapshots being written behind the apply thread.
     writer: snapshot_writer::SnapshotWriter,
-    /// Written since the last [`Storage::sync`].
+    /// The log's fdatasync, on its own thread.
+    syncer: syncer::Syncer,
+    /// Written since the last sync was made or asked for.
     dirty: bool,
     /// The log's length: where a write cut short by ENOSPC is cut back to.
     wal_len: u64,
-    /// `--unsafe-test-lose-unsynced`: log bytes held here until the sync.
-    unsynced: Option<Vec<u8>>,
+    /// Log records not yet written: a batch's records go out in one write
+    /// ([`Storage::write_out`]).
+    buffer: Vec<u8>,
+    /// `--unsafe-test-lose-unsynced`: `buffer` is written only when a sync
+    /// is made or asked for, so a SIGKILL loses what was not.
+    lose_unsynced: bool,
+    /// `--unsafe-test-hold-syncs`: every sync goes through the (held) sync
+    /// thread.
+    hold_syncs: bool,
     /// The space kept back for a full disk.
     reserve: space::Reserve,
     /// What recovery found and cut off (for the log and tests).
@@ -132,7 +147,7 @@ impl Storage {
         let scan = record::scan(&bytes).map_err(invalid)?;
         let active_max_index = replay(&mut image, &scan.payloads)?;
         let torn = (bytes.len() - scan.valid_len) as u64;
-        let wal = OpenOptions::new().create(true).append(true).open(&wal_path)?;
+        let wal = Arc::new(OpenOptions::new().create(true).append(true).open(&wal_path)?);
         if torn > 0 {
             wal.set_len(scan.valid_len as u64)?;
             wal.sync_all()?;
@@ -140,6 +155,7 @@ impl Storage {
         sync_dir(dir)?;
         let reserve = space::Reserve::open(dir, options.reserve_bytes)?;
         let writer = snapshot_writer::SnapshotWriter::start(dir.to_path_buf(), options.hold_snapshot_writes)?;
+        let syncer = syncer::Syncer::start(dir.to_path_buf(), options.hold_syncs)?;
         let last_index = image.entries.last().map_or(image.snapshot_index, |e| e.index);
         Ok(Storage {
             dir: dir.to_path_buf(),
@@ -148,9 +164,12 @@ impl Storage {
             active_max_index,
             sealed,
             writer,
+            syncer,
             dirty: false,
             wal_len: scan.valid_len as u64,
-            unsynced: options.lose_unsynced.then(Vec::new),
+            buffer: Vec::new(),
+            lose_unsynced: options.lose_unsynced,
+            hold_syncs: options.hold_syncs,
             reserve,
             recovered_torn_bytes: torn,
         })
@@ -166,27 +185,41 @@ impl Storage {
         self.reserve.restore()
     }
 
-    /// Appends `bytes` to the log: held in memory under
-    /// `--unsafe-test-lose-unsynced`, else written through.
-    fn put_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+    /// Appends `bytes` to the log's buffer (see [`Storage::write_out`]).
+    fn put_bytes(&mut self, bytes: &[u8]) {
         self.dirty = true;
-        match self.unsynced.as_mut() {
-            Some(held) => {
-                held.extend_from_slice(bytes);
-                Ok(())
-            }
-            None => self.write_wal(bytes),
+        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// Writes the buffered records to the log in one write (not synced);
+    /// under `--unsafe-test-lose-unsynced` keeps them until a sync.
+    pub fn write_out(&mut self) -> io::Result<()> {
+        if self.lose_unsynced {
+            return Ok(());
         }
+        self.flush_buffer()
+    }
+
+    fn flush_buffer(&mut self) -> io::Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let mut bytes = std::mem::take(&mut self.buffer);
+        let written = self.write_wal(&bytes);
+        // Keep the allocation for the next batch.
+        bytes.clear();
+        self.buffer = bytes;
+        written
     }
 
     /// Writes to the log file; on ENOSPC cuts the partial write off, gives
     /// up the reserve and tries once more.
     fn write_wal(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let mut result = self.wal.write_all(bytes);
+        let mut result = (&*self.wal).write_all(bytes);
         if let Err(e) = &result {
             if space::is_full(e) && self.reserve.release()? {
                 self.wal.set_len(self.wal_len)?;
-                result = self.wal.write_all(bytes);
+                result = (&*self.wal).write_all(bytes);
             }
         }
         if result.is_err() {
@@ -279,8 +312,9 @@ impl Storage {
         }
     }
 
-    /// Writes one operation (not yet synced: call [`Storage::sync`] before
-    /// sending anything that depends on it).
+    /// Writes one operation into the buffer (not yet written out nor
+    /// synced: call [`Storage::sync`], or [`Storage::sync_behind`] and wait
+    /// for its report, before sending anything that depends on it).
     pub fn write(&mut self, op: NodePersistOp) -> io::Result<()> {
         match op {
             PersistOp::SaveSnapshot(snapshot) => self.save_snapshot(snapshot),
@@ -290,25 +324,74 @@ impl Storage {
                 let rec = WalRecord::Append(entries);
                 let bytes = bincode::serialize(&rec).map_err(invalid)?;
                 let WalRecord::Append(entries) = rec else { unreachable!("built above") };
-                self.put_bytes(&record::encode(&bytes))?;
+                self.put_bytes(&record::encode(&bytes));
                 self.active_max_index = self.active_max_index.max(entries.last().map_or(0, |e| e.index));
                 self.tail.append(&entries).map_err(invalid)
             }
         }
     }
 
-    /// fsyncs what was written since the last sync.
+    /// Writes out and fsyncs what was written since the last sync, on this
+    /// thread.
     pub fn sync(&mut self) -> io::Result<()> {
+        self.flush_buffer()?;
         if self.dirty {
-            if let Some(held) = self.unsynced.take() {
-                let written = self.write_wal(&held);
-                self.unsynced = Some(Vec::new());
-                written?;
-            }
             self.wal.sync_data()?;
             self.dirty = false;
         }
         Ok(())
+    }
+
+    /// Writes out what was written and asks the sync thread to fsync it;
+    /// returns the sync number that covers every write so far (an earlier
+    /// one when nothing was written since): once [`Storage::synced`]
+    /// reaches it, all of it is durable.
+    pub fn sync_behind(&mut self) -> io::Result<u64> {
+        self.flush_buffer()?;
+        if self.dirty {
+            self.syncer.request(self.wal.clone())?;
+            self.dirty = false;
+        }
+        Ok(self.syncer.requested())
+    }
+
+    /// Syncs on this thread if the sync thread has nothing in flight (so
+    /// this sync cannot overtake an earlier one); true if it did. For a
+    /// lone request: handing its sync to the thread and back costs two
+    /// thread wake-ups, and nothing is there to overlap it with.
+    pub fn sync_here_if_idle(&mut self) -> io::Result<bool> {
+        if self.hold_syncs || self.syncer.synced() < self.syncer.requested() {
+            return Ok(false);
+        }
+        self.sync()?;
+        Ok(true)
+    }
+
+    /// The highest sync number reported done.
+    pub fn synced(&self) -> u64 {
+        self.syncer.synced()
+    }
+
+    /// The highest sync number asked for.
+    pub fn sync_requested(&self) -> u64 {
+        self.syncer.requested()
+    }
+
+    /// Waits for the sync thread's next report (cancel-safe); `None` if it
+    /// stopped. An error is a failed fdatasync: nothing since the last
+    /// report can be trusted durable.
+    pub async fn next_synced(&mut self) -> Option<io::Result<u64>> {
+        self.syncer.next_report().await
+    }
+
+    /// [`Storage::next_synced`], blocking (outside a runtime).
+    pub fn wait_synced(&mut self) -> Option<io::Result<u64>> {
+        self.syncer.wait_report()
+    }
+
+    /// fdatasync calls the sync thread made.
+    pub fn background_fsyncs(&self) -> u64 {
+        self.syncer.fsyncs()
     }
 
     /// Bytes the directory holds now (for the compaction test and status).
@@ -319,7 +402,7 @@ impl Storage {
 
     fn append_record(&mut self, rec: &WalRecord, op: NodePersistOp) -> io::Result<()> {
         let bytes = bincode::serialize(rec).map_err(invalid)?;
-        self.put_bytes(&record::encode(&bytes))?;
+        self.put_bytes(&record::encode(&bytes));
         match op {
             PersistOp::SetHardState(hs) => self.tail.hard_state = hs,
             PersistOp::TruncateFrom(index) => self.tail.truncate_from(index),
@@ -360,7 +443,7 @@ impl Storage {
         fs::rename(self.dir.join(WAL), segments::path_of(&self.dir, seq))?;
         sync_dir(&self.dir)?;
         self.sealed.push(segments::Sealed { seq, max_index: self.active_max_index, len_bytes: self.wal_len });
-        self.wal = OpenOptions::new().create(true).append(true).open(self.dir.join(WAL))?;
+        self.wal = Arc::new(OpenOptions::new().create(true).append(true).open(self.dir.join(WAL))?);
         self.wal_len = 0;
         self.active_max_index = 0;
         let hard_state = self.tail.hard_state;

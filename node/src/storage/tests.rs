@@ -223,3 +223,48 @@ fn the_disk_reserve_is_given_up_once_and_restored() {
     assert!(!reserve.released() && file.exists());
     assert!(super::space::is_full(&std::io::Error::from_raw_os_error(libc::ENOSPC)));
 }
+
+/// Syncs asked for while the disk is busy share one fdatasync, and none
+/// is reported before it is done: ten batches written, each asking for its
+/// sync, while the sync thread is held, make one fdatasync once released,
+/// and its one report covers all ten.
+#[test]
+fn syncs_asked_while_one_is_held_share_one_fdatasync() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = super::StorageOptions { hold_syncs: true, ..Default::default() };
+    let mut storage = Storage::open_with(dir.path(), &options).unwrap();
+    let hold = dir.path().join(super::syncer::HOLD_FILE);
+    fs::write(&hold, b"").unwrap();
+    let mut asked = Vec::new();
+    for index in 1..=10 {
+        storage.write(PersistOp::Append(vec![put(index)])).unwrap();
+        storage.write_out().unwrap();
+        asked.push(storage.sync_behind().unwrap());
+    }
+    assert_eq!(asked, (1..=10).collect::<Vec<u64>>(), "one sync asked for per batch");
+    assert_eq!(storage.sync_behind().unwrap(), 10, "nothing written since: the last sync covers it");
+    assert_eq!((storage.synced(), storage.background_fsyncs()), (0, 0), "held: nothing synced, nothing reported");
+    fs::remove_file(&hold).unwrap();
+    assert_eq!(storage.wait_synced().unwrap().unwrap(), 10, "one report covers every batch queued behind the held one");
+    assert_eq!((storage.synced(), storage.background_fsyncs()), (10, 1));
+    drop(storage);
+    assert_eq!(Storage::open(dir.path()).unwrap().persisted().unwrap().entries.len(), 10);
+}
+
+/// A batch's records go out in one write, and only when written out: the
+/// log file does not grow record by record.
+#[test]
+fn a_batch_is_written_out_in_one_piece() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut storage = Storage::open(dir.path()).unwrap();
+    let wal_len = || fs::metadata(dir.path().join(WAL)).unwrap().len();
+    storage.write(PersistOp::SetHardState(HardState { term: 2, voted_for: Some(1) })).unwrap();
+    storage.write(PersistOp::Append((1..=3).map(put).collect())).unwrap();
+    assert_eq!(wal_len(), 0, "buffered until written out");
+    storage.write_out().unwrap();
+    assert!(wal_len() > 0);
+    storage.sync().unwrap();
+    drop(storage);
+    let again = Storage::open(dir.path()).unwrap().persisted().unwrap();
+    assert_eq!((again.hard_state.term, again.entries.len()), (2, 3));
+}

@@ -29,6 +29,7 @@ mod data_model;
 mod disk_full;
 mod disk_quota;
 mod etcdctl;
+mod held_sync;
 mod join;
 mod link_faults;
 mod local_load;

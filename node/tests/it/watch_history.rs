@@ -32,16 +32,16 @@ use tonic::Streaming;
 /// How long a test waits for one response before calling it missing.
 const WAIT: Duration = Duration::from_secs(20);
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
 }
 
-async fn channel(url: String) -> Channel {
+pub(crate) async fn channel(url: String) -> Channel {
     Channel::from_shared(url).expect("url").connect().await.expect("connect")
 }
 
 /// One watch stream: requests in, responses out.
-struct Stream {
+pub(crate) struct Stream {
     requests: mpsc::Sender<WatchRequest>,
     responses: Streaming<WatchResponse>,
 }
@@ -49,7 +49,7 @@ struct Stream {
 impl Stream {
     /// Opens a stream whose first request is `first` (etcd answers the call
     /// only once it has something to send, so the request goes first).
-    async fn open(channel: &Channel, first: WatchCreateRequest) -> Stream {
+    pub(crate) async fn open(channel: &Channel, first: WatchCreateRequest) -> Stream {
         let (requests, rx) = mpsc::channel(16);
         requests.send(WatchRequest { request_union: Some(RequestUnion::CreateRequest(first)) }).await.expect("queued");
         let responses = WatchClient::new(channel.clone()).watch(ReceiverStream::new(rx)).await.expect("watch").into_inner();
@@ -57,18 +57,18 @@ impl Stream {
     }
 
     /// Opens a stream with one watch; returns the stream and its id.
-    async fn watching(channel: &Channel, create: WatchCreateRequest) -> (Stream, i64) {
+    pub(crate) async fn watching(channel: &Channel, create: WatchCreateRequest) -> (Stream, i64) {
         let mut stream = Stream::open(channel, create).await;
         let created = stream.next().await;
         assert!(created.created, "first answer is `created`: {created:?}");
         (stream, created.watch_id)
     }
 
-    async fn ask(&mut self, union: RequestUnion) {
+    pub(crate) async fn ask(&mut self, union: RequestUnion) {
         self.requests.send(WatchRequest { request_union: Some(union) }).await.expect("stream open");
     }
 
-    async fn next(&mut self) -> WatchResponse {
+    pub(crate) async fn next(&mut self) -> WatchResponse {
         tokio::time::timeout(WAIT, self.responses.message())
             .await
             .expect("a response in time")
@@ -85,7 +85,7 @@ impl Stream {
     }
 
     /// Responses until `count` events of watch `id` arrived.
-    async fn events(&mut self, id: i64, count: usize) -> Vec<WatchResponse> {
+    pub(crate) async fn events(&mut self, id: i64, count: usize) -> Vec<WatchResponse> {
         let (mut got, mut responses) = (0, Vec::new());
         while got < count {
             let r = self.next().await;
