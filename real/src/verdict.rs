@@ -35,7 +35,7 @@
 use std::collections::BTreeMap;
 
 use leasesim_core::fmt_secs;
-use leasesim_judge::checkers::{RunRecord, TaskPace, Violation, ViolationJson, CHECKERS, FULL_LOG_CHECKERS};
+use leasesim_judge::checkers::{NotJudged, RunRecord, TaskPace, Violation, ViolationJson, CHECKERS, FULL_LOG_CHECKERS};
 use leasesim_judge::observe::{Event, ObsLog};
 use leasesim_judge::vocab::{FinalServer, Proc, SimClock};
 use leasesim_scenario::Scenario;
@@ -89,12 +89,6 @@ pub fn not_judged_because(id: &str, target: Target) -> Option<String> {
     }
     (NEEDS_SERVER_EVENTS.contains(&id) && target == Target::Etcd)
         .then(|| "the servers' Raft and lock-table events, which etcd members do not report".to_string())
-}
-
-#[derive(Serialize)]
-pub struct NotJudged {
-    pub invariant: &'static str,
-    pub needs: String,
 }
 
 /// A real run's outcome (the JSON line of `--json`).
@@ -212,7 +206,11 @@ pub fn judge(log: &ObsLog, j: &Judging<'_>) -> (Vec<Violation>, Vec<NotJudged>) 
     for (id, check) in CHECKERS.iter().chain(FULL_LOG_CHECKERS) {
         match not_judged_because(id, j.target).or_else(|| truth_missing(id, j)) {
             Some(needs) => not_judged.push(NotJudged { invariant: id, needs }),
-            None => violations.extend(check(&run)),
+            None => {
+                let judgement = check(&run);
+                violations.extend(judgement.violations);
+                not_judged.extend(judgement.not_judged);
+            }
         }
     }
     violations.sort_by(|a, b| (a.at_ns, a.invariant).cmp(&(b.at_ns, b.invariant)));

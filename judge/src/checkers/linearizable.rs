@@ -4,9 +4,9 @@
 //! `leasesim-history` (Wing & Gong's search with porcupine's
 //! improvements). An operation still pending when the run ended, or whose
 //! client crashed, has an unknown outcome: it may have taken effect at any
-//! point after its call, or never. A spent step budget answers "unknown",
-//! which fires nothing (not yet reported as "not judged": see
-//! reports/leader-lease-reads.md). Stale reads, the commonest failure,
+//! point after its call, or never. A spent step budget answers "unknown":
+//! it fires nothing, and the run says which segments went unjudged
+//! ([`NotJudged`], in its text and JSON), never a silent "ok". Stale reads, the commonest failure,
 //! are tested first without a search ([`stale_reads`]), so a search that
 //! gives up no longer hides them.
 //!
@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use leasesim_core::fmt_secs;
 use leasesim_core::service::{Op, Response, ServiceError};
 
-use super::{RunRecord, Violation};
+use super::{Judgement, NotJudged, RunRecord, Violation};
 use crate::observe::Event;
 use crate::vocab::Proc;
 use leasesim_history::{check_kv, CheckOptions, History, KvInput, KvOutput, Operation, Verdict};
@@ -35,7 +35,21 @@ const BUDGET_STEPS: u64 = 2_000_000;
 /// The client id of the put that stands for a key's state at a cut.
 const AT_THE_CUT: u64 = u64::MAX;
 
-pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
+/// The violations alone (the unit tests' view).
+#[cfg(test)]
+fn check(run: &RunRecord<'_>) -> Vec<Violation> {
+    judge_run(run).violations
+}
+
+/// Judges the run's KV history: its first violation, or what the search
+/// could not decide.
+pub fn judge_run(run: &RunRecord<'_>) -> Judgement {
+    judge_within(run, BUDGET_STEPS)
+}
+
+/// [`judge_run`] with each segment's search given `budget_steps`.
+fn judge_within(run: &RunRecord<'_>, budget_steps: u64) -> Judgement {
+    let mut undecided = Undecided::default();
     let mut keys: BTreeMap<String, Segment> = BTreeMap::new();
     let mut reads: BTreeMap<String, KeyReads> = BTreeMap::new();
     let mut open: BTreeMap<(u64, u64), (String, usize)> = BTreeMap::new();
@@ -58,11 +72,11 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
                 // The direct test first: it needs no search, so it also
                 // judges the segments a search would give up on.
                 if let Some(stale) = key_reads.answer(client, *seq, op.call_ns, &op.input, o.at_ns, output.as_ref()) {
-                    return vec![run.violation("linearizable", stale.at_ns, stale.detail)];
+                    return vec![run.violation("linearizable", stale.at_ns, stale.detail)].into();
                 }
                 if let Some(fence) = segment.answer(i, o.at_ns, output) {
-                    if let Some(violation) = judge(run, &key, segment.cut(fence, o.at_ns)) {
-                        return vec![violation];
+                    if let Some(violation) = judge(run, &key, segment.cut(fence, o.at_ns), budget_steps, &mut undecided) {
+                        return vec![violation].into();
                     }
                 }
             }
@@ -75,7 +89,40 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
             _ => {}
         }
     }
-    keys.iter_mut().find_map(|(key, segment)| judge(run, key, segment.take())).into_iter().collect()
+    let violations: Vec<Violation> =
+        keys.iter_mut().find_map(|(key, segment)| judge(run, key, segment.take(), budget_steps, &mut undecided)).into_iter().collect();
+    Judgement { not_judged: undecided.not_judged("operations").into_iter().collect(), violations }
+}
+
+/// The segments a search gave up on (its step budget spent), told in one
+/// line however many there were, so a long run's output stays bounded.
+#[derive(Default)]
+pub(super) struct Undecided {
+    segments: usize,
+    ops: usize,
+    first: Option<String>,
+}
+
+impl Undecided {
+    /// Notes a segment of `ops` operations (of `what`, e.g. key `a`) between
+    /// `from_ns` and `to_ns` left undecided.
+    pub(super) fn note(&mut self, what: &str, ops: usize, from_ns: u64, to_ns: u64) {
+        self.segments += 1;
+        self.ops += ops;
+        self.first.get_or_insert_with(|| format!("{what}, {ops} of them, {} .. {}", fmt_secs(from_ns), fmt_secs(to_ns)));
+    }
+
+    /// What the run could not judge, if anything (`unit`: what an
+    /// operation is, "operations" or "txns").
+    pub(super) fn not_judged(self, unit: &str) -> Option<NotJudged> {
+        let first = self.first?;
+        let needs = format!(
+            "a longer search: {} segment(s) ({} {unit}) spent the step budget without an answer (first: {first}); \
+             stale reads were checked there without a search",
+            self.segments, self.ops
+        );
+        Some(NotJudged { invariant: "linearizable", needs })
+    }
 }
 
 /// One key's operations since its last read fence.
@@ -152,19 +199,29 @@ impl Segment {
     }
 }
 
-/// Checks one segment of `key`'s history; the violation if it fails.
-fn judge(run: &RunRecord<'_>, key: &str, history: History) -> Option<Violation> {
+/// Checks one segment of `key`'s history; the violation if it fails (a
+/// search that gives up is noted in `undecided`).
+fn judge(run: &RunRecord<'_>, key: &str, history: History, budget_steps: u64, undecided: &mut Undecided) -> Option<Violation> {
     if history.ops.iter().all(|op| op.client == AT_THE_CUT) {
         return None;
     }
-    let options = CheckOptions { budget_steps: BUDGET_STEPS, shrink_budget_steps: BUDGET_STEPS };
+    let options = CheckOptions { budget_steps, shrink_budget_steps: budget_steps };
     let report = match check_kv(&history, &options) {
         Ok(report) => report,
         Err(e) => {
             return Some(run.violation("linearizable", run.end_ns, format!("the recorded KV history of {key} is malformed: {e}")));
         }
     };
-    let Verdict::NotLinearizable { window } = report.verdict else { return None };
+    let window = match report.verdict {
+        Verdict::Linearizable => return None,
+        Verdict::Unknown => {
+            let from_ns = history.ops.first().map_or(0, |op| op.call_ns);
+            let to_ns = history.ops.iter().map(|op| op.return_ns.unwrap_or(op.call_ns)).max().unwrap_or(from_ns);
+            undecided.note(&format!("key {key}"), history.ops.len(), from_ns, to_ns);
+            return None;
+        }
+        Verdict::NotLinearizable { window } => window,
+    };
     let ops: Vec<&Operation> = window.iter().map(|&i| &history.ops[i]).collect();
     let at_ns = ops.iter().map(|op| op.return_ns.unwrap_or(op.call_ns)).max().unwrap_or(run.end_ns);
     let shown: Vec<String> = ops.iter().map(|op| describe(op)).collect();
@@ -426,5 +483,38 @@ mod tests {
         call(&mut run, 3 * S, 2, 2, Op::Get { key: "k0".into() });
         ret(&mut run, 3 * S + 10 * MS, 2, 2, Response::Value { value: Some("a".into()), revision: 5 });
         assert!(super::check(&run.record()).is_empty());
+    }
+
+    /// Concurrent puts and gets on one key, never fenced: a search must
+    /// order them.
+    fn concurrent_writes_and_reads() -> Fixture {
+        let mut run = Fixture::new();
+        for client in 1..=4 {
+            let at_ns = S + client * MS;
+            call(&mut run, at_ns, client, 1, Op::Put { key: "k0".into(), value: format!("v{client}"), lease: None });
+            call(&mut run, at_ns + MS / 2, 10 + client, 1, Op::Get { key: "k0".into() });
+        }
+        for client in 1..=4 {
+            let at_ns = S + 20 * MS + client * MS;
+            ret(&mut run, at_ns, client, 1, Response::Done { revision: 4 + client });
+            let read = Some(format!("v{}", 5 - client));
+            ret(&mut run, at_ns + MS / 2, 10 + client, 1, Response::Value { value: read, revision: 8 });
+        }
+        run
+    }
+
+    /// A search that spends its budget says "not judged", with what it
+    /// gave up on, instead of passing the run in silence; given the steps,
+    /// the same history is judged and passes.
+    #[test]
+    fn a_search_that_gives_up_says_not_judged() {
+        let run = concurrent_writes_and_reads();
+        let cut_short = super::judge_within(&run.record(), 1);
+        assert!(cut_short.violations.is_empty(), "{:?}", cut_short.violations);
+        assert_eq!(cut_short.not_judged.len(), 1, "{cut_short:?}");
+        assert_eq!(cut_short.not_judged[0].invariant, "linearizable");
+        assert!(cut_short.not_judged[0].needs.contains("1 segment(s) (8 operations)"), "{cut_short:?}");
+        let judged = super::judge_run(&run.record());
+        assert_eq!(judged, super::Judgement::default(), "a linearizable history, judged whole");
     }
 }

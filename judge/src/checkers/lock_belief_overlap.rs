@@ -157,7 +157,7 @@ mod tests {
         let until_mono_ns = run.clocks[&Proc::Client(1)].mono_at(0) + 2 * S;
         run.push(0, Proc::Client(1), Event::BeliefStarted { key: "orders".into(), lease: 1, token: 1, until_mono_ns });
         start(&mut run, 3 * S, 2, 5 * S);
-        let violations = crate::checkers::check_all(&run.record());
+        let violations = crate::checkers::check_all(&run.record()).violations;
         assert_eq!(violations.len(), 1);
         assert!(!violations[0].assumptions_held, "a 50% slow clock is outside the 1% bound");
     }

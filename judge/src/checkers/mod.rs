@@ -131,33 +131,73 @@ impl RunRecord<'_> {
     }
 }
 
+/// An invariant a run was not (wholly) judged on, and what judging it would
+/// need: said in the run's output, never passed as "ok" in silence. A real
+/// run says it of what its target cannot report; a checker says it of what
+/// it could not decide (a search that spent its step budget).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NotJudged {
+    pub invariant: &'static str,
+    pub needs: String,
+}
+
+/// What checkers concluded on a run: the violations they found, and what
+/// they could not decide.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Judgement {
+    pub violations: Vec<Violation>,
+    pub not_judged: Vec<NotJudged>,
+}
+
+impl From<Vec<Violation>> for Judgement {
+    /// A checker that always decides: what it found is all it says.
+    fn from(violations: Vec<Violation>) -> Self {
+        Judgement { violations, not_judged: Vec::new() }
+    }
+}
+
+impl Judgement {
+    /// Adds another checker's conclusions.
+    pub fn extend(&mut self, other: Judgement) {
+        self.violations.extend(other.violations);
+        self.not_judged.extend(other.not_judged);
+    }
+}
+
 /// A checker's rule.
-pub type Check = fn(&RunRecord<'_>) -> Vec<Violation>;
+pub type Check = fn(&RunRecord<'_>) -> Judgement;
+
+/// A checker that always decides, as a [`Check`].
+macro_rules! decides {
+    ($checker:ident) => {
+        |run: &RunRecord<'_>| -> Judgement { $checker::check(run).into() }
+    };
+}
 
 /// Every checker, with its invariant id (SCENARIO-FORMAT.md).
 pub const CHECKERS: &[(&str, Check)] = &[
-    ("election-safety", election_safety::check),
-    ("log-matching", log_matching::check),
-    ("state-machine-safety", state_machine_safety::check),
-    ("replica-divergence", replica_divergence::check),
-    ("vote-durability", vote_durability::check),
-    ("durability", durability::check),
-    ("lease-early-expiry", lease_early_expiry::check),
-    ("keepalive-after-revoke", keepalive_after_revoke::check),
-    ("lock-belief-overlap", lock_belief_overlap::check),
-    ("fencing-order", fencing_order::check),
-    ("token-monotonic", token_monotonic::check),
-    ("fifo-order", fifo_order::check),
-    ("release-by-owner", release_by_owner::check),
-    ("holder-lease", holder_lease::check),
-    ("promote-extension", promote_extension::check),
-    ("liveness", liveness::check),
-    ("linearizable", linearizable::check),
-    ("linearizable", txn_linearizable::check),
-    ("watch-delivery", watch_delivery::check),
-    ("task-once", task_once::check),
-    ("task-lost", task_lost::check),
-    ("singleton-overlap", singleton_overlap::check),
+    ("election-safety", decides!(election_safety)),
+    ("log-matching", decides!(log_matching)),
+    ("state-machine-safety", decides!(state_machine_safety)),
+    ("replica-divergence", decides!(replica_divergence)),
+    ("vote-durability", decides!(vote_durability)),
+    ("durability", decides!(durability)),
+    ("lease-early-expiry", decides!(lease_early_expiry)),
+    ("keepalive-after-revoke", decides!(keepalive_after_revoke)),
+    ("lock-belief-overlap", decides!(lock_belief_overlap)),
+    ("fencing-order", decides!(fencing_order)),
+    ("token-monotonic", decides!(token_monotonic)),
+    ("fifo-order", decides!(fifo_order)),
+    ("release-by-owner", decides!(release_by_owner)),
+    ("holder-lease", decides!(holder_lease)),
+    ("promote-extension", decides!(promote_extension)),
+    ("liveness", decides!(liveness)),
+    ("linearizable", linearizable::judge_run),
+    ("linearizable", txn_linearizable::judge_run),
+    ("watch-delivery", decides!(watch_delivery)),
+    ("task-once", decides!(task_once)),
+    ("task-lost", decides!(task_lost)),
+    ("singleton-overlap", decides!(singleton_overlap)),
 ];
 
 /// Checkers that read events the simulator's sweeps do not keep
@@ -165,13 +205,16 @@ pub const CHECKERS: &[(&str, Check)] = &[
 /// (core's service harness, real runs against leasesim-node), never by the
 /// simulator, whose verdicts must not depend on whether a run kept its
 /// trace (`sim/tests/it/checker_inputs.rs`).
-pub const FULL_LOG_CHECKERS: &[(&str, Check)] = &[("applied-twice", applied_twice::check)];
+pub const FULL_LOG_CHECKERS: &[(&str, Check)] = &[("applied-twice", decides!(applied_twice))];
 
 /// Runs every checker; violations sorted by time.
-pub fn check_all(run: &RunRecord<'_>) -> Vec<Violation> {
-    let mut violations: Vec<Violation> = CHECKERS.iter().flat_map(|(_, check)| check(run)).collect();
-    violations.sort_by(|a, b| (a.at_ns, a.invariant).cmp(&(b.at_ns, b.invariant)));
-    violations
+pub fn check_all(run: &RunRecord<'_>) -> Judgement {
+    let mut judgement = Judgement::default();
+    for (_, check) in CHECKERS {
+        judgement.extend(check(run));
+    }
+    judgement.violations.sort_by(|a, b| (a.at_ns, a.invariant).cmp(&(b.at_ns, b.invariant)));
+    judgement
 }
 
 #[cfg(test)]

@@ -141,7 +141,7 @@ mod tests {
         let until_mono_ns = run.clocks[&Proc::Client(2)].mono_at(8 * S);
         run.push(5 * S, Proc::Client(2), Event::SingletonExtended { role: "generator".into(), until_mono_ns });
         started(&mut run, 7 * S, 3, 9 * S);
-        let violations = crate::checkers::check_all(&run.record());
+        let violations = crate::checkers::check_all(&run.record()).violations;
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert_eq!(violations[0].invariant, "singleton-overlap");
         assert!(violations[0].detail.starts_with("c2 (token"), "{}", violations[0].detail);

@@ -161,7 +161,7 @@ mod tests {
         for task in 2..=19 {
             completed(&mut run, 55 * S, task);
         }
-        let violations = crate::checkers::check_all(&run.record());
+        let violations = crate::checkers::check_all(&run.record()).violations;
         assert_eq!(violations.len(), 1, "only task 1 is overdue, not task 20: {violations:?}");
         assert!(violations[0].detail.starts_with("task 1,"), "{}", violations[0].detail);
         completed(&mut run, 59 * S, 1);

@@ -112,7 +112,7 @@ mod tests {
         accepted(&mut run, S, 2, 10, TaskStep::Start);
         accepted(&mut run, 4 * S, 3, 20, TaskStep::Start);
         accepted(&mut run, 4 * S + 1, 2, 10, TaskStep::Complete);
-        let violations = crate::checkers::check_all(&run.record());
+        let violations = crate::checkers::check_all(&run.record()).violations;
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert_eq!(violations[0].invariant, "task-once");
         assert!(violations[0].detail.contains("c3's newer claim (token 20)"), "{}", violations[0].detail);
@@ -123,7 +123,7 @@ mod tests {
         let mut run = Fixture::new();
         accepted(&mut run, S, 2, 10, TaskStep::Complete);
         accepted(&mut run, 3 * S, 3, 20, TaskStep::Complete);
-        let violations = crate::checkers::check_all(&run.record());
+        let violations = crate::checkers::check_all(&run.record()).violations;
         assert_eq!(violations.len(), 1, "{violations:?}");
         assert!(violations[0].detail.contains("already completed by c2 with token 10"), "{}", violations[0].detail);
     }

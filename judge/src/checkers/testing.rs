@@ -103,6 +103,6 @@ impl Fixture {
 
     /// Ids of the invariants that fire on this run.
     pub fn fired(&self) -> Vec<&'static str> {
-        super::check_all(&self.record()).into_iter().map(|v| v.invariant).collect()
+        super::check_all(&self.record()).violations.into_iter().map(|v| v.invariant).collect()
     }
 }

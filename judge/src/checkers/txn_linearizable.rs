@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 
 use leasesim_core::service::{CompareResult, CompareTarget, Op, Response, TxnOp, TxnOpResponse, TxnRequest};
 
-use super::{RunRecord, Violation};
+use super::linearizable::Undecided;
+use super::{Judgement, RunRecord, Violation};
 use crate::observe::Event;
 use crate::vocab::Proc;
 use leasesim_history::model::txn::{TxnInput, TxnOutput, TxnStep};
@@ -21,7 +22,15 @@ use leasesim_history::{check_txn, CheckOptions, Operation, Verdict};
 /// (a few hundred to a few thousand txns per run).
 const BUDGET_STEPS: u64 = 4_000_000;
 
-pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
+/// The violations alone (the unit tests' view).
+#[cfg(test)]
+fn check(run: &RunRecord<'_>) -> Vec<Violation> {
+    judge_run(run).violations
+}
+
+/// Judges the run's txn history: a violation, or what the search could not
+/// decide.
+pub fn judge_run(run: &RunRecord<'_>) -> Judgement {
     let mut ops: Vec<Operation<TxnInput, TxnOutput>> = Vec::new();
     let mut open: BTreeMap<(u64, u64), usize> = BTreeMap::new();
     for o in run.obs {
@@ -44,18 +53,29 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
         }
     }
     if ops.is_empty() {
-        return Vec::new();
+        return Judgement::default();
     }
-    judge(run, &ops).into_iter().collect()
+    let mut undecided = Undecided::default();
+    let violations = judge(run, &ops, &mut undecided).into_iter().collect();
+    Judgement { violations, not_judged: undecided.not_judged("txns").into_iter().collect() }
 }
 
-fn judge(run: &RunRecord<'_>, ops: &[Operation<TxnInput, TxnOutput>]) -> Option<Violation> {
+fn judge(run: &RunRecord<'_>, ops: &[Operation<TxnInput, TxnOutput>], undecided: &mut Undecided) -> Option<Violation> {
     let options = CheckOptions { budget_steps: BUDGET_STEPS, shrink_budget_steps: BUDGET_STEPS };
     let report = match check_txn(ops, &options) {
         Ok(report) => report,
         Err(e) => return Some(run.violation("linearizable", run.end_ns, format!("the recorded txn history is malformed: {e}"))),
     };
-    let Verdict::NotLinearizable { window } = report.verdict else { return None };
+    let window = match report.verdict {
+        Verdict::Linearizable => return None,
+        Verdict::Unknown => {
+            let from_ns = ops.first().map_or(0, |op| op.call_ns);
+            let to_ns = ops.iter().map(|op| op.return_ns.unwrap_or(op.call_ns)).max().unwrap_or(from_ns);
+            undecided.note("the txn history", ops.len(), from_ns, to_ns);
+            return None;
+        }
+        Verdict::NotLinearizable { window } => window,
+    };
     let shown: Vec<&Operation<TxnInput, TxnOutput>> = window.iter().map(|&i| &ops[i]).collect();
     let at_ns = shown.iter().map(|op| op.return_ns.unwrap_or(op.call_ns)).max().unwrap_or(run.end_ns);
     let described: Vec<String> = shown.iter().map(|op| describe(op)).collect();

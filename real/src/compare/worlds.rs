@@ -21,7 +21,8 @@ use leasesim_judge::measures::Measures;
 #[derive(Clone, Debug, Deserialize)]
 pub struct RunLine {
     pub violations: Vec<Fired>,
-    /// Real runs only: invariants the run could not judge.
+    /// Invariants the run could not judge: what a real run's target does
+    /// not report, or what a checker's search gave up on (either world).
     #[serde(default)]
     pub not_judged: Vec<NotJudged>,
     #[serde(default)]

@@ -118,6 +118,9 @@ pub fn print_outcome(outcome: &RunOutcome) {
     if outcome.violations.len() > 10 {
         println!("  … and {} more", outcome.violations.len() - 10);
     }
+    for n in &outcome.not_judged {
+        println!("  {}: not judged: needs {}", n.invariant, n.needs);
+    }
     if let Some(m) = &outcome.liveness_margin {
         let warn = if m.below_slack { " — below the stated slack: met by luck, not by design" } else { "" };
         let slack = leasesim_core::fmt_secs(m.slack_ns);

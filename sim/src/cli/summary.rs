@@ -38,6 +38,17 @@ pub struct RunLine {
     /// and in results from before the field existed).
     #[serde(default)]
     pub liveness_margin: Option<MarginLine>,
+    /// Invariants a checker could not decide in the run (absent when every
+    /// check decided, and in results from before the field existed).
+    #[serde(default)]
+    pub not_judged: Vec<NotJudgedLine>,
+}
+
+/// An invariant a run left undecided, as `sweep --json` prints it.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct NotJudgedLine {
+    pub invariant: String,
+    pub needs: String,
 }
 
 /// A run's closest liveness margin, as `sweep --json` prints it.
@@ -92,6 +103,10 @@ pub struct ScenarioSummary {
     pub closest_margin: Option<(MarginLine, u64)>,
     /// Runs whose closest margin is below the stated slack.
     pub within_slack: usize,
+    /// Runs that left some invariant not judged, and the first by seed.
+    pub not_judged_runs: usize,
+    /// (seed, invariant, the command that replays it).
+    pub first_not_judged: Option<(u64, String, String)>,
 }
 
 impl ScenarioSummary {
@@ -112,6 +127,8 @@ impl ScenarioSummary {
             expected_fired: false,
             closest_margin: None,
             within_slack: 0,
+            not_judged_runs: 0,
+            first_not_judged: None,
         }
     }
 
@@ -145,6 +162,12 @@ impl ScenarioSummary {
             let closer = self.closest_margin.as_ref().is_none_or(|(c, seed)| (to_slack(m), run.seed) < (to_slack(c), *seed));
             if closer {
                 self.closest_margin = Some((m.clone(), run.seed));
+            }
+        }
+        if let Some(n) = run.not_judged.first() {
+            self.not_judged_runs += 1;
+            if self.first_not_judged.as_ref().is_none_or(|(seed, _, _)| run.seed < *seed) {
+                self.first_not_judged = Some((run.seed, n.invariant.clone(), run.replay.clone()));
             }
         }
         self.expected_fired |= run.violations.iter().any(|v| run.expected_violations.contains(&v.invariant));
@@ -273,8 +296,8 @@ pub fn table(summaries: &[ScenarioSummary], made: Option<(f64, usize)>) -> Strin
 }
 
 /// Each scenario's closest liveness margin (nearest to its run's stated
-/// slack) and how many runs met a deadline by less than the stated slack
-/// (printed under the table).
+/// slack) and how many runs met a deadline by less than the stated slack,
+/// then how many runs left an invariant not judged (printed under the table).
 pub fn margins(summaries: &[ScenarioSummary]) -> String {
     let width = summaries.iter().map(|s| s.name.len()).max().unwrap_or(8).max(8);
     let mut out = format!("{:<width$}  {:>9}  {:>7}  {:>5}  {:>6}  deadline\n", "liveness", "closest", "slack", "seed", "within");
@@ -288,6 +311,13 @@ pub fn margins(summaries: &[ScenarioSummary]) -> String {
             seed,
             s.within_slack,
             m.deadline
+        ));
+    }
+    for s in summaries {
+        let Some((seed, invariant, replay)) = &s.first_not_judged else { continue };
+        out.push_str(&format!(
+            "not judged: {} run(s) of {} left an invariant undecided (first: seed {seed}, {invariant}; `{replay}` says what it needs)\n",
+            s.not_judged_runs, s.name
         ));
     }
     out
@@ -320,6 +350,7 @@ mod tests {
             bugs: Vec::new(),
             trace_digest: String::new(),
             liveness_margin: None,
+            not_judged: Vec::new(),
         }
     }
 

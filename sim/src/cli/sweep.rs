@@ -19,7 +19,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
 use super::progress::Progress;
-use super::summary::{margins, table, RunLine, Summaries, ViolationLine, TABLE_LEGEND};
+use super::summary::{margins, table, NotJudgedLine, RunLine, Summaries, ViolationLine, TABLE_LEGEND};
 use super::SweepArgs;
 use crate::run::{run_seed, RunOptions, RunOutcome};
 use leasesim_scenario::{self as scenario, Scenario};
@@ -61,6 +61,11 @@ impl RunLine {
             bugs: outcome.bugs.clone(),
             trace_digest: outcome.trace_digest.clone(),
             liveness_margin: outcome.liveness_margin.clone(),
+            not_judged: outcome
+                .not_judged
+                .iter()
+                .map(|n| NotJudgedLine { invariant: n.invariant.to_string(), needs: n.needs.clone() })
+                .collect(),
         }
     }
 }

@@ -305,7 +305,7 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         task_pace,
     };
     let started = options.time_phases.then(phases::ticks);
-    let violations = check_all(&record);
+    let judgement = check_all(&record);
     let liveness_margin = liveness_margin::closest(&record).map(|m| crate::cli::summary::MarginLine {
         margin: leasesim_core::fmt_secs(m.margin_ns()),
         margin_ns: m.margin_ns(),
@@ -324,10 +324,11 @@ fn judge(scenario: &Scenario, seed: u64, options: &RunOptions, simulated: Simula
         simulated.clocks,
         simulated.end_ns,
         committed_index,
-        violations,
+        judgement.violations,
         wall_seconds,
     );
     outcome.phases = ticks;
     outcome.liveness_margin = liveness_margin;
+    outcome.not_judged = judgement.not_judged;
     outcome
 }

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::RunOptions;
 use crate::world::Recorder;
-use leasesim_judge::checkers::Violation;
 pub use leasesim_judge::checkers::ViolationJson;
+use leasesim_judge::checkers::{NotJudged, Violation};
 use leasesim_judge::measures::{measure, Measures};
 use leasesim_judge::observe::Obs;
 use leasesim_judge::vocab::Proc;
@@ -51,6 +51,11 @@ pub struct RunOutcome {
     /// The closest margin by which the run met a liveness deadline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub liveness_margin: Option<crate::cli::summary::MarginLine>,
+    /// Invariants a checker could not decide in this run (a search that
+    /// spent its step budget), with what judging them would need: never a
+    /// silent "ok" (absent from the JSON line when every check decided).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_judged: Vec<NotJudged>,
     /// The timing figures a real run measures too (`leasesim-real compare`
     /// sets them side by side), from what the clients saw.
     pub measures: Measures,
@@ -100,6 +105,7 @@ impl RunOutcome {
             obs: if options.keep_observations { recorder.obs.into_vec() } else { Vec::new() },
             clocks,
             liveness_margin: None,
+            not_judged: Vec::new(),
             phases: Default::default(),
         }
     }
@@ -134,6 +140,7 @@ impl RunOutcome {
             obs: Vec::new(),
             clocks: BTreeMap::new(),
             liveness_margin: None,
+            not_judged: Vec::new(),
             phases: Default::default(),
         }
     }

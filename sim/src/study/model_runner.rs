@@ -5,7 +5,7 @@
 //! own fixed generator. The models differ only in what one cell or one run
 //! computes; before this module each repeated the loops, and a fix to one
 //! copy would have left the others behind. Their output must not change by
-//! a byte (sim/tests/forecast_frozen.rs compares each with the forecast
+//! a byte (sim/tests/it/forecast_frozen.rs compares each with the forecast
 //! committed before its study ran).
 
 use std::fmt::Write as _;

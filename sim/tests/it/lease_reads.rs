@@ -5,7 +5,7 @@
 //! drift inside the bound or with the mode off. (The committed frozen forecast
 //! of its study is checked with the others in forecast_frozen.rs.)
 
-use leasesim::run::{run_seed, RunOptions};
+use leasesim::run::{run_seed, RunOptions, RunOutcome};
 use leasesim_judge::checkers::ViolationJson;
 use leasesim_scenario::{self as scenario};
 
@@ -78,6 +78,10 @@ const SEED: u64 = 1;
 /// and answers "unknown", which fired nothing (main at 3e6a21b: `ok`).
 const SEED_BEYOND_THE_SEARCH: u64 = 0;
 
+/// A seed with no stale read the direct test finds, whose long unfenced
+/// segment the search gives up on: the run must say "not judged".
+const SEED_UNDECIDED: u64 = 2;
+
 /// The invariants fired (id, whether the run stayed inside the stated
 /// assumptions) on `SEED`.
 fn fired(leader: &str, followers: &str, lease_reads: bool) -> Vec<(String, bool)> {
@@ -85,9 +89,13 @@ fn fired(leader: &str, followers: &str, lease_reads: bool) -> Vec<(String, bool)
 }
 
 fn violations(leader: &str, followers: &str, lease_reads: bool, seed: u64) -> Vec<ViolationJson> {
+    outcome(leader, followers, lease_reads, seed).violations
+}
+
+fn outcome(leader: &str, followers: &str, lease_reads: bool, seed: u64) -> RunOutcome {
     let text = SCENARIO.replace("LEADER", leader).replace("FOLLOWERS", followers).replace("LEASE_READS", &lease_reads.to_string());
     let s = scenario::parse(&text, "lease-read-drift.toml").unwrap_or_else(|e| panic!("{e}"));
-    run_seed(&s, seed, &RunOptions::default()).violations
+    run_seed(&s, seed, &RunOptions::default())
 }
 
 /// With the leader's clock at 0.2 of true speed its lease (150 ms · 0.99
@@ -127,4 +135,16 @@ fn a_stale_read_beyond_the_searchs_budget_fires() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].invariant, "linearizable");
     assert!(found[0].detail.contains("(a stale read)") && !found[0].assumptions_held, "{found:?}");
+}
+
+/// A run whose history the search could not decide says so ("not judged",
+/// with what it gave up on, in its JSON line) instead of a silent `ok`.
+#[test]
+fn a_search_that_gives_up_leaves_the_run_not_judged() {
+    let run = outcome("-0.8", "0.3", true, SEED_UNDECIDED);
+    assert!(run.violations.is_empty(), "{:?}", run.violations);
+    assert_eq!(run.not_judged.len(), 1, "{:?}", run.not_judged);
+    assert_eq!(run.not_judged[0].invariant, "linearizable");
+    let line = serde_json::to_string(&run).expect("a run outcome serializes");
+    assert!(line.contains("\"not_judged\":[{\"invariant\":\"linearizable\""), "{line}");
 }

@@ -191,8 +191,21 @@ impl ServiceChecker {
             .iter()
             .chain(FULL_LOG_CHECKERS)
             .filter(|(id, _)| ids.contains(id))
-            .flat_map(|(_, check)| check(&run))
-            .map(|v| ServiceViolation { check: v.invariant, at_ns: v.at_ns, detail: v.detail })
+            .flat_map(|(_, check)| {
+                let judgement = check(&run);
+                // A check the harness could not decide fails the test as a
+                // violation would: a test must not pass on a search that gave up.
+                let undecided = judgement.not_judged.into_iter().map(move |n| ServiceViolation {
+                    check: n.invariant,
+                    at_ns: end_ns,
+                    detail: format!("not judged: needs {}", n.needs),
+                });
+                judgement
+                    .violations
+                    .into_iter()
+                    .map(|v| ServiceViolation { check: v.invariant, at_ns: v.at_ns, detail: v.detail })
+                    .chain(undecided)
+            })
             .collect()
     }
 

@@ -7,8 +7,8 @@
 //! keep up to 16 operations open (reports/leader-lease-reads.md) leave
 //! none for as long as they run, so a segment grows to 300–600
 //! operations, the search spends its 2,000,000 steps and answers
-//! "unknown", which fires nothing. On the 12 seeds of
-//! sim/tests/lease_reads.rs's drift scenario the search alone fired in 5;
+//! "unknown", which fires nothing (the run says "not judged"). On the 12 seeds of
+//! sim/tests/it/lease_reads.rs's drift scenario the search alone fired in 5;
 //! the 7 others each ended in such a segment (measured with a debug print
 //! of each segment's verdict, not committed), and 6 of them held a stale
 //! read this test finds. It needs no search, so long segments cost it

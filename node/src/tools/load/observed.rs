@@ -150,11 +150,12 @@ pub fn judge(log: &ObsLog, invariants: &[&str]) -> Judged {
     let error_ms = log.stamp_error_ns() as f64 / 1e6;
     for (id, check) in CHECKERS.iter().filter(|(id, _)| invariants.contains(id)) {
         let found = check(&run);
-        judged.lines.push(match found.len() {
-            0 => format!("check {id}: ok (judged by leasesim-judge, stamping error {error_ms:.1} ms)"),
-            n => format!("check {id}: {n} violations"),
+        judged.lines.push(match (found.violations.len(), found.not_judged.first()) {
+            (0, None) => format!("check {id}: ok (judged by leasesim-judge, stamping error {error_ms:.1} ms)"),
+            (0, Some(n)) => format!("check {id}: not judged: needs {}", n.needs),
+            (n, _) => format!("check {id}: {n} violations"),
         });
-        judged.violations.extend(found);
+        judged.violations.extend(found.violations);
     }
     judged
 }
