@@ -16,6 +16,23 @@ sim.jsonl / real.jsonl) and traces (`--trace`), the same in both worlds.
       expiry margins, and where the lease's last acknowledged renewal was
       sent relative to the fault (before it, or in the same second).
 
+  probe.py stalls TRACE.jsonl...
+      Per server crash or pause (the failover-stall's start): when a new
+      leader took office, which acknowledged lease request ended the
+      stall (client, first sent, answered, which member logged the
+      answer), and when that client's previous acknowledged request had
+      been sent (its keep-alive phase against the fault).
+
+  probe.py sessions TRACE.jsonl DEBUG.log [CLIENT]
+      A simulated client's session, request by request (sends, timeouts,
+      redirects), from the stderr of a `leasesim` built with
+      session-debug.patch, in true time: each line's client clock is
+      mapped to true time by the offset that matches the most of the
+      client's acknowledged lease requests in TRACE (the client's
+      `lease-acked` stamps). CLIENT defaults to the one whose
+      acknowledgement ended the first failover-stall; the lines shown run
+      from 50 ms before that fault to the stall's end.
+
 Kept beside table.py so that every figure the report quotes from traces
 comes from one script, run the same way on both worlds' files.
 """
@@ -96,8 +113,58 @@ def early_by(path):
         )
 
 
+def stalls(paths):
+    for path in paths:
+        obs = [json.loads(line) for line in open(path)]
+        kind = lambda o: o["event"]["kind"]
+        server = lambda o: o["proc"].get("Server") if isinstance(o["proc"], dict) else None
+        for fault in (o for o in obs if server(o) is not None and kind(o) in ("crashed", "paused")):
+            t0 = fault["at_ns"]
+            elected = next((o for o in obs if o["at_ns"] > t0 and "BecameLeader" in json.dumps(o["event"])), None)
+            ack = next((o for o in obs if kind(o) == "lease-acked" and o["event"]["sent_at_ns"] >= t0), None)
+            if ack is None:
+                print(f"{path}: s{server(fault)} {kind(fault)} at {t0 / 1e9:.3f}s: no acknowledgement after it")
+                continue
+            c = client(ack["proc"])
+            before = [o["event"]["sent_at_ns"] for o in obs if kind(o) == "lease-acked" and client(o["proc"]) == c and o["event"]["sent_at_ns"] < t0]
+            answered = next((o for o in reversed(obs) if o["at_ns"] <= ack["at_ns"] and server(o) is not None and "KeepAliveAnswered" in json.dumps(o["event"])), None)
+            print(
+                f"{path}: s{server(fault)} {kind(fault)} at {t0 / 1e9:.3f}s; "
+                f"new leader {('s%d at %.3fs' % (server(elected), elected['at_ns'] / 1e9)) if elected else 'none'}; "
+                f"stall {(ack['at_ns'] - t0) / 1e6:.0f} ms, ended by c{c}'s request first sent at {ack['event']['sent_at_ns'] / 1e9:.3f}s "
+                f"(+{(ack['event']['sent_at_ns'] - t0) / 1e6:.0f} ms), answered at {ack['at_ns'] / 1e9:.3f}s "
+                f"({(ack['at_ns'] - ack['event']['sent_at_ns']) / 1e6:.0f} ms after its first send; last keep-alive answer logged by "
+                f"{('s%d' % server(answered)) if answered else '-'}); c{c}'s previous acknowledged request sent at "
+                f"{(max(before) / 1e9) if before else float('nan'):.3f}s"
+            )
+
+
+def sessions(trace, debug, who=None):
+    obs = [json.loads(line) for line in open(trace)]
+    kind = lambda o: o["event"]["kind"]
+    fault = next(o["at_ns"] for o in obs if isinstance(o["proc"], dict) and "Server" in o["proc"] and kind(o) in ("crashed", "paused"))
+    ack = next(o for o in obs if kind(o) == "lease-acked" and o["event"]["sent_at_ns"] >= fault)
+    c = int(who) if who else client(ack["proc"])
+    sends = [o["event"]["sent_at_ns"] for o in obs if kind(o) == "lease-acked" and client(o["proc"]) == c]
+    stamp = re.compile(r" t=(\d+) ")
+    lines = [line.rstrip() for line in open(debug) if line.startswith(f"DBG c{c} ")]
+    monos = {int(stamp.search(line).group(1)) for line in lines if " send " in line}
+    offsets = collections.Counter(m - t for m in monos for t in sends)
+    offset, matched = offsets.most_common(1)[0]
+    end = ack["at_ns"] if client(ack["proc"]) == c else fault + 3_000_000_000
+    print(f"c{c}: clock offset matches {matched} of {len(sends)} acknowledged requests; fault at {fault / 1e9:.3f}s")
+    for line in lines:
+        t = int(stamp.search(line).group(1)) - offset
+        if fault - 50_000_000 <= t <= end + 10_000_000:
+            print(f"{t / 1e9:.4f}s {stamp.sub(' ', line)}")
+
+
 def main():
-    if len(sys.argv) >= 3 and sys.argv[1] == "pauses":
+    if len(sys.argv) in (4, 5) and sys.argv[1] == "sessions":
+        sessions(*sys.argv[2:])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "stalls":
+        stalls(sys.argv[2:])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "pauses":
         pauses(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     elif len(sys.argv) == 3 and sys.argv[1] == "early-by":
         early_by(sys.argv[2])
