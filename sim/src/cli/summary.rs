@@ -373,6 +373,26 @@ mod tests {
         assert!(margins(all.scenarios()).contains("d2"));
     }
 
+    /// Runs that left an invariant undecided are counted, and the first by
+    /// seed is named under the table with its replay command.
+    #[test]
+    fn runs_not_judged_are_counted_and_the_first_is_named() {
+        let mut all = Summaries::new();
+        for seed in [5, 3, 4] {
+            let mut line = run(seed, &[], true, &[]);
+            if seed != 4 {
+                let needs = "a longer search".to_string();
+                line.not_judged = vec![NotJudgedLine { invariant: "linearizable".into(), needs }];
+            }
+            all.add(line);
+        }
+        let s = &all.scenarios()[0];
+        assert_eq!(s.not_judged_runs, 2);
+        assert_eq!(s.clean, 3, "an undecided check is no violation");
+        let printed = margins(all.scenarios());
+        assert!(printed.contains("not judged: 2 run(s) of s") && printed.contains("`leasesim replay s.toml --seed 3`"), "{printed}");
+    }
+
     #[test]
     fn a_safe_scenario_is_met_only_without_unexpected_runs() {
         let mut all = Summaries::new();
