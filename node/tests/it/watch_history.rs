@@ -36,8 +36,10 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime")
 }
 
+/// A channel to `url`, retrying while a member that was just launched has
+/// not bound its port yet (common's one retrying connect).
 pub(crate) async fn channel(url: String) -> Channel {
-    Channel::from_shared(url).expect("url").connect().await.expect("connect")
+    crate::common::channel(&url).await
 }
 
 /// One watch stream: requests in, responses out.
