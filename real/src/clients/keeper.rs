@@ -13,7 +13,7 @@ use std::time::Duration;
 use leasesim_core::client::Belief;
 use leasesim_judge::observe::Event;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
-use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest};
+use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, LeaseKeepAliveResponse};
 use leasesim_scenario::WireKind;
 
 use super::{ttl_secs, Ctx, Shared};
@@ -113,6 +113,31 @@ async fn grant<H: Holding>(
     true
 }
 
+/// One keep-alive request and its answer, through the faults aimed at both
+/// (`WireKind::KeepAlive` / `KeepAliveReply`); the answer is read once the
+/// client is not paused (`gate.rs`). `None`: no answer in time. The keeper
+/// and the registry renew through it.
+pub(super) async fn keep_alive_once(
+    ctx: &Shared,
+    id: i64,
+    leases: &mut LeaseClient<tonic::transport::Channel>,
+    pass: &mut Pass,
+) -> Option<LeaseKeepAliveResponse> {
+    if !ctx.aims.deliver(WireKind::KeepAlive, ctx.timeout).await {
+        return None;
+    }
+    pass.answered(async {
+        let answer = ctx
+            .ask(async {
+                let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
+                answers.message().await
+            })
+            .await??;
+        ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await.then_some(answer)
+    })
+    .await
+}
+
 async fn renew<H: Holding>(
     ctx: &Shared,
     client: u64,
@@ -122,25 +147,10 @@ async fn renew<H: Holding>(
     sent: Sent,
     pass: &mut Pass,
 ) -> bool {
-    if !ctx.aims.deliver(WireKind::KeepAlive, ctx.timeout).await {
-        return false;
-    }
-    // Read once the client is not paused (`gate.rs`): a renewal answered
-    // during a pause is recorded at the resume, where the judge counts it
-    // only if the belief still holds then, as in the simulator.
-    let answer = pass
-        .answered(async {
-            let answer = ctx
-                .ask(async {
-                    let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
-                    answers.message().await
-                })
-                .await;
-            let answer = answer.flatten()?;
-            ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await.then_some(answer)
-        })
-        .await;
-    let Some(answer) = answer else { return false };
+    // A renewal answered during a pause is recorded at the resume, where
+    // the judge counts it only if the belief still holds then, as in the
+    // simulator.
+    let Some(answer) = keep_alive_once(ctx, id, leases, pass).await else { return false };
     let lease = id as u64;
     if answer.ttl > 0 {
         let ttl_ns = Duration::from_secs(answer.ttl as u64).as_nanos() as u64;

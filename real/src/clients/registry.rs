@@ -11,7 +11,7 @@ use std::time::Duration;
 use leasesim_judge::observe::Event;
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
-use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, PutRequest};
+use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, PutRequest};
 use leasesim_scenario::{RegistryWorkload, WireKind};
 use tonic::transport::Channel;
 
@@ -73,20 +73,7 @@ async fn register(ctx: &Shared, client: u64, ttl_ns: u64, chan: Channel, pass: &
 /// paused (`gate.rs`).
 async fn renew(ctx: &Shared, client: u64, id: i64, leases: &mut LeaseClient<Channel>, pass: &mut Pass) -> Option<bool> {
     let sent_ns = ctx.seen.now_ns();
-    if !ctx.aims.deliver(WireKind::KeepAlive, ctx.timeout).await {
-        return None;
-    }
-    let answer = pass
-        .answered(async {
-            let answer = ctx
-                .ask(async {
-                    let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
-                    answers.message().await
-                })
-                .await??;
-            ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await.then_some(answer)
-        })
-        .await?;
+    let answer = super::keeper::keep_alive_once(ctx, id, leases, pass).await?;
     let lease = id as u64;
     if answer.ttl > 0 {
         let ttl_ns = Duration::from_secs(answer.ttl as u64).as_nanos() as u64;
