@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use common::{have_etcdctl, ProcessCluster};
 use leasesim_node::pb::etcdserverpb::kv_client::KvClient;
 use leasesim_node::pb::etcdserverpb::PutRequest;
+use leasesim_node::storage::space::RESERVE_BYTES;
 
 /// A tmpfs mounted for the test, unmounted when dropped.
 struct Mount(PathBuf);
@@ -77,6 +78,21 @@ fn wait_for_alarms(cluster: &ProcessCluster, i: usize, want: &str) {
     }
 }
 
+/// Waits until member `i` answers and has written its whole 1 MiB reserve
+/// in `dir`.
+fn wait_until_serving(cluster: &ProcessCluster, i: usize, dir: &Path) {
+    let started = Instant::now();
+    let reserve = dir.join("space.reserve");
+    loop {
+        let written = fs::metadata(&reserve).map_or(0, |m| m.len());
+        if cluster.status(i).is_some() && written == RESERVE_BYTES {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "member {i} did not answer with its reserve written ({written} bytes)");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn a_full_disk_raises_nospace_cluster_wide_until_space_returns_and_it_is_disarmed() {
     if !have_etcdctl() {
@@ -100,6 +116,10 @@ fn a_full_disk_raises_nospace_cluster_wide_until_space_returns_and_it_is_disarme
     }
     cluster.launch(full);
     cluster.wait_for_leader();
+    // The ballast must not race the member's start: a disk filling while it
+    // writes its reserve raises the alarm at once, and the ballast's trim
+    // then clears it before any put (seen in CI).
+    wait_until_serving(&cluster, full, &dir);
     let ballast = ballast(&dir, 1_500_000);
 
     // 100 kB puts until the cluster refuses one.
