@@ -57,9 +57,18 @@ impl Pass {
     /// wait in a stopped process's socket, and the client reads its clock
     /// and acts on the answer only after it is resumed.
     pub async fn answered<T>(&mut self, answer: impl std::future::Future<Output = T>) -> T {
+        self.answered_at(answer).await.0
+    }
+
+    /// [`Pass::answered`], with the true time the answer arrived (since the
+    /// run began), before any pause held its reading back: what the answer
+    /// shows happened before that instant, so it is stamped then
+    /// (`Recorder::answered_at`), and a pause never counts as round trip.
+    pub async fn answered_at<T>(&mut self, answer: impl std::future::Future<Output = T>) -> (T, u64) {
         let answer = answer.await;
+        let arrived_ns = self.clock.true_ns();
         self.pass().await;
-        answer
+        (answer, arrived_ns)
     }
 
     /// Sleeps `d` by the client's own clock, then waits until the client
@@ -109,5 +118,26 @@ mod tests {
         gate.set_paused(false);
         reader.await.unwrap();
         assert_eq!(read_rx.try_recv().ok(), Some(7), "the resumed client reads the answer that waited");
+    }
+
+    /// The stamp of an answer held back by a pause is the instant it
+    /// arrived, before the resume (ordered by the clock's own readings, so
+    /// no duration is assumed).
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_answer_held_by_a_pause_is_stamped_when_it_arrived_not_when_read() {
+        let clock = Arc::new(ClientClock::new(leasesim_node::faults::event_log::monotonic_ns(), None).unwrap());
+        let (gate, mut pass) = gate(clock.clone());
+        gate.set_paused(true);
+        let sent_ns = clock.true_ns();
+        let reader = tokio::spawn(async move { pass.answered_at(async { 7 }).await });
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!reader.is_finished(), "a paused client must not read an answer");
+        let resumed_ns = clock.true_ns();
+        gate.set_paused(false);
+        let (answer, arrived_ns) = reader.await.unwrap();
+        assert_eq!(answer, 7);
+        assert!(sent_ns <= arrived_ns && arrived_ns <= resumed_ns, "arrived {arrived_ns}, sent {sent_ns}, resumed {resumed_ns}");
     }
 }

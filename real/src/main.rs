@@ -32,6 +32,7 @@ mod membership;
 mod procs;
 mod refuse;
 mod report;
+mod routes;
 mod run;
 mod schedule;
 mod selectors;

@@ -220,20 +220,23 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
     if let Some(point) = fault.when {
         crash_point(c, fault, point);
     }
-    let clientish = |s: &Selector| matches!(s, Selector::Client(_) | Selector::RandomClient | Selector::Holder(_) | Selector::Store);
+    let clientish = crate::routes::is_clientish;
     match &fault.action {
         // The data store is leasesim-node's own process whatever the target:
         // SIGKILL and a restart on its files, or SIGSTOP/SIGCONT.
         FaultAction::Crash(s) | FaultAction::Pause(s) if matches!(s, Selector::Store) => {}
         FaultAction::Crash(_) | FaultAction::Pause(_) | FaultAction::Loss(_) if !etcd => {}
         FaultAction::Crash(_) | FaultAction::Pause(_) => {}
-        FaultAction::Partition(groups) if !etcd && groups.iter().flatten().all(|s| !clientish(s)) => {}
-        FaultAction::Isolate(s) if !etcd && !clientish(s) => {}
-        FaultAction::Block { from, to } | FaultAction::Delay { from, to, .. } if !etcd && !clientish(from) && !to.iter().any(clientish) => {
-        }
-        FaultAction::Partition(_) | FaultAction::Isolate(_) | FaultAction::Block { .. } | FaultAction::Delay { .. } if !etcd => {
-            let why = format!("{} of a client or the store: clients share one route to each member", fault.action.name());
-            c.refuse(line, why, "cut links between servers only");
+        // A client's links are cut on its own routes (`routes.rs`).
+        FaultAction::Partition(_) | FaultAction::Isolate(_) | FaultAction::Block { .. } if !etcd => {}
+        FaultAction::Delay { from, to, .. } if !etcd && !clientish(from) && !to.iter().any(clientish) => {}
+        FaultAction::Delay { .. } if !etcd => {
+            // A client's connection is one byte stream, which a relay can
+            // only slow in order; the simulator draws each message's delay
+            // apart, so its messages overtake each other.
+            let why = "a delay on a client's or the store's link: a client's connection is one byte stream, slowed only in order, \
+                       while the simulator delays each message apart (they overtake each other)";
+            c.refuse(line, why.into(), "delay links between servers only");
         }
         FaultAction::Partition(_)
         | FaultAction::Isolate(_)
@@ -277,15 +280,25 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
 fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, point: leasesim_scenario::Point) {
     let line = c.line_of(fault);
     let fix = "remove `when` (the fault then fires at `at`)";
+    let crash = matches!(fault.action, FaultAction::Crash(_));
     if matches!(fault.action, FaultAction::Crash(Selector::Store)) {
         c.refuse(line, format!("`when = \"{point}\"` on the data store: it has no failpoints"), fix);
+    } else if point == crate::crash_points::CLIENT_POINT && crash {
+        // The clients' routes see it, whatever the members are (`routes.rs`).
+        c.notes.push(format!(
+            "line {}: {point} is seen on the client's routes: it is cut off once a whole request has left it, and its task is killed within 10 ms",
+            fault.line
+        ));
+    } else if point == crate::crash_points::CLIENT_POINT {
+        let why = format!(
+            "`when = \"{point}\"` on a {}: the runner carries out a client's point as a crash only (its routes cut it off there)",
+            fault.action.name()
+        );
+        c.refuse(line, why, fix);
     } else if c.target == Target::Etcd {
         c.refuse(line, format!("`when = \"{point}\"`: Debian's etcd is built without gofail failpoints"), fix);
-    } else if !matches!(fault.action, FaultAction::Crash(_)) {
+    } else if !crash {
         let why = format!("`when = \"{point}\"` on a {}: leasesim-node's failpoints only crash the member", fault.action.name());
-        c.refuse(line, why, fix);
-    } else if point == leasesim_scenario::Point::AfterSend(leasesim_scenario::MessageKind::Request) {
-        let why = format!("`when = \"{point}\"`: a client's point, and the clients are tasks of the runner");
         c.refuse(line, why, fix);
     } else {
         c.notes.push(format!(

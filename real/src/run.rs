@@ -134,6 +134,10 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     let mut cluster = Cluster::start(s, args.target, bins, &dir, base)
         .await
         .map_err(|e| bad(format!("{}: the cluster did not start: {e} (logs in {})", s.path.display(), dir.display())))?;
+    if crate::routes::needed(s) {
+        let routes = crate::routes::Routes::start(s.client_count(), &cluster.endpoints(), &cluster.store_addr).await;
+        cluster.routes = Some(routes.map_err(|e| bad(format!("{}: the clients' routes did not start: {e}", s.path.display())))?);
+    }
     let started = Instant::now();
     let ctx = Arc::new(context(s, args.target, &cluster, seed, started)?);
     let (gates, passes): (Vec<Gate>, Vec<Pass>) = ctx.clocks.iter().map(|clock| gate(clock.clone())).unzip();
@@ -195,7 +199,7 @@ fn context(s: &Scenario, target: Target, cluster: &Cluster, seed: u64, started: 
     Ok(Ctx {
         seen,
         endpoints: cluster.endpoints(),
-        store: cluster.store_addr.clone(),
+        dials: (1..=s.client_count()).map(|c| cluster.dial(c)).collect(),
         until: started + Duration::from_nanos(s.duration_ns + s.settle_ns),
         timeout: Duration::from_nanos(s.cluster.client_timeout_ns).max(MIN_TIMEOUT),
         holders: Mutex::default(),

@@ -43,8 +43,12 @@ pub(crate) enum Undo {
     /// Start a fresh client of this id (`clients/tasks.rs`).
     RestartClient(u64),
     Resume(Who),
-    /// Put these directed links back to the base fault.
-    Links(Vec<(usize, usize)>),
+    /// Put these directed links back to the base fault (and mend the
+    /// clients' routes among them, if the fault cut them).
+    Links {
+        links: Vec<(Who, Who)>,
+        cut: bool,
+    },
     /// Stop the `messages` fault of this order.
     Unaim(usize),
 }
@@ -86,7 +90,7 @@ impl Player<'_> {
             let next_fault_ns = next.peek().map(|(_, f)| f.at_ns);
             // While a crash point is armed, look every POLL_NS whether its
             // member died there.
-            let poll_ns = (!self.armed.is_empty()).then(|| self.ctx.seen.now_ns() + crate::crash_points::POLL_NS);
+            let poll_ns = self.any_armed().then(|| self.ctx.seen.now_ns() + crate::crash_points::POLL_NS);
             let Some(due_ns) = [next_undo.map(|(undo_ns, _)| undo_ns), next_fault_ns, poll_ns].into_iter().flatten().min() else {
                 break;
             };
@@ -265,33 +269,27 @@ impl Player<'_> {
         Ok(())
     }
 
-    /// Partitions, isolation, blocks and delays: the links they cut or slow.
+    /// Partitions, isolation, blocks and delays: the directed links they
+    /// cut or slow, resolved as the simulator resolves them
+    /// (`sim/src/run/faults.rs`): a selector in a group or a block's `to`
+    /// that matches nobody now is left out, a `from` or an isolated
+    /// process that matches nobody skips the fault.
     async fn network(&mut self, action: &FaultAction, fault: &ScheduledFault) -> Result<Option<Undo>, String> {
         let cut = LinkFault { cut: true, ..LinkFault::default() };
         let (links, link_fault) = match action {
-            FaultAction::Partition(groups) => {
-                let mut sides = Vec::new();
-                for group in groups {
-                    let mut side = Vec::new();
-                    for s in group {
-                        let Some(Who::Server(i)) = self.who(s, fault).await else { return Ok(None) };
-                        side.push(i);
-                    }
-                    sides.push(side);
-                }
-                (between(&sides), cut)
-            }
+            FaultAction::Partition(groups) => (between(&self.sides(groups).await), cut),
             FaultAction::Isolate(s) => {
-                let Some(Who::Server(i)) = self.who(s, fault).await else { return Ok(None) };
-                let n = self.cluster.members.len();
-                (all_links(n).into_iter().filter(|(a, b)| *a == i || *b == i).collect(), cut)
+                let Some(p) = self.who(s, fault).await else { return Ok(None) };
+                let others = self.everyone().into_iter().filter(|q| *q != p);
+                (others.flat_map(|q| [(p, q), (q, p)]).collect(), cut)
             }
             FaultAction::Block { from, to } | FaultAction::Delay { from, to, .. } => {
-                let Some(Who::Server(a)) = self.who(from, fault).await else { return Ok(None) };
+                let Some(a) = self.who(from, fault).await else { return Ok(None) };
                 let mut links = Vec::new();
                 for s in to {
-                    let Some(Who::Server(b)) = self.who(s, fault).await else { return Ok(None) };
-                    links.extend((a != b).then_some((a, b)));
+                    if let Some(b) = self.quietly(s).await {
+                        links.extend((a != b).then_some((a, b)));
+                    }
                 }
                 let link_fault = match action {
                     FaultAction::Delay { by_ns, .. } => {
@@ -307,11 +305,55 @@ impl Player<'_> {
         Ok(Some(self.links(links, link_fault)?))
     }
 
-    fn links(&self, links: Vec<(usize, usize)>, fault: LinkFault) -> Result<Undo, String> {
-        for (from, to) in &links {
-            self.cluster.set_link(*from, *to, fault)?;
+    /// A partition's groups as they resolve now. A process a role names
+    /// (`leader`, `holder:KEY`, …) is on that side only, even where another
+    /// group names it by name, as in the simulator.
+    async fn sides(&mut self, groups: &[Vec<Selector>]) -> Vec<Vec<Who>> {
+        let mut named: Vec<Vec<(Who, bool)>> = Vec::new();
+        for group in groups {
+            let mut side = Vec::new();
+            for s in group {
+                if let Some(who) = self.quietly(s).await {
+                    side.push((who, s.is_fixed()));
+                }
+            }
+            named.push(side);
         }
-        Ok(Undo::Links(links))
+        let by_role: Vec<Who> = named.iter().flatten().filter(|(_, fixed)| !fixed).map(|(p, _)| *p).collect();
+        let keep = |(p, fixed): &(Who, bool)| !fixed || !by_role.contains(p);
+        named.into_iter().map(|side| side.iter().filter(|p| keep(p)).map(|(p, _)| *p).collect()).collect()
+    }
+
+    /// Whom `selector` names now, noted in the fault's line; `None` (and
+    /// no skip noted) if nobody: the caller leaves it out.
+    async fn quietly(&mut self, selector: &Selector) -> Option<Who> {
+        let who = resolve(selector, self.cluster, self.ctx, self.scenario.client_count(), &mut self.rng).await.ok()?;
+        self.resolved.push(if selector.to_string() == who.to_string() { who.to_string() } else { format!("{selector}={who}") });
+        Some(who)
+    }
+
+    /// Every process of the run: the members, spares included, the
+    /// clients and the store.
+    fn everyone(&self) -> Vec<Who> {
+        let servers = (0..self.cluster.members.len()).map(Who::Server);
+        let clients = (1..=self.scenario.client_count()).map(Who::Client);
+        servers.chain(clients).chain([Who::Store]).collect()
+    }
+
+    /// Sets `fault` on each of `links`: a member-to-member link on its
+    /// proxy, a client's (cuts only: `refuse.rs`) on its route.
+    fn links(&self, links: Vec<(Who, Who)>, fault: LinkFault) -> Result<Undo, String> {
+        for (from, to) in &links {
+            if let (Who::Server(a), Who::Server(b)) = (from, to) {
+                self.cluster.set_link(*a, *b, fault)?;
+            }
+        }
+        // A run whose faults cut a client's link has routes (`routes::needed`).
+        let cut = fault.cut;
+        if let Some(routes) = self.cluster.routes.as_ref().filter(|_| cut) {
+            routes.cut(&links);
+        }
+        Ok(Undo::Links { links, cut })
     }
 
     fn set_paused(&mut self, who: Who, paused: bool) -> Result<(), String> {
@@ -348,12 +390,23 @@ impl Player<'_> {
             }
             Undo::Resume(who) => self.set_paused(who, false)?,
             Undo::RestartClient(c) => {
-                // A fresh client is not paused (as the simulator's restart).
+                // A fresh client is not paused (as the simulator's restart),
+                // and its routes carry again if a point cut it off.
                 self.gates[c as usize - 1].set_paused(false);
+                if let Some(routes) = &self.cluster.routes {
+                    routes.revive(c);
+                }
                 self.clients.restart(c);
             }
-            Undo::Links(links) => {
-                self.links(links, self.cluster.base_link)?;
+            Undo::Links { links, cut } => {
+                for (from, to) in &links {
+                    if let (Who::Server(a), Who::Server(b)) = (from, to) {
+                        self.cluster.set_link(*a, *b, self.cluster.base_link)?;
+                    }
+                }
+                if let Some(routes) = self.cluster.routes.as_ref().filter(|_| cut) {
+                    routes.mend(&links);
+                }
             }
             Undo::Unaim(order) => {
                 self.ctx.aims.stop(order);
@@ -401,12 +454,12 @@ fn server(i: usize) -> JudgeProc {
     JudgeProc::Server(i as u64 + 1)
 }
 
-fn all_links(n: usize) -> Vec<(usize, usize)> {
-    (0..n).flat_map(|a| (0..n).filter(move |b| *b != a).map(move |b| (a, b))).collect()
+fn all_links(n: usize) -> Vec<(Who, Who)> {
+    (0..n).flat_map(|a| (0..n).filter(move |b| *b != a).map(move |b| (Who::Server(a), Who::Server(b)))).collect()
 }
 
 /// Every directed link between two different sides.
-fn between(sides: &[Vec<usize>]) -> Vec<(usize, usize)> {
+fn between(sides: &[Vec<Who>]) -> Vec<(Who, Who)> {
     let mut links = Vec::new();
     for (x, side) in sides.iter().enumerate() {
         for (_, other) in sides.iter().enumerate().filter(|(y, _)| *y != x) {
@@ -418,7 +471,7 @@ fn between(sides: &[Vec<usize>]) -> Vec<(usize, usize)> {
 
 /// Where a fault came from, for the run's log: its line in the file, or
 /// `[chaos]` for one the seed's chaos drew (line 0).
-fn origin(fault: &ScheduledFault) -> String {
+pub(crate) fn origin(fault: &ScheduledFault) -> String {
     if fault.line == 0 {
         "[chaos]".to_string()
     } else {

@@ -17,16 +17,18 @@ out=${OUT:-reports/sim-vs-real/data}
 bin=${BIN:-target/release}
 pn=${PARALLEL_NODE:-5}
 pe=${PARALLEL_ETCD:-3}
-# Every bundled scenario leasesim-real plays unchanged, per target: 22 of
-# the 26 on leasesim-node, 4 on etcd (the others are refused at their
-# file:line; `leasesim-real run FILE` says why).
+# Every bundled scenario leasesim-real plays unchanged, per target: 24 of
+# the 26 on leasesim-node (chaos-watch-txn and task-singleton-nemesis since
+# the clients' own routes, real/src/routes.rs), 4 on etcd (the others are
+# refused at their file:line; `leasesim-real run FILE` says why).
 NODE="baseline chaos-aimed-messages holder-pause-fenced holder-pause-unfenced
 leader-clock-too-fast leader-crash-locks-held leader-isolated-keepalive
 registry-client-crash singleton-failover txn-split-entries
 vote-reply-across-terms wall-jump-leader-monotonic wall-jump-stamped-wall
 watch-skip-leader-change chaos-swarm chaos-tasks membership-change
 singleton-slow-clock task-completion-unfenced task-worker-slow-clock
-task-workers-crash-pause wall-jump-writer-clock"
+task-workers-crash-pause wall-jump-writer-clock chaos-watch-txn
+task-singleton-nemesis"
 ETCD="holder-pause-fenced holder-pause-unfenced leader-crash-locks-held registry-client-crash"
 mkdir -p "$out/node" "$out/etcd"
 compare() { # target parallel name

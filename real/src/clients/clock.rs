@@ -51,7 +51,8 @@ impl ClientClock {
         Ok(ClientClock { origin_ns, skews: Mutex::new(skews), changes: watch::channel(0).0 })
     }
 
-    fn true_ns(&self) -> u64 {
+    /// True time since the run began (the recorder's stamps).
+    pub fn true_ns(&self) -> u64 {
         monotonic_ns().saturating_sub(self.origin_ns)
     }
 

@@ -48,7 +48,7 @@ struct Sent {
 /// Keeps `client`'s lease alive until the run ends.
 pub async fn keep<H: Holding>(ctx: Shared, client: u64, ttl_ns: u64, keepalive: Duration, state: State<H>, mut pass: Pass) {
     let mut attempt = client as usize;
-    let mut leases = LeaseClient::new(ctx.channel(attempt).await);
+    let mut leases = LeaseClient::new(ctx.channel(client, attempt).await);
     let clock = ctx.clock(client).clone();
     while ctx.running() {
         pass.pass().await;
@@ -65,7 +65,7 @@ pub async fn keep<H: Holding>(ctx: Shared, client: u64, ttl_ns: u64, keepalive: 
             }
         } else {
             attempt += 1;
-            leases = LeaseClient::new(ctx.channel(attempt).await);
+            leases = LeaseClient::new(ctx.channel(client, attempt).await);
             pass.sleep(Duration::from_millis(50)).await;
         }
     }
@@ -96,8 +96,8 @@ async fn grant<H: Holding>(
     pass: &mut Pass,
 ) -> bool {
     // Read once the client is not paused (`gate.rs`).
-    let granted = pass
-        .answered(async {
+    let (granted, arrived_ns) = pass
+        .answered_at(async {
             let granted = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await?;
             ctx.aims.deliver(WireKind::GrantReply, ctx.timeout).await.then_some(granted)
         })
@@ -106,7 +106,7 @@ async fn grant<H: Holding>(
     let granted = granted.into_inner();
     let ttl_ns = Duration::from_secs(granted.ttl.max(0) as u64).as_nanos() as u64;
     let lease = granted.id as u64;
-    ctx.seen.answered(client, sent.true_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent.true_ns, keepalive: false });
+    ctx.seen.answered_at(client, sent.true_ns, arrived_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent.true_ns, keepalive: false });
     let mut state = state.lock().expect("lease");
     state.belief.acknowledge(sent.mono_ns, ctx.clock(client).mono_ns(), ttl_ns);
     state.lease = Some(granted.id);
@@ -115,27 +115,30 @@ async fn grant<H: Holding>(
 
 /// One keep-alive request and its answer, through the faults aimed at both
 /// (`WireKind::KeepAlive` / `KeepAliveReply`); the answer is read once the
-/// client is not paused (`gate.rs`). `None`: no answer in time. The keeper
-/// and the registry renew through it.
+/// client is not paused (`gate.rs`), and comes with the true time it
+/// arrived. `None`: no answer in time. The keeper and the registry renew
+/// through it.
 pub(super) async fn keep_alive_once(
     ctx: &Shared,
     id: i64,
     leases: &mut LeaseClient<tonic::transport::Channel>,
     pass: &mut Pass,
-) -> Option<LeaseKeepAliveResponse> {
+) -> Option<(LeaseKeepAliveResponse, u64)> {
     if !ctx.aims.deliver(WireKind::KeepAlive, ctx.timeout).await {
         return None;
     }
-    pass.answered(async {
-        let answer = ctx
-            .ask(async {
-                let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
-                answers.message().await
-            })
-            .await??;
-        ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await.then_some(answer)
-    })
-    .await
+    let (answer, arrived_ns) = pass
+        .answered_at(async {
+            let answer = ctx
+                .ask(async {
+                    let mut answers = leases.lease_keep_alive(tokio_stream::iter([LeaseKeepAliveRequest { id }])).await?.into_inner();
+                    answers.message().await
+                })
+                .await??;
+            ctx.aims.deliver(WireKind::KeepAliveReply, ctx.timeout).await.then_some(answer)
+        })
+        .await;
+    Some((answer?, arrived_ns))
 }
 
 async fn renew<H: Holding>(
@@ -147,14 +150,19 @@ async fn renew<H: Holding>(
     sent: Sent,
     pass: &mut Pass,
 ) -> bool {
-    // A renewal answered during a pause is recorded at the resume, where
-    // the judge counts it only if the belief still holds then, as in the
-    // simulator.
-    let Some(answer) = keep_alive_once(ctx, id, leases, pass).await else { return false };
+    // A renewal answered during a pause is read at the resume, where the
+    // belief it extends is checked, as in the simulator; the answer itself
+    // is stamped when it arrived (`Recorder::answered_at`).
+    let Some((answer, arrived_ns)) = keep_alive_once(ctx, id, leases, pass).await else { return false };
     let lease = id as u64;
     if answer.ttl > 0 {
         let ttl_ns = Duration::from_secs(answer.ttl as u64).as_nanos() as u64;
-        ctx.seen.answered(client, sent.true_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent.true_ns, keepalive: true });
+        ctx.seen.answered_at(
+            client,
+            sent.true_ns,
+            arrived_ns,
+            Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent.true_ns, keepalive: true },
+        );
         let mut state = state.lock().expect("lease");
         // A renewal of a lease the client already dropped extends nothing.
         if state.lease == Some(id) {
@@ -162,7 +170,7 @@ async fn renew<H: Holding>(
             state.held.extended(ctx, client, until_mono_ns);
         }
     } else {
-        ctx.seen.answered(client, sent.true_ns, Event::KeepAliveRefused { lease });
+        ctx.seen.answered_at(client, sent.true_ns, arrived_ns, Event::KeepAliveRefused { lease });
         let mut state = state.lock().expect("lease");
         // Only the lease the client holds now: one it dropped is gone
         // already. A fresh one next round, and no belief.

@@ -17,7 +17,7 @@ use crate::gate::Pass;
 pub async fn run(ctx: Shared, client: u64, spec: KvWorkload, prefix: String, mut pass: Pass) {
     let mut rng = ctx.rng(client);
     let mut attempt = client as usize;
-    let mut kv = KvClient::new(ctx.channel(attempt).await);
+    let mut kv = KvClient::new(ctx.channel(client, attempt).await);
     let mut seen: Option<String> = None;
     let mut n = 0u64;
     while ctx.running() {
@@ -37,7 +37,7 @@ pub async fn run(ctx: Shared, client: u64, spec: KvWorkload, prefix: String, mut
             }
             None => {
                 attempt += 1;
-                kv = KvClient::new(ctx.channel(attempt).await);
+                kv = KvClient::new(ctx.channel(client, attempt).await);
             }
         }
     }

@@ -56,7 +56,7 @@ pub async fn run(ctx: Shared, client: u64, spec: LockWorkload, pass: Pass) {
 async fn work(ctx: &Shared, client: u64, spec: &LockWorkload, state: &State, mut pass: Pass) {
     let mut rng = ctx.rng(client);
     let mut attempt = client as usize;
-    let mut locks = LockClient::new(ctx.channel(attempt).await);
+    let mut locks = LockClient::new(ctx.channel(client, attempt).await);
     // Waiting for a contended lock is normal: as long as a holder may keep it.
     let wait = ctx.timeout + Duration::from_nanos(spec.ttl_ns + spec.hold_ns.1) * 2;
     let mut seq = 0;
@@ -74,7 +74,7 @@ async fn work(ctx: &Shared, client: u64, spec: &LockWorkload, state: &State, mut
         // (`gate.rs`), where the belief is checked.
         let Ok(Ok(held)) = pass.answered(tokio::time::timeout(wait, locks.lock(ctx.lock_call(client, request)))).await else {
             attempt += 1;
-            locks = LockClient::new(ctx.channel(attempt).await);
+            locks = LockClient::new(ctx.channel(client, attempt).await);
             continue;
         };
         let held = held.into_inner();
@@ -86,7 +86,7 @@ async fn work(ctx: &Shared, client: u64, spec: &LockWorkload, state: &State, mut
         }
         if pass.answered(ctx.ask(locks.unlock(ctx.lock_call(client, UnlockRequest { key: held.key })))).await.is_none() {
             attempt += 1;
-            locks = LockClient::new(ctx.channel(attempt).await);
+            locks = LockClient::new(ctx.channel(client, attempt).await);
         }
     }
 }
@@ -103,22 +103,22 @@ fn start_work(ctx: &Shared, client: u64, key: &str, lease: i64, token: u64, stat
     true
 }
 
-/// The holder's write; an accepted one is stamped when its answer was read
-/// (after a pause that began while it was on the wire: `gate.rs`), and its
-/// round trip bounds how much earlier the store took it.
+/// The holder's write; an accepted one is stamped when its answer arrived
+/// (even if a pause held its reading back: `gate.rs`), and its round trip
+/// bounds how much earlier the store took it.
 async fn write(ctx: &Shared, client: u64, key: &str, token: u64, pass: &mut Pass) {
     let sent_ns = ctx.seen.now_ns();
     if !ctx.aims.deliver(WireKind::StoreWrite, ctx.timeout).await {
         return;
     }
-    let accepted = pass
-        .answered(async {
-            let accepted = leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), key, token).await;
+    let (accepted, arrived_ns) = pass
+        .answered_at(async {
+            let accepted = leasesim_node::tools::load::store_write(ctx.store_of(client), &format!("c{client}"), key, token).await;
             accepted == Some(true) && ctx.aims.deliver(WireKind::StoreReply, ctx.timeout).await
         })
         .await;
     if accepted {
-        ctx.seen.answered(client, sent_ns, Event::StoreAccepted { client, key: key.into(), token });
+        ctx.seen.answered_at(client, sent_ns, arrived_ns, Event::StoreAccepted { client, key: key.into(), token });
     }
 }
 

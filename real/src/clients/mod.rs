@@ -45,8 +45,12 @@ use tonic::transport::Channel;
 /// What every client of a run shares.
 pub struct Ctx {
     pub seen: Recorder,
+    /// The initial voters' APIs, as the runner itself dials them.
     pub endpoints: Vec<String>,
-    pub store: String,
+    /// Where client `c` dials the members and the store, at `c - 1`: its
+    /// own routes in a run that cuts clients' links (`routes.rs`), else
+    /// the members' and the store's own addresses.
+    pub dials: Vec<Dial>,
     /// When the clients stop (the end of the settle phase).
     pub until: Instant,
     /// How long a client waits for an answer before it tries the next
@@ -65,6 +69,14 @@ pub struct Ctx {
     pub lock_seqs: Option<Vec<AtomicU64>>,
 }
 
+/// Where one client dials.
+#[derive(Clone, Debug)]
+pub struct Dial {
+    /// Each initial voter, in member order.
+    pub endpoints: Vec<String>,
+    pub store: String,
+}
+
 /// Loopback answers in well under a millisecond, but a member elected a
 /// moment ago may take longer: a shorter timeout only churns connections.
 pub const MIN_TIMEOUT: Duration = Duration::from_millis(500);
@@ -74,9 +86,20 @@ impl Ctx {
         Instant::now() < self.until
     }
 
-    /// A channel to a member, trying them in turn from `attempt`.
-    pub async fn channel(&self, attempt: usize) -> Channel {
-        leasesim_node::tools::load::channel(&self.endpoints, attempt).await
+    /// A channel of client `client` to a member, trying them in turn
+    /// from `attempt`.
+    pub async fn channel(&self, client: u64, attempt: usize) -> Channel {
+        leasesim_node::tools::load::channel(self.endpoints_of(client), attempt).await
+    }
+
+    /// Where client `client` dials each member.
+    pub fn endpoints_of(&self, client: u64) -> &[String] {
+        &self.dials[client as usize - 1].endpoints
+    }
+
+    /// Where client `client` reaches the data store.
+    pub fn store_of(&self, client: u64) -> &str {
+        &self.dials[client as usize - 1].store
     }
 
     /// `request` within the client timeout (`None`: no answer in time, or

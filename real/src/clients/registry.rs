@@ -23,7 +23,7 @@ pub async fn run(ctx: Shared, client: u64, spec: RegistryWorkload, mut pass: Pas
     let keepalive = Duration::from_nanos(spec.keepalive_ns);
     while ctx.running() {
         pass.pass().await;
-        let chan = ctx.channel(attempt).await;
+        let chan = ctx.channel(client, attempt).await;
         let Some(lease) = register(&ctx, client, spec.ttl_ns, chan.clone(), &mut pass).await else {
             attempt += 1;
             pass.sleep(Duration::from_millis(50)).await;
@@ -37,7 +37,7 @@ pub async fn run(ctx: Shared, client: u64, spec: RegistryWorkload, mut pass: Pas
                 Some(false) => break,
                 None => {
                     attempt += 1;
-                    leases = LeaseClient::new(ctx.channel(attempt).await);
+                    leases = LeaseClient::new(ctx.channel(client, attempt).await);
                 }
             }
         }
@@ -49,16 +49,16 @@ pub async fn run(ctx: Shared, client: u64, spec: RegistryWorkload, mut pass: Pas
 async fn register(ctx: &Shared, client: u64, ttl_ns: u64, chan: Channel, pass: &mut Pass) -> Option<i64> {
     let (mut leases, mut kv) = (LeaseClient::new(chan.clone()), KvClient::new(chan));
     let sent_ns = ctx.seen.now_ns();
-    let granted = pass
-        .answered(async {
+    let (granted, arrived_ns) = pass
+        .answered_at(async {
             let granted = ctx.ask(leases.lease_grant(LeaseGrantRequest { ttl: ttl_secs(ttl_ns), id: 0 })).await?;
             ctx.aims.deliver(WireKind::GrantReply, ctx.timeout).await.then_some(granted)
         })
-        .await?
-        .into_inner();
+        .await;
+    let granted = granted?.into_inner();
     let ttl_ns = Duration::from_secs(granted.ttl.max(0) as u64).as_nanos() as u64;
     let lease = granted.id as u64;
-    ctx.seen.answered(client, sent_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent_ns, keepalive: false });
+    ctx.seen.answered_at(client, sent_ns, arrived_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent_ns, keepalive: false });
     let key = format!("/services/c{client}");
     ctx.seen.record(client, Event::RegisterSent { key: key.clone(), lease });
     let put = PutRequest { key: key.clone().into_bytes(), value: b"up".to_vec(), lease: granted.id, ..Default::default() };
@@ -73,14 +73,14 @@ async fn register(ctx: &Shared, client: u64, ttl_ns: u64, chan: Channel, pass: &
 /// paused (`gate.rs`).
 async fn renew(ctx: &Shared, client: u64, id: i64, leases: &mut LeaseClient<Channel>, pass: &mut Pass) -> Option<bool> {
     let sent_ns = ctx.seen.now_ns();
-    let answer = super::keeper::keep_alive_once(ctx, id, leases, pass).await?;
+    let (answer, arrived_ns) = super::keeper::keep_alive_once(ctx, id, leases, pass).await?;
     let lease = id as u64;
     if answer.ttl > 0 {
         let ttl_ns = Duration::from_secs(answer.ttl as u64).as_nanos() as u64;
-        ctx.seen.answered(client, sent_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent_ns, keepalive: true });
+        ctx.seen.answered_at(client, sent_ns, arrived_ns, Event::LeaseAcked { lease, ttl_ns, sent_at_ns: sent_ns, keepalive: true });
         Some(true)
     } else {
-        ctx.seen.answered(client, sent_ns, Event::LeaseSeenGone { lease });
+        ctx.seen.answered_at(client, sent_ns, arrived_ns, Event::LeaseSeenGone { lease });
         Some(false)
     }
 }

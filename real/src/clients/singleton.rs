@@ -78,7 +78,7 @@ pub async fn run(ctx: Shared, client: u64, spec: SingletonWorkload, pass: Pass) 
 async fn instance(ctx: &Shared, client: u64, spec: &SingletonWorkload, state: &State, mut pass: Pass) {
     let mut rng = ctx.rng(client);
     let mut attempt = client as usize;
-    let mut kv = KvClient::new(ctx.channel(attempt).await);
+    let mut kv = KvClient::new(ctx.channel(client, attempt).await);
     let mut takes = 0u64;
     while ctx.running() {
         lapse(ctx, client, state, &mut attempt).await;
@@ -105,7 +105,7 @@ async fn instance(ctx: &Shared, client: u64, spec: &SingletonWorkload, state: &S
                     Some(None) => pass.sleep(draw(&mut rng, spec.poll_ns)).await,
                     None => {
                         attempt += 1;
-                        kv = KvClient::new(ctx.channel(attempt).await);
+                        kv = KvClient::new(ctx.channel(client, attempt).await);
                     }
                 }
             }
@@ -162,7 +162,7 @@ async fn step_down(ctx: &Shared, client: u64, state: &State, attempt: &mut usize
         held.lease.take()
     };
     if let Some(id) = lease {
-        let mut leases = LeaseClient::new(ctx.channel(*attempt).await);
+        let mut leases = LeaseClient::new(ctx.channel(client, *attempt).await);
         if ctx.ask(leases.lease_revoke(LeaseRevokeRequest { id })).await.is_none() {
             *attempt += 1;
         }
@@ -170,11 +170,13 @@ async fn step_down(ctx: &Shared, client: u64, state: &State, attempt: &mut usize
 }
 
 /// The job: a write to the data store with the role's token; an accepted
-/// one is stamped when its answer was read (after a pause: `gate.rs`).
+/// one is stamped when its answer arrived (even if a pause held its reading
+/// back: `gate.rs`).
 async fn job(ctx: &Shared, client: u64, spec: &SingletonWorkload, token: u64, pass: &mut Pass) {
     let (key, sent_ns) = (format!("singleton/{}", spec.role), ctx.seen.now_ns());
-    let accepted = pass.answered(leasesim_node::tools::load::store_write(&ctx.store, &format!("c{client}"), &key, token)).await;
+    let store = ctx.store_of(client);
+    let (accepted, arrived_ns) = pass.answered_at(leasesim_node::tools::load::store_write(store, &format!("c{client}"), &key, token)).await;
     if let Some(true) = accepted {
-        ctx.seen.answered(client, sent_ns, Event::StoreAccepted { client, key, token });
+        ctx.seen.answered_at(client, sent_ns, arrived_ns, Event::StoreAccepted { client, key, token });
     }
 }

@@ -43,7 +43,7 @@ pub async fn put(ctx: &Shared, kv: &mut KvClient<Channel>, key: String, value: S
 pub async fn run(ctx: Shared, client: u64, spec: TaskWorkload, mut pass: Pass) {
     let mut rng = ctx.rng(client);
     let mut attempt = client as usize;
-    let mut kv = KvClient::new(ctx.channel(attempt).await);
+    let mut kv = KvClient::new(ctx.channel(client, attempt).await);
     let mut count = loop {
         if !ctx.running() {
             return;
@@ -53,7 +53,7 @@ pub async fn run(ctx: Shared, client: u64, spec: TaskWorkload, mut pass: Pass) {
             Some(count) => break count,
             None => {
                 attempt += 1;
-                kv = KvClient::new(ctx.channel(attempt).await);
+                kv = KvClient::new(ctx.channel(client, attempt).await);
                 pass.sleep(Duration::from_millis(50)).await;
             }
         }
@@ -73,7 +73,7 @@ pub async fn run(ctx: Shared, client: u64, spec: TaskWorkload, mut pass: Pass) {
             ctx.seen.answered(client, sent_ns, Event::TaskCreated { task });
         } else {
             attempt += 1;
-            kv = KvClient::new(ctx.channel(attempt).await);
+            kv = KvClient::new(ctx.channel(client, attempt).await);
         }
     }
 }

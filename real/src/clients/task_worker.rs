@@ -98,7 +98,7 @@ pub async fn run(ctx: Shared, client: u64, spec: TaskWorkload, pass: Pass) {
     let keepalive = Duration::from_nanos(spec.keepalive_ns);
     // Dies with this task when the client is crashed (`tasks.rs`).
     let mut keeper = AbortOnDrop(tokio::spawn(keeper::keep(ctx.clone(), client, spec.ttl_ns, keepalive, state.clone(), pass.clone())));
-    let kv = KvClient::new(ctx.channel(client as usize).await);
+    let kv = KvClient::new(ctx.channel(client, client as usize).await);
     let (replies_to, replies) = mpsc::unbounded_channel();
     let rng = ctx.rng(client);
     let mut worker = Worker {
@@ -332,7 +332,7 @@ impl Worker {
             }
             let sent_ns = ctx.seen.now_ns();
             let body = serde_json::json!({ "clientID": format!("c{client}"), "task": task, "token": token, "step": step });
-            let Some(answer) = leasesim_node::tools::load::store_post(&ctx.store, "/task", &body).await else { return };
+            let Some(answer) = leasesim_node::tools::load::store_post(ctx.store_of(client), "/task", &body).await else { return };
             let Ok(verdict) = serde_json::from_value::<TaskVerdict>(answer["verdict"].clone()) else { return };
             let event = match verdict {
                 TaskVerdict::Accepted => Event::TaskWriteAccepted { client, task, token, step },
@@ -369,7 +369,7 @@ impl Worker {
             state.lease.take()
         };
         if let Some(id) = lease {
-            let mut leases = LeaseClient::new(self.ctx.channel(self.attempt).await);
+            let mut leases = LeaseClient::new(self.ctx.channel(self.client, self.attempt).await);
             if self.ctx.ask(leases.lease_revoke(LeaseRevokeRequest { id })).await.is_none() {
                 self.attempt += 1;
             }
@@ -379,7 +379,7 @@ impl Worker {
     /// The next member, after a request that got no answer.
     async fn next_member(&mut self) {
         self.attempt += 1;
-        self.kv = KvClient::new(self.ctx.channel(self.attempt).await);
+        self.kv = KvClient::new(self.ctx.channel(self.client, self.attempt).await);
         self.pass.sleep(Duration::from_millis(50)).await;
     }
 }

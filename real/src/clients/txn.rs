@@ -28,7 +28,7 @@ use crate::gate::Pass;
 pub async fn run(ctx: Shared, client: u64, spec: TxnWorkload, mut pass: Pass) {
     let mut rng = ctx.rng(client);
     let mut attempt = client as usize;
-    let mut kv = KvClient::new(ctx.channel(attempt).await);
+    let mut kv = KvClient::new(ctx.channel(client, attempt).await);
     let mut last_read = LastRead::new();
     let (mut seq, mut writes) = (0u64, 0u64);
     // Values stay unique if this client is started again (a crash).
@@ -47,7 +47,7 @@ pub async fn run(ctx: Shared, client: u64, spec: TxnWorkload, mut pass: Pass) {
             }
             None => {
                 attempt += 1;
-                kv = KvClient::new(ctx.channel(attempt).await);
+                kv = KvClient::new(ctx.channel(client, attempt).await);
             }
         }
     }

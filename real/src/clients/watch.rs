@@ -54,7 +54,7 @@ struct Leave {
 
 pub async fn run(ctx: Shared, client: u64, spec: WatchWorkload, mut pass: Pass) {
     let range = KeyRange::prefix(spec.prefix.as_bytes());
-    let server = client as usize % ctx.endpoints.len();
+    let server = client as usize % ctx.endpoints_of(client).len();
     let incarnation = ctx.seen.now_ns() / 1_000_000;
     let first = match spec.start {
         WatchStart::Now => 0,
@@ -65,7 +65,7 @@ pub async fn run(ctx: Shared, client: u64, spec: WatchWorkload, mut pass: Pass) 
         pass.pass().await;
         let from = w.resume_from();
         let Some(leave) = follow(&ctx, &mut w, from, &mut pass).await else { return };
-        w.server = leave.server % ctx.endpoints.len();
+        w.server = leave.server % ctx.endpoints_of(client).len();
         w.leader = None;
         if w.opened_from.is_some() {
             let (watch, server, from_revision) = (w.id(), w.server as u64 + 1, w.resume_from());
@@ -123,7 +123,7 @@ impl Watch {
 /// (`None`: the run ended).
 async fn follow(ctx: &Shared, w: &mut Watch, from: u64, pass: &mut Pass) -> Option<Leave> {
     let here = w.server;
-    let endpoint = &ctx.endpoints[here];
+    let endpoint = &ctx.endpoints_of(w.client)[here];
     let Some(chan) = connect(ctx, endpoint).await else { return Some(Leave { server: here + 1, why: "the member did not answer" }) };
     let (tx, rx) = mpsc::channel(1);
     let create = WatchCreateRequest {
@@ -186,7 +186,7 @@ async fn checked(ctx: &Shared, w: &mut Watch, status: &mut MaintenanceClient<Cha
         return Some(Leave { server: here + 1, why: "the member has no leader" });
     }
     if w.leader.is_some_and(|before| before != leader) {
-        let at = leader_endpoint(ctx, leader).await.unwrap_or(here);
+        let at = leader_endpoint(ctx, w.client, leader).await.unwrap_or(here);
         return Some(Leave { server: at, why: "the leader changed" });
     }
     w.leader = Some(leader);
@@ -195,8 +195,8 @@ async fn checked(ctx: &Shared, w: &mut Watch, status: &mut MaintenanceClient<Cha
 
 /// The index of the member whose id is `leader` (each member's Status
 /// names itself in its header).
-async fn leader_endpoint(ctx: &Shared, leader: u64) -> Option<usize> {
-    for (i, endpoint) in ctx.endpoints.iter().enumerate() {
+async fn leader_endpoint(ctx: &Shared, client: u64, leader: u64) -> Option<usize> {
+    for (i, endpoint) in ctx.endpoints_of(client).iter().enumerate() {
         let Some(chan) = connect(ctx, endpoint).await else { continue };
         let Some(answer) = ctx.ask(MaintenanceClient::new(chan).status(StatusRequest {})).await else { continue };
         if answer.get_ref().header.as_ref().is_some_and(|h| h.member_id == leader) {

@@ -80,9 +80,21 @@ impl Recorder {
     /// Records what an answer to a request sent at `sent_ns` showed: the
     /// answer's round trip bounds how long before the stamp it happened.
     pub fn answered(&self, client: u64, sent_ns: u64, event: Event) -> u64 {
-        let at_ns = self.record(client, event);
-        self.slowest_answer_ns.fetch_max(at_ns.saturating_sub(sent_ns), Ordering::Relaxed);
-        at_ns
+        self.answered_at(client, sent_ns, self.now_ns(), event)
+    }
+
+    /// [`Recorder::answered`] for an answer that arrived at `arrived_ns`
+    /// and was read later: a paused client reads an answer only once
+    /// resumed (`leasesim-real`'s gate), but what it shows happened before
+    /// it arrived, so it is stamped then, and the stated error counts the
+    /// round trip to its arrival, not the pause. Stamped at the reading,
+    /// one paused answer would widen the whole run's error to the pause
+    /// and hide any violation closer than that (reports/sim-vs-real.md,
+    /// "Client pauses").
+    pub fn answered_at(&self, client: u64, sent_ns: u64, arrived_ns: u64, event: Event) -> u64 {
+        self.obs.lock().expect("observations").push(Obs { at_ns: arrived_ns, proc: Proc::Client(client), event });
+        self.slowest_answer_ns.fetch_max(arrived_ns.saturating_sub(sent_ns), Ordering::Relaxed);
+        arrived_ns
     }
 
     /// The log, in true-time order, with its stamping error stated.
@@ -165,6 +177,22 @@ mod tests {
     use leasesim_judge::observe::BeliefEnd;
 
     use super::*;
+
+    /// An answer read long after it arrived (its client was paused) is
+    /// stamped at its arrival, and only send-to-arrival counts as round
+    /// trip: the stated error stays that round trip, not the pause.
+    #[test]
+    fn an_answer_read_late_is_stamped_at_its_arrival_and_its_wait_is_no_round_trip() {
+        let recorder = Recorder::default();
+        let ms = 1_000_000;
+        // Sent at 10 ms, arrived at 13 ms, read whenever the test gets here.
+        let at = recorder.answered_at(1, 10 * ms, 13 * ms, Event::LeaseSeenGone { lease: 7 });
+        assert_eq!(at, 13 * ms);
+        let log = recorder.into_log();
+        assert_eq!(log.stamp_error_ns(), 3 * ms, "the round trip to the arrival, not to the read");
+        let obs: Vec<_> = log.iter().map(|o| (o.at_ns, matches!(o.event, Event::LeaseSeenGone { lease: 7 }))).collect();
+        assert_eq!(obs, vec![(13 * ms, true)]);
+    }
 
     #[test]
     fn true_time_grows_and_the_log_states_its_stamping_error() {
