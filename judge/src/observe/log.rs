@@ -127,8 +127,10 @@ impl ObsLog {
 
     /// Every observation in order: spilled ones decoded a chunk at a time
     /// (owned), the in-memory ones lent.
+    #[inline]
     pub fn iter(&self) -> Iter<'_> {
-        Iter { log: self, chunk: 0, decoded: Vec::new().into_iter(), memory: self.memory.iter() }
+        let chunks = self.spill.as_ref().map_or(0, |spill| spill.chunks.len());
+        Iter { log: self, chunk: 0, chunks, in_memory: chunks == 0, decoded: Vec::new().into_iter(), memory: self.memory.iter() }
     }
 
     /// The whole log in memory (for traces and reports of a kept run).
@@ -223,26 +225,57 @@ pub struct Iter<'a> {
     log: &'a ObsLog,
     /// The next spilled chunk to decode.
     chunk: usize,
+    /// How many chunks the file held when the walk began.
+    chunks: usize,
+    /// Every spilled chunk has been walked (from the start, for a log that
+    /// never spilled): only the in-memory tail is left.
+    in_memory: bool,
     decoded: std::vec::IntoIter<Obs>,
     memory: std::slice::Iter<'a, Obs>,
+}
+
+impl<'a> Iter<'a> {
+    /// The next observation while spilled chunks remain (kept out of line,
+    /// so the in-memory path below inlines into the checkers' loops).
+    #[cold]
+    #[inline(never)]
+    fn next_spilled(&mut self) -> Option<Cow<'a, Obs>> {
+        loop {
+            if let Some(obs) = self.decoded.next() {
+                return Some(Cow::Owned(obs));
+            }
+            if self.chunk < self.chunks {
+                self.decoded = self.log.read_chunk(self.chunk).into_iter();
+                self.chunk += 1;
+                continue;
+            }
+            self.in_memory = true;
+            return self.memory.next().map(Cow::Borrowed);
+        }
+    }
 }
 
 impl<'a> Iterator for Iter<'a> {
     type Item = Cow<'a, Obs>;
 
+    #[inline]
     fn next(&mut self) -> Option<Cow<'a, Obs>> {
-        loop {
-            if let Some(obs) = self.decoded.next() {
-                return Some(Cow::Owned(obs));
-            }
-            let chunks = self.log.spill.as_ref().map_or(0, |spill| spill.chunks.len());
-            if self.chunk < chunks {
-                self.decoded = self.log.read_chunk(self.chunk).into_iter();
-                self.chunk += 1;
-                continue;
-            }
+        // The checkers walk a run's log some thirty times, so this is the
+        // judge's hottest loop: an unspilled log (every sweep's) lends its
+        // observations without asking about chunks each time (that asking
+        // was 3% of a baseline run's instructions).
+        if self.in_memory {
             return self.memory.next().map(Cow::Borrowed);
         }
+        self.next_spilled()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let memory = self.memory.len();
+        if self.in_memory {
+            return (memory, Some(memory));
+        }
+        (memory + self.decoded.len(), None)
     }
 }
 
