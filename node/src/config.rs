@@ -317,7 +317,8 @@ mod knob_tests {
         assert_eq!(on(&["--lease-reads", "--drift-bound", "0.0000015"]), Some(2), "rounded up: never a shorter assumed bound");
         assert!(parse(&["--drift-bound", "0.1"]).is_err(), "a bound without the mode would silently do nothing");
         for bad in ["1", "-0.1", "x", "NaN"] {
-            let error = parse(&["--lease-reads", "--drift-bound", bad]).err().expect("refused").to_string();
+            let flag = format!("--drift-bound={bad}");
+            let error = parse(&["--lease-reads", &flag]).expect_err("refused").to_string();
             assert!(error.contains("fraction in [0, 1)"), "{bad}: {error}");
         }
     }

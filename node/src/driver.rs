@@ -470,14 +470,7 @@ impl Driver {
                 let read = self.server.state_machine().kv().events(&range, from, max_events);
                 let _ = reply.send(read.map(|read| published_part(read, from, self.watch_hub.published())));
             }
-            // Read now, answered once this batch is durable, as the Hash is:
-            // what it shows is applied, hence committed, entries only.
-            Input::LocalRange { view, reply } => {
-                let read = view.read(self.server.state_machine());
-                self.later.push(Box::new(move || {
-                    let _ = reply.send(read);
-                }));
-            }
+            Input::LocalRange { view, reply } => self.local_range(&view, reply),
             // The log's shape (indices and terms, not what entries hold),
             // as core has it now, synced or not: a test runner reads it
             // once clients stopped, and tests use it to see progress.
@@ -485,6 +478,16 @@ impl Driver {
                 let _ = reply.send(crate::log_view::LogView::of(self.server.raft()));
             }
         }
+    }
+
+    /// A serializable range: read now, answered once this batch is
+    /// durable, as the Hash is (what it shows is applied, hence committed,
+    /// entries only).
+    fn local_range(&mut self, view: &RangeSpec, reply: oneshot::Sender<RangeView>) {
+        let read = view.read(self.server.state_machine());
+        self.later.push(Box::new(move || {
+            let _ = reply.send(read);
+        }));
     }
 
     fn backup(&self) -> Backup {
