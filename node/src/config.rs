@@ -18,6 +18,9 @@ use leasesim_core::{ExpiryStrategy, NodeId, NS_PER_MS};
 /// the simulator's scenarios also default to.
 pub const DEFAULT_MAX_APPEND_ENTRIES: u64 = 64;
 pub const DEFAULT_MAX_IN_FLIGHT_APPENDS: u64 = 4;
+/// The drift bound a scenario assumes when it names none (scenario's
+/// `[cluster] drift_bound` default).
+pub const DEFAULT_DRIFT_BOUND: f64 = 0.001;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ClusterState {
@@ -108,6 +111,21 @@ pub struct ServeArgs {
     /// once, as etcd's lessor; a scenario's `keepalive_read_index`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub keepalive_read_index: bool,
+    /// Leader leases for reads (Raft thesis §6.4.1; a scenario's
+    /// `lease_reads`): the leader answers a linearizable read (and what
+    /// else core confirms by the read index: lease lookups, and keep-alives
+    /// under --keepalive-read-index) at once while its lease holds, instead
+    /// of a heartbeat round after the read. Safe only while every member's
+    /// clock rate stays within --drift-bound of true time. Serializable
+    /// reads never use it: they are served from the member's own state.
+    #[arg(long)]
+    pub lease_reads: bool,
+    /// With --lease-reads: the bound on every clock's rate error the lease
+    /// assumes, a fraction in [0, 1) (a scenario's `drift_bound`, whose
+    /// default this is): the lease lasts election-timeout · (1 − b) / (1 + b)
+    /// on the leader's clock.
+    #[arg(long, default_value_t = DEFAULT_DRIFT_BOUND, value_parser = parse_drift_bound, requires = "lease_reads", value_name = "FRACTION")]
+    pub drift_bound: f64,
     /// Compact the log after this many applied entries (the last one
     /// given wins, so a test can override a harness's value). Each
     /// snapshot copies and writes the whole state on the thread that
@@ -168,6 +186,14 @@ pub fn parse_positive_duration(s: &str) -> Result<Duration, String> {
     }
 }
 
+/// `--drift-bound`: a fraction in [0, 1), as a scenario's `drift_bound`.
+pub fn parse_drift_bound(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(b) if (0.0..1.0).contains(&b) => Ok(b),
+        _ => Err(format!("`{s}`: a clock's rate error bound is a fraction in [0, 1), e.g. 0.001")),
+    }
+}
+
 /// A planted bug's name, checked against core's list.
 pub fn parse_bug(name: &str) -> Result<String, String> {
     if crate::driver::NODE_BUGS.contains(&name) {
@@ -198,6 +224,9 @@ impl ServeArgs {
         raft.election_timeout_max_ns = 2 * self.election_timeout_ms * NS_PER_MS;
         raft.max_entries_per_append = self.max_append_entries as usize;
         raft.max_in_flight_appends = self.max_in_flight_appends as usize;
+        // In parts per million, rounded up, exactly as the simulator turns
+        // a scenario's `drift_bound` into core's knob (sim/src/run/setup.rs).
+        raft.lease_read_drift_ppm = self.lease_reads.then(|| (self.drift_bound * 1e6).ceil() as u64);
         let mut bugs = Bugs::default();
         for name in self.bugs.iter().filter(|b| !crate::driver::NODE_BUGS.contains(&b.as_str())) {
             bugs.enable(name).expect("checked by parse_bug");
@@ -275,5 +304,22 @@ mod knob_tests {
             assert!(parse(&bad).is_err(), "{bad:?} is refused");
         }
         assert!(parse(&["--spare", "--initial-cluster-state", "existing"]).is_err(), "--spare is its own way in");
+    }
+
+    #[test]
+    fn lease_reads_reach_cores_knob_in_parts_per_million_as_the_simulator_sets_it() {
+        let voters = || BTreeSet::from([1, 2, 3]);
+        assert_eq!(parse(&[]).unwrap().server_config(1, voters()).raft.lease_read_drift_ppm, None, "off by default");
+        let on = |args: &[&str]| parse(args).unwrap().server_config(1, voters()).raft.lease_read_drift_ppm;
+        assert_eq!(on(&["--lease-reads"]), Some(1_000), "the scenario's default bound, 0.001");
+        // sim/src/run/setup.rs: (drift_bound · 1e6).ceil().
+        assert_eq!(on(&["--lease-reads", "--drift-bound", "0.1"]), Some(100_000));
+        assert_eq!(on(&["--lease-reads", "--drift-bound", "0.0000015"]), Some(2), "rounded up: never a shorter assumed bound");
+        assert!(parse(&["--drift-bound", "0.1"]).is_err(), "a bound without the mode would silently do nothing");
+        for bad in ["1", "-0.1", "x", "NaN"] {
+            let flag = format!("--drift-bound={bad}");
+            let error = parse(&["--lease-reads", &flag]).expect_err("refused").to_string();
+            assert!(error.contains("fraction in [0, 1)"), "{bad}: {error}");
+        }
     }
 }

@@ -94,6 +94,12 @@ pub enum Input {
         max_events: usize,
         reply: oneshot::Sender<Result<leasesim_core::service::watch::EventsRead, leasesim_core::service::kv::RevisionError>>,
     },
+    /// A serializable range (etcd's `serializable: true`): read from this
+    /// member's own applied state, with no leader, read index or lease.
+    LocalRange {
+        view: RangeSpec,
+        reply: oneshot::Sender<RangeView>,
+    },
     /// This member's Raft log as term runs (`GET /log`).
     Log {
         reply: oneshot::Sender<crate::log_view::LogView>,
@@ -464,6 +470,7 @@ impl Driver {
                 let read = self.server.state_machine().kv().events(&range, from, max_events);
                 let _ = reply.send(read.map(|read| published_part(read, from, self.watch_hub.published())));
             }
+            Input::LocalRange { view, reply } => self.local_range(&view, reply),
             // The log's shape (indices and terms, not what entries hold),
             // as core has it now, synced or not: a test runner reads it
             // once clients stopped, and tests use it to see progress.
@@ -471,6 +478,16 @@ impl Driver {
                 let _ = reply.send(crate::log_view::LogView::of(self.server.raft()));
             }
         }
+    }
+
+    /// A serializable range: read now, answered once this batch is
+    /// durable, as the Hash is (what it shows is applied, hence committed,
+    /// entries only).
+    fn local_range(&mut self, view: &RangeSpec, reply: oneshot::Sender<RangeView>) {
+        let read = view.read(self.server.state_machine());
+        self.later.push(Box::new(move || {
+            let _ = reply.send(read);
+        }));
     }
 
     fn backup(&self) -> Backup {

@@ -13,7 +13,7 @@ use leasesim_core::{ClientId, LogIndex};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::driver::{Answer, Input, MemberStatus};
-use crate::view::RangeSpec;
+use crate::view::{RangeSpec, RangeView};
 
 /// How long one attempt waits for its answer.
 const ATTEMPT: Duration = Duration::from_secs(3);
@@ -106,6 +106,14 @@ impl Front {
         // The identity stays checked out until the call ends.
         let identity = self.clients.take();
         self.call_with(ClientRequest { client: identity.client, seq: identity.seq, op }, view).await
+    }
+
+    /// A serializable read of `view`: this member's own applied state,
+    /// answered whether or not it knows a leader.
+    pub async fn local_view(&self, view: RangeSpec) -> Result<RangeView, CallError> {
+        let (reply, answer) = oneshot::channel();
+        self.send(Input::LocalRange { view, reply })?;
+        answer.await.map_err(|_| CallError::Stopped)
     }
 
     /// Like [`Front::call`], under the identity the caller named

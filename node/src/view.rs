@@ -3,8 +3,10 @@
 //! limit, sort and count (core's `RangeRequest`, run on the leader's store).
 //!
 //! Linearizable by construction: the range is taken on the leader right
-//! after it answered a `Get` through the read index, so the state it reads
-//! includes every write acknowledged before the request began.
+//! after it answered a `Get` through the read index (or, under
+//! --lease-reads, from its lease), so the state it reads includes every
+//! write acknowledged before the request began. A serializable range is
+//! the same read on any member's own state (etcd/kv.rs).
 //!
 //! The alarms' reserved keys (see `nospace`) live in the same store but
 //! are no client's: a client's range skips them, and counts and limits as

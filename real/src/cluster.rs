@@ -423,18 +423,24 @@ fn timing_args(s: &Scenario) -> Vec<String> {
     ]
 }
 
-/// Core's replication knobs, which only leasesim-node takes (`refuse.rs`
-/// refuses them against etcd).
+/// Core's replication and read knobs, which only leasesim-node takes
+/// (`refuse.rs` refuses them against etcd).
 fn replication_args(s: &Scenario) -> Vec<String> {
     let c = &s.cluster;
-    vec![
+    let mut args = vec![
         "--max-append-entries".into(),
         c.max_append_entries.to_string(),
         "--max-in-flight-appends".into(),
         c.max_in_flight_appends.to_string(),
         "--keepalive-read-index".into(),
         c.keepalive_read_index.to_string(),
-    ]
+    ];
+    if c.lease_reads {
+        // The lease assumes the bound the judge holds the run to, as in
+        // the simulator (sim/src/run/setup.rs).
+        args.extend(["--lease-reads".into(), "--drift-bound".into(), c.drift_bound.to_string()]);
+    }
+    args
 }
 
 /// A member's (own id, leader id) by the Maintenance Status call.
@@ -475,6 +481,20 @@ mod tests {
     use super::*;
 
     const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn lease_reads_start_members_with_the_mode_and_the_scenarios_drift_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reads.toml");
+        let text = "name = \"r\"\nduration = \"2s\"\n[cluster]\nservers = 3\n[[workload]]\nkind = \"kv\"\nclients = 1\n";
+        std::fs::write(&path, text).unwrap();
+        let off = replication_args(&leasesim_scenario::load(&path).unwrap());
+        assert!(!off.iter().any(|a| a.contains("lease-reads") || a.contains("drift-bound")), "{off:?}");
+        std::fs::write(&path, text.replace("servers = 3\n", "servers = 3\nlease_reads = true\ndrift_bound = 0.1\n")).unwrap();
+        let on = replication_args(&leasesim_scenario::load(&path).unwrap());
+        assert!(on.ends_with(&["--lease-reads".to_string(), "--drift-bound".to_string(), "0.1".to_string()]), "{on:?}");
+        assert_eq!(leasesim_node::config::parse_drift_bound(&on[on.len() - 1]), Ok(0.1), "the member reads back the bound");
+    }
 
     /// A member whose wall clock started 1.5 s ahead and has run 10 % fast
     /// for 20 s is restarted: the fresh process, given [`restore`], reads

@@ -391,6 +391,56 @@ def real_wall_step(study="real-wall-step"):
         print(f"| {cell['params']['leader_jump_ns'] / 1e9:+g} s | {fired(cell)} | {real_fired} | {err} |")
 
 
+def real_lease_reads():
+    """Leader leases for reads (reports/leader-lease-reads.md, "On real
+    processes"): the frozen forecast (frozen-v1-lease-read, committed before
+    any seed ran) beside the simulator's runs and real leasesim-node's (30
+    per cell each; the first line of real-runs.jsonl names the builds)."""
+    study = "real-lease-reads"
+    with open(os.path.join(HERE, study + "-forecast.csv")) as f:
+        forecast = {int(r["cell"]): r for r in csv.DictReader(line for line in f if not line.startswith("#"))}
+    with open(os.path.join(HERE, study, "real-runs.jsonl")) as f:
+        real = [r for r in map(json.loads, f) if "cell" in r]
+    res = results(study)
+    print(f"{study}; simulator build {res['build']}, seeds {res['seeds'][0]}..{res['seeds'][1]}")
+    print("\n`linearizable` (a stale read): runs in which it fired")
+    print("| cell | T | leader drift | forecast (predicted) | simulator k/n [95 %] (measured) | inside | real leasesim-node k/n [95 %] (measured) | inside | Fisher p, sim vs real |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for cell in res["cells"]:
+        i = cell["index"]
+        f = forecast[i]
+        p = float(f["p_stale_run"])
+        ks, ns = cell["metrics"]["invariant_runs"].get("linearizable", 0), cell["metrics"]["runs"]
+        runs = [x["real"] for x in real if x["cell"] == i]
+        k = sum(any(v["invariant"] == "linearizable" for v in x["violations"]) for x in runs)
+        inside = lambda k, n: "yes" if wilson(k, n)[0] - 1e-9 <= p <= wilson(k, n)[1] + 1e-9 else "**no**"
+        head = f"| {i} | {f['election_timeout_ms']} ms | {float(f['leader_clock_drift']):g} | {p:.4f} | {kn(ks, ns)} | {inside(ks, ns)}"
+        if not runs:
+            print(f"{head} | not played | | |")
+            continue
+        print(f"{head} | {kn(k, len(runs))} | {inside(k, len(runs))} | {fisher(ks, ns, k, len(runs)):.2g} |")
+    print("\nEvery invariant that fired: violations (runs); real runs where `linearizable` was not judged; real stamping error")
+    print("| cell | simulator (measured) | real leasesim-node (measured) | real: linearizable not judged | real stamping error (ms) |")
+    print("|---|---|---|---|---|")
+    for cell in res["cells"]:
+        i = cell["index"]
+        runs = [x["real"] for x in real if x["cell"] == i]
+        count, in_runs = {}, {}
+        for x in runs:
+            for v in x["violations"]:
+                count[v["invariant"]] = count.get(v["invariant"], 0) + 1
+            for inv in {v["invariant"] for v in x["violations"]}:
+                in_runs[inv] = in_runs.get(inv, 0) + 1
+        real_fired = ", ".join(f"`{k}` {count[k]} ({in_runs[k]})" for k in sorted(count)) or "none"
+        unjudged = sum(any(g["invariant"] == "linearizable" for g in x.get("not_judged", [])) for x in runs)
+        errs = [x["stamp_error_ns"] / 1e6 for x in runs]
+        err = f"{min(errs):.0f}–{max(errs):.0f}" if errs else "—"
+        played = f"{unjudged}/{len(runs)}" if runs else "not played"
+        print(f"| {i} | {fired(cell)} | {real_fired if runs else 'not played'} | {played} | {err} |")
+    stale = [(x["cell"], x["real"]["seed"]) for x in real if any(v["invariant"] == "linearizable" for v in x["real"]["violations"])]
+    print(f"\nreal runs with a stale read (cell, seed): {stale or 'none'}")
+
+
 def main():
     only = sys.argv[1:]
     tables = {
@@ -406,6 +456,7 @@ def main():
         "real-paused-holder": real_paused_holder,
         "real-wall-step": real_wall_step,
         "real-wall-step-v2": lambda: real_wall_step("real-wall-step-v2"),
+        "real-lease-reads": real_lease_reads,
     }
     for name, fn in tables.items():
         if not only or name in only:

@@ -1,6 +1,7 @@
 //! etcd's KV service onto core's data model: `Range` is a linearizable
 //! `Get` plus core's range on the leader's store (at any revision since the
-//! last compaction, with etcd's limit, sort and count); `Put`,
+//! last compaction, with etcd's limit, sort and count), or with
+//! `serializable` that range on this member's own store; `Put`,
 //! `DeleteRange` and `Txn` are each one core `Txn` (compares, then puts,
 //! deletes and ranges applied by one log entry at one revision); `Compact`
 //! is core's `Compact`. Keys and values are bytes end to end.
@@ -67,9 +68,26 @@ impl Api {
         }
     }
 
+    /// etcd's two consistencies: linearizable (the default) on the leader
+    /// through core's `Get` (the read index, or the leader's lease under
+    /// --lease-reads); serializable from this member's own state, which
+    /// may be stale but needs no leader (and so never uses the lease).
+    /// A serializable read of `spec` on this member.
+    async fn read_local(&self, spec: RangeSpec) -> Result<RangeView, Status> {
+        let view = self.node.front.local_view(spec).await.map_err(status)?;
+        match view.error {
+            Some(e) => Err(kv_status(KvError::Revision(e))),
+            None => Ok(view),
+        }
+    }
+
     pub async fn range_op(&self, req: RangeRequest) -> Result<RangeResponse, Status> {
         let request = core_range(&req)?;
-        let view = self.read_range(RangeSpec::client(request)).await?;
+        let view = if req.serializable {
+            self.read_local(RangeSpec::client(request)).await?
+        } else {
+            self.read_range(RangeSpec::client(request)).await?
+        };
         let kvs = view.kvs.iter().map(|(k, v)| key_value(k, v, req.keys_only)).collect();
         Ok(RangeResponse { header: self.header(view.revision), kvs, more: view.more, count: view.count as i64 })
     }
