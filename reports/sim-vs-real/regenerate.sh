@@ -12,9 +12,24 @@
 # the machine: note its load when you publish. OUT (default
 # reports/sim-vs-real/data) receives <target>/<scenario>.json (the compare
 # output) and <target>/<scenario>/{sim,real}.jsonl (every run's line).
+#
+# SIM_ONLY=REAL_DIR re-runs only the simulated side (a simulator change;
+# the real runs are not redone): every row of REAL_DIR keeps its real
+# runs, its 20 seeds are run again with $BIN/leasesim, into OUT
+# (resim.py; `python3 reports/sim-vs-real/resim.py --check DIR` shows its
+# arithmetic is compare's):
+#
+#   cargo build --release -p leasesim
+#   SIM_ONLY=reports/sim-vs-real/data OUT=reports/sim-vs-real/data-simfix sh reports/sim-vs-real/regenerate.sh
 set -eu
 out=${OUT:-reports/sim-vs-real/data}
 bin=${BIN:-target/release}
+if [ -n "${SIM_ONLY:-}" ]; then
+  [ "$SIM_ONLY" != "$out" ] || { echo "SIM_ONLY and OUT must differ (the real runs are read from SIM_ONLY)" >&2; exit 2; }
+  python3 reports/sim-vs-real/resim.py "$bin" "$SIM_ONLY" "$out"
+  python3 reports/sim-vs-real/table.py "$out"
+  exit 0
+fi
 pn=${PARALLEL_NODE:-5}
 pe=${PARALLEL_ETCD:-3}
 # Every bundled scenario leasesim-real plays unchanged, per target: 24 of

@@ -4,8 +4,15 @@
 //!
 //! A resend reuses the request's sequence number, so the state machine
 //! answers it from its session record instead of applying it twice.
+//!
+//! A timeout is evidence against one server only: the one the request was
+//! last sent to. Charging it to whatever the leader guess is by then drops a
+//! leader found (and heard from) after that send, and sends the retry back
+//! towards the silent server (reports/sim-vs-real.md, "failover-stall
+//! traced", a: membership-change seeds 0 and 3 waited two and three
+//! timeouts where one does).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::service::{ClientRequest, ClientResponse, Op, Response, ServiceError};
 use crate::types::{ClientId, NodeId};
@@ -48,12 +55,19 @@ struct Pending {
     last_sent_ns: u64,
     deadline_ns: u64,
     redirects: u32,
+    /// Where the copy now awaited went: a timeout says nothing about any
+    /// other server.
+    sent_to: NodeId,
 }
 
 #[derive(Clone, Debug)]
 pub struct Session {
     config: ClientConfig,
     leader_guess: Option<NodeId>,
+    /// Own clock when the leader guess was learned (a hint naming a new
+    /// server) or last heard from (any answer from it). A hint repeating
+    /// the guess confirms nothing: it may be as stale as the guess.
+    guess_since_ns: u64,
     /// Round-robin cursor over `config.servers` when no leader is known.
     cursor: usize,
     next_seq: u64,
@@ -66,7 +80,7 @@ impl Session {
         assert!(!config.servers.is_empty(), "a client needs at least one server");
         assert!(config.request_timeout_ns > 0);
         let next_seq = config.first_seq.max(1);
-        Session { config, leader_guess: None, cursor: 0, next_seq, pending: BTreeMap::new(), outbox: Vec::new() }
+        Session { config, leader_guess: None, guess_since_ns: 0, cursor: 0, next_seq, pending: BTreeMap::new(), outbox: Vec::new() }
     }
 
     pub fn leader_guess(&self) -> Option<NodeId> {
@@ -77,8 +91,9 @@ impl Session {
     pub fn submit(&mut self, now_ns: u64, op: Op) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let pending =
-            Pending { op, first_sent_ns: now_ns, last_sent_ns: now_ns, deadline_ns: now_ns + self.config.request_timeout_ns, redirects: 0 };
+        let deadline_ns = now_ns + self.config.request_timeout_ns;
+        let sent_to = self.target();
+        let pending = Pending { op, first_sent_ns: now_ns, last_sent_ns: now_ns, deadline_ns, redirects: 0, sent_to };
         self.pending.insert(seq, pending);
         self.send(seq);
         seq
@@ -102,7 +117,7 @@ impl Session {
             Response::Error(ServiceError::NotLeader { leader_hint }) => {
                 pending.redirects += 1;
                 let may_retry_now = pending.redirects <= self.config.max_redirects;
-                self.leader_guess = leader_hint.filter(|hint| *hint != response.from);
+                self.learn_guess(now_ns, leader_hint.filter(|hint| *hint != response.from));
                 if self.leader_guess.is_none() {
                     self.advance_cursor_past(response.from);
                 }
@@ -112,11 +127,15 @@ impl Session {
                 None
             }
             Response::Error(ServiceError::Retry) => {
+                if self.leader_guess == Some(response.from) {
+                    self.guess_since_ns = now_ns;
+                }
                 self.resend(now_ns, response.seq);
                 None
             }
             body => {
                 self.leader_guess = Some(response.from);
+                self.guess_since_ns = now_ns;
                 let pending = self.pending.remove(&response.seq).expect("checked above");
                 Some(Completion {
                     seq: response.seq,
@@ -131,18 +150,28 @@ impl Session {
         }
     }
 
-    /// Resends requests whose timeout passed, to the next server: the
-    /// leader may be gone.
+    /// Resends requests whose timeout passed: the server each was last sent
+    /// to may be gone. Only those servers are suspected: a leader guess
+    /// learned since (another request was answered or redirected there)
+    /// stays, and the cursor steps off a suspect, never onto one.
     pub fn tick(&mut self, now_ns: u64) {
         let expired: Vec<u64> = self.pending.iter().filter(|(_, p)| p.deadline_ns <= now_ns).map(|(seq, _)| *seq).collect();
         if expired.is_empty() {
             return;
         }
-        // One lost leader explains every timeout at once: move on once.
-        if let Some(leader) = self.leader_guess.take() {
-            self.advance_cursor_past(leader);
-        } else {
-            self.cursor = (self.cursor + 1) % self.config.servers.len();
+        let silent: BTreeSet<NodeId> = expired.iter().map(|seq| self.pending[seq].sent_to).collect();
+        // Only a copy sent to the guess since it was learned or last heard
+        // from refutes it.
+        let refutes = |p: &Pending, leader: NodeId| p.sent_to == leader && p.last_sent_ns >= self.guess_since_ns;
+        let refuted = self.leader_guess.filter(|leader| expired.iter().any(|seq| refutes(&self.pending[seq], *leader)));
+        match (refuted, self.leader_guess) {
+            (Some(leader), _) => {
+                self.leader_guess = None;
+                self.advance_cursor_past(leader);
+                self.step_cursor_off(&silent);
+            }
+            (None, Some(_)) => {}
+            (None, None) => self.step_cursor_off(&silent),
         }
         for seq in expired {
             if let Some(pending) = self.pending.get_mut(&seq) {
@@ -170,11 +199,24 @@ impl Session {
         }
     }
 
+    /// Where a request goes now: the leader guess, else the cursor's server.
+    fn target(&self) -> NodeId {
+        self.leader_guess.unwrap_or(self.config.servers[self.cursor])
+    }
+
     fn send(&mut self, seq: u64) {
-        let pending = &self.pending[&seq];
-        let target = self.leader_guess.unwrap_or(self.config.servers[self.cursor]);
+        let target = self.target();
+        let pending = self.pending.get_mut(&seq).expect("only pending requests are sent");
+        pending.sent_to = target;
         let request = ClientRequest { client: self.config.id, seq, op: pending.op.clone() };
         self.outbox.push((target, request));
+    }
+
+    fn learn_guess(&mut self, now_ns: u64, guess: Option<NodeId>) {
+        if guess != self.leader_guess {
+            self.guess_since_ns = now_ns;
+        }
+        self.leader_guess = guess;
     }
 
     fn advance_cursor_past(&mut self, server: NodeId) {
@@ -184,6 +226,19 @@ impl Session {
         } else {
             self.cursor = (self.cursor + 1) % servers.len();
         }
+    }
+
+    /// If the cursor is on a server in `silent`, moves it to the next one
+    /// that is not (by one if all are: go round). A cursor that has moved
+    /// since the send (a redirect without a hint) stays where it is.
+    fn step_cursor_off(&mut self, silent: &BTreeSet<NodeId>) {
+        let servers = &self.config.servers;
+        let n = servers.len();
+        if !silent.contains(&servers[self.cursor]) {
+            return;
+        }
+        let next = (1..=n).map(|k| (self.cursor + k) % n).find(|i| !silent.contains(&servers[*i]));
+        self.cursor = next.unwrap_or((self.cursor + 1) % n);
     }
 }
 
@@ -323,5 +378,109 @@ mod tests {
         s.tick(1_000);
         assert!(s.take_sends().is_empty(), "nothing to resend");
         assert!(s.on_response(1_001, reply(seq, 1, Response::Leases { ids: vec![] })).is_none());
+    }
+
+    fn destinations(s: &mut Session) -> Vec<NodeId> {
+        s.take_sends().iter().map(|(to, _)| *to).collect()
+    }
+
+    fn not_leader(hint: Option<NodeId>) -> Response {
+        Response::Error(ServiceError::NotLeader { leader_hint: hint })
+    }
+
+    /// A session of servers 1, 2, 3 that found the leader s3 at time 2
+    /// (redirected by s1, answered by s3) and has nothing pending.
+    fn led_by_s3() -> Session {
+        let mut s = session();
+        s.submit(0, Op::LeaseList);
+        s.on_response(1, reply(1, 1, not_leader(Some(3))));
+        assert!(s.on_response(2, reply(1, 3, Response::Leases { ids: vec![] })).is_some());
+        s.take_sends();
+        s
+    }
+
+    /// membership-change seed 0, client c1 (reports/sim-vs-real.md,
+    /// "failover-stall traced", a): its keep-alive went to the leader s3
+    /// just before s3 crashed; its release, timed out at s3, found the new
+    /// leader s4 (outside the client's list) through s2's hint and was
+    /// answered there. When the keep-alive times out, only s3 is to blame:
+    /// it goes to s4, which has just answered, not round the list onto s3.
+    #[test]
+    fn a_timeout_keeps_a_leader_found_after_the_timed_out_request_was_sent() {
+        let mut s = led_by_s3();
+        let release = s.submit(10, Op::LeaseList);
+        let keep_alive = s.submit(20, Op::LeaseList);
+        assert_eq!(destinations(&mut s), vec![3, 3], "both go to the leader s3, which then crashes");
+        s.tick(110);
+        assert_eq!(destinations(&mut s), vec![1], "the release timed out at s3: on to the next server");
+        s.on_response(111, reply(release, 1, not_leader(None)));
+        s.on_response(112, reply(release, 2, not_leader(Some(4))));
+        assert_eq!(destinations(&mut s), vec![2, 4]);
+        assert!(s.on_response(113, reply(release, 4, Response::Leases { ids: vec![] })).is_some());
+        s.tick(120);
+        let sends = s.take_sends();
+        assert_eq!(sends.iter().map(|(to, r)| (*to, r.seq)).collect::<Vec<_>>(), vec![(4, keep_alive)], "to the leader found since");
+        assert_eq!(s.leader_guess(), Some(4));
+    }
+
+    /// A guess that answered after the request was sent to it is alive: the
+    /// copy was lost, not the server, and the retry goes back to it.
+    #[test]
+    fn a_timeout_keeps_a_guess_heard_from_since_the_send() {
+        let mut s = led_by_s3();
+        let slow = s.submit(10, Op::LeaseList);
+        let quick = s.submit(20, Op::LeaseList);
+        assert!(s.on_response(30, reply(quick, 3, Response::Leases { ids: vec![] })).is_some());
+        s.take_sends();
+        s.tick(110);
+        assert_eq!(s.take_sends().iter().map(|(to, r)| (*to, r.seq)).collect::<Vec<_>>(), vec![(3, slow)]);
+    }
+
+    /// A hint that repeats the guess is no news (its sender may not have
+    /// noticed the crash yet): the timeout still drops the guess.
+    #[test]
+    fn a_hint_repeating_the_guess_does_not_save_it_from_a_timeout() {
+        let mut s = led_by_s3();
+        let stuck = s.submit(10, Op::LeaseList);
+        let other = s.submit(20, Op::LeaseList);
+        s.on_response(30, reply(other, 2, not_leader(Some(3))));
+        s.take_sends();
+        s.tick(110);
+        let sends = s.take_sends();
+        assert_eq!(sends.iter().map(|(to, r)| (*to, r.seq)).collect::<Vec<_>>(), vec![(1, stuck)], "past s3, wrapping to s1");
+        assert_eq!(s.leader_guess(), None);
+    }
+
+    /// membership-change seed 4, client c2: its keep-alive timed out at the
+    /// crashed leader s3; the cursor wraps to s1, removed earlier, which
+    /// now names no leader (`Server::leader_hint`), so the request moves on
+    /// to s2 and through its hint to the new leader s4 instead of back to
+    /// s3, as it did three times while s1 still named s3.
+    #[test]
+    fn after_a_timeout_at_the_crashed_leader_a_removed_server_passes_the_request_on() {
+        let mut s = led_by_s3();
+        let keep_alive = s.submit(10, Op::LeaseList);
+        assert_eq!(destinations(&mut s), vec![3]);
+        s.tick(110);
+        assert_eq!(destinations(&mut s), vec![1], "past s3 the list wraps to s1");
+        s.on_response(111, reply(keep_alive, 1, not_leader(None)));
+        assert_eq!(destinations(&mut s), vec![2], "no hint from s1: the next server");
+        s.on_response(112, reply(keep_alive, 2, not_leader(Some(4))));
+        assert_eq!(destinations(&mut s), vec![4]);
+    }
+
+    /// Without a guess, a timeout moves the cursor only off the servers the
+    /// expired requests went to: a cursor that a hintless redirect already
+    /// moved on stays.
+    #[test]
+    fn without_a_guess_the_cursor_steps_off_the_silent_server_only() {
+        let mut s = session();
+        let first = s.submit(0, Op::LeaseList);
+        let second = s.submit(10, Op::LeaseList);
+        assert_eq!(destinations(&mut s), vec![1, 1]);
+        s.on_response(20, reply(second, 1, not_leader(None)));
+        assert_eq!(destinations(&mut s), vec![2]);
+        s.tick(100);
+        assert_eq!(s.take_sends().iter().map(|(to, r)| (*to, r.seq)).collect::<Vec<_>>(), vec![(2, first)]);
     }
 }

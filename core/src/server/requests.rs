@@ -15,7 +15,7 @@
 use crate::server::Server;
 use crate::service::session::Lookup;
 use crate::service::{ClientRequest, Command, Op, Response, ServiceError};
-use crate::types::{ExpiryStrategy, LeaseId};
+use crate::types::{ExpiryStrategy, LeaseId, NodeId};
 
 impl Server {
     pub(super) fn on_request(&mut self, req: ClientRequest) {
@@ -27,8 +27,7 @@ impl Server {
                 self.reply_to(&req, body);
                 return;
             }
-            let leader_hint = self.raft.leader_id();
-            self.reply_to(&req, Response::Error(ServiceError::NotLeader { leader_hint }));
+            self.reply_to(&req, Response::Error(ServiceError::NotLeader { leader_hint: self.leader_hint() }));
             return;
         }
         match (&req.op, self.config.expiry) {
@@ -58,6 +57,25 @@ impl Server {
             }
             _ => self.propose_request(req),
         }
+    }
+
+    /// Who a follower names as leader: the leader it last heard from, but
+    /// nobody once it is outside its configuration in force. A voter's
+    /// hint corrects itself (a leader's heartbeats update it, and a silent
+    /// leader makes it campaign, which clears it); a removed server is no
+    /// longer sent heartbeats and never campaigns, so the leader it knew when
+    /// removed stays its hint after that leader has crashed, and every
+    /// client that asks it is sent back to the dead server
+    /// (reports/sim-vs-real.md, "failover-stall traced", a: membership-change
+    /// seed 4). The fault is the server's, not the client's, which cannot
+    /// tell a stale hint from a fresh one: etcd 3.4 stops a member 1 s
+    /// after it applies its own removal (`etcdserver/server.go`
+    /// `applyEntries`: `stopWithDelay`, "the member has been permanently
+    /// removed from the cluster"), so its clients' connections are refused
+    /// and they try the next endpoint at once; an answer without a hint
+    /// sends a client here on to the next server the same way.
+    fn leader_hint(&self) -> Option<NodeId> {
+        self.raft.leader_id().filter(|_| self.raft.voters().contains(&self.id()))
     }
 
     /// Outside `writer-clock` a client's clock reading means nothing to the

@@ -375,6 +375,29 @@ fn membership_changes_go_through_the_leader() {
     assert!(matches!(call(&mut c, Op::Put { key: "k".into(), value: "v".into(), lease: None }), Response::Done { .. }));
 }
 
+/// A removed server hears from no leader again and never campaigns, so the
+/// leader it knew when removed stays in its Raft state after that leader
+/// crashes (membership-change seed 4, reports/sim-vs-real.md "failover-stall
+/// traced", a: s1 sent clients back to the crashed s3 after every timeout).
+/// It names no leader to clients, as etcd's removed member, which stops.
+#[test]
+fn a_removed_server_names_no_leader_to_clients() {
+    let mut c = cluster(17);
+    let leader = c.wait_for_leader();
+    let removed = follower_of(leader);
+    c.propose_conf_change(leader, ConfChange::RemoveServer(removed)).expect("accepted");
+    c.run_until(c.now_ns + NS_PER_SEC);
+    c.crash(leader);
+    c.run_until(c.now_ns + NS_PER_SEC);
+    let raft = c.server(removed).expect("the removed server is up").raft();
+    assert!(!raft.voters().contains(&removed), "its removal reached it");
+    assert_eq!(raft.leader_id(), Some(leader), "it still knows the crashed leader");
+    c.submit_to(9, removed, Op::Put { key: "k".into(), value: "v".into(), lease: None });
+    c.run_until(c.now_ns + 100 * NS_PER_MS);
+    let first = c.raw_replies(9)[0].clone();
+    assert_eq!((first.from, first.body), (removed, Response::Error(ServiceError::NotLeader { leader_hint: None })));
+}
+
 /// The etcd-style configuration answers keep-alives from the leader's own
 /// deadlines. Once the leader has proposed a lease's Expire, a keep-alive
 /// that reaches it before the Expire applies must be refused: answered

@@ -65,8 +65,9 @@ for = "500ms"
 "#;
 
 /// A seed whose run with the leader's clock at 0.2 and the followers' at
-/// 1.3 serves a stale read. Over seeds 0..12 (leasesim sweep, this build)
-/// `linearizable` fired in 11 (all but 2); none fired with the drifts
+/// 1.3 serves a stale read. Over seeds 0..12 (leasesim sweep, with the
+/// session fix 2b0cfd5) `linearizable` fired in 10 (all but 2 and 3; 11,
+/// all but 2, before it); none fired with the drifts
 /// inside the bound or with lease reads off. Before the direct stale-read
 /// test (judge/src/checkers/linearizable/stale_reads.rs) it fired in 5 (1,
 /// 3, 4, 5, 11): the others' searches ran out of steps.
@@ -79,8 +80,10 @@ const SEED: u64 = 1;
 const SEED_BEYOND_THE_SEARCH: u64 = 0;
 
 /// A seed with no stale read the direct test finds, whose long unfenced
-/// segment the search gives up on: the run must say "not judged".
-const SEED_UNDECIDED: u64 = 2;
+/// segment the search gives up on: the run must say "not judged". Seed 3
+/// (408 operations on k0, the only one of 0..40 that is not judged) since
+/// the session fix 2b0cfd5 moved every schedule; seed 2 is `ok` now.
+const SEED_UNDECIDED: u64 = 3;
 
 /// The invariants fired (id, whether the run stayed inside the stated
 /// assumptions) on `SEED`.

@@ -3,6 +3,10 @@
 //! lease outlives its belief by up to one keep-alive interval. Without the
 //! lag the per-run model predicted overlaps that never happened (all 19
 //! misses of drift-margin's first run, seed 34); with it, it agrees.
+//! The test runs seed 370: seed 34 did this in both cells until the session
+//! fix 2b0cfd5 moved every schedule (now its leader-monotonic run overlaps);
+//! 370 is the first of 0..1000 whose holder is paused after a keep-alive
+//! left in both cells with no overlap (lags 661/662 ms and 667/667 ms).
 
 #![cfg(madsim)]
 
@@ -15,7 +19,7 @@ const MS: u64 = 1_000_000;
 #[test]
 fn a_keepalive_answered_during_the_pause_delays_the_next_grant_by_one_interval() {
     let mut s = spec::parse(
-        "name = \"t\"\nbase = \"b.toml\"\nseeds = \"34..35\"\nfault_phase = \"random\"\npause_at = \"3s\"\npause_every = \"6s\"\n\
+        "name = \"t\"\nbase = \"b.toml\"\nseeds = \"370..371\"\nfault_phase = \"random\"\npause_at = \"3s\"\npause_every = \"6s\"\n\
          [axes]\nlease_expiry = [\"leader-monotonic\", \"writer-clock\"]\npause = [\"2500ms\"]\nleader_drift = [0.4]\nmargin = [0.2]\n",
         "t.toml",
     )
@@ -27,7 +31,7 @@ fn a_keepalive_answered_during_the_pause_delays_the_next_grant_by_one_interval()
     for run in &r.runs {
         let p = run.predicted.as_ref().unwrap();
         let lagged: Vec<_> = run.metrics.handovers.iter().filter(|h| h.cause == "expiry" && h.renewal_lag_ns > 0).collect();
-        assert!(!lagged.is_empty(), "cell {}: seed 34's holder is paused after a keep-alive left", run.cell);
+        assert!(!lagged.is_empty(), "cell {}: seed 370's holder is paused after a keep-alive left", run.cell);
         // One keep-alive interval (TTL / 3 = 667 ms), give or take a hop.
         for h in &lagged {
             assert!((600 * MS..700 * MS).contains(&h.renewal_lag_ns), "{h:?}");
