@@ -345,6 +345,17 @@ def real_paused_holder():
             )
 
 
+def fired_in_real(runs):
+    """Every invariant that fired in real runs: `name` violations (runs)."""
+    count, in_runs = {}, {}
+    for x in runs:
+        for v in x["violations"]:
+            count[v["invariant"]] = count.get(v["invariant"], 0) + 1
+        for inv in {v["invariant"] for v in x["violations"]}:
+            in_runs[inv] = in_runs.get(inv, 0) + 1
+    return ", ".join(f"`{k}` {count[k]} ({in_runs[k]})" for k in sorted(count)) or "none"
+
+
 def real_wall_step(study="real-wall-step"):
     """One step of the leader's wall under leader-stamped-wall: a frozen
     model (frozen-v1-wall-step for real-wall-step, frozen-v2-wall-step for
@@ -379,13 +390,7 @@ def real_wall_step(study="real-wall-step"):
     for cell in res["cells"]:
         i = cell["index"]
         runs = [x["real"] for x in real if x["cell"] == i]
-        count, in_runs = {}, {}
-        for x in runs:
-            for v in x["violations"]:
-                count[v["invariant"]] = count.get(v["invariant"], 0) + 1
-            for inv in {v["invariant"] for v in x["violations"]}:
-                in_runs[inv] = in_runs.get(inv, 0) + 1
-        real_fired = ", ".join(f"`{k}` {count[k]} ({in_runs[k]})" for k in sorted(count)) or "none"
+        real_fired = fired_in_real(runs)
         errs = [x["stamp_error_ns"] / 1e6 for x in runs]
         err = f"{min(errs):.0f}–{max(errs):.0f}" if errs else "—"
         print(f"| {cell['params']['leader_jump_ns'] / 1e9:+g} s | {fired(cell)} | {real_fired} | {err} |")
@@ -425,13 +430,7 @@ def real_lease_reads():
     for cell in res["cells"]:
         i = cell["index"]
         runs = [x["real"] for x in real if x["cell"] == i]
-        count, in_runs = {}, {}
-        for x in runs:
-            for v in x["violations"]:
-                count[v["invariant"]] = count.get(v["invariant"], 0) + 1
-            for inv in {v["invariant"] for v in x["violations"]}:
-                in_runs[inv] = in_runs.get(inv, 0) + 1
-        real_fired = ", ".join(f"`{k}` {count[k]} ({in_runs[k]})" for k in sorted(count)) or "none"
+        real_fired = fired_in_real(runs)
         unjudged = sum(any(g["invariant"] == "linearizable" for g in x.get("not_judged", [])) for x in runs)
         errs = [x["stamp_error_ns"] / 1e6 for x in runs]
         err = f"{min(errs):.0f}–{max(errs):.0f}" if errs else "—"
