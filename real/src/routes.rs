@@ -51,6 +51,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
+use leasesim_node::faults::proxy::reset_on_close;
 use leasesim_scenario::{FaultAction, MessageKind, Point, Scenario, Selector};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -409,22 +410,6 @@ async fn pass_on(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::t
         std::future::pending::<()>().await;
     }
     let _ = to.shutdown().await;
-}
-
-/// Closes `fd` with a reset rather than a clean end when it is dropped.
-fn reset_on_close(fd: std::os::fd::RawFd) {
-    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
-    // SAFETY: `fd` is an open socket owned by a stream still alive; the
-    // option is a plain struct of the size passed.
-    unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            std::ptr::addr_of!(linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
-    }
 }
 
 /// Follows the HTTP/2 frames a client writes (RFC 9113 §3.4, §4.1: the

@@ -288,7 +288,7 @@ def real_drift_margin():
     print("|---|---|---|---|---|---|---|---|")
     for cell, r in sorted(sim.items()):
         runs = [x["real"] for x in real if x["cell"] == cell]
-        k = sum(any(v["invariant"] == "lock-belief-overlap" for v in x["violations"]) for x in runs)
+        k = runs_firing(runs, "lock-belief-overlap")
         others = sorted({v["invariant"] for x in runs for v in x["violations"]} - {"lock-belief-overlap"})
         errs = [x["stamp_error_ns"] / 1e6 for x in runs]
         ks, ns = int(r["overlap_runs"]), int(r["runs"])
@@ -345,6 +345,17 @@ def real_paused_holder():
             )
 
 
+def runs_firing(runs, invariant):
+    """How many real runs fired `invariant`."""
+    return sum(any(v["invariant"] == invariant for v in x["violations"]) for x in runs)
+
+
+def covers(p, k, n):
+    """Whether the forecast `p` lies in k/n's Wilson 95 % interval."""
+    low, high = wilson(k, n)
+    return low - 1e-9 <= p <= high + 1e-9
+
+
 def fired_in_real(runs):
     """Every invariant that fired in real runs: `name` violations (runs)."""
     count, in_runs = {}, {}
@@ -377,8 +388,8 @@ def real_wall_step(study="real-wall-step"):
             p = float(forecast[i][col])
             ks, ns = cell["metrics"]["invariant_runs"].get(inv, 0), cell["metrics"]["runs"]
             runs = [x["real"] for x in real if x["cell"] == i]
-            k = sum(any(v["invariant"] == inv for v in x["violations"]) for x in runs)
-            inside = lambda k, n: "yes" if wilson(k, n)[0] - 1e-9 <= p <= wilson(k, n)[1] + 1e-9 else "no"
+            k = runs_firing(runs, inv)
+            inside = lambda k, n: "yes" if covers(p, k, n) else "no"
             step = f"{cell['params']['leader_jump_ns'] / 1e9:+g} s"
             if not runs:
                 print(f"| {step} | {p:.3f} | {kn(ks, ns)} | {inside(ks, ns)} | not played | | |")
@@ -417,8 +428,8 @@ def real_lease_reads():
         p = float(f["p_stale_run"])
         ks, ns = cell["metrics"]["invariant_runs"].get("linearizable", 0), cell["metrics"]["runs"]
         runs = [x["real"] for x in real if x["cell"] == i]
-        k = sum(any(v["invariant"] == "linearizable" for v in x["violations"]) for x in runs)
-        inside = lambda k, n: "yes" if wilson(k, n)[0] - 1e-9 <= p <= wilson(k, n)[1] + 1e-9 else "**no**"
+        k = runs_firing(runs, "linearizable")
+        inside = lambda k, n: "yes" if covers(p, k, n) else "**no**"
         head = f"| {i} | {f['election_timeout_ms']} ms | {float(f['leader_clock_drift']):g} | {p:.4f} | {kn(ks, ns)} | {inside(ks, ns)}"
         if not runs:
             print(f"{head} | not played | | |")

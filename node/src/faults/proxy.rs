@@ -175,8 +175,9 @@ async fn accept_loop(listener: TcpListener, target: SocketAddr, framing: Framing
     }
 }
 
-/// Closes `fd` with a reset rather than a clean end when it is dropped.
-fn reset_on_close(fd: RawFd) {
+/// Closes `fd` with a reset rather than a clean end when it is dropped
+/// (also the real runner's client routes, `real/src/routes.rs`).
+pub fn reset_on_close(fd: RawFd) {
     let linger = libc::linger { l_onoff: 1, l_linger: 0 };
     // SAFETY: `fd` is an open socket owned by a stream that is still alive;
     // the option is a plain struct of the size passed.
