@@ -58,10 +58,22 @@ fn until(what: &str, mut check: impl FnMut() -> bool) {
     }
 }
 
-/// What the cut-off old leader answers: (linearizable, serializable).
-fn read_at_a_cut_off_leader(lease_flags: &[&str]) -> (Result<String, tonic::Status>, String) {
+/// What the cut-off old leader answered, with what a failure needs to be
+/// read: the cluster (dropped by the caller, so that a failed assertion
+/// prints every member's log) and when each step ended after the cut.
+struct CutOffRead {
+    linearizable: Result<String, tonic::Status>,
+    serializable: String,
+    steps: String,
+    _cluster: ProcessCluster,
+}
+
+/// What the cut-off old leader answers (linearizable, serializable).
+fn read_at_a_cut_off_leader(lease_flags: &[&str]) -> CutOffRead {
     let rt = runtime();
     let control: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    // Each member's Raft events, for the failure message.
+    let events = tempfile::tempdir().expect("temp dir");
     let mesh: RefCell<Option<Mesh>> = RefCell::new(None);
     // Heartbeat 10 ms: every 200 ms of true time once the leader's clock
     // runs at a twentieth, well inside the followers' 1–2 s election
@@ -76,6 +88,7 @@ fn read_at_a_cut_off_leader(lease_flags: &[&str]) -> (Result<String, tonic::Stat
             rt.block_on(Mesh::start(members)).expect("start the proxies")
         });
         let mut args = vec!["--unsafe-test-control-url".into(), format!("http://127.0.0.1:{}", control[i])];
+        args.extend(["--unsafe-test-event-log".into(), events.path().join(format!("s{}.jsonl", i + 1)).display().to_string()]);
         args.extend(mesh.route_args(i));
         args
     });
@@ -96,6 +109,8 @@ fn read_at_a_cut_off_leader(lease_flags: &[&str]) -> (Result<String, tonic::Stat
         before_cut.raft_term
     );
     mesh.around(old, LinkFault { cut: true, ..LinkFault::default() }).expect("cut");
+    let cut_at = Instant::now();
+    let mut steps = format!("s{} led term {old_term}; after the cut:", old + 1);
     let others: Vec<usize> = (0..3).filter(|i| *i != old).collect();
     let mut new = None;
     until("the other two elect a leader", || {
@@ -104,7 +119,10 @@ fn read_at_a_cut_off_leader(lease_flags: &[&str]) -> (Result<String, tonic::Stat
         });
         new.is_some()
     });
-    rt.block_on(put(&cluster.url(new.expect("a new leader")), "v2"));
+    let new = new.expect("a new leader");
+    steps += &format!(" s{} led at {:?};", new + 1, cut_at.elapsed());
+    rt.block_on(put(&cluster.url(new), "v2"));
+    steps += &format!(" v2 written at {:?};", cut_at.elapsed());
 
     let linearizable = rt.spawn(get(cluster.url(old), false));
     let serializable = rt.block_on(get(cluster.url(old), true)).expect("a serializable read needs no leader");
@@ -114,8 +132,17 @@ fn read_at_a_cut_off_leader(lease_flags: &[&str]) -> (Result<String, tonic::Stat
         mesh.heal();
     }
     let linearizable = rt.block_on(linearizable).expect("the read task");
+    steps += &format!(" the linearizable read ended at {:?}", cut_at.elapsed());
+    if linearizable.is_err() {
+        let log = std::fs::read_to_string(events.path().join(format!("s{}.jsonl", old + 1))).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(12).collect();
+        steps += &format!("; the old leader's last events, newest first:\n{}\n", tail.join("\n"));
+    }
+    if let Some(s) = cluster.status(old) {
+        steps += &format!("; the old leader is now in term {}, leader {:x}", s.raft_term, s.leader);
+    }
     mesh.heal();
-    (linearizable, serializable)
+    CutOffRead { linearizable, serializable, steps, _cluster: cluster }
 }
 
 // Ignored until its cause is found: it failed once in the full `it` suite
@@ -132,16 +159,19 @@ fn with_lease_reads_a_cut_off_leader_answers_from_its_lease() {
     // between come one election of the other two (a 1–2 s timer, a
     // pre-vote and a vote round), one put and one read, so it misses only
     // if those stall for more than 15 s.
-    let (linearizable, serializable) = read_at_a_cut_off_leader(&["--lease-reads", "--drift-bound", "0.01"]);
-    let linearizable = linearizable.unwrap_or_else(|e| panic!("the lease answered nothing while the leader was cut off: {e}"));
-    assert_eq!(linearizable, "v1", "answered from the lease, with no round: the new leader's write could not reach it");
-    assert_eq!(serializable, "v1", "a serializable read is the member's own state");
+    let read = read_at_a_cut_off_leader(&["--lease-reads", "--drift-bound", "0.01"]);
+    let steps = &read.steps;
+    let linearizable =
+        read.linearizable.as_ref().unwrap_or_else(|e| panic!("the lease answered nothing while the leader was cut off: {e} ({steps})"));
+    assert_eq!(linearizable, "v1", "answered from the lease, with no round: the new leader's write could not reach it ({steps})");
+    assert_eq!(read.serializable, "v1", "a serializable read is the member's own state ({steps})");
 }
 
 #[test]
 fn without_lease_reads_a_cut_off_leader_answers_only_after_a_round() {
-    let (linearizable, serializable) = read_at_a_cut_off_leader(&[]);
-    let linearizable = linearizable.unwrap_or_else(|e| panic!("the read failed once the cut was lifted: {e}"));
-    assert_eq!(linearizable, "v2", "a read waits for a confirmed round, which only the new leader can give");
-    assert_eq!(serializable, "v1", "a serializable read is the member's own state, leader or not");
+    let read = read_at_a_cut_off_leader(&[]);
+    let steps = &read.steps;
+    let linearizable = read.linearizable.as_ref().unwrap_or_else(|e| panic!("the read failed once the cut was lifted: {e} ({steps})"));
+    assert_eq!(linearizable, "v2", "a read waits for a confirmed round, which only the new leader can give ({steps})");
+    assert_eq!(read.serializable, "v1", "a serializable read is the member's own state, leader or not ({steps})");
 }
