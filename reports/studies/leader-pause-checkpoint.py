@@ -119,7 +119,10 @@ for off, on in [(0, 4), (1, 5), (2, 6), (3, 7)]:
 # After the Promote fix: the three checkpoint-on leader-pause cells on fresh
 # seeds (fix 1: leader-pause-checkpoint-fresh.toml; fix 2:
 # leader-pause-checkpoint-fresh2.toml), against the same cells of the study
-# above (build 8b1e4e1).
+# above. The labels name each side's build from its results.json: the
+# study ran before the fix (8b1e4e1) until regenerate.sh reran everything
+# with one build, after which both sides are the same fixed engine on
+# different seeds, not a before/after comparison.
 for FRESH in [os.path.join(HERE, d) for d in ("leader-pause-checkpoint-fresh", "leader-pause-checkpoint-fresh2")]:
     print(f"\n== {os.path.basename(FRESH)}")
     if os.path.exists(os.path.join(FRESH, "results.json")):
@@ -130,7 +133,7 @@ for FRESH in [os.path.join(HERE, d) for d in ("leader-pause-checkpoint-fresh", "
         fby_run = {}
         for h in fhand:
             fby_run.setdefault((h["cell"], h["seed"]), []).append(h)
-        print("\n| leader pause | figure | before the fix (8b1e4e1, seeds 350300..350480) | Wilson 95 % | after (fresh seeds) | Wilson 95 % |")
+        print(f"\n| leader pause | figure | cells 5–7, seeds 350300..350480 (build {results['build']}) | Wilson 95 % | fresh seeds (build {fres['build']}) | Wilson 95 % |")
         print("|---|---|---|---|---|---|")
         fgaps = {}
         for fc, oc in [(0, 5), (1, 6), (2, 7)]:
@@ -151,12 +154,12 @@ for FRESH in [os.path.join(HERE, d) for d in ("leader-pause-checkpoint-fresh", "
         k = sum(1 for r in fruns if int(r["lease_early_expiry"]) > 0)
         lo, hi = wilson(k, len(fruns))
         print(f"\nPooled over the three cells: lease-early-expiry {k}/{len(fruns)}, Wilson 95 % [{lo:.3f}, {hi:.3f}]")
-        print("\nGap (ms), same cells before and after the fix (Mann-Whitney U, normal approximation):")
+        print(f"\nGap (ms), same cells, seeds 350300.. (build {results['build']}) against fresh seeds (build {fres['build']}) (Mann-Whitney U, normal approximation):")
         for fc, oc in [(0, 5), (1, 6), (2, 7)]:
             g, og = fgaps[fc], gaps[oc]
             u, p = mwu(og, g)
             q = lambda xs: f"{quantile(xs, .1):.1f} / {quantile(xs, .5):.1f} / {quantile(xs, .9):.1f}"
-            print(f"  {forecast[oc]['leader_pause_ms']} ms: before {q(og)} (n {len(og)}), after {q(g)} (n {len(g)}), U = {u:.0f}, p = {p:.2g}")
+            print(f"  {forecast[oc]['leader_pause_ms']} ms: 350300..: {q(og)} (n {len(og)}), fresh: {q(g)} (n {len(g)}), U = {u:.0f}, p = {p:.2g}")
         print("\nFired invariants per fresh cell (runs):")
         for cell in fres["cells"]:
             print(cell["index"], cell["params"].get("leader_pause_ns"), cell["params"].get("checkpoint_ns"), cell["metrics"]["invariant_runs"])
