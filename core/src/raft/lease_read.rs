@@ -235,4 +235,35 @@ mod tests {
         assert!(node.take_ready().reads.is_empty());
         assert_eq!(node.pending_reads(), 1);
     }
+
+    /// The void lasts the term: after an abandoned transfer, rounds
+    /// acknowledged again do not bring the lease back (the target may still
+    /// hold the voters' vote lease the transfer passed it).
+    #[test]
+    fn an_abandoned_transfer_leaves_the_lease_void() {
+        let mut node = leader_after_heartbeat(true);
+        node.transfer_leadership(HB_NS + 3_000_000, 2).unwrap();
+        node.take_ready();
+        // Node 2 keeps answering, so check-quorum keeps node 1 leading.
+        node.step(HB_NS + 250_000_000, 2, ack(1, 1, 1));
+        // An election timeout (300 ms) after it began the transfer is given
+        // up, and this tick's heartbeat starts a round.
+        let expired_ns = HB_NS + 303_000_000;
+        node.tick(expired_ns);
+        assert_eq!(node.transfer_target(), None, "the transfer was abandoned");
+        let round = node
+            .take_ready()
+            .messages
+            .iter()
+            .find_map(|(to, m)| match m {
+                Message::AppendEntries { read_ctx, .. } if *to == 2 => Some(*read_ctx),
+                _ => None,
+            })
+            .expect("a heartbeat to node 2");
+        node.step(expired_ns + 1_000_000, 2, ack(1, 1, round));
+        node.take_ready();
+        node.read_index(expired_ns + 2_000_000, 7).unwrap();
+        assert!(node.take_ready().reads.is_empty(), "no lease for the rest of the term");
+        assert_eq!(node.pending_reads(), 1);
+    }
 }
