@@ -55,6 +55,10 @@ pub fn main_with(args: Vec<std::ffi::OsString>) {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
+    if cli.command.is_none() {
+        // Before the runtime starts, so that every thread inherits it.
+        crate::sched_slice::shorten_for_server();
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -20,7 +20,8 @@
 //! (what a running member hands its APIs), `pb` (etcd's generated protobuf
 //! types), `etcd` (the gRPC services), `ws` (the WebSocket lock API of the
 //! lock-service design), `store` (its data store, which checks fencing
-//! tokens; `store_tasks`, its task rows), `tls` (certificates), `serve` (starting a member), `faults`
+//! tokens; `store_tasks`, its task rows), `tls` (certificates), `sched_slice`
+//! (a short scheduling slice for a server's threads), `serve` (starting a member), `faults`
 //! (fault injection hooks for tests on real processes: skewable clocks,
 //! link proxies). Then the tools, which no server module imports: `tools`
 //! (`local`, a whole cluster on one machine; `load` and `nemesis`, a
@@ -45,6 +46,7 @@ pub mod members;
 pub mod node_handle;
 pub mod nospace;
 pub mod pb;
+pub mod sched_slice;
 pub mod serve;
 pub mod storage;
 pub mod store;

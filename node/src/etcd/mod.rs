@@ -14,6 +14,7 @@ pub mod alarm;
 // `token` the signed tokens.
 mod auth;
 mod cluster;
+mod coalesce;
 pub mod guard;
 mod kv;
 mod lease;
@@ -95,9 +96,15 @@ pub async fn serve(node: NodeHandle, listener: TcpListener, tls: Option<tonic::t
 /// (so etcd) sets it by default: without it Nagle holds each small write
 /// (a response, a watch event) back while an earlier one is still
 /// unacknowledged. Watch fan-out, many small frames per batch, measured
-/// faster with it (reports/node-conformance.md, 2026-11-27).
-fn client_connections(listener: TcpListener) -> Result<tonic::transport::server::TcpIncoming, String> {
-    tonic::transport::server::TcpIncoming::from_listener(listener, true, None).map_err(|e| format!("client listener: {e}"))
+/// faster with it (reports/node-conformance.md, 2026-11-27). With the
+/// frames ready together gathered into one write instead ([`coalesce`]).
+fn client_connections(
+    listener: TcpListener,
+) -> Result<impl tokio_stream::Stream<Item = std::io::Result<coalesce::Coalesced<tokio::net::TcpStream>>>, String> {
+    use tokio_stream::StreamExt;
+    let incoming =
+        tonic::transport::server::TcpIncoming::from_listener(listener, true, None).map_err(|e| format!("client listener: {e}"))?;
+    Ok(incoming.map(|conn| conn.map(coalesce::Coalesced::new)))
 }
 
 /// etcd's status for a failed call.
@@ -144,9 +151,10 @@ mod tests {
     async fn client_connections_have_nodelay() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut incoming = super::client_connections(listener).unwrap();
+        let incoming = super::client_connections(listener).unwrap();
+        let mut incoming = std::pin::pin!(incoming);
         let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
         let accepted = incoming.next().await.unwrap().unwrap();
-        assert!(accepted.nodelay().unwrap());
+        assert!(accepted.get_ref().nodelay().unwrap());
     }
 }

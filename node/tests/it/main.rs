@@ -31,6 +31,7 @@ mod disk_quota;
 mod etcdctl;
 mod held_sync;
 mod join;
+mod latency;
 mod lease_reads;
 mod link_faults;
 mod local_load;
