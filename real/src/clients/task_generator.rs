@@ -54,7 +54,7 @@ pub async fn run(ctx: Shared, client: u64, spec: TaskWorkload, mut pass: Pass) {
             None => {
                 attempt += 1;
                 kv = KvClient::new(ctx.channel(client, attempt).await);
-                pass.sleep(Duration::from_millis(50)).await;
+                pass.sleep(super::RETRY_PAUSE).await;
             }
         }
     };
