@@ -16,7 +16,6 @@ use tonic::transport::Channel;
 
 use super::{draw, Shared};
 use crate::gate::Pass;
-use std::time::Duration;
 
 /// How many tasks the generator has made visible (a decimal number).
 pub const COUNT_KEY: &str = "/tasks/count";
