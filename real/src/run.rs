@@ -19,7 +19,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::clients::clock::{self, ClientClock};
 use crate::clients::tasks::Clients;
-use crate::clients::{Ctx, MIN_TIMEOUT};
+use crate::clients::{timeout_of, Ctx};
 use crate::cluster::{base_link, Binaries, Cluster};
 use crate::final_state::{Finals, MemberAtEnd};
 use crate::gate::{gate, Gate, Pass};
@@ -201,7 +201,7 @@ fn context(s: &Scenario, target: Target, cluster: &Cluster, seed: u64, started: 
         endpoints: cluster.endpoints(),
         dials: (1..=s.client_count()).map(|c| cluster.dial(c)).collect(),
         until: started + Duration::from_nanos(s.duration_ns + s.settle_ns),
-        timeout: Duration::from_nanos(s.cluster.client_timeout_ns).max(MIN_TIMEOUT),
+        timeout: timeout_of(s),
         holders: Mutex::default(),
         seed,
         aims: Default::default(),

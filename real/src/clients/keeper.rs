@@ -16,7 +16,7 @@ use leasesim_node::pb::etcdserverpb::lease_client::LeaseClient;
 use leasesim_node::pb::etcdserverpb::{LeaseGrantRequest, LeaseKeepAliveRequest, LeaseKeepAliveResponse};
 use leasesim_scenario::WireKind;
 
-use super::{ttl_secs, Ctx, Shared};
+use super::{ttl_secs, Ctx, Shared, RETRY_PAUSE};
 use crate::gate::Pass;
 
 /// What a client holds on its lease.
@@ -66,7 +66,7 @@ pub async fn keep<H: Holding>(ctx: Shared, client: u64, ttl_ns: u64, keepalive: 
         } else {
             attempt += 1;
             leases = LeaseClient::new(ctx.channel(client, attempt).await);
-            pass.sleep(Duration::from_millis(50)).await;
+            pass.sleep(RETRY_PAUSE).await;
         }
     }
 }

@@ -16,7 +16,6 @@ use tonic::transport::Channel;
 
 use super::{draw, Shared};
 use crate::gate::Pass;
-use std::time::Duration;
 
 /// How many tasks the generator has made visible (a decimal number).
 pub const COUNT_KEY: &str = "/tasks/count";
@@ -54,7 +53,7 @@ pub async fn run(ctx: Shared, client: u64, spec: TaskWorkload, mut pass: Pass) {
             None => {
                 attempt += 1;
                 kv = KvClient::new(ctx.channel(client, attempt).await);
-                pass.sleep(Duration::from_millis(50)).await;
+                pass.sleep(super::RETRY_PAUSE).await;
             }
         }
     };

@@ -380,6 +380,6 @@ impl Worker {
     async fn next_member(&mut self) {
         self.attempt += 1;
         self.kv = KvClient::new(self.ctx.channel(self.client, self.attempt).await);
-        self.pass.sleep(Duration::from_millis(50)).await;
+        self.pass.sleep(super::RETRY_PAUSE).await;
     }
 }
