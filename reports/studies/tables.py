@@ -268,7 +268,7 @@ def wall_jump(folder=None):
         groups.setdefault((p["lease_expiry"], p["fenced"]), []).append(c)
         if p["lease_expiry"] == "leader-stamped-wall":
             print(f"| {c['index']} | {p['wall_offset_ns'] / 1e9:g} s | {p['leader_jump_ns'] / 1e9:+g} s | {p['fenced']} | {unsafe(c)} | {fired(c)} | {c['metrics']['false_expiries']} | {per_run(c)} |")
-    print("\n| strategy | fenced | runs unsafe per cell (measured) | invariants fired: violations per cell | stale writes rejected / accepted per cell | seeds with one outcome in all 8 cells |")
+    print("\n| strategy | fenced | runs unsafe per cell (measured) | invariants fired: violations per cell | stale writes rejected / accepted per cell | seeds with one safety outcome in all 8 cells |")
     print("|---|---|---|---|---|---|")
     runs = rows("wall-jump", "runs") if folder is None else None
     for (strategy, fenced), cells in groups.items():
