@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def results(study, folder=None):
-    path = os.path.join(folder or os.path.join(HERE, study), "results.json") if folder != "reruns" else os.path.join(HERE, "reruns", study + ".json")
+    path = os.path.join(folder or os.path.join(HERE, study), "results.json")
     with open(path) as f:
         return json.load(f)
 
@@ -80,21 +80,17 @@ def per_run(cell):
 
 def agreement_summary():
     print("### Per-run model: agreement (predicted vs measured belief overlap, per run)\n")
-    print("| study | data | build | cells | runs modelled | runs agree | not modelled |")
-    print("|---|---|---|---|---|---|---|")
+    print("| study | build | cells | runs modelled | runs agree | not modelled |")
+    print("|---|---|---|---|---|---|")
     olds = ["drift-margin", "wall-jump", "ttl-crash", "realistic-drift", "ntp-step", "k8s-leader-election", "leader-change"]
     news = ["drift-margin-edge", "heavy-pauses", "heavy-pauses-lognormal", "mixed-drift", "mixed-drift-leader-change", "ntp-slew", "client-drift-large"]
-    for study, folder in [(s, None) for s in olds] + [(s, "reruns") for s in olds] + [(s, None) for s in news]:
-        path = os.path.join(HERE, "reruns", study + ".json") if folder else os.path.join(HERE, study, "results.json")
-        if not os.path.exists(path):
-            continue
-        r = results(study, folder)
+    for study in olds + news:
+        r = results(study)
         cells = r["cells"]
         runs = sum(check(c)["runs"] for c in cells)
         agree = sum(check(c)["agree_runs"] for c in cells)
         nm = sum(check(c)["not_modelled_runs"] for c in cells)
-        data = "rerun (reruns/)" if folder else "committed"
-        print(f"| {study} | {data} | `{r['build']}` | {len(cells)} | {runs} | {agree} | {nm} |")
+        print(f"| {study} | `{r['build']}` | {len(cells)} | {runs} | {agree} | {nm} |")
     print()
 
 
@@ -125,8 +121,8 @@ def edge_table():
     print()
 
 
-def cell_table(study, params, title):
-    r = results(study)
+def cell_table(study, params, title, folder=None):
+    r = results(study, folder)
     print(f"### {study}: {title} (build `{r['build']}`)\n")
     print("| " + " | ".join(params) + " | runs unsafe k/n [95 % Wilson] (measured) | invariants: violations (runs) | per-run model agrees |")
     print("|" + "---|" * (len(params) + 3))
@@ -221,6 +217,121 @@ def client_drift_large():
         n = sum(check(c)["runs"] for c in cells)
         print(f"| {b} | {cd} | {sd} | {'; '.join(parts)} | {check(cells[0])['edge_margin']:.3f} | {agree}/{n} |")
     print()
+
+
+# One letter per invariant in the drift-margin grid (section 1).
+LETTERS = {
+    "lock-belief-overlap": "o",
+    "replica-divergence": "r",
+    "fifo-order": "f",
+    "lease-early-expiry": "e",
+    "keepalive-after-revoke": "k",
+    "release-by-owner": "b",
+    "fencing-order": "s",
+}
+
+
+def drift_margin(folder=None):
+    """Section 1: one grid per strategy, leader drift × margin, runs unsafe
+    with the letters of the invariants that fired. FOLDER reads another
+    copy of the results (e.g. an older build's) for a comparison."""
+    r = results("drift-margin", folder)
+    legend = "; ".join(f"`{v}` = {k}" for k, v in LETTERS.items())
+    by = {}
+    for c in r["cells"]:
+        p = c["params"]
+        by.setdefault(p["lease_expiry"], {}).setdefault(p["leader_drift"], {})[p["margin"]] = c
+    for strategy, grid in by.items():
+        margins = sorted({m for row in grid.values() for m in row})
+        print(f"**{strategy}** (build `{r['build']}`) — runs with any safety violation, k/n [95 % Wilson] (measured); {legend}\n")
+        print("| leader drift ρ \\ margin m | " + " | ".join(f"{m:g}" for m in margins) + " | refined edge (predicted) | Gray–Cheriton 2ρ/(1+ρ) |")
+        print("|---|" + "---|" * (len(margins) + 2))
+        for rho, row in sorted(grid.items()):
+            cells = [row[m] for m in margins]
+            vals = [unsafe(c) + (" " + "".join(LETTERS[i] for i in LETTERS if i in c["metrics"]["invariants"]) if c["metrics"]["invariants"] else "") for c in cells]
+            edge = check(cells[0])["edge_margin"]
+            print(f"| {rho:g} | " + " | ".join(vals) + f" | {edge:.3f} | {2 * rho / (1 + rho):.3f} |")
+        print()
+
+
+def wall_jump(folder=None):
+    """Section 2: leader-stamped-wall's cells one by one, the other two
+    strategies summed, and how many seeds give the same outcome in every
+    clock-fault cell of a group (the cells share seeds)."""
+    r = results("wall-jump", folder)
+    print(f"### wall-jump (build `{r['build']}`)\n")
+    print("| cell | offset | step | fenced | runs unsafe k/n [95 %] (measured) | invariants: violations (runs) | false expiries | per-run check |")
+    print("|---|---|---|---|---|---|---|---|")
+    groups = {}
+    for c in r["cells"]:
+        p = c["params"]
+        groups.setdefault((p["lease_expiry"], p["fenced"]), []).append(c)
+        if p["lease_expiry"] == "leader-stamped-wall":
+            print(f"| {c['index']} | {p['wall_offset_ns'] / 1e9:g} s | {p['leader_jump_ns'] / 1e9:+g} s | {p['fenced']} | {unsafe(c)} | {fired(c)} | {c['metrics']['false_expiries']} | {per_run(c)} |")
+    print("\n| strategy | fenced | runs unsafe per cell (measured) | invariants fired: violations per cell | stale writes rejected / accepted per cell | seeds with one safety outcome in all 8 cells |")
+    print("|---|---|---|---|---|---|")
+    runs = rows("wall-jump", "runs") if folder is None else None
+    for (strategy, fenced), cells in groups.items():
+        inv = {}
+        for c in cells:
+            for i, n in c["metrics"]["invariants"].items():
+                inv.setdefault(i, []).append(n)
+        inv_s = "see the table above" if strategy == "leader-stamped-wall" else ", ".join(f"`{i}` {span(v)}" for i, v in sorted(inv.items())) or "none"
+        same = same_outcome_seeds(runs, {c["index"] for c in cells}) if runs else "—"
+        unsafe_s = f"{span([c['rates']['unsafe_runs']['k'] for c in cells])} of {span([c['rates']['unsafe_runs']['n'] for c in cells])}"
+        stale = f"{span([c['metrics']['stale_rejected'] for c in cells])} / {span([c['metrics']['stale_accepted'] for c in cells])}"
+        print(f"| {strategy} | {fenced} | {unsafe_s} | {inv_s} | {stale} | {same} |")
+    print()
+
+
+def span(values):
+    """min–max of VALUES, or the one value."""
+    lo, hi = min(values), max(values)
+    return f"{lo}" if lo == hi else f"{lo}–{hi}"
+
+
+# The per-run outcome compared across the cells of a group: every
+# invariant column and hand-over count, not the fault times or digest.
+OUTCOME = ["lease_early_expiry", "keepalive_after_revoke", "lock_belief_overlap", "fencing_order", "fifo_order", "release_by_owner", "replica_divergence", "handovers", "handovers_expiry", "handovers_overlapping", "stale_rejected", "stale_accepted", "false_expiries"]
+
+
+def same_outcome_seeds(runs, cells):
+    """Seeds run in every cell of CELLS whose outcome is the same in all."""
+    by = {}
+    for x in runs:
+        if int(x["cell"]) in cells:
+            by.setdefault(x["seed"], set()).add(tuple(x[k] for k in OUTCOME))
+    common = [s for s in by if sum(int(x["cell"]) in cells and x["seed"] == s for x in runs) == len(cells)]
+    return f"{sum(len(by[s]) == 1 for s in common)} of {len(common)}"
+
+
+def realistic_drift(folder=None):
+    """Section 6: realistic drift, per strategy and belief start."""
+    r = results("realistic-drift", folder)
+    print(f"### realistic-drift (build `{r['build']}`)\n")
+    print("| strategy | belief from | runs with a safety violation per cell (measured) | invariants fired: runs (all cells) | runs with `lock-belief-overlap` (all cells) | per-run check agrees |")
+    print("|---|---|---|---|---|---|")
+    by = {}
+    for c in r["cells"]:
+        by.setdefault((c["params"]["lease_expiry"], c["params"]["belief_from"]), []).append(c)
+    for (strategy, start), cells in by.items():
+        ks = [c["rates"]["unsafe_runs"]["k"] for c in cells]
+        ns = [c["rates"]["unsafe_runs"]["n"] for c in cells]
+        inv = {}
+        for c in cells:
+            for i, k in c["metrics"]["invariant_runs"].items():
+                inv[i] = inv.get(i, 0) + k
+        ov = sum(c["metrics"]["invariant_runs"].get("lock-belief-overlap", 0) for c in cells)
+        agree = sum(check(c)["agree_runs"] for c in cells)
+        n = sum(ns)
+        inv_s = ", ".join(f"`{i}` {k}" for i, k in sorted(inv.items())) or "none"
+        print(f"| {strategy} | {start} | {span(ks)} of {span(ns)} | {inv_s} | {ov} / {n} | {agree} / {n} |")
+    print()
+    cell_table("realistic-drift", ["lease_expiry", "belief_from", "leader_drift", "client_drift", "margin"], "every cell", folder)
+
+
+def ntp_step(folder=None):
+    cell_table("ntp-step", ["lease_expiry", "leader_drift", "leader_jump_ns", "margin"], "leader wall step or 500 ppm slew", folder)
 
 
 def fisher(k1, n1, k2, n2):
@@ -454,6 +565,10 @@ def real_lease_reads():
 def main():
     only = sys.argv[1:]
     tables = {
+        "drift-margin": drift_margin,
+        "wall-jump": wall_jump,
+        "realistic-drift": realistic_drift,
+        "ntp-step": ntp_step,
         "agreement": agreement_summary,
         "drift-margin-edge": edge_table,
         "heavy-pauses": heavy_pauses,
