@@ -270,21 +270,35 @@ impl RaftCluster {
     pub(crate) fn sync_clock(&mut self, id: NodeId) {
         let global = self.now_ns;
         let slot = self.slots.get_mut(&id).expect("known node");
-        let drifted = global as i128 + global as i128 * slot.drift_ppm as i128 / 1_000_000;
-        let local = (slot.clock_offset_ns as i128 + drifted).max(0) as u64;
+        // A clock without drift reads its offset plus global time: the same
+        // figure as the 128-bit formula below (× 0 ÷ 10⁶ adds nothing),
+        // without its division, which is a software routine on x86-64.
+        let local = if slot.drift_ppm == 0 {
+            slot.clock_offset_ns + global
+        } else {
+            let drifted = global as i128 + global as i128 * slot.drift_ppm as i128 / 1_000_000;
+            (slot.clock_offset_ns as i128 + drifted).max(0) as u64
+        };
         slot.local_ns = slot.local_ns.max(local);
     }
 
-    /// The global time at which node `id`'s clock reaches `local_ns`.
-    pub(crate) fn global_at_local(&self, id: NodeId, local_ns: u64) -> u64 {
-        let slot = &self.slots[&id];
+    /// The global time at which `slot`'s clock reaches `local_ns`.
+    pub(crate) fn global_at_local(&self, slot: &Slot, local_ns: u64) -> u64 {
         if local_ns <= slot.local_ns {
             return self.now_ns;
         }
-        let elapsed = (local_ns - slot.clock_offset_ns.min(local_ns)) as i128;
-        let rate = 1_000_000 + slot.drift_ppm as i128;
-        let global = (elapsed * 1_000_000 + rate - 1) / rate;
-        (global as u64).max(self.now_ns)
+        let elapsed = local_ns - slot.clock_offset_ns.min(local_ns);
+        // The scheduler asks this of every node before every event, so the
+        // common case skips the 128-bit division (a third of the pure
+        // harness's instructions, measured with callgrind): at rate 10⁶
+        // the rounded-up quotient below is `elapsed` itself.
+        let global = if slot.drift_ppm == 0 {
+            elapsed
+        } else {
+            let rate = 1_000_000 + slot.drift_ppm as i128;
+            ((elapsed as i128 * 1_000_000 + rate - 1) / rate) as u64
+        };
+        global.max(self.now_ns)
     }
 
     /// Moves one node's clock forward for good (a clock jump; in manual
