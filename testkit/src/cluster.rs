@@ -148,6 +148,33 @@ pub struct RaftCluster {
 
 const TRACE_LINES: usize = 2_000;
 
+/// What a clock with `offset_ns` and `drift_ppm` reads at global time
+/// `global_ns`. A clock without drift reads its offset plus global time:
+/// the same figure as the 128-bit formula (× 0 ÷ 10⁶ adds nothing),
+/// without its division, a software routine on x86-64 that every input
+/// paid.
+fn local_at_global(offset_ns: u64, drift_ppm: i64, global_ns: u64) -> u64 {
+    if drift_ppm == 0 {
+        return offset_ns + global_ns;
+    }
+    let drifted = global_ns as i128 + global_ns as i128 * drift_ppm as i128 / 1_000_000;
+    (offset_ns as i128 + drifted).max(0) as u64
+}
+
+/// The global time a clock drifting by `drift_ppm` takes to show
+/// `elapsed_ns` past its offset, rounded up. The scheduler asks this of
+/// every node before every event, so the common case skips the 128-bit
+/// division (with `local_at_global`'s, a third of the pure harness's
+/// instructions, measured with callgrind): at rate 10⁶ the rounded-up
+/// quotient is `elapsed_ns` itself.
+fn global_after_local(elapsed_ns: u64, drift_ppm: i64) -> u64 {
+    if drift_ppm == 0 {
+        return elapsed_ns;
+    }
+    let rate = 1_000_000 + drift_ppm as i128;
+    ((elapsed_ns as i128 * 1_000_000 + rate - 1) / rate) as u64
+}
+
 impl RaftCluster {
     pub fn new(opts: RaftClusterOptions) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
@@ -270,21 +297,17 @@ impl RaftCluster {
     pub(crate) fn sync_clock(&mut self, id: NodeId) {
         let global = self.now_ns;
         let slot = self.slots.get_mut(&id).expect("known node");
-        let drifted = global as i128 + global as i128 * slot.drift_ppm as i128 / 1_000_000;
-        let local = (slot.clock_offset_ns as i128 + drifted).max(0) as u64;
+        let local = local_at_global(slot.clock_offset_ns, slot.drift_ppm, global);
         slot.local_ns = slot.local_ns.max(local);
     }
 
-    /// The global time at which node `id`'s clock reaches `local_ns`.
-    pub(crate) fn global_at_local(&self, id: NodeId, local_ns: u64) -> u64 {
-        let slot = &self.slots[&id];
+    /// The global time at which `slot`'s clock reaches `local_ns`.
+    pub(crate) fn global_at_local(&self, slot: &Slot, local_ns: u64) -> u64 {
         if local_ns <= slot.local_ns {
             return self.now_ns;
         }
-        let elapsed = (local_ns - slot.clock_offset_ns.min(local_ns)) as i128;
-        let rate = 1_000_000 + slot.drift_ppm as i128;
-        let global = (elapsed * 1_000_000 + rate - 1) / rate;
-        (global as u64).max(self.now_ns)
+        let elapsed = local_ns - slot.clock_offset_ns.min(local_ns);
+        global_after_local(elapsed, slot.drift_ppm).max(self.now_ns)
     }
 
     /// Moves one node's clock forward for good (a clock jump; in manual
@@ -497,5 +520,37 @@ impl RaftCluster {
     /// Loses the messages in flight that match. Returns how many.
     pub fn drop_where(&mut self, pred: impl FnMut(&Envelope) -> bool) -> usize {
         self.net.drop_where(pred)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{global_after_local, local_at_global};
+
+    /// The drift-free shortcuts must give what the 128-bit formulas give,
+    /// or every harness schedule (and the tests pinned on them) would move.
+    #[test]
+    fn clocks_without_drift_convert_as_the_general_formulas_do() {
+        let local_128 = |offset: u64, drift: i64, global: u64| {
+            let drifted = global as i128 + global as i128 * drift as i128 / 1_000_000;
+            (offset as i128 + drifted).max(0) as u64
+        };
+        let global_128 = |elapsed: u64, drift: i64| {
+            let rate = 1_000_000 + drift as i128;
+            ((elapsed as i128 * 1_000_000 + rate - 1) / rate) as u64
+        };
+        let times = [0, 1, 999_999, 1_000_000, 1_000_001, 123_456_789_012, 86_400_000_000_000];
+        for drift in [0, 1, -1, 250, -250] {
+            for &t in &times {
+                assert_eq!(global_after_local(t, drift), global_128(t, drift), "elapsed {t}, drift {drift}");
+                for offset in [0, 7, 999_999_999] {
+                    assert_eq!(
+                        local_at_global(offset, drift, t),
+                        local_128(offset, drift, t),
+                        "offset {offset}, global {t}, drift {drift}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -24,7 +24,7 @@ impl RaftCluster {
             let Some(node) = slot.node.as_ref() else {
                 continue;
             };
-            let at = self.global_at_local(*id, node.next_deadline_ns());
+            let at = self.global_at_local(slot, node.next_deadline_ns());
             if best.is_none_or(|(t, _)| at < t) {
                 best = Some((at, Event::Timer(*id)));
             }

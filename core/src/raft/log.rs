@@ -7,7 +7,7 @@
 //! once. It does no persistence itself: callers emit the matching
 //! [`super::PersistOp`]s.
 
-use std::collections::VecDeque;
+use std::collections::{vec_deque, VecDeque};
 
 use super::types::Entry;
 use crate::types::{LogIndex, Term};
@@ -73,14 +73,21 @@ impl<C: Clone> RaftLog<C> {
 
     /// Clones of the entries in `[from, to]` that are still in memory.
     pub(crate) fn slice(&self, from: LogIndex, to_inclusive: LogIndex) -> Vec<Entry<C>> {
+        self.range(from, to_inclusive).cloned().collect()
+    }
+
+    /// The entries in `[from, to]` that are still in memory, borrowed: for
+    /// a caller that copies them straight into a vector of its own, which
+    /// `slice` would make it do through a second one.
+    pub(crate) fn range(&self, from: LogIndex, to_inclusive: LogIndex) -> vec_deque::Iter<'_, Entry<C>> {
         let from = from.max(self.first_index());
         let to = to_inclusive.min(self.last_index());
         if from > to {
-            return Vec::new();
+            return self.entries.range(0..0);
         }
         let start = (from - self.first_index()) as usize;
         let end = (to - self.first_index()) as usize;
-        self.entries.range(start..=end).cloned().collect()
+        self.entries.range(start..=end)
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry<C>> {
