@@ -22,6 +22,25 @@ pub struct Segment {
     pub drift: f64,
 }
 
+/// Below this many nanoseconds (2^53, about 104 days) every integer is an
+/// exact `f64`, so scaling by a rate of exactly 1 through floats returns it
+/// unchanged.
+const EXACT_BELOW_NS: u64 = 1 << 53;
+
+/// `elapsed_ns` of true time in a segment's monotonic nanoseconds at rate
+/// `1 + drift`, rounded down through `f64`. A clock without drift (most
+/// processes of most scenarios) skips the float round trip, which gives the
+/// same figure below [`EXACT_BELOW_NS`]: the host reads a clock at every
+/// step and asks it when a deadline falls at every sleep, and the two
+/// conversions were most of those readings' cost (callgrind).
+fn scaled(elapsed_ns: u64, drift: f64) -> u64 {
+    if drift == 0.0 && elapsed_ns < EXACT_BELOW_NS {
+        elapsed_ns
+    } else {
+        (elapsed_ns as f64 * (1.0 + drift)) as u64
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SimClock {
     segments: Vec<Segment>,
@@ -49,8 +68,7 @@ impl SimClock {
     /// The monotonic reading at true time `true_ns`.
     pub fn mono_at(&self, true_ns: u64) -> u64 {
         let s = self.segment_at(true_ns);
-        let elapsed_ns = true_ns.saturating_sub(s.true_start_ns) as f64;
-        s.mono_start_ns + (elapsed_ns * (1.0 + s.drift)) as u64
+        s.mono_start_ns + scaled(true_ns.saturating_sub(s.true_start_ns), s.drift)
     }
 
     /// The wall reading at true time `true_ns`.
@@ -64,8 +82,7 @@ impl SimClock {
     /// every step).
     pub fn read_at(&self, true_ns: u64) -> (u64, u64) {
         let s = self.segment_at(true_ns);
-        let elapsed_ns = true_ns.saturating_sub(s.true_start_ns) as f64;
-        let mono_ns = s.mono_start_ns + (elapsed_ns * (1.0 + s.drift)) as u64;
+        let mono_ns = s.mono_start_ns + scaled(true_ns.saturating_sub(s.true_start_ns), s.drift);
         (mono_ns, (mono_ns as i64 + s.wall_minus_mono_ns).max(0) as u64)
     }
 
@@ -82,6 +99,16 @@ impl SimClock {
             }
             if mono_ns <= s.mono_start_ns {
                 return s.true_start_ns;
+            }
+            if s.drift == 0.0 && mono_ns - s.mono_start_ns < EXACT_BELOW_NS {
+                // An exact clock: the float path below gives this very
+                // instant (every integer under 2^53 is an exact f64, so it
+                // divides by 1 and rounds nothing), and this segment reads
+                // `mono_ns` there, before the next one starts (that one
+                // starts where this one read more than `mono_ns`).
+                let t = s.true_start_ns + (mono_ns - s.mono_start_ns);
+                debug_assert_eq!(self.mono_at(t), mono_ns);
+                return t;
             }
             let delta_ns = (mono_ns - s.mono_start_ns) as f64 / (1.0 + s.drift);
             let mut t = s.true_start_ns + delta_ns.ceil() as u64;
@@ -181,6 +208,46 @@ mod tests {
         for true_ns in [0, 1, S - 1, 2 * S, 2 * S + 3, 3 * S - 1, 3 * S, 3 * S + 999, 4 * S, 9 * S + 12_345] {
             assert_eq!(clock.read_at(true_ns), (clock.mono_at(true_ns), clock.wall_at(true_ns)), "at {true_ns} ns");
         }
+    }
+
+    /// The readings as they were computed before exact clocks skipped the
+    /// float round trip (`scaled`): a run's schedule depends on every one.
+    fn float_mono_at(clock: &SimClock, true_ns: u64) -> u64 {
+        let s = clock.segment_at(true_ns);
+        s.mono_start_ns + (true_ns.saturating_sub(s.true_start_ns) as f64 * (1.0 + s.drift)) as u64
+    }
+
+    fn float_true_time_of_mono(clock: &SimClock, mono_ns: u64) -> u64 {
+        let segments = clock.segments();
+        let i = (0..segments.len()).find(|&i| segments.get(i + 1).is_none_or(|n| float_mono_at(clock, n.true_start_ns) > mono_ns));
+        let s = &segments[i.expect("the last segment is open-ended")];
+        if mono_ns <= s.mono_start_ns {
+            return s.true_start_ns;
+        }
+        let mut t = s.true_start_ns + ((mono_ns - s.mono_start_ns) as f64 / (1.0 + s.drift)).ceil() as u64;
+        while float_mono_at(clock, t) < mono_ns {
+            t += 1;
+        }
+        t
+    }
+
+    #[test]
+    fn exact_clocks_read_what_the_float_path_reads() {
+        let mut clock = SimClock::new(987_654_321_987, 100 * S, 0.0);
+        clock.jump_wall(3 * S, -2 * S as i64);
+        clock.set_drift(5 * S, 0.25);
+        clock.set_drift(8 * S, 0.0);
+        clock.jump_wall(8 * S, 5 * S as i64);
+        let start = clock.mono_at(0);
+        for true_ns in [0, 1, 7, S - 1, 3 * S, 3 * S + 1, 5 * S - 1, 5 * S, 6 * S + 3, 8 * S, 8 * S + 1, 90 * S + 12_345] {
+            assert_eq!(clock.mono_at(true_ns), float_mono_at(&clock, true_ns), "mono at {true_ns} ns");
+            assert_eq!(clock.read_at(true_ns).0, float_mono_at(&clock, true_ns), "read at {true_ns} ns");
+            let mono_ns = start + true_ns;
+            assert_eq!(clock.true_time_of_mono(mono_ns), float_true_time_of_mono(&clock, mono_ns), "inverse of {mono_ns} ns");
+            let own = clock.mono_at(true_ns);
+            assert_eq!(clock.true_time_of_mono(own), float_true_time_of_mono(&clock, own), "inverse of its own reading {own} ns");
+        }
+        assert_eq!(scaled(u64::MAX, 0.0), (u64::MAX as f64) as u64, "past 2^53 the float path, as before");
     }
 
     #[test]
