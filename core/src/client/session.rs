@@ -436,6 +436,67 @@ mod tests {
         assert_eq!(s.take_sends().iter().map(|(to, r)| (*to, r.seq)).collect::<Vec<_>>(), vec![(3, slow)]);
     }
 
+    /// With no leader known, each timeout moves the request to the server
+    /// after the silent one, wrapping at the list's end: every server is
+    /// tried in turn, from every cursor position.
+    #[test]
+    fn without_a_guess_successive_timeouts_walk_round_the_list() {
+        let mut s = session();
+        s.submit(0, Op::LeaseList);
+        assert_eq!(destinations(&mut s), vec![1]);
+        s.tick(100);
+        assert_eq!(destinations(&mut s), vec![2]);
+        s.tick(200);
+        assert_eq!(destinations(&mut s), vec![3]);
+        s.tick(300);
+        assert_eq!(destinations(&mut s), vec![1], "past the last server, back to the first");
+    }
+
+    /// When copies to every server time out at once there is no server to
+    /// step onto: the cursor goes round by one, from the last server to the
+    /// first.
+    #[test]
+    fn when_every_server_timed_out_the_cursor_goes_round_by_one() {
+        let mut s = session();
+        s.submit(0, Op::LeaseList);
+        let second = s.submit(1, Op::LeaseList);
+        s.on_response(2, reply(second, 1, not_leader(None)));
+        let third = s.submit(3, Op::LeaseList);
+        s.on_response(4, reply(third, 2, not_leader(None)));
+        assert_eq!(destinations(&mut s), vec![1, 1, 2, 2, 3], "one copy awaited at each server, the cursor on the last");
+        s.tick(110);
+        assert_eq!(destinations(&mut s), vec![1, 1, 1]);
+    }
+
+    /// A `Retry` from the guess is an answer from it: the guess is alive,
+    /// so a copy sent to it before that answer and then timed out does not
+    /// refute it, and the retry goes back to it.
+    #[test]
+    fn a_retry_from_the_guess_saves_it_from_an_earlier_copys_timeout() {
+        let mut s = led_by_s3();
+        let slow = s.submit(10, Op::LeaseList);
+        let busy = s.submit(20, Op::LeaseList);
+        assert!(s.on_response(30, reply(busy, 3, Response::Error(ServiceError::Retry))).is_none());
+        assert_eq!(s.take_sends().iter().map(|(to, r)| (*to, r.seq)).collect::<Vec<_>>(), vec![(3, slow), (3, busy), (3, busy)]);
+        s.tick(110);
+        assert_eq!(s.take_sends().iter().map(|(to, r)| (*to, r.seq)).collect::<Vec<_>>(), vec![(3, slow)]);
+        assert_eq!(s.leader_guess(), Some(3));
+    }
+
+    /// A `Retry` from another server says nothing about the guess: the
+    /// timeout of a copy sent to the guess still drops it.
+    #[test]
+    fn a_retry_from_another_server_does_not_save_the_guess() {
+        let mut s = led_by_s3();
+        let stuck = s.submit(10, Op::LeaseList);
+        let other = s.submit(20, Op::LeaseList);
+        s.on_response(30, reply(other, 2, Response::Error(ServiceError::Retry)));
+        s.take_sends();
+        s.tick(110);
+        assert_eq!(s.take_sends().iter().map(|(to, r)| (*to, r.seq)).collect::<Vec<_>>(), vec![(1, stuck)], "past s3, wrapping to s1");
+        assert_eq!(s.leader_guess(), None);
+    }
+
     /// A hint that repeats the guess is no news (its sender may not have
     /// noticed the crash yet): the timeout still drops the guess.
     #[test]
