@@ -222,5 +222,5 @@ fn bad_input_is_refused_with_its_reason() {
     let bug = refused(&["run", &data("etcd-short.toml"), "--bug", "no-such-bug"]);
     assert!(bug.contains("--bug no-such-bug"), "{bug}");
     let point = refused(&["run", &data("crash-point-append-reply.toml"), "--target", "etcd"]);
-    assert!(point.contains("crash-point-append-reply.toml:19:1:") && point.contains("without gofail failpoints"), "{point}");
+    assert!(point.contains("crash-point-append-reply.toml:30:1:") && point.contains("without gofail failpoints"), "{point}");
 }
