@@ -218,9 +218,9 @@ pub struct Driver {
     /// CLOCK_MONOTONIC when the current batch began (the event log's
     /// stamping error is measured from it).
     batch_start_ns: u64,
-    /// An after-send failpoint fired: the member dies once the frame has
-    /// left (the peer it went to, if a peer).
-    dying: Option<(&'static str, Option<NodeId>)>,
+    /// An after-send failpoint fired (its point and armed entry): the
+    /// member dies once the frame has left (the peer it went to, if a peer).
+    dying: Option<(&'static str, u64, Option<NodeId>)>,
     /// Batches whose writes are not yet durable, oldest first.
     held: VecDeque<Held>,
     /// The batch was one input with none queued behind it: its sync may
@@ -375,7 +375,7 @@ impl Driver {
     /// If an after-send failpoint fired, waits for the frame to leave and
     /// dies.
     async fn die_if_dying(&mut self) {
-        if let Some((point, peer)) = self.dying.take() {
+        if let Some((point, id, peer)) = self.dying.take() {
             // The frame is handed to the link's writer, which runs on this
             // thread's runtime: let it write (cut links drop it, as a cut
             // wire does), then give it a moment to flush to the socket.
@@ -384,22 +384,23 @@ impl Driver {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
-            self.crash_now(point);
+            self.crash_now(point, id);
         }
     }
 
-    /// SIGKILLs this member at a failpoint if `point` is armed.
+    /// SIGKILLs this member at a failpoint if an entry is armed at `point`.
     fn reach(&mut self, point: &'static str) {
-        if self.failpoints.reached(point) {
-            self.crash_now(point);
+        if let Some(id) = self.failpoints.reached(point) {
+            self.crash_now(point, id);
         }
     }
 
-    fn crash_now(&mut self, point: &'static str) -> ! {
+    /// Dies at armed entry `id`, its event log's last line naming it.
+    fn crash_now(&mut self, point: &'static str, id: u64) -> ! {
         if let Some(log) = &mut self.event_log {
-            log.write(self.batch_start_ns, &[Logged::Crashed]);
+            log.write_crashed(self.batch_start_ns, failpoint::Entry { id, point: point.to_string() });
         }
-        failpoint::die(point)
+        failpoint::die(point, id)
     }
 
     fn handle(&mut self, input: Input) {
@@ -557,15 +558,15 @@ impl Driver {
         for (to, msg) in held.messages {
             let point = failpoint_of(&msg);
             self.links.send(to, PeerFrame::Raft(msg));
-            if point.is_some_and(|p| self.failpoints.reached(p)) {
-                self.dying = point.map(|p| (p, Some(to)));
+            if let Some((p, id)) = point.and_then(|p| Some((p, self.failpoints.reached(p)?))) {
+                self.dying = Some((p, id, Some(to)));
                 return false;
             }
         }
         for (waiter, resp, view) in held.answers {
             self.answer(waiter, resp, view);
-            if self.failpoints.reached("after-send:client-reply") {
-                self.dying = Some(("after-send:client-reply", None));
+            if let Some(id) = self.failpoints.reached("after-send:client-reply") {
+                self.dying = Some(("after-send:client-reply", id, None));
                 return false;
             }
         }

@@ -231,9 +231,23 @@ impl Cluster {
 
     /// Sends `change` to member `i`'s control endpoint.
     async fn send_clock(&self, i: usize, change: &ClockChange) -> Result<(), String> {
-        let control = self.members[i].control.ok_or("this target's clocks cannot be skewed")?;
         let body = serde_json::to_string(change).map_err(|e| e.to_string())?;
-        let answer = http_post(control, "/clock", &body).await?;
+        self.post_control(i, "/clock", &body).await
+    }
+
+    /// Arms failpoint entry `id` at `point` in member `i` (`None`: disarms
+    /// that entry; the member's others stay): it SIGKILLs itself when it
+    /// next reaches that point. Waits for a freshly started member's
+    /// control endpoint, as [`Cluster::set_first_clock`] does.
+    pub async fn arm_failpoint_when_up(&mut self, i: usize, id: u64, point: Option<&str>) -> Result<(), String> {
+        let body = serde_json::json!({ "id": id, "point": point }).to_string();
+        self.post_control_when_up(i, "/failpoint", &body).await
+    }
+
+    /// POSTs `body` to `path` on member `i`'s control endpoint.
+    async fn post_control(&self, i: usize, path: &str, body: &str) -> Result<(), String> {
+        let control = self.members[i].control.ok_or_else(|| format!("this target has no test control endpoint ({path})"))?;
+        let answer = http_post(control, path, body).await?;
         if answer.starts_with("HTTP/1.1 200") {
             Ok(())
         } else {
@@ -241,29 +255,16 @@ impl Cluster {
         }
     }
 
-    /// Arms failpoint `point` in member `i` (`None`: disarms it): it
-    /// SIGKILLs itself when it next reaches that point.
-    pub async fn arm_failpoint(&self, i: usize, point: Option<&str>) -> Result<(), String> {
-        let control = self.members[i].control.ok_or("this target has no failpoints")?;
-        let body = serde_json::json!({ "point": point }).to_string();
-        let answer = http_post(control, "/failpoint", &body).await?;
-        if answer.starts_with("HTTP/1.1 200") {
-            Ok(())
-        } else {
-            Err(format!("s{}'s control endpoint refused {body}: {answer}", i + 1))
-        }
-    }
-
-    /// The first clock change of member `i`, sent right after it was
+    /// [`Cluster::post_control`] to a member that may have just been
     /// spawned: until its control endpoint listens the connection is
     /// refused, so retry every 50 ms for up to [`CONTROL_UP_WITHIN`] while
     /// the member runs (on a loaded machine most starts failed without it).
-    async fn set_first_clock(&self, i: usize, change: &ClockChange) -> Result<(), String> {
+    async fn post_control_when_up(&mut self, i: usize, path: &str, body: &str) -> Result<(), String> {
         let give_up = Instant::now() + CONTROL_UP_WITHIN;
         loop {
-            match self.send_clock(i, change).await {
+            match self.post_control(i, path, body).await {
                 Ok(()) => return Ok(()),
-                Err(e) if e.contains("Connection refused") && self.members[i].proc.is_running() && Instant::now() < give_up => {
+                Err(e) if e.contains("Connection refused") && self.members[i].proc.alive() && Instant::now() < give_up => {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
                 Err(e) => return Err(e),
@@ -271,8 +272,15 @@ impl Cluster {
         }
     }
 
+    /// The first clock change of member `i`, sent right after it was
+    /// spawned (its control endpoint may not listen yet).
+    async fn set_first_clock(&mut self, i: usize, change: &ClockChange) -> Result<(), String> {
+        let body = serde_json::to_string(change).map_err(|e| e.to_string())?;
+        self.post_control_when_up(i, "/clock", &body).await
+    }
+
     /// The scenario's `[clocks]` for servers, before the run starts.
-    async fn apply_initial_clocks(&self, s: &Scenario) -> Result<(), String> {
+    async fn apply_initial_clocks(&mut self, s: &Scenario) -> Result<(), String> {
         for (process, spec) in &s.clocks {
             if let Process::Server(n) = process {
                 let change = crate::clients::clock::from_spec(spec);

@@ -93,6 +93,11 @@ impl Proc {
         self.paused
     }
 
+    /// Whether it runs: started, not killed, and not exited by itself.
+    pub fn alive(&mut self) -> bool {
+        self.is_running() && self.exited().is_none()
+    }
+
     /// Whether it exited by itself (a member that failed to start).
     pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())

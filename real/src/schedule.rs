@@ -98,7 +98,7 @@ impl Player<'_> {
                 break;
             }
             self.sleep_until(due_ns).await;
-            self.watch_armed(&mut undos);
+            self.watch_armed(&mut undos)?;
             if let Some(key) = next_undo.filter(|(undo_ns, _)| *undo_ns == due_ns) {
                 let undo = undos.remove(&key).expect("just seen");
                 self.undo(undo).await?;
@@ -115,9 +115,10 @@ impl Player<'_> {
             }
         }
         self.sleep_until(self.scenario.duration_ns).await;
-        self.watch_armed(&mut undos);
-        self.disarm_unreached().await;
+        self.watch_armed(&mut undos)?;
+        let paused = self.disarm_unreached().await;
         self.heal(undos.into_values().collect()).await?;
+        self.disarm_resumed(paused).await?;
         self.await_answers().await;
         Ok(self.clocks)
     }
@@ -383,12 +384,21 @@ impl Player<'_> {
             Undo::Restart(i) => {
                 self.cluster.restart(i).await?;
                 self.note(server(i), Event::Restarted);
+                // The simulator's armed faults outlive a crash; a new
+                // process has none.
+                self.rearm(i).await;
             }
             Undo::RestartStore => {
                 self.cluster.store.restart()?;
                 self.note(JudgeProc::Store, Event::Restarted);
             }
-            Undo::Resume(who) => self.set_paused(who, false)?,
+            Undo::Resume(who) => {
+                self.set_paused(who, false)?;
+                if let Who::Server(i) = who {
+                    // Entries armed while it was stopped.
+                    self.send_armed(i).await;
+                }
+            }
             Undo::RestartClient(c) => {
                 // A fresh client is not paused (as the simulator's restart),
                 // and its routes carry again if a point cut it off.

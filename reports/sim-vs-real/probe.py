@@ -33,6 +33,17 @@ sim.jsonl / real.jsonl) and traces (`--trace`), the same in both worlds.
       acknowledgement ended the first failover-stall; the lines shown run
       from 50 ms before that fault to the stall's end.
 
+  probe.py points REAL.jsonl | probe.py points TRACE.jsonl...
+      Server crash points: armed, reached (the member crashed there) and
+      never reached, per selector (leader, follower, random-server), and
+      the faults skipped for want of a leader ("crash leader", "block
+      leader"); for real runs also timed server crashes and server pauses.
+      REAL.jsonl: a compare's real.jsonl (its runs'
+      `faults`); TRACE.jsonl: simulated traces (`leasesim run --trace`,
+      the Admin `arm #N` and `crash sK at P (fault #N)` notes). Real runs
+      before 368d045 carry no entry numbers, so only their other faults
+      are counted.
+
 Kept beside table.py so that every figure the report quotes from traces
 comes from one script, run the same way on both worlds' files.
 """
@@ -159,6 +170,61 @@ def sessions(trace, debug, who=None):
             print(f"{t / 1e9:.4f}s {stamp.sub(' ', line)}")
 
 
+SERVER_SELECTORS = ("leader", "follower", "random-server", "s")
+
+
+def points_real(path, armed, reached, other):
+    for run in runs(path):
+        selector = {}
+        for fault in run["faults"]:
+            text = fault.split(": ", 1)[1]
+            m = re.search(r"crash (\S+?)(=s\d+)? armed at \S+ \(#(\d+)\)", text)
+            if m and m.group(1).startswith(SERVER_SELECTORS) and not m.group(1).startswith("the"):
+                selector[m.group(3)] = m.group(1)
+                armed[m.group(1)] += 1
+            elif m := re.search(r"\(failpoint #(\d+)\)", text):
+                reached[selector[m.group(1)]] += 1
+            elif text.startswith("skipped") and "never reached" not in text:
+                other["skipped: " + re.sub(r"^skipped (\[chaos\]|line \d+): ", "", text).split(":")[0]] += 1
+            elif not text.startswith("skipped") and re.search(r"crash (\S+=)?s\d+ for", text):
+                other["timed server crash"] += 1
+            elif re.search(r"pause (\S+=)?s\d+", text):
+                other["server pause"] += 1
+
+
+def points_sim(path, armed, reached, other):
+    selector = {}
+    for line in open(path):
+        o = json.loads(line)
+        if o["proc"] != "Admin" or o["event"].get("kind") not in ("fault", "fault-skipped"):
+            continue
+        text = o["event"]["action"]
+        if o["event"]["kind"] == "fault-skipped":
+            other["skipped: " + text.split(":")[0]] += 1
+        elif m := re.match(r"arm #(\d+): crash (\S+) when", text):
+            if m.group(2).startswith(SERVER_SELECTORS):
+                selector[m.group(1)] = m.group(2)
+                armed[m.group(2)] += 1
+        elif m := re.search(r"crash s\d+ at \S+ \(fault #(\d+)\)", text):
+            if m.group(1) in selector:
+                reached[selector[m.group(1)]] += 1
+
+
+def points(paths):
+    armed, reached, other = collections.Counter(), collections.Counter(), collections.Counter()
+    for path in paths:
+        if path.endswith("real.jsonl"):
+            points_real(path, armed, reached, other)
+        else:
+            points_sim(path, armed, reached, other)
+    for selector in sorted(armed):
+        print(f"{selector}: reached {reached[selector]} of {armed[selector]} armed")
+    total = sum(armed.values())
+    print(f"all: reached {sum(reached.values())} of {total} armed, never reached {total - sum(reached.values())}")
+    for key in sorted(other):
+        print(f"{key}: {other[key]}")
+
+
 def main():
     if len(sys.argv) in (4, 5) and sys.argv[1] == "sessions":
         sessions(*sys.argv[2:])
@@ -166,6 +232,8 @@ def main():
         stalls(sys.argv[2:])
     elif len(sys.argv) >= 3 and sys.argv[1] == "pauses":
         pauses(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "points":
+        points(sys.argv[2:])
     elif len(sys.argv) == 3 and sys.argv[1] == "early-by":
         early_by(sys.argv[2])
     else:

@@ -11,10 +11,14 @@
 //!   per clock, `rate` (continuous from now), `offset_ms` (the total step
 //!   from the real clock) or `step_ms` (a step from now); the monotonic
 //!   clock only steps forward. All or nothing.
-//! - `GET /failpoint`: the armed failpoint (`{"point": null}` when none).
-//! - `POST /failpoint` with `{"point": "after-send:vote-reply"}` (or
-//!   `null` to disarm): the member SIGKILLs itself when it next reaches
-//!   that point (faults/failpoint.rs lists them).
+//! - `GET /failpoint`: the armed failpoint entries, oldest first
+//!   (`{"armed": [{"id": 3, "point": "after-sync"}]}`).
+//! - `POST /failpoint` with `{"id": 3, "point": "after-send:vote-reply"}`
+//!   arms entry 3 (replacing an entry 3 armed before) and leaves the
+//!   others; `{"id": 3, "point": null}` disarms entry 3 alone. The member
+//!   SIGKILLs itself when it next reaches a point some entry waits at,
+//!   and its event log's `crashed` line names that entry
+//!   (faults/failpoint.rs lists the points).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -37,10 +41,12 @@ pub struct Controls {
     pub failpoints: Arc<Failpoints>,
 }
 
-/// `POST /failpoint`'s body.
+/// `POST /failpoint`'s body: which entry, and its point (`None`:
+/// disarm it).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Arm {
+    id: u64,
     point: Option<String>,
 }
 
@@ -97,7 +103,7 @@ async fn post_clock(State(controls): State<Controls>, body: Bytes) -> Answer {
 }
 
 async fn get_failpoint(State(controls): State<Controls>) -> Answer {
-    (StatusCode::OK, Json(json!({ "point": controls.failpoints.armed() })))
+    (StatusCode::OK, Json(json!({ "armed": controls.failpoints.armed() })))
 }
 
 async fn post_failpoint(State(controls): State<Controls>, body: Bytes) -> Answer {
@@ -105,8 +111,45 @@ async fn post_failpoint(State(controls): State<Controls>, body: Bytes) -> Answer
         Ok(arm) => arm,
         Err(answer) => return answer,
     };
-    match controls.failpoints.arm(arm.point.as_deref()) {
-        Ok(()) => (StatusCode::OK, Json(json!({ "point": controls.failpoints.armed() }))),
+    let done = match arm.point {
+        Some(point) => controls.failpoints.arm(arm.id, &point),
+        // Disarming an entry the member no longer holds (it fired, or a
+        // restart emptied the set) is no error: nothing waits there.
+        None => {
+            controls.failpoints.disarm(arm.id);
+            Ok(())
+        }
+    };
+    match done {
+        Ok(()) => (StatusCode::OK, Json(json!({ "armed": controls.failpoints.armed() }))),
         Err(e) => refused(format!("POST /failpoint: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn post(controls: &Controls, body: &str) -> Answer {
+        post_failpoint(State(controls.clone()), Bytes::from(body.to_string())).await
+    }
+
+    #[tokio::test]
+    async fn each_post_arms_or_disarms_one_entry_and_leaves_the_others() {
+        let controls = Controls { clocks: Arc::default(), failpoints: Arc::default() };
+        assert_eq!(post(&controls, r#"{"id": 4, "point": "after-sync"}"#).await.0, StatusCode::OK);
+        let (status, Json(armed)) = post(&controls, r#"{"id": 6, "point": "timer"}"#).await;
+        assert_eq!(
+            (status, armed),
+            (StatusCode::OK, json!({ "armed": [{ "id": 4, "point": "after-sync" }, { "id": 6, "point": "timer" }] }))
+        );
+        assert_eq!(post(&controls, r#"{"id": 4, "point": null}"#).await.0, StatusCode::OK);
+        let (_, Json(armed)) = get_failpoint(State(controls.clone())).await;
+        assert_eq!(armed, json!({ "armed": [{ "id": 6, "point": "timer" }] }), "entry 6 stayed");
+        let (status, Json(error)) = post(&controls, r#"{"point": "timer"}"#).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(error["error"].as_str().unwrap().contains("POST /failpoint: missing field `id`"), "{error}");
+        let (status, Json(error)) = post(&controls, r#"{"id": 1, "point": "after"}"#).await;
+        assert!(status == StatusCode::BAD_REQUEST && error["error"].as_str().unwrap().contains("unknown failpoint `after`"), "{error}");
     }
 }

@@ -2,7 +2,8 @@
 //! FILE`): what core reports after every batch (`ServerEvent`s: Raft's
 //! leaders and applied entries, the lease and lock tables' changes,
 //! keep-alive answers), the votes it grants, and the instant a failpoint
-//! kills it, one JSON line each, a `leasesim_judge::observe::EventLine`
+//! kills it (naming the armed entry that fired, so that a runner with
+//! several armed knows which one it was), one JSON line each, a `leasesim_judge::observe::EventLine`
 //! (the judge's own vocabulary; the runner reads the same type), so that a runner can judge the
 //! invariants that need a server's view (election safety, log matching,
 //! vote durability, FIFO lock grants…) on a real cluster.
@@ -35,6 +36,9 @@ use std::path::Path;
 use leasesim_core::server::ServerEvent;
 use leasesim_core::{NodeId, Term};
 use leasesim_judge::observe::{Event, EventLine};
+use serde::{Deserialize, Serialize};
+
+use super::failpoint::Entry;
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds: true time for every process on
 /// this machine.
@@ -54,8 +58,6 @@ pub enum Logged<'a> {
         term: Term,
         candidate: NodeId,
     },
-    /// The member kills itself at a failpoint.
-    Crashed,
 }
 
 impl Logged<'_> {
@@ -63,9 +65,37 @@ impl Logged<'_> {
         match self {
             Logged::Server(event) => Event::Server { event: (*event).clone() },
             Logged::VoteGranted { term, candidate } => Event::VoteGranted { term: *term, candidate: *candidate },
-            Logged::Crashed => Event::Crashed,
         }
     }
+}
+
+/// The line a failpoint's crash writes: the judge's `crashed` line, plus
+/// the entry that fired under `failpoint` (the judge's reader ignores a
+/// field it does not know; the runner reads it back with [`fired`]).
+#[derive(Serialize, Deserialize)]
+struct CrashedLine {
+    #[serde(flatten)]
+    line: EventLine,
+    failpoint: Entry,
+}
+
+/// The failpoint entry the member named in the last line of its event log
+/// at `path`, if that line is a failpoint's crash: a dying member writes
+/// it last (the driver is the log's only writer, and kills the process
+/// right after), so a runner that sees the member gone reads here which of
+/// its armed entries fired. `None` for any other last line: the member
+/// died otherwise, or was killed from outside.
+pub fn fired(path: &Path) -> Result<Option<Entry>, String> {
+    use std::io::{Read, Seek, SeekFrom};
+    /// Far more than one line: the tail holds the last line whole.
+    const TAIL: u64 = 4096;
+    let mut file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let len = file.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut tail = String::new();
+    file.read_to_string(&mut tail).map_err(|e| format!("{}: {e}", path.display()))?;
+    let Some(last) = tail.strip_suffix('\n').and_then(|t| t.rsplit('\n').next()) else { return Ok(None) };
+    Ok(serde_json::from_str::<CrashedLine>(last).ok().filter(|c| c.line.event == Event::Crashed).map(|c| c.failpoint))
 }
 
 /// One input or timer the driver handled: how many server events the
@@ -150,6 +180,16 @@ impl EventLog {
         self.append(&bytes);
     }
 
+    /// The member kills itself at failpoint entry `entry`: its last line,
+    /// stamped now, as having happened since `batch_start_ns`.
+    pub fn write_crashed(&mut self, batch_start_ns: u64, entry: Entry) {
+        let mono_ns = monotonic_ns();
+        let line = EventLine { mono_ns, error_ns: mono_ns.saturating_sub(batch_start_ns), event: Event::Crashed };
+        let mut bytes = serde_json::to_vec(&CrashedLine { line, failpoint: entry }).expect("a crashed line always serializes");
+        bytes.push(b'\n');
+        self.append(&bytes);
+    }
+
     /// One append write(2) for a batch's lines. A failed write only loses
     /// the test's evidence, never the member's state: it is logged, not
     /// fatal.
@@ -177,8 +217,11 @@ mod tests {
         let mut log = EventLog::open(&path).expect("opens");
         let leader = ServerEvent::Raft(RaftEvent::BecameLeader { term: 4 });
         let start_ns = monotonic_ns();
-        log.write(start_ns, &[Logged::Server(&leader), Logged::VoteGranted { term: 4, candidate: 2 }, Logged::Crashed]);
+        log.write(start_ns, &[Logged::Server(&leader), Logged::VoteGranted { term: 4, candidate: 2 }]);
         log.write(start_ns, &[]);
+        assert_eq!(fired(&path), Ok(None), "no failpoint fired");
+        let entry = Entry { id: 12, point: "after-sync".into() };
+        log.write_crashed(start_ns, entry.clone());
         let text = std::fs::read_to_string(&path).expect("reads");
         let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
         assert_eq!(lines.len(), 3, "{text}");
@@ -186,6 +229,12 @@ mod tests {
         assert_eq!(lines[0]["event"]["event"], serde_json::to_value(&leader).expect("serializes"));
         assert_eq!(lines[1]["event"], json!({ "kind": "vote-granted", "term": 4, "candidate": 2 }));
         assert_eq!(lines[2]["event"], json!({ "kind": "crashed" }));
+        assert_eq!(lines[2]["failpoint"], json!({ "id": 12, "point": "after-sync" }));
+        // The judge reads a crash, the runner which entry fired.
+        assert_eq!(EventLine::parse(text.lines().nth(2).unwrap()).map(|l| l.event), Ok(Event::Crashed));
+        assert_eq!(fired(&path), Ok(Some(entry)));
+        log.write(start_ns, &[Logged::VoteGranted { term: 5, candidate: 1 }]);
+        assert_eq!(fired(&path), Ok(None), "only a last line names the entry that killed the member");
         let mono_ns = lines[0]["mono_ns"].as_u64().expect("a stamp");
         assert!(mono_ns >= start_ns && lines[0]["error_ns"].as_u64() == Some(mono_ns - start_ns));
     }

@@ -2,7 +2,8 @@
 //! `tests/data/` (each a few seconds of real time) against leasesim-node
 //! and etcd, a violation found for real both ways (an unfenced holder
 //! paused past its lease; a planted bug, caught from the clients' view and
-//! from the members' own events), a crash point played as a failpoint,
+//! from the members' own events), crash points played as failpoints (two
+//! waiting in one member, each recorded under the entry that fired),
 //! message-kind faults that really happen (on peer links and on the
 //! runner's side of its clients), a client crashed and started afresh,
 //! and bad input refused with its reason before anything starts.
@@ -71,8 +72,20 @@ fn a_planted_bug_fails_a_safe_scenario_and_names_the_invariant() {
     assert_eq!(v["bugs"], serde_json::json!(["follower-expires-leases"]));
 }
 
+/// A crash point's entry in the run's fault list: (its number, the
+/// member, the point), from "… crash leader=s2 armed at P (#0)" or
+/// "… crash s2 at P for 1s (failpoint #0)".
+fn crash_entry(fault: &str) -> (u64, String, String) {
+    let words: Vec<&str> = fault.split_whitespace().collect();
+    let after = |w: &str| words[words.iter().position(|x| *x == w).unwrap() + 1];
+    let member = after("crash").rsplit('=').next().unwrap().to_string();
+    let point = if fault.contains(" armed at ") { words[words.iter().position(|x| *x == "armed").unwrap() + 2] } else { after("at") };
+    let id = fault.rsplit('#').next().unwrap().trim_end_matches(')').parse().unwrap();
+    (id, member, point.to_string())
+}
+
 #[test]
-fn a_crash_point_is_armed_as_a_failpoint_and_the_member_dies_there() {
+fn crash_points_wait_together_and_each_fires_under_its_own_entry() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let trace = dir.path().join("trace.jsonl");
     let keep = dir.path().join("run");
@@ -81,18 +94,39 @@ fn a_crash_point_is_armed_as_a_failpoint_and_the_member_dies_there() {
     let v = json(&out);
     assert_eq!(out.status.code(), Some(0), "{v}");
     let faults: Vec<&str> = v["faults"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
-    assert!(faults.len() == 2 && faults[0].contains("armed at after-send:append-reply"), "{faults:?}");
-    let died = faults[1];
-    assert!(died.contains("at after-send:append-reply for 1s (failpoint)"), "{faults:?}");
-    let member: u64 = died.split("crash s").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.parse().ok()).unwrap();
-    // The member itself said where it died, in its log and its event log,
-    // and the runner restarted it.
-    let log = std::fs::read_to_string(keep.join(format!("s{member}.log"))).unwrap();
-    assert!(log.contains("failpoint after-send:append-reply reached: SIGKILL"), "{log}");
+    let armed: Vec<_> = faults.iter().filter(|f| f.contains(" armed at ")).map(|f| crash_entry(f)).collect();
+    let fired: Vec<_> = faults.iter().filter(|f| f.contains("(failpoint #")).map(|f| crash_entry(f)).collect();
+    assert_eq!((armed.len(), fired.len()), (2, 2), "both armed, both reached: {faults:?}");
+    // Each death is recorded under the entry that fired: its own point
+    // and member, never another entry's.
+    for entry in &fired {
+        assert!(armed.contains(entry), "{entry:?} was not armed so: {faults:?}");
+    }
+    assert!(fired[0].0 != fired[1].0, "each entry fired once: {faults:?}");
+    if armed[0].1 == armed[1].1 {
+        // Both in the leader (the usual case): the second, reached within a
+        // heartbeat, fired alone; the first waited through the restart.
+        assert_eq!((fired[0].0, fired[1].0), (1, 0), "{faults:?}");
+        assert!(faults.iter().any(|f| f.contains("after-send:append for 1s (failpoint #1)")), "{faults:?}");
+    }
     let trace = std::fs::read_to_string(&trace).unwrap();
     let events: Vec<Value> = trace.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let of_member = |kind: &str| events.iter().filter(|o| o["proc"]["Server"] == member && o["event"]["kind"] == kind).count();
-    assert_eq!((of_member("crashed"), of_member("restarted")), (1, 1), "{member}");
+    let members: std::collections::BTreeSet<&String> = armed.iter().map(|e| &e.1).collect();
+    for member in members {
+        let n: u64 = member[1..].parse().unwrap();
+        let ids = |of: &[(u64, String, String)]| of.iter().filter(|e| &e.1 == member).map(|e| e.0).collect::<Vec<_>>();
+        // The member itself named each entry as it died, in its log and as
+        // the last line of its event log, and the runner restarted it.
+        let log = std::fs::read_to_string(keep.join(format!("{member}.log"))).unwrap();
+        for id in ids(&fired) {
+            assert!(log.contains(&format!("reached (armed entry {id}): SIGKILL")), "{log}");
+        }
+        let own = std::fs::read_to_string(keep.join(format!("{member}.events.jsonl"))).unwrap();
+        let named: Vec<u64> = own.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()?["failpoint"]["id"].as_u64()).collect();
+        assert_eq!(named, ids(&fired), "the runner recorded the entries {member} named, in order");
+        let of_member = |kind: &str| events.iter().filter(|o| o["proc"]["Server"] == n && o["event"]["kind"] == kind).count();
+        assert_eq!((of_member("crashed"), of_member("restarted")), (named.len(), named.len()), "{member}");
+    }
 }
 
 #[test]
@@ -188,5 +222,5 @@ fn bad_input_is_refused_with_its_reason() {
     let bug = refused(&["run", &data("etcd-short.toml"), "--bug", "no-such-bug"]);
     assert!(bug.contains("--bug no-such-bug"), "{bug}");
     let point = refused(&["run", &data("crash-point-append-reply.toml"), "--target", "etcd"]);
-    assert!(point.contains("crash-point-append-reply.toml:19:1:") && point.contains("without gofail failpoints"), "{point}");
+    assert!(point.contains("crash-point-append-reply.toml:30:1:") && point.contains("without gofail failpoints"), "{point}");
 }
