@@ -93,6 +93,24 @@ fn short(v: f64) -> String {
     }
 }
 
+/// A heatmap's axis value as the grid gave it: the shortest decimal that
+/// reads back as the same number, so a 0.005-step grid is never rounded to
+/// two decimals and two rows never share a label.
+fn grid_value(v: f64) -> String {
+    format!("{v}")
+}
+
+/// A generous estimate of a text's width in pixels at a font size
+/// (sans-serif averages about half an em per character; wide glyphs and
+/// bold titles need more), so the picture is made wide enough for it.
+fn text_width(text: &str, font_px: f64) -> f64 {
+    text.chars().count() as f64 * font_px * 0.62
+}
+
+/// The note over the band above the grid.
+const BAND_NOTE: &str =
+    "(band above the top row: edges beyond the grid, placed by extrapolation up to this band; exact values in the table under the axis)";
+
 fn edge_text(v: f64) -> String {
     format!("{v:.3}")
 }
@@ -110,6 +128,11 @@ struct HeatmapLayout {
     height: f64,
 }
 
+/// The widest legend line for an edge: its swatch and its label.
+fn edge_legend_width(h: &Heatmap) -> f64 {
+    h.edges.iter().map(|e| 38.0 + text_width(&e.label, 11.0)).fold(0.0, f64::max)
+}
+
 impl HeatmapLayout {
     fn of(h: &Heatmap) -> HeatmapLayout {
         let (cols, rows) = (h.xs.len(), h.ys.len());
@@ -117,7 +140,15 @@ impl HeatmapLayout {
         let cell_h = CELL_H_MIN.max(MIN_GRID_H / rows.max(1) as f64);
         let grid_h = cell_h * rows as f64;
         let legend_top = TOP_PX + grid_h + 62.0 + 14.0 * h.edges.len() as f64;
-        let width = (LEFT_PX + grid_w + 30.0).max(780.0);
+        // Wide enough for the grid and for every line of text, so none is
+        // clipped at the right edge.
+        let texts = [
+            10.0 + text_width(&h.title, 14.0),
+            LEFT_PX + text_width(BAND_NOTE, 11.0),
+            LEFT_PX + 170.0 + text_width(&h.value_label, 11.0),
+            LEFT_PX + edge_legend_width(h),
+        ];
+        let width = texts.into_iter().fold((LEFT_PX + grid_w + 30.0).max(780.0), f64::max).ceil() + 10.0;
         let height = legend_top + 26.0 + 18.0 * h.edges.len() as f64 + 40.0;
         HeatmapLayout { cols, rows, grid_w, cell_h, grid_h, legend_top, width, height }
     }
@@ -136,11 +167,7 @@ pub fn heatmap_svg(h: &Heatmap) -> String {
         write!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">"#);
     let _ = write!(s, r##"<rect width="{width}" height="{height}" fill="#ffffff"/>"##);
     let _ = write!(s, r#"<text x="10" y="18" font-size="13" font-weight="bold">{}</text>"#, xml(&h.title));
-    let _ = write!(
-        s,
-        r##"<text x="{LEFT_PX}" y="{}" fill="#666666">(band above the top row: edges beyond the grid, placed by extrapolation up to this band; exact values in the table under the axis)</text>"##,
-        TOP_PX - 34.0
-    );
+    let _ = write!(s, r##"<text x="{LEFT_PX}" y="{}" fill="#666666">{BAND_NOTE}</text>"##, TOP_PX - 34.0);
     let _ = write!(
         s,
         r##"<line x1="{LEFT_PX}" y1="{TOP_PX}" x2="{}" y2="{TOP_PX}" stroke="#bbbbbb" stroke-dasharray="2 2"/>"##,
@@ -165,7 +192,7 @@ fn heatmap_cells(s: &mut String, h: &Heatmap, l: &HeatmapLayout) -> String {
     let mut texts = String::new();
     for (r, y) in h.ys.iter().enumerate() {
         let top = TOP_PX + cell_h * (l.rows - 1 - r) as f64;
-        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT_PX - 6.0, top + cell_h / 2.0 + 4.0, short(*y));
+        let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#, LEFT_PX - 6.0, top + cell_h / 2.0 + 4.0, grid_value(*y));
         for c in 0..l.cols {
             let v = h.values.get(r).and_then(|row| row.get(c)).copied().flatten();
             let left = LEFT_PX + CELL_W * c as f64;
@@ -194,7 +221,7 @@ fn heatmap_axes(s: &mut String, h: &Heatmap, l: &HeatmapLayout) {
     let grid_h = l.grid_h;
     for (c, x) in h.xs.iter().enumerate() {
         let centre = LEFT_PX + CELL_W * c as f64 + CELL_W / 2.0;
-        let _ = write!(s, r#"<text x="{centre}" y="{}" text-anchor="middle">{}</text>"#, TOP_PX + grid_h + 14.0, short(*x));
+        let _ = write!(s, r#"<text x="{centre}" y="{}" text-anchor="middle">{}</text>"#, TOP_PX + grid_h + 14.0, grid_value(*x));
     }
     let _ = write!(
         s,
@@ -518,6 +545,19 @@ mod tests {
         assert_eq!(short(0.0005), "0.0005");
         assert_eq!(short(0.001), "0.001");
         assert_eq!(short(0.05), "0.05");
+    }
+
+    #[test]
+    fn heatmap_labels_keep_the_grids_precision_and_fit_the_picture() {
+        let edge = sample().edges[0].clone();
+        let long = "x".repeat(200);
+        let h = Heatmap { ys: vec![0.025, 0.03, 0.035], edges: vec![Edge { label: long.clone(), ..edge }], ..sample() };
+        let svg = heatmap_svg(&h);
+        for label in [">0.025<", ">0.03<", ">0.035<"] {
+            assert!(svg.contains(label), "{label}: a 0.005 grid is labelled to its own precision");
+        }
+        let width: f64 = svg.split("width=\"").nth(1).and_then(|w| w.split('"').next()).and_then(|w| w.parse().ok()).unwrap();
+        assert!(width >= LEFT_PX + text_width(&long, 11.0), "the longest legend line fits: width {width}");
     }
 
     #[test]

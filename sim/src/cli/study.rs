@@ -2,6 +2,9 @@
 //! docs/STUDY-FORMAT.md) and writes its JSON, CSV and SVG figures. Exit 0
 //! when it ran (a study measures; it has no expectation to miss), 2 on bad
 //! input. Cells where measurement and theory disagree are listed on stdout.
+//! `--redraw DIR` redraws the heatmaps from a committed `DIR/results.json`
+//! without running anything, so a figure fix does not change the data or
+//! the build that produced it.
 
 use std::path::PathBuf;
 
@@ -16,8 +19,13 @@ pub struct StudyArgs {
     /// The study spec (TOML).
     pub spec: PathBuf,
     /// Folder for results.json, results.csv and the SVG figures.
-    #[arg(long, required_unless_present_any = ["scenario_of", "forecast", "forecast_stale_writes", "forecast_wall_step", "forecast_wall_step_v2", "forecast_leader_pause", "forecast_lease_reads"])]
+    #[arg(long, required_unless_present_any = ["redraw", "scenario_of", "forecast", "forecast_stale_writes", "forecast_wall_step", "forecast_wall_step_v2", "forecast_leader_pause", "forecast_lease_reads"])]
     pub out: Option<PathBuf>,
+    /// Instead of running the study, read DIR/results.json (written by an
+    /// earlier run of this spec) and rewrite DIR's heatmap-*.svg from it;
+    /// results.json and the other files are left as they are.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "seeds", "jobs", "scenario_of", "forecast"])]
+    pub redraw: Option<PathBuf>,
     /// Print, instead of running the study, the scenario that the run of
     /// cell CELL (its index in results.json) with seed SEED ran, as TOML:
     /// `leasesim run FILE --seed SEED` replays that run (same digest).
@@ -64,6 +72,9 @@ pub struct StudyArgs {
 
 pub fn study_command(args: &StudyArgs) -> i32 {
     let Some((spec, base)) = load_checked(args) else { return 2 };
+    if let Some(dir) = &args.redraw {
+        return redraw(dir, &spec.name);
+    }
     if let Some(which) = &args.scenario_of {
         return print_scenario_of(which, &spec, &base);
     }
@@ -140,6 +151,21 @@ fn load_checked(args: &StudyArgs) -> Option<(StudySpec, Scenario)> {
         return None;
     }
     Some((spec, base))
+}
+
+/// `--redraw DIR`: the heatmaps again from DIR/results.json, which must be
+/// this spec's results.
+fn redraw(dir: &std::path::Path, name: &str) -> i32 {
+    match output::redraw(dir, name) {
+        Ok((build, files)) => {
+            eprintln!("redrew {} heatmaps in {} from results.json (build {build}, unchanged)", files.len(), dir.display());
+            0
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            2
+        }
+    }
 }
 
 /// `--scenario-of CELL:SEED`: prints the scenario that run ran, as TOML.

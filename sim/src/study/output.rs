@@ -4,8 +4,11 @@
 //! strategy with the theoretical boundary; unavailability after a holder
 //! crash over TTL), whichever the study's axes allow.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
 
 use leasesim_reports::study_plots::{heatmap_svg, line_chart_svg, Edge, Heatmap, Series};
 
@@ -44,7 +47,7 @@ pub fn write_all(dir: &Path, results: &StudyResults) -> std::io::Result<Vec<Path
         written.push(path);
         Ok(())
     };
-    for (name, svg) in heatmaps(results) {
+    for (name, svg) in heatmaps(&figure_cells(results)) {
         put(&name, svg)?;
     }
     if let Some(svg) = unavailability_chart(results) {
@@ -257,38 +260,181 @@ fn sorted_unique(values: impl Iterator<Item = f64>) -> Vec<f64> {
     v
 }
 
-/// One heatmap per strategy (and fencing / belief start, if varied) over
-/// leader drift × margin: the fraction of runs with any safety violation,
-/// k/n and its Wilson 95 % interval in each cell, with the refined edge
-/// and the classic symmetric bound drawn per column at their exact values.
-fn heatmaps(results: &StudyResults) -> Vec<(String, String)> {
-    let cells: Vec<&CellResult> = results.cells.iter().filter(|c| c.params.leader_drift.is_some() && c.params.margin.is_some()).collect();
+/// What the heatmaps read of a cell: the fields they draw, deserialized
+/// from the cell's JSON. A study run converts its own cells through JSON
+/// too (`figure_cells`), so `--redraw` from a committed results.json draws
+/// exactly what the run drew.
+#[derive(Debug, Deserialize)]
+struct FigureCell {
+    /// Every grid axis by name (`CellParams`' fields): `null` where the
+    /// study keeps the base scenario's value.
+    params: BTreeMap<String, serde_json::Value>,
+    metrics: FigureMetrics,
+    consistency_check: FigureCheck,
+    prediction: Option<FigurePrediction>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FigureMetrics {
+    runs: u64,
+    runs_unsafe: u64,
+}
+
+#[derive(Debug, Deserialize)]
+struct FigureCheck {
+    edge_margin: Option<f64>,
+    fixed_delay_ns: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FigurePrediction {
+    rho: f64,
+    ttl_ns: u64,
+    delay_ns: u64,
+}
+
+impl FigureCell {
+    fn num(&self, axis: &str) -> Option<f64> {
+        self.params.get(axis).and_then(serde_json::Value::as_f64)
+    }
+    fn text(&self, axis: &str) -> Option<&str> {
+        self.params.get(axis).and_then(serde_json::Value::as_str)
+    }
+}
+
+/// The part of results.json that `--redraw` reads.
+#[derive(Debug, Deserialize)]
+struct FigureInput {
+    name: String,
+    build: String,
+    cells: Vec<FigureCell>,
+}
+
+fn figure_cells(results: &StudyResults) -> Vec<FigureCell> {
+    let json = serde_json::to_value(&results.cells).expect("cells serialize");
+    serde_json::from_value(json).expect("a cell's JSON has the figures' fields")
+}
+
+/// `leasesim study SPEC --redraw DIR`: reads `DIR/results.json` and
+/// rewrites the heatmaps only (no run, so results.json keeps the build
+/// that ran the study). Old `heatmap-*.svg` files are removed first, so a
+/// panel the new layout no longer draws does not linger. `study` is the
+/// spec's name, which the file must carry. Returns the build recorded in
+/// the file and the files written; an error names the file.
+pub fn redraw(dir: &Path, study: &str) -> Result<(String, Vec<PathBuf>), String> {
+    let path = dir.join("results.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: cannot read the study's results: {e}", path.display()))?;
+    let input: FigureInput = serde_json::from_str(&text)
+        .map_err(|e| format!("{}:{}:{}: not a study's results.json: {e}", path.display(), e.line(), e.column()))?;
+    if input.name != study {
+        return Err(format!("{}: the results of study `{}`, not of `{study}` (the spec's name)", path.display(), input.name));
+    }
+    let cannot = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    for entry in std::fs::read_dir(dir).map_err(|e| cannot(dir, e))? {
+        let old = entry.map_err(|e| cannot(dir, e))?.path();
+        let name = old.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with("heatmap-") && name.ends_with(".svg") {
+            std::fs::remove_file(&old).map_err(|e| cannot(&old, e))?;
+        }
+    }
+    let mut written = Vec::new();
+    for (name, svg) in heatmaps(&input.cells) {
+        let file = dir.join(name);
+        std::fs::write(&file, svg).map_err(|e| cannot(&file, e))?;
+        written.push(file);
+    }
+    Ok((input.build, written))
+}
+
+/// Axes a heatmap never pools: its own two, and the three that name a
+/// panel even when a study does not vary them (the file names the report
+/// links to).
+const PANEL_AXES: [&str; 3] = ["lease_expiry", "fenced", "belief_from"];
+const PLANE_AXES: [&str; 2] = ["leader_drift", "margin"];
+
+/// One heatmap per strategy (and fencing / belief start) and per value of
+/// every other axis the study varied, over leader drift × margin: cells
+/// are never pooled over a hidden axis. Each cell shows the fraction of
+/// runs with any safety violation, k/n and its Wilson 95 % interval, with
+/// the refined edge and the classic symmetric bound drawn per column at
+/// their exact values.
+fn heatmaps(all: &[FigureCell]) -> Vec<(String, String)> {
+    let cells: Vec<&FigureCell> = all.iter().filter(|c| c.num("leader_drift").is_some() && c.num("margin").is_some()).collect();
     if cells.is_empty() {
         return Vec::new();
     }
-    let xs = sorted_unique(cells.iter().filter_map(|c| c.params.leader_drift));
-    let ys = sorted_unique(cells.iter().filter_map(|c| c.params.margin));
-    let mut groups: Vec<String> = cells.iter().map(|c| group_of(c)).collect();
+    let xs = sorted_unique(cells.iter().filter_map(|c| c.num("leader_drift")));
+    let ys = sorted_unique(cells.iter().filter_map(|c| c.num("margin")));
+    let hidden = hidden_axes(&cells);
+    let mut groups: Vec<(String, String)> = cells.iter().map(|c| group_of(c, &hidden)).collect();
     groups.sort();
     groups.dedup();
     let mut out = Vec::new();
-    for group in groups {
-        let mine: Vec<&CellResult> = cells.iter().copied().filter(|c| group_of(c) == group).collect();
-        let heatmap = group_heatmap(&group, &mine, &xs, &ys);
-        let file = format!("heatmap-{}.svg", group.replace([' ', '='], "-"));
-        out.push((file, heatmap_svg(&heatmap)));
+    for (title, slug) in groups {
+        let mine: Vec<&FigureCell> = cells.iter().copied().filter(|c| group_of(c, &hidden).1 == slug).collect();
+        let heatmap = group_heatmap(&title, &mine, &xs, &ys);
+        out.push((format!("heatmap-{slug}.svg"), heatmap_svg(&heatmap)));
     }
     out
 }
 
+/// Every axis other than the plane's and the panel-naming ones that takes
+/// more than one value among `cells`, with whether any of its values is
+/// negative (then positive ones are written with a `+`).
+fn hidden_axes(cells: &[&FigureCell]) -> Vec<(String, bool)> {
+    let mut names: Vec<&String> = cells.iter().flat_map(|c| c.params.keys()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter(|n| !PANEL_AXES.contains(&n.as_str()) && !PLANE_AXES.contains(&n.as_str()))
+        .filter(|n| {
+            let mut values: Vec<String> = cells.iter().map(|c| c.params.get(*n).map(|v| v.to_string()).unwrap_or_default()).collect();
+            values.sort();
+            values.dedup();
+            values.len() > 1
+        })
+        .map(|n| (n.clone(), cells.iter().any(|c| c.num(n).is_some_and(|v| v < 0.0))))
+        .collect()
+}
+
+/// A hidden axis's value as the grid wrote it: durations (`*_ns`) in ms,
+/// numbers in their shortest exact decimal (0.005 stays 0.005), `base`
+/// where the cell keeps the base scenario's value.
+fn axis_value(name: &str, v: Option<&serde_json::Value>, signed: bool) -> String {
+    let Some(v) = v.filter(|v| !v.is_null()) else { return "base".into() };
+    let Some(n) = v.as_f64() else { return v.as_str().map_or_else(|| v.to_string(), str::to_string) };
+    let (n, unit) = if name.ends_with("_ns") { (n / 1e6, " ms") } else { (n, "") };
+    let sign = if signed && n > 0.0 { "+" } else { "" };
+    format!("{sign}{n}{unit}")
+}
+
+/// A panel's title part and file-name part: the strategy (and fencing,
+/// belief start) and `axis value` for every hidden axis.
+fn group_of(c: &FigureCell, hidden: &[(String, bool)]) -> (String, String) {
+    let mut parts = vec![c.text("lease_expiry").unwrap_or("base").to_string()];
+    if let Some(f) = c.params.get("fenced").and_then(serde_json::Value::as_bool) {
+        parts.push(if f { "fenced".into() } else { "unfenced".into() });
+    }
+    if let Some(b) = c.text("belief_from") {
+        parts.push(format!("from-{b}"));
+    }
+    let mut title = parts.join(" ");
+    let mut slug = title.replace(' ', "-");
+    for (name, signed) in hidden {
+        let axis = name.trim_end_matches("_ns").replace('_', "-");
+        let value = axis_value(name, c.params.get(name), *signed);
+        let _ = write!(title, ", {} {value}", axis.replace('-', " "));
+        let _ = write!(slug, "-{axis}_{}", value.replace(' ', ""));
+    }
+    (title, slug)
+}
+
 /// One group's heatmap of unsafe-run rates over drift × margin, with the
 /// theory's edges.
-fn group_heatmap(group: &str, mine: &[&CellResult], xs: &[f64], ys: &[f64]) -> Heatmap {
-    let at = |x: f64, y: f64| -> Vec<&&CellResult> {
-        mine.iter().filter(|c| c.params.leader_drift == Some(x) && c.params.margin == Some(y)).collect()
-    };
+fn group_heatmap(group: &str, mine: &[&FigureCell], xs: &[f64], ys: &[f64]) -> Heatmap {
     let rate_at = |x: f64, y: f64| -> Option<Rate> {
-        let here = at(x, y);
+        let here: Vec<&&FigureCell> = mine.iter().filter(|c| c.num("leader_drift") == Some(x) && c.num("margin") == Some(y)).collect();
         if here.is_empty() {
             return None;
         }
@@ -314,37 +460,43 @@ fn group_heatmap(group: &str, mine: &[&CellResult], xs: &[f64], ys: &[f64]) -> H
         ys: ys.to_vec(),
         values,
         text,
-        value_label: "fraction of runs with a safety violation (0–1); cell: k/n [95% Wilson]".into(),
+        value_label: "fraction of runs with any safety violation (0–1); cell: k/n [95% Wilson]".into(),
         edges: theory_edges(mine, xs),
     }
 }
 
 /// The refined edge (this project's, per column from the runs' figures)
 /// and the classic one (Gray & Cheriton, or Chubby's when the timer starts
-/// at receipt).
-fn theory_edges(mine: &[&CellResult], xs: &[f64]) -> Vec<Edge> {
-    let from_receipt = mine.iter().any(|c| c.params.belief_from == Some("receipt"));
+/// at receipt). Both bound only where two holders' beliefs overlap
+/// (lock-belief-overlap), not every invariant the colour counts: the
+/// legend says so.
+fn theory_edges(mine: &[&FigureCell], xs: &[f64]) -> Vec<Edge> {
+    let from_receipt = mine.iter().any(|c| c.text("belief_from") == Some("receipt"));
+    let column = |x: f64| mine.iter().copied().filter(move |c| c.num("leader_drift") == Some(x));
     // The refined edge per column, from the theory's per-run figures.
-    let refined: Vec<Option<f64>> =
-        xs.iter().map(|x| mine.iter().find(|c| c.params.leader_drift == Some(*x)).and_then(|c| c.consistency_check.edge_margin)).collect();
+    let refined: Vec<Option<f64>> = xs.iter().map(|x| column(*x).find_map(|c| c.consistency_check.edge_margin)).collect();
     let delay_ms = mine.iter().find_map(|c| c.consistency_check.fixed_delay_ns).map_or(0.0, |d| d as f64 / 1e6);
     let delay_over_ttl = mine.iter().find_map(|c| c.prediction.as_ref().map(|p| p.delay_ns as f64 / p.ttl_ns.max(1) as f64)).unwrap_or(0.0);
+    // The classic bound at the ρ the cell's prediction used (the largest
+    // drift of any clock, so a client drift counts), else the column's.
     let classic: Vec<Option<f64>> = xs
         .iter()
-        .map(|rho| Some(if from_receipt { 1.0 - (1.0 - rho) * (1.0 / (1.0 + rho) - delay_over_ttl) } else { 2.0 * rho / (1.0 + rho) }))
+        .map(|x| {
+            let rho = column(*x).find_map(|c| c.prediction.as_ref().map(|p| p.rho)).unwrap_or(*x);
+            Some(if from_receipt { 1.0 - (1.0 - rho) * (1.0 / (1.0 + rho) - delay_over_ttl) } else { 2.0 * rho / (1.0 + rho) })
+        })
         .collect();
     let classic_label = if from_receipt {
-        "- - Chubby-style (timer from receipt, one ρ for all): safe above"
+        "- - Chubby-style (timer from receipt, one ρ for all): beliefs cannot overlap above"
     } else {
-        "- - Gray & Cheriton 1989 (one ρ for all clocks): m ≥ 2ρ/(1+ρ), safe above"
+        "- - Gray & Cheriton 1989 (one ρ for all clocks): m ≥ 2ρ/(1+ρ), beliefs cannot overlap above"
     };
+    let receipt = if from_receipt { " net of a reply round trip" } else { "" };
     vec![
         Edge {
-            label: if from_receipt {
-                format!("— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms net of a reply round trip: safe above")
-            } else {
-                format!("— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms: safe above")
-            },
+            label: format!(
+                "— refined (this project): m ≥ 1 − (1+ρ_c)(1/(1+ρ_s) + δ/T), δ = {delay_ms:.0} ms{receipt}: beliefs cannot overlap above"
+            ),
             short: "refined edge".into(),
             ys: refined,
             dashed: false,
@@ -358,17 +510,6 @@ fn theory_edges(mine: &[&CellResult], xs: &[f64]) -> Vec<Edge> {
             colour: "#1f4e9c",
         },
     ]
-}
-
-fn group_of(c: &CellResult) -> String {
-    let mut parts = vec![c.params.lease_expiry.unwrap_or("base").to_string()];
-    if let Some(f) = c.params.fenced {
-        parts.push(if f { "fenced".into() } else { "unfenced".into() });
-    }
-    if let Some(b) = c.params.belief_from {
-        parts.push(format!("from-{b}"));
-    }
-    parts.join(" ")
 }
 
 /// Mean unavailability after a holder crash over TTL, one line per
@@ -419,4 +560,57 @@ fn unavailability_chart(results: &StudyResults) -> Option<String> {
         Some("y = T (the TTL)"),
         &note,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A results.json whose heatmap plane (leader drift × margin) hides a
+    /// third axis, the leader's wall-clock step: one cell per step value.
+    fn results_with_a_hidden_axis() -> String {
+        let cell = |jump_ns: i64, unsafe_runs: u64| {
+            serde_json::json!({
+                "params": {"lease_expiry": "leader-stamped-wall", "leader_drift": 0.0, "margin": 0.005,
+                           "leader_jump_ns": jump_ns, "pause_ns": 2_500_000_000u64, "client_drift": null},
+                "metrics": {"runs": 10, "runs_unsafe": unsafe_runs},
+                "consistency_check": {"edge_margin": 0.001, "fixed_delay_ns": 9_000_000},
+                "prediction": {"rho": 0.0, "ttl_ns": 2_000_000_000u64, "delay_ns": 12_000_000}
+            })
+        };
+        let cells = vec![cell(0, 0), cell(128_000_000, 3), cell(-128_000_000, 7)];
+        serde_json::json!({"name": "steps", "build": "abc1234", "cells": cells}).to_string()
+    }
+
+    #[test]
+    fn redraw_draws_one_panel_per_value_of_a_hidden_axis_and_removes_stale_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("results.json"), results_with_a_hidden_axis()).unwrap();
+        std::fs::write(dir.path().join("heatmap-leader-stamped-wall.svg"), "pooled").unwrap();
+        let (build, files) = redraw(dir.path(), "steps").unwrap();
+        assert_eq!(build, "abc1234");
+        let mut names: Vec<String> = files.iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        names.sort();
+        let want = ["leader-jump_+128ms", "leader-jump_-128ms", "leader-jump_0ms"].map(|v| format!("heatmap-leader-stamped-wall-{v}.svg"));
+        assert_eq!(names, want);
+        assert!(!dir.path().join("heatmap-leader-stamped-wall.svg").exists(), "the pooled figure is gone");
+        let svg = std::fs::read_to_string(dir.path().join(&want[0])).unwrap();
+        assert!(svg.contains("leader jump +128 ms"), "the panel's title names its value");
+        assert!(svg.contains(">3/10<") && !svg.contains(">10/30<"), "the cell counts this panel's runs only");
+        assert!(svg.contains(">0.005<"), "the margin keeps the grid's precision");
+    }
+
+    #[test]
+    fn redraw_names_the_file_it_cannot_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json").display().to_string();
+        let missing = redraw(dir.path(), "steps").unwrap_err();
+        assert!(missing.starts_with(&path) && missing.contains("cannot read"), "{missing}");
+        std::fs::write(dir.path().join("results.json"), "{\n  \"name\": 3\n}").unwrap();
+        let bad = redraw(dir.path(), "steps").unwrap_err();
+        assert!(bad.starts_with(&format!("{path}:2:")), "{bad}");
+        std::fs::write(dir.path().join("results.json"), results_with_a_hidden_axis()).unwrap();
+        let other = redraw(dir.path(), "ntp-step").unwrap_err();
+        assert!(other.contains("study `steps`, not of `ntp-step`"), "{other}");
+    }
 }
