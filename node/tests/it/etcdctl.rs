@@ -110,10 +110,10 @@ fn contended_etcdctl_locks_and_watch() {
     let lines: Vec<String> = std::fs::read_to_string(&log).unwrap().lines().map(String::from).collect();
     assert_eq!(lines, ["a start", "a end", "b start", "b end", "c start", "c end"], "holders overlapped or jumped the queue");
 
-    // The key exists before the watch starts: a polled watch (node's Watch,
-    // see src/etcd/watch.rs) reports a single key that is absent at its
-    // first read as deleted, so a put racing the watch's start could be
-    // seen as DELETE first.
+    // The key exists before the watch starts, and the watch replays from
+    // revision 1 (`--rev=1`): etcdctl must print the history's PUT first,
+    // then each later change exactly once (node's Watch is served from
+    // core's history, src/etcd/watch.rs).
     cluster.ctl_ok(&["put", "watched", "one"]);
     let mut watcher = std::process::Command::new("etcdctl")
         .env("ETCDCTL_API", "3")
