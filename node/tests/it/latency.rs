@@ -54,19 +54,25 @@ fn a_member_runs_with_the_short_slice_and_gathers_its_writes() {
     } else {
         eprintln!("this kernel grants no custom slice ({granted}): the slice is not checked");
     }
-    let writes = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(fan_out(&cluster, pid));
+    let mut per_put = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(fan_out(&cluster, pid));
+    per_put.sort_unstable();
+    let median = per_put[per_put.len() / 2];
+    eprintln!("write syscalls per put, sorted: {per_put:?}");
     // Without gathering each event is a write of its own: at least
-    // WATCHERS + 1 (the answer) per put. Gathered, a put's events leave in
-    // a few writes; the bound leaves room for a log write and eventfd
-    // wake-ups per put, and for a fan-out split over a few flushes.
-    let per_put = writes as f64 / PUTS as f64;
-    assert!(per_put < (WATCHERS / 4) as f64, "{writes} write syscalls for {PUTS} puts seen by {WATCHERS} streams each");
+    // WATCHERS + 1 (the answer) on every put, whatever the load. Gathered,
+    // a put's events leave in a few writes, plus a log write and eventfd
+    // wake-ups. How many flushes a fan-out is split over depends on how
+    // the member's threads are scheduled: at CI's load one run averaged
+    // 16.05 per put. So the bound is half the ungathered floor, and it is
+    // put on the median put, which a burst of load on a few puts cannot
+    // move; without gathering every put is above it.
+    assert!(median < (WATCHERS / 2) as u64, "median {median} write syscalls per put seen by {WATCHERS} streams: {per_put:?}");
 }
 
 /// Opens the watch streams on one connection, makes the puts one at a
 /// time, each seen by every stream before the next; the member's write
-/// syscalls meanwhile.
-async fn fan_out(cluster: &ProcessCluster, pid: u32) -> u64 {
+/// syscalls during each put.
+async fn fan_out(cluster: &ProcessCluster, pid: u32) -> Vec<u64> {
     let channel = crate::common::channel(&cluster.url(0)).await;
     let (seen_tx, mut seen) = mpsc::unbounded_channel::<()>();
     let mut keep_open = Vec::new();
@@ -87,12 +93,14 @@ async fn fan_out(cluster: &ProcessCluster, pid: u32) -> u64 {
         keep_open.push(tx);
     }
     let mut kv = KvClient::new(channel);
-    let before = write_syscalls(pid);
+    let mut per_put = Vec::new();
     for n in 0..PUTS {
+        let before = write_syscalls(pid);
         kv.put(PutRequest { key: format!("w/{n}").into_bytes(), value: vec![b'v'; 256], ..Default::default() }).await.expect("put");
         for _ in 0..WATCHERS {
             seen.recv().await.expect("every stream sees the put");
         }
+        per_put.push(write_syscalls(pid) - before);
     }
-    write_syscalls(pid) - before
+    per_put
 }
