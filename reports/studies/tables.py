@@ -37,6 +37,18 @@ def rows(study, name):
         return list(csv.DictReader(f))
 
 
+def undecided(runs, invariant="linearizable"):
+    """"n undecided of N": how many of `runs` (runs.csv rows) left
+    `invariant` undecided (runs.csv's `not_judged` column: a search that
+    spent its budget). A run that fired nothing but is counted here was not
+    shown clean, so a rate of runs that fired is a lower bound by up to n.
+    Files written before the column existed say "not recorded"."""
+    if runs and "not_judged" not in runs[0]:
+        return f"not recorded (of {len(runs)})"
+    n = sum(invariant in r["not_judged"].split() for r in runs)
+    return f"{n} undecided of {len(runs)}"
+
+
 def wilson(k, n, z=1.959963984540054):
     if n == 0:
         return (0.0, 1.0)
@@ -530,9 +542,10 @@ def real_lease_reads():
         real = [r for r in map(json.loads, f) if "cell" in r]
     res = results(study)
     print(f"{study}; simulator build {res['build']}, seeds {res['seeds'][0]}..{res['seeds'][1]}")
-    print("\n`linearizable` (a stale read): runs in which it fired")
-    print("| cell | T | leader drift | forecast (predicted) | simulator k/n [95 %] (measured) | inside | real leasesim-node k/n [95 %] (measured) | inside | Fisher p, sim vs real |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    sim_runs = rows(study, "runs")
+    print("\n`linearizable` (a stale read): runs in which it fired; simulator runs where it was left undecided")
+    print("| cell | T | leader drift | forecast (predicted) | simulator k/n [95 %] (measured) | simulator: `linearizable` undecided (measured) | inside | real leasesim-node k/n [95 %] (measured) | inside | Fisher p, sim vs real |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for cell in res["cells"]:
         i = cell["index"]
         f = forecast[i]
@@ -541,7 +554,8 @@ def real_lease_reads():
         runs = [x["real"] for x in real if x["cell"] == i]
         k = runs_firing(runs, "linearizable")
         inside = lambda k, n: "yes" if covers(p, k, n) else "**no**"
-        head = f"| {i} | {f['election_timeout_ms']} ms | {float(f['leader_clock_drift']):g} | {p:.4f} | {kn(ks, ns)} | {inside(ks, ns)}"
+        mine = [r for r in sim_runs if int(r["cell"]) == i]
+        head = f"| {i} | {f['election_timeout_ms']} ms | {float(f['leader_clock_drift']):g} | {p:.4f} | {kn(ks, ns)} | {undecided(mine)} | {inside(ks, ns)}"
         if not runs:
             print(f"{head} | not played | | |")
             continue
