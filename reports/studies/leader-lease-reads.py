@@ -17,13 +17,13 @@ OUT = os.path.join(HERE, "leader-lease-reads")
 # nothing; no bytecode is left beside it).
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
-from tables import wilson  # noqa: E402
+from tables import undecided, wilson  # noqa: E402
 
 NOT_INVARIANTS = {"cell", "seed", "pause_at_ms", "jump_at_ms", "base_shift_ms", "unsafe", "lease_hours", "min_margin_ms",
                   "handovers", "handovers_release", "handovers_expiry", "handovers_overlapping", "max_overlap_ms",
                   "stale_rejected", "stale_accepted", "unavailability_samples", "unavailability_mean_ms", "false_expiries",
                   "predicted_gap_ms", "modelled", "predicted_overlap", "measured_overlap", "observed_delay_ms",
-                  "max_renewal_lag_ms", "longest_pause_ms", "leaders", "digest"}
+                  "max_renewal_lag_ms", "longest_pause_ms", "leaders", "digest", "not_judged"}
 
 forecast = {int(r["cell"]): r for r in csv.DictReader(l for l in open(os.path.join(HERE, "leader-lease-reads-forecast.csv")) if not l.startswith("#"))}
 results = json.load(open(os.path.join(OUT, "results.json")))
@@ -31,8 +31,8 @@ runs = list(csv.DictReader(gzip.open(os.path.join(OUT, "runs.csv.gz"), "rt")))
 invariants = [k for k in runs[0] if k not in NOT_INVARIANTS]
 print(f"build {results['build']}; runs {len(runs)}; distinct seeds {len({r['seed'] for r in runs})}")
 
-print("\n| cell | T | leader drift | forecast p(stale) | observed k/n (measured) | Wilson 95 % | forecast inside |")
-print("|---|---|---|---|---|---|---|")
+print("\n| cell | T | leader drift | forecast p(stale) | observed k/n (measured) | Wilson 95 % | forecast inside | `linearizable` undecided (measured) |")
+print("|---|---|---|---|---|---|---|---|")
 points = []
 for c in sorted(forecast):
     f = forecast[c]
@@ -42,7 +42,7 @@ for c in sorted(forecast):
     p = float(f["p_stale_run"])
     inside = "yes" if lo <= p <= hi else "**no**"
     points.append((p, k / n, lo, hi, c))
-    print(f"| {c} | {f['election_timeout_ms']} ms | {float(f['leader_clock_drift']):g} | {p:.4f} | {k}/{n} = {k / n:.3f} | {lo:.3f}–{hi:.3f} | {inside} |")
+    print(f"| {c} | {f['election_timeout_ms']} ms | {float(f['leader_clock_drift']):g} | {p:.4f} | {k}/{n} = {k / n:.3f} | {lo:.3f}–{hi:.3f} | {inside} | {undecided(rs)} |")
 
 print("\nInvariants that fired (runs of 60, measured):")
 for c in sorted(forecast):

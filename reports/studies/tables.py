@@ -37,6 +37,18 @@ def rows(study, name):
         return list(csv.DictReader(f))
 
 
+def undecided(runs, invariant="linearizable"):
+    """"n undecided of N": how many of `runs` (runs.csv rows) left
+    `invariant` undecided (runs.csv's `not_judged` column: a search that
+    spent its budget). A run that fired nothing but is counted here was not
+    shown clean, so a rate of runs that fired is a lower bound by up to n.
+    Files written before the column existed say "not recorded"."""
+    if runs and "not_judged" not in runs[0]:
+        return f"not recorded (of {len(runs)})"
+    n = sum(invariant in r["not_judged"].split() for r in runs)
+    return f"{n} undecided of {len(runs)}"
+
+
 def wilson(k, n, z=1.959963984540054):
     if n == 0:
         return (0.0, 1.0)
@@ -530,9 +542,10 @@ def real_lease_reads():
         real = [r for r in map(json.loads, f) if "cell" in r]
     res = results(study)
     print(f"{study}; simulator build {res['build']}, seeds {res['seeds'][0]}..{res['seeds'][1]}")
-    print("\n`linearizable` (a stale read): runs in which it fired")
-    print("| cell | T | leader drift | forecast (predicted) | simulator k/n [95 %] (measured) | inside | real leasesim-node k/n [95 %] (measured) | inside | Fisher p, sim vs real |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    sim_runs = rows(study, "runs")
+    print("\n`linearizable` (a stale read): runs in which it fired; simulator runs where it was left undecided")
+    print("| cell | T | leader drift | forecast (predicted) | simulator k/n [95 %] (measured) | simulator: `linearizable` undecided (measured) | inside | real leasesim-node k/n [95 %] (measured) | inside | Fisher p, sim vs real |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for cell in res["cells"]:
         i = cell["index"]
         f = forecast[i]
@@ -541,7 +554,8 @@ def real_lease_reads():
         runs = [x["real"] for x in real if x["cell"] == i]
         k = runs_firing(runs, "linearizable")
         inside = lambda k, n: "yes" if covers(p, k, n) else "**no**"
-        head = f"| {i} | {f['election_timeout_ms']} ms | {float(f['leader_clock_drift']):g} | {p:.4f} | {kn(ks, ns)} | {inside(ks, ns)}"
+        mine = [r for r in sim_runs if int(r["cell"]) == i]
+        head = f"| {i} | {f['election_timeout_ms']} ms | {float(f['leader_clock_drift']):g} | {p:.4f} | {kn(ks, ns)} | {undecided(mine)} | {inside(ks, ns)}"
         if not runs:
             print(f"{head} | not played | | |")
             continue
@@ -560,6 +574,79 @@ def real_lease_reads():
         print(f"| {i} | {fired(cell)} | {real_fired if runs else 'not played'} | {played} | {err} |")
     stale = [(x["cell"], x["real"]["seed"]) for x in real if any(v["invariant"] == "linearizable" for v in x["real"]["violations"])]
     print(f"\nreal runs with a stale read (cell, seed): {stale or 'none'}")
+
+
+def issue_audit():
+    """The figures issue 27's "Text" bullets questioned, recomputed from the
+    committed data, for the audit in clock-skew-study.md ("Corrections"):
+    the builds, drift-margin's smallest gaps by cause and seed 34's renewal
+    lag, realistic-drift's leader-stamped-wall from the send, mixed-drift's
+    expiry hand-overs by granting leader, lognormal 300 ms's tail, and the
+    runs of every invariant the prose must name. All measured but the
+    lognormal tail's prediction."""
+    studies = sorted(d for d in os.listdir(HERE) if os.path.exists(os.path.join(HERE, d, "results.json")))
+    builds = {}
+    for d in studies:
+        builds.setdefault(results(d)["build"], []).append(d)
+    print("builds: " + "; ".join(f"`{b}` {len(ds)} studies" for b, ds in sorted(builds.items())))
+    dm = results("drift-margin")
+    cells = {c["index"]: c for c in dm["cells"]}
+    by = {}
+    for h in rows("drift-margin", "handovers"):
+        p = cells[int(h["cell"])]["params"]
+        if cells[int(h["cell"])]["metrics"]["invariant_runs"].get("lock-belief-overlap"):
+            continue
+        key = (p["lease_expiry"], p["margin"], h["cause"])
+        by[key] = min(by.get(key, 1e18), float(h["gap_ms"]))
+    print("\ndrift-margin, cells without an overlap: smallest gap (ms) by strategy, margin and cause (min over the margin's cells)")
+    for key in sorted(by):
+        print(f"  {key[0]} m={key[1]} {key[2]}: {by[key]:.1f}")
+    lagged = {(h["cell"], h["seed"]) for h in rows("drift-margin", "handovers") if h["seed"] == "34" and float(h["renewal_lag_ms"]) > 0}
+    lags = [float(h["renewal_lag_ms"]) for h in rows("drift-margin", "handovers") if h["seed"] == "34" and float(h["renewal_lag_ms"]) > 0]
+    seed34 = sum(x["seed"] == "34" for x in rows("drift-margin", "runs"))
+    print(f"\ndrift-margin seed 34: lagged hand-overs in {len(lagged)} of {seed34} runs, lag {min(lags):.0f}–{max(lags):.0f} ms")
+    rd = [c for c in results("realistic-drift")["cells"] if c["params"]["lease_expiry"] == "leader-stamped-wall" and c["params"]["belief_from"] == "send"]
+    print(f"\nrealistic-drift leader-stamped-wall from the send: unsafe {span([c['rates']['unsafe_runs']['k'] for c in rd])} of {span([c['metrics']['runs'] for c in rd])} per cell, {len(rd)} cells")
+    md = results("mixed-drift")
+    mcells = {c["index"]: c for c in md["cells"]}
+    count = {}
+    for h in rows("mixed-drift", "handovers"):
+        p = mcells[int(h["cell"])]["params"]
+        if h["cause"] != "expiry" or p["margin"] > 0.05 or p["s1_drift"] != 0.1:
+            continue
+        k = (p["lease_expiry"] != "leader-stamped-wall", "s1" if h["leader"] == "s1" else "s2/s3")
+        c = count.setdefault(k, [0, 0, 0, 0])  # all, overlapping, lagged, lagged and overlapping
+        lag, over = float(h["renewal_lag_ms"]) > 0, float(h["overlap_ms"]) > 0
+        c[0] += 1
+        c[1] += over
+        c[2] += lag
+        c[3] += lag and over
+    print("\nmixed-drift, s1 drift 0.1, m ≤ 0.05, hand-overs by expiry: all / overlapping / lagged / lagged and overlapping")
+    for (lm_wc, leader), c in sorted(count.items()):
+        print(f"  {'leader-monotonic + writer-clock' if lm_wc else 'leader-stamped-wall'}, granted by {leader}: {c[0]} / {c[1]} / {c[2]} / {c[3]}")
+    print()
+    pause_threshold_table("heavy-pauses-lognormal")
+    print("every invariant that fired: runs (violations), per strategy; false expiries (runs)")
+    for study in ["ntp-step", "mixed-drift", "mixed-drift-leader-change", "drift-margin", "wall-jump", "ttl-crash", "realistic-drift",
+                  "k8s-leader-election", "leader-change", "ntp-slew", "client-drift-large", "drift-margin-edge", "heavy-pauses", "heavy-pauses-lognormal"]:
+        per = {}
+        for c in results(study)["cells"]:
+            strategy = c["params"].get("lease_expiry") or "base"
+            d = per.setdefault(strategy, {"false expiries": [0, 0]})
+            d["false expiries"][1] += c["metrics"]["false_expiries"]
+            for i, k in c["metrics"]["invariant_runs"].items():
+                v = d.setdefault(i, [0, 0])
+                v[0] += k
+                v[1] += c["metrics"]["invariants"][i]
+        fx_runs = {}
+        for x in rows(study, "runs"):
+            if int(x["false_expiries"]) > 0:
+                strategy = results(study)["cells"][int(x["cell"])]["params"].get("lease_expiry") or "base"
+                fx_runs[strategy] = fx_runs.get(strategy, 0) + 1
+        for strategy, d in sorted(per.items()):
+            fx = d.pop("false expiries")[1]
+            inv = ", ".join(f"`{i}` {k} ({n})" for i, (k, n) in sorted(d.items())) or "none"
+            print(f"  {study} {strategy}: {inv}; false expiries {fx} in {fx_runs.get(strategy, 0)} runs")
 
 
 def main():
@@ -582,6 +669,7 @@ def main():
         "real-wall-step": real_wall_step,
         "real-wall-step-v2": lambda: real_wall_step("real-wall-step-v2"),
         "real-lease-reads": real_lease_reads,
+        "audit": issue_audit,
     }
     for name, fn in tables.items():
         if not only or name in only:

@@ -115,6 +115,7 @@ pub fn study_command(args: &StudyArgs) -> i32 {
     eprintln!("study {}: {cells} cells, seeds {plan:?}, on {jobs} threads", spec.name);
     let results = run_study(&spec, &base, plan, jobs);
     print_cells(&results);
+    print_not_judged(&results);
     if let Some(s) = crate::study::calibration::summary(&results) {
         println!(
             "frozen forecast: {} cells, inside the observed 95% interval in {}; Brier {:.4}; overlapping runs {:.1} forecast, {} observed",
@@ -189,6 +190,27 @@ fn print_scenario_of(which: &str, spec: &StudySpec, base: &Scenario) -> i32 {
     s.seeds = seed..seed + 1;
     print!("{}", scenario::to_toml(&s));
     0
+}
+
+/// One line per invariant some run left undecided, with the count per
+/// cell: a cell's rate of runs that fired is a lower bound when some of
+/// its runs were not judged, and the reader must see how many. Nothing
+/// when every run was judged.
+fn print_not_judged(results: &StudyResults) {
+    let mut ids: Vec<&str> = results.runs.iter().flat_map(|r| r.not_judged.iter().copied()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let undecided = |cell: usize| results.runs.iter().filter(|r| r.cell == cell && r.not_judged.contains(&id)).count();
+        let per_cell: Vec<String> = results
+            .cells
+            .iter()
+            .filter(|c| undecided(c.index) > 0)
+            .map(|c| format!("cell {} {}/{}", c.index, undecided(c.index), c.metrics.runs))
+            .collect();
+        let total: usize = results.cells.iter().map(|c| undecided(c.index)).sum();
+        println!("{id} not judged (left undecided) in {total} of {} runs: {}", results.runs.len(), per_cell.join(", "));
+    }
 }
 
 /// One line per cell on stdout, flagging those where measurement and

@@ -231,6 +231,11 @@ pub struct RunRecord {
     /// `--scenario-of` prints must reproduce).
     pub digest: String,
     pub verdict: &'static str,
+    /// Every invariant the run's checkers left undecided (`linearizable`
+    /// when its search spent its step budget): a run that fired nothing
+    /// but is listed here was not shown clean, so a stale-read rate must
+    /// say how many of its runs were undecided.
+    pub not_judged: Vec<&'static str>,
 }
 
 /// The `k`-th seed of cell `cell`: `first + k`, or with
@@ -339,7 +344,11 @@ fn run_batch(spec: &StudySpec, base: &Scenario, cells: &[CellParams], work: &[(u
                 let figures = measure(&outcome, lock_ttl_ns(&scenario));
                 let predicted = theory::check_run(&scenario, &figures);
                 let digest = outcome.trace_digest.clone();
-                let record = RunRecord { cell: i, seed, phase, metrics: figures, predicted, digest, verdict: outcome.verdict };
+                let mut not_judged: Vec<&'static str> = outcome.not_judged.iter().map(|n| n.invariant).collect();
+                not_judged.sort_unstable();
+                not_judged.dedup();
+                let verdict = outcome.verdict;
+                let record = RunRecord { cell: i, seed, phase, metrics: figures, predicted, digest, verdict, not_judged };
                 results.lock().expect("results lock").push(record);
             });
         }

@@ -175,7 +175,11 @@ fn cell_figure_fields(c: &CellResult) -> Vec<String> {
 }
 
 /// One row per run: its cell, seed, fault times, every invariant's count
-/// and every figure, and the refined prediction beside what it measured.
+/// and every figure, the refined prediction beside what it measured, and
+/// last `not_judged`: the invariants its checkers left undecided, space
+/// separated (empty when every one was judged). It is the last column so
+/// that readers of files written before it, which index by name, keep
+/// working.
 pub fn runs_csv(results: &StudyResults) -> String {
     let ids = invariant_columns();
     let mut out = String::from("cell,seed,pause_at_ms,jump_at_ms,base_shift_ms");
@@ -185,7 +189,7 @@ pub fn runs_csv(results: &StudyResults) -> String {
     out.push_str(
         ",unsafe,lease_hours,min_margin_ms,handovers,handovers_release,handovers_expiry,handovers_overlapping,max_overlap_ms,\
 stale_rejected,stale_accepted,unavailability_samples,unavailability_mean_ms,false_expiries,\
-predicted_gap_ms,modelled,predicted_overlap,measured_overlap,observed_delay_ms,max_renewal_lag_ms,longest_pause_ms,leaders,digest\n",
+predicted_gap_ms,modelled,predicted_overlap,measured_overlap,observed_delay_ms,max_renewal_lag_ms,longest_pause_ms,leaders,digest,not_judged\n",
     );
     for r in &results.runs {
         let m = &r.metrics;
@@ -222,6 +226,7 @@ predicted_gap_ms,modelled,predicted_overlap,measured_overlap,observed_delay_ms,m
             ms(m.longest_pause_ns.into()),
             m.leaders.iter().map(|n| format!("s{n}")).collect::<Vec<_>>().join(" "),
             r.digest.clone(),
+            r.not_judged.join(" "),
         ]);
         let _ = writeln!(out, "{}", f.join(","));
     }

@@ -151,3 +151,31 @@ fn a_search_that_gives_up_leaves_the_run_not_judged() {
     let line = serde_json::to_string(&run).expect("a run outcome serializes");
     assert!(line.contains("\"not_judged\":[{\"invariant\":\"linearizable\""), "{line}");
 }
+
+/// `leasesim study` records per run which invariants were left undecided
+/// (runs.csv's last column, `not_judged`), so a study's stale-read rate can
+/// say how many of its clean runs were not shown clean: the study of this
+/// scenario over seeds 2..4 has `SEED_UNDECIDED` (3) not judged and seed 2
+/// judged `ok`.
+#[test]
+fn a_study_records_which_runs_were_not_judged() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let base = dir.path().join("lease-read-drift.toml");
+    let text = SCENARIO.replace("LEADER", "-0.8").replace("FOLLOWERS", "0.3").replace("LEASE_READS", "true");
+    std::fs::write(&base, text).expect("writes the base");
+    // One cell: the axis keeps the base's bound as it is.
+    let spec_text = "name = \"t\"\nbase = \"lease-read-drift.toml\"\n[axes]\ndrift_bound = [0.01]\n";
+    let mut spec = leasesim::study::spec::parse(spec_text, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    spec.base = base.clone();
+    let scenario = scenario::load(&base).unwrap_or_else(|e| panic!("{e}"));
+    let results = leasesim::study::run_study(&spec, &scenario, SEED_UNDECIDED - 1..SEED_UNDECIDED + 1, 1);
+    let csv = leasesim::study::output::runs_csv(&results);
+    let header: Vec<&str> = csv.lines().next().expect("a header").split(',').collect();
+    assert_eq!(header.last(), Some(&"not_judged"), "the last column, so old readers keep their columns");
+    let column = |seed: u64| {
+        let row = csv.lines().skip(1).find(|l| l.split(',').nth(1) == Some(&seed.to_string())).expect("a row per seed");
+        (row.split(',').next_back().unwrap_or_default().to_string(), row.split(',').count())
+    };
+    assert_eq!(column(SEED_UNDECIDED), ("linearizable".to_string(), header.len()));
+    assert_eq!(column(SEED_UNDECIDED - 1), (String::new(), header.len()));
+}
