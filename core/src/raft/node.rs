@@ -488,7 +488,8 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 /// Accessors the checkers read.
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::{config, entry, leader_with};
+    use super::super::fixture::{config, entry, leader_with, ELECTED_AT_NS};
+    use super::super::types::PersistOp;
 
     /// The first entry after the snapshot (index 1 here, no snapshot) is in
     /// the log; only indexes below it (compacted, or 0) have no term.
@@ -499,5 +500,26 @@ mod tests {
         assert_eq!(node.entry_term(1), Some(1), "the first index");
         assert_eq!(node.entry_term(3), Some(2), "the new leader's Noop");
         assert_eq!(node.entry_term(4), None, "beyond the log");
+    }
+
+    /// Entries appended within one Ready reach the disk as one Append, one
+    /// write, when each continues the one before: no other test had two
+    /// appends in one Ready, so a merge that never happened went unseen.
+    #[test]
+    fn proposals_within_one_ready_reach_the_disk_as_one_append() {
+        // Leads term 2 with its Noop at index 2, already drained.
+        let mut node = leader_with(config(), vec![entry(1, 1)]);
+        assert_eq!(node.propose(ELECTED_AT_NS, 30), Ok(3));
+        assert_eq!(node.propose(ELECTED_AT_NS, 40), Ok(4));
+        let ready = node.take_ready();
+        let appended: Vec<Vec<u64>> = ready
+            .persist
+            .iter()
+            .map(|op| match op {
+                PersistOp::Append(entries) => entries.iter().map(|e| e.index).collect(),
+                other => panic!("only appends were due, got {other:?}"),
+            })
+            .collect();
+        assert_eq!(appended, vec![vec![3, 4]]);
     }
 }
