@@ -12,7 +12,7 @@
 //! first, and a later flush writes them all at once.
 //!
 //! Three details decide how much one write carries (counted in
-//! reports/node-conformance.md, "Watch fan-out at one writer, gathered"):
+//! reports/node-conformance.md, "gathered across h2's flushes"):
 //! - h2 flushes after every DATA frame it keeps by reference, and with a
 //!   vectored writer it keeps every frame of 256 bytes or more (a watch
 //!   event is 326): one flush per frame, so a yield on the first flush
