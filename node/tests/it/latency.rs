@@ -3,7 +3,9 @@
 //! short scheduling slice (`node/src/sched_slice.rs`), read back from
 //! /proc; and a put seen by many watch streams on one connection leaves in
 //! a few writes, not one per stream (`node/src/etcd/coalesce.rs`), counted
-//! by the process's write syscalls in /proc/PID/io.
+//! as the TCP data segments this process receives from the member (its
+//! own write count in /proc/PID/io leaves socket sends out: `syscw` counts
+//! `write` and `writev`, not `send`, which is what a gathered write is).
 
 use crate::common::ProcessCluster;
 
@@ -33,11 +35,33 @@ fn slices(pid: u32) -> Vec<(String, Option<u64>)> {
     slices
 }
 
-/// Write syscalls process `pid` has made (`syscw`: its log writes, wake-ups
-/// through eventfd and socket writes alike).
-fn write_syscalls(pid: u32) -> u64 {
-    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).expect("/proc/PID/io of a child");
-    io.lines().find_map(|l| l.strip_prefix("syscw:")).and_then(|v| v.trim().parse().ok()).expect("a syscw line")
+/// TCP data segments this process has received on its sockets connected
+/// to `port` (tcp_info's `tcpi_data_segs_in`, summed). The member sets
+/// TCP_NODELAY and a send under the loopback MSS (64 KiB) leaves as one
+/// segment, so this counts the member's socket writes to this client.
+fn segments_from(port: u16) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir("/proc/self/fd").expect("this process's fds") {
+        let Some(fd) = entry.ok().and_then(|e| e.file_name().to_str()?.parse::<i32>().ok()) else { continue };
+        // SAFETY: zeroed plain C structs; the calls write at most `len`
+        // bytes into them, and on an fd that is no TCP socket they fail.
+        let (peer, info) = unsafe {
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            let named = libc::getpeername(fd, std::ptr::addr_of_mut!(addr).cast(), &mut len) == 0;
+            let mut info: libc::tcp_info = std::mem::zeroed();
+            let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+            let read = libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, std::ptr::addr_of_mut!(info).cast(), &mut len) == 0;
+            let peer = (named && addr.sin_family == libc::AF_INET as libc::sa_family_t).then(|| u16::from_be(addr.sin_port));
+            (peer, read.then_some(info))
+        };
+        if let (Some(p), Some(info)) = (peer, info) {
+            if p == port {
+                total += u64::from(info.tcpi_data_segs_in);
+            }
+        }
+    }
+    total
 }
 
 #[test]
@@ -54,25 +78,24 @@ fn a_member_runs_with_the_short_slice_and_gathers_its_writes() {
     } else {
         eprintln!("this kernel grants no custom slice ({granted}): the slice is not checked");
     }
-    let mut per_put = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(fan_out(&cluster, pid));
+    let mut per_put = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(fan_out(&cluster));
     per_put.sort_unstable();
     let median = per_put[per_put.len() / 2];
-    eprintln!("write syscalls per put, sorted: {per_put:?}");
+    eprintln!("segments from the member per put, sorted: {per_put:?}");
     // Without gathering each event is a write of its own: at least
     // WATCHERS + 1 (the answer) on every put, whatever the load. Gathered,
-    // a put's events leave in a few writes, plus a log write and eventfd
-    // wake-ups. How many flushes a fan-out is split over depends on how
-    // the member's threads are scheduled: at CI's load one run averaged
-    // 16.05 per put. So the bound is half the ungathered floor, and it is
-    // put on the median put, which a burst of load on a few puts cannot
-    // move; without gathering every put is above it.
-    assert!(median < (WATCHERS / 2) as u64, "median {median} write syscalls per put seen by {WATCHERS} streams: {per_put:?}");
+    // a put's events leave in a few writes; how many depends on how the
+    // member's threads are scheduled (a burst of load can split a fan-out
+    // into more). So the bound is half the ungathered floor, put on the
+    // median put, which load on a few puts cannot move.
+    assert!(median < (WATCHERS / 2) as u64, "median {median} segments per put seen by {WATCHERS} streams: {per_put:?}");
 }
 
 /// Opens the watch streams on one connection, makes the puts one at a
-/// time, each seen by every stream before the next; the member's write
-/// syscalls during each put.
-async fn fan_out(cluster: &ProcessCluster, pid: u32) -> Vec<u64> {
+/// time, each seen by every stream before the next; the segments the
+/// member sent during each put.
+async fn fan_out(cluster: &ProcessCluster) -> Vec<u64> {
+    let port = cluster.members[0].client_port;
     let channel = crate::common::channel(&cluster.url(0)).await;
     let (seen_tx, mut seen) = mpsc::unbounded_channel::<()>();
     let mut keep_open = Vec::new();
@@ -95,12 +118,12 @@ async fn fan_out(cluster: &ProcessCluster, pid: u32) -> Vec<u64> {
     let mut kv = KvClient::new(channel);
     let mut per_put = Vec::new();
     for n in 0..PUTS {
-        let before = write_syscalls(pid);
+        let before = segments_from(port);
         kv.put(PutRequest { key: format!("w/{n}").into_bytes(), value: vec![b'v'; 256], ..Default::default() }).await.expect("put");
         for _ in 0..WATCHERS {
             seen.recv().await.expect("every stream sees the put");
         }
-        per_put.push(write_syscalls(pid) - before);
+        per_put.push(segments_from(port) - before);
     }
     per_put
 }
