@@ -86,9 +86,13 @@ fn a_member_runs_with_the_short_slice_and_gathers_its_writes() {
     // WATCHERS + 1 (the answer) on every put, whatever the load. Gathered,
     // a put's events leave in a few writes; how many depends on how the
     // member's threads are scheduled (a burst of load can split a fan-out
-    // into more). So the bound is half the ungathered floor, put on the
-    // median put, which load on a few puts cannot move.
-    assert!(median < (WATCHERS / 2) as u64, "median {median} segments per put seen by {WATCHERS} streams: {per_put:?}");
+    // into more). Measured: medians 13-15 with this build at load 12 and
+    // beside four busy loops; 33 and 35 with the build before h2's flushes
+    // were gathered across. The bound is three quarters of the ungathered
+    // floor, put on the median put, which load on a few puts cannot move:
+    // it fails on a connection that does not gather, and leaves room for a
+    // CI machine busier than any measured here.
+    assert!(median < (WATCHERS * 3 / 4) as u64, "median {median} segments per put seen by {WATCHERS} streams: {per_put:?}");
 }
 
 /// Opens the watch streams on one connection, makes the puts one at a
