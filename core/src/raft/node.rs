@@ -212,6 +212,16 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
         std::mem::take(&mut self.ready)
     }
 
+    /// The same work as [`RaftNode::take_ready`], handed over in `spent`
+    /// (which must be empty: the host drained it) while the node keeps
+    /// `spent`'s vectors for the next batch. A host that hands every batch
+    /// back this way allocates no vectors per step for them.
+    pub fn swap_ready(&mut self, spent: &mut Ready<C, S>) {
+        assert!(spent.is_empty(), "a Ready handed back must have been drained");
+        self.flush_appends();
+        std::mem::swap(&mut self.ready, spent);
+    }
+
     /// The next time `tick` must be called, on this node's clock.
     pub fn next_deadline_ns(&self) -> u64 {
         if self.role == Role::Leader {

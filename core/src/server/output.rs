@@ -27,3 +27,9 @@ pub struct ServerOutput {
     /// event says so); their changes are in the new state's history.
     pub changes: Vec<Change>,
 }
+
+impl ServerOutput {
+    pub fn is_empty(&self) -> bool {
+        self.persist.is_empty() && self.messages.is_empty() && self.replies.is_empty() && self.events.is_empty() && self.changes.is_empty()
+    }
+}

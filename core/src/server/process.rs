@@ -34,6 +34,9 @@ pub struct Server {
     pub(super) tracker: LeaseTracker,
     pub(super) reads: PendingReads,
     pub(super) output: ServerOutput,
+    /// Raft's last batch, drained: its vectors go back to Raft for the next
+    /// one (`RaftNode::swap_ready`), so a step grows no fresh ones.
+    spare_ready: Ready<Command, SharedState>,
     /// Index of the last snapshot this server took or installed.
     pub(super) last_snapshot_index: LogIndex,
     /// Logged requests this leader proposed and has not yet applied, by
@@ -67,6 +70,7 @@ impl Server {
             tracker: LeaseTracker::default(),
             reads: PendingReads::default(),
             output: ServerOutput::default(),
+            spare_ready: Ready::default(),
             last_snapshot_index: 0,
             proposed: BTreeMap::new(),
             changes_term: 0,
@@ -123,6 +127,17 @@ impl Server {
     /// Drains what the host must do: persist first, then send.
     pub fn take_output(&mut self) -> ServerOutput {
         std::mem::take(&mut self.output)
+    }
+
+    /// The same output as [`Server::take_output`], handed over in `spent`
+    /// (which must be empty: the host drained it) while the server keeps
+    /// `spent`'s vectors to collect the next input's output in. A host that
+    /// hands every output back this way allocates and frees no vectors per
+    /// step for it (freeing the fresh ones was 10.5M instructions of the
+    /// baseline's 743M, seed 0).
+    pub fn swap_output(&mut self, spent: &mut ServerOutput) {
+        assert!(spent.is_empty(), "an output handed back must have been drained");
+        std::mem::swap(&mut self.output, spent);
     }
 
     /// When `tick` is next due, on this process's monotonic clock.
@@ -191,40 +206,42 @@ impl Server {
     }
 
     fn after_input(&mut self) {
+        // Out of `self` while it is handled, since handling it needs `self`.
+        let mut ready = std::mem::take(&mut self.spare_ready);
         loop {
             self.sync_role();
             self.lease_housekeeping();
-            let ready = self.raft.take_ready();
+            self.raft.swap_ready(&mut ready);
             if ready.is_empty() {
                 break;
             }
-            self.handle_ready(ready);
+            self.handle_ready(&mut ready);
             self.serve_reads();
             self.maybe_compact();
         }
+        self.spare_ready = ready;
         self.serve_reads();
     }
 
-    fn handle_ready(&mut self, ready: Ready<Command, SharedState>) {
-        let Ready { persist, messages, committed, install, reads, reads_failed, events } = ready;
-        // Usually the output is empty here: taking the vectors over saves
-        // growing new ones and copying into them.
-        append_or_take(&mut self.output.persist, persist);
-        append_or_take(&mut self.output.messages, messages);
-        self.output.events.extend(events.into_iter().map(ServerEvent::Raft));
+    /// Carries out Raft's batch, draining every part of it (its vectors
+    /// keep their room for the next batch).
+    fn handle_ready(&mut self, ready: &mut Ready<Command, SharedState>) {
+        self.output.persist.append(&mut ready.persist);
+        self.output.messages.append(&mut ready.messages);
+        self.output.events.extend(ready.events.drain(..).map(ServerEvent::Raft));
         // Role changes reported in this batch take effect before its entries
         // are applied, so a new leader arms the leases those entries grant.
         self.sync_role();
-        if let Some(snapshot) = install {
+        if let Some(snapshot) = ready.install.take() {
             self.install(*snapshot);
         }
-        for entry in committed {
+        for entry in ready.committed.drain(..) {
             self.apply(entry);
         }
-        for read in reads {
+        for read in ready.reads.drain(..) {
             self.reads.confirm(read.ctx, read.index);
         }
-        for ctx in reads_failed {
+        for ctx in ready.reads_failed.drain(..) {
             if let Some(req) = self.reads.fail(ctx) {
                 self.reply_to(&req, Response::Error(ServiceError::Retry));
             }
@@ -313,14 +330,5 @@ impl Server {
             self.raft.compact(applied, SharedState::new(self.sm.clone()));
             self.last_snapshot_index = applied;
         }
-    }
-}
-
-/// Appends `more` to `into`, or, if `into` is empty, takes `more` whole.
-fn append_or_take<T>(into: &mut Vec<T>, mut more: Vec<T>) {
-    if into.is_empty() {
-        *into = more;
-    } else {
-        into.append(&mut more);
     }
 }

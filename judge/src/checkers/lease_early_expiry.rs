@@ -78,9 +78,9 @@ pub fn check(run: &RunRecord<'_>) -> Vec<Violation> {
 /// clients' sightings of it gone, whichever came first.
 fn expiries(run: &RunRecord<'_>) -> BTreeMap<LeaseId, ExpiredBy> {
     let mut ends: BTreeMap<LeaseId, ExpiredBy> = lease_ends(run)
-        .into_iter()
+        .iter()
         .filter(|(_, end)| end.by_expiry)
-        .map(|(lease, end)| (lease, ExpiredBy { at_ns: end.at_ns, who: format!("expired on s{}", end.server) }))
+        .map(|(lease, end)| (*lease, ExpiredBy { at_ns: end.at_ns, who: format!("expired on s{}", end.server) }))
         .collect();
     for o in run.obs {
         let (Event::LeaseSeenGone { lease }, Proc::Client(client)) = (&o.event, o.proc) else { continue };

@@ -17,6 +17,7 @@ use std::fs::File;
 use std::io::Write;
 
 use super::Obs;
+use crate::checkers::facts::Memo;
 
 /// How many observations a log holds in memory before it starts to spill
 /// (about 40 MB of them). A bundled scenario keeps at most a few tens of
@@ -39,6 +40,8 @@ pub struct ObsLog {
     /// How long after it happened an observation may have been recorded
     /// (see [`ObsLog::with_stamp_error`]).
     stamp_error_ns: u64,
+    /// The checkers' shared readings of this log (see [`Memo`]).
+    memo: Memo,
 }
 
 /// The spill file and where each chunk sits in it.
@@ -58,7 +61,7 @@ impl Default for ObsLog {
 impl From<Vec<Obs>> for ObsLog {
     /// A log held wholly in memory (checkers' tests, reports).
     fn from(memory: Vec<Obs>) -> Self {
-        ObsLog { memory, in_memory_max: usize::MAX, spill: None, spilled: 0, stamp_error_ns: 0 }
+        ObsLog { memory, in_memory_max: usize::MAX, spill: None, spilled: 0, stamp_error_ns: 0, memo: Memo::default() }
     }
 }
 
@@ -67,7 +70,7 @@ impl ObsLog {
     /// memory (`usize::MAX`: never).
     pub fn new(in_memory_max: usize) -> Self {
         assert!(in_memory_max > 0, "a log must hold at least one observation in memory");
-        ObsLog { memory: Vec::new(), in_memory_max, spill: None, spilled: 0, stamp_error_ns: 0 }
+        ObsLog { memory: Vec::new(), in_memory_max, spill: None, spilled: 0, stamp_error_ns: 0, memo: Memo::default() }
     }
 
     /// States the log's stamping error: each observation happened at most
@@ -87,8 +90,14 @@ impl ObsLog {
         self.stamp_error_ns
     }
 
+    /// The checkers' shared readings of the log as it stands.
+    pub(crate) fn memo(&self) -> &Memo {
+        &self.memo
+    }
+
     pub fn push(&mut self, obs: Obs) {
         debug_assert!(self.memory.last().is_none_or(|last| last.at_ns <= obs.at_ns), "observations are recorded in true-time order");
+        self.memo.forget();
         self.memory.push(obs);
         // Until the first spill the log may hold `in_memory_max`; after it,
         // a chunk: memory stays flat however long the run.
@@ -109,6 +118,7 @@ impl ObsLog {
     pub fn insert_in_time_order(&mut self, obs: Obs) {
         assert!(self.spill.is_none(), "a fixture's log stays in memory");
         let at = self.memory.partition_point(|o| o.at_ns <= obs.at_ns);
+        self.memo.forget();
         self.memory.insert(at, obs);
     }
 

@@ -63,8 +63,9 @@ impl<'a> Step<'a> {
         self.sends.push((to, wire));
     }
 
-    pub fn persist(&mut self, ops: Vec<disk::Op>) {
-        self.persist.extend(ops);
+    /// Takes `ops`' operations, leaving the vector empty with its room.
+    pub fn persist(&mut self, ops: &mut Vec<disk::Op>) {
+        self.persist.append(ops);
     }
 
     pub fn record(&self, event: Event) {

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use leasesim_core::raft::ConfChange;
-use leasesim_core::server::{Clocks, Server, ServerConfig, ServerEvent};
+use leasesim_core::server::{Clocks, Server, ServerConfig, ServerEvent, ServerOutput};
 use leasesim_core::NodeId;
 
 use super::watch_serve::WatchTable;
@@ -28,11 +28,14 @@ pub struct ServerActor {
     slot: ServerSlot,
     /// The watch streams this process serves (lost when it restarts).
     watches: RefCell<WatchTable>,
+    /// The core's last output, drained: handed back to it to collect the
+    /// next one in (`Server::swap_output`), so a step grows no fresh vectors.
+    spare: ServerOutput,
 }
 
 impl ServerActor {
     pub fn new(id: NodeId, config: ServerConfig, rng_seed: u64, slot: ServerSlot) -> Self {
-        ServerActor { id, config, rng_seed, slot, watches: RefCell::default() }
+        ServerActor { id, config, rng_seed, slot, watches: RefCell::default(), spare: ServerOutput::default() }
     }
 
     fn server(&self) -> MutexGuard<'_, Option<Server>> {
@@ -45,13 +48,14 @@ impl ServerActor {
 
     /// Feeds one input to the core and moves its output into the step, in
     /// the durability order.
-    fn drive(&self, step: &mut Step<'_>, input: impl FnOnce(&mut Server, Clocks)) {
+    fn drive(&mut self, step: &mut Step<'_>, input: impl FnOnce(&mut Server, Clocks)) {
         let clocks = Self::clocks(step);
+        let mut output = std::mem::take(&mut self.spare);
         let mut guard = self.server();
         let server = guard.as_mut().expect("started");
         let started = step.world.phases.start();
         input(server, clocks);
-        let output = server.take_output();
+        server.swap_output(&mut output);
         step.world.phases.add_engine(started);
         let probe = ServerProbe::of(server.raft());
         let mut watch_out = Vec::new();
@@ -62,19 +66,21 @@ impl ServerActor {
         }
         drop(watches);
         drop(guard);
-        step.persist(output.persist);
-        for (to, message) in output.messages {
+        step.persist(&mut output.persist);
+        for (to, message) in output.messages.drain(..) {
             step.send(Proc::Server(to), Wire::Peer(message));
         }
-        for reply in output.replies {
+        for reply in output.replies.drain(..) {
             step.send(Proc::Client(reply.client), Wire::Response(reply));
         }
         for (client, reply) in watch_out {
             step.send(Proc::Client(client), Wire::WatchReply(reply));
         }
-        for event in output.events {
+        for event in output.events.drain(..) {
             step.record(Event::Server { event });
         }
+        output.changes.clear();
+        self.spare = output;
         step.world.set_probe(self.id, probe);
     }
 
@@ -90,7 +96,7 @@ impl ServerActor {
         }
     }
 
-    fn propose_change(&self, step: &mut Step<'_>, change: ConfChange) {
+    fn propose_change(&mut self, step: &mut Step<'_>, change: ConfChange) {
         let mut result = None;
         self.drive(step, |server, clocks| result = Some(server.propose_conf_change(clocks, change)));
         let action = format!("{change:?} via s{}", self.id);
