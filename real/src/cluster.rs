@@ -497,6 +497,18 @@ pub async fn http(addr: SocketAddr, method: &str, path: &str, body: &str) -> Res
         .map_err(|e| format!("{addr}{path}: {e}"))
 }
 
+/// `path` as an empty directory: a run kept in a reused `--keep-dir` must
+/// not find the last run's claims taken.
+fn fresh_dir(path: &Path) -> Result<std::path::PathBuf, String> {
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    }
+    std::fs::create_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path.to_path_buf())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -541,16 +553,4 @@ mod tests {
         slow.apply(&crate::clients::clock::from_fault(Some(-0.5), None), 0).unwrap();
         Skews::default().apply(&restore(&slow, 10 * S), 10 * S).expect("a slow clock restores");
     }
-}
-
-/// `path` as an empty directory: a run kept in a reused `--keep-dir` must
-/// not find the last run's claims taken.
-fn fresh_dir(path: &Path) -> Result<std::path::PathBuf, String> {
-    match std::fs::remove_dir_all(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("{}: {e}", path.display())),
-    }
-    std::fs::create_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(path.to_path_buf())
 }

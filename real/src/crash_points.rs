@@ -312,7 +312,11 @@ impl Player<'_> {
             let action = format!("{}: crash {whom} at {} (#{id})", armed.origin, armed.point);
             let mut failed = Vec::new();
             for &i in &armed.holders {
-                if self.cluster.members[i].proc.is_paused() {
+                if !self.cluster.members[i].proc.alive() {
+                    // Crashed by another fault and not restarted: its
+                    // process, and what it held, is gone.
+                    continue;
+                } else if self.cluster.members[i].proc.is_paused() {
                     later.push((i, id));
                 } else if let Err(e) = self.cluster.arm_failpoint_when_up(i, id, None, None).await {
                     failed.push(format!("s{}: {e}", i + 1));
