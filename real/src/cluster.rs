@@ -63,6 +63,9 @@ pub struct Cluster {
     /// true time: a killed member's process takes its skew with it, and a
     /// restart must give it back (the simulator's clocks outlive a crash).
     skews: Mutex<Vec<Skews>>,
+    /// Where members claim the failpoint entries several of them hold
+    /// (`crash_points.rs`; leasesim-node only).
+    claims: Option<std::path::PathBuf>,
 }
 
 /// Where the binaries are, and the planted bugs only leasesim-node's own
@@ -141,8 +144,12 @@ impl Cluster {
         let mut store = Proc::spawn(store_argv, dir.join("store.log"))?;
         wait_for_store(&mut store, store_port).await?;
         let skews = Mutex::new(vec![Skews::default(); n]);
-        let mut cluster =
-            Cluster { members, voters, mesh, routes: None, store, store_addr: format!("127.0.0.1:{store_port}"), base_link, skews };
+        let claims = match target {
+            Target::Node => Some(fresh_dir(&dir.join("failpoint-claims"))?),
+            Target::Etcd => None,
+        };
+        let store_addr = format!("127.0.0.1:{store_port}");
+        let mut cluster = Cluster { members, voters, mesh, routes: None, store, store_addr, base_link, skews, claims };
         cluster.apply_initial_clocks(s).await?;
         cluster.heal_links()?;
         cluster.wait_for_leader(FIRST_LEADER_WITHIN).await?;
@@ -237,11 +244,17 @@ impl Cluster {
 
     /// Arms failpoint entry `id` at `point` in member `i` (`None`: disarms
     /// that entry; the member's others stay): it SIGKILLs itself when it
-    /// next reaches that point. Waits for a freshly started member's
-    /// control endpoint, as [`Cluster::set_first_clock`] does.
-    pub async fn arm_failpoint_when_up(&mut self, i: usize, id: u64, point: Option<&str>) -> Result<(), String> {
-        let body = serde_json::json!({ "id": id, "point": point }).to_string();
+    /// next reaches that point, if it is the first to create `claim`
+    /// (an entry several members hold). Waits for a freshly started
+    /// member's control endpoint, as [`Cluster::set_first_clock`] does.
+    pub async fn arm_failpoint_when_up(&mut self, i: usize, id: u64, point: Option<&str>, claim: Option<&Path>) -> Result<(), String> {
+        let body = serde_json::json!({ "id": id, "point": point, "claim": claim }).to_string();
         self.post_control_when_up(i, "/failpoint", &body).await
+    }
+
+    /// The claim file of failpoint entry `id` when several members hold it.
+    pub fn claim_path(&self, id: usize) -> Result<std::path::PathBuf, String> {
+        Ok(self.claims.as_ref().ok_or("this target has no failpoints")?.join(id.to_string()))
     }
 
     /// POSTs `body` to `path` on member `i`'s control endpoint.
@@ -482,6 +495,18 @@ pub async fn http(addr: SocketAddr, method: &str, path: &str, body: &str) -> Res
         .await
         .map_err(|_| format!("{addr}{path}: no answer in 5 s"))?
         .map_err(|e| format!("{addr}{path}: {e}"))
+}
+
+/// `path` as an empty directory: a run kept in a reused `--keep-dir` must
+/// not find the last run's claims taken.
+fn fresh_dir(path: &Path) -> Result<std::path::PathBuf, String> {
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    }
+    std::fs::create_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path.to_path_buf())
 }
 
 #[cfg(test)]

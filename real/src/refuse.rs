@@ -301,7 +301,9 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
     } else if !crash {
         let why = format!("`when = \"{point}\"` on a {}: leasesim-node's failpoints only crash the member", fault.action.name());
         c.refuse(line, why, fix);
-    } else {
+    } else if matches!(fault.action, FaultAction::Crash(Selector::Leader | Selector::Follower)) {
+        // `sN` names one member either way, and `random-server` waits in
+        // every member for the first to reach it, as in the simulator.
         c.notes.push(format!(
             "line {}: the crash point's selector is resolved when it is armed (at `at`), not when a process reaches {point}",
             fault.line

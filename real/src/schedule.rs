@@ -98,7 +98,7 @@ impl Player<'_> {
                 break;
             }
             self.sleep_until(due_ns).await;
-            self.watch_armed(&mut undos)?;
+            self.watch_armed(&mut undos).await?;
             if let Some(key) = next_undo.filter(|(undo_ns, _)| *undo_ns == due_ns) {
                 let undo = undos.remove(&key).expect("just seen");
                 self.undo(undo).await?;
@@ -115,7 +115,7 @@ impl Player<'_> {
             }
         }
         self.sleep_until(self.scenario.duration_ns).await;
-        self.watch_armed(&mut undos)?;
+        self.watch_armed(&mut undos).await?;
         let paused = self.disarm_unreached().await;
         self.heal(undos.into_values().collect()).await?;
         self.disarm_resumed(paused).await?;

@@ -42,7 +42,9 @@ sim.jsonl / real.jsonl) and traces (`--trace`), the same in both worlds.
       `faults`); TRACE.jsonl: simulated traces (`leasesim run --trace`,
       the Admin `arm #N` and `crash sK at P (fault #N)` notes). Real runs
       before 368d045 carry no entry numbers, so only their other faults
-      are counted.
+      are counted. Since f139ea3 a real `random-server` point is armed in
+      every member ("crash random-server armed at P (#N)") and one never
+      reached is skipped as "no member reached P".
 
 Kept beside table.py so that every figure the report quotes from traces
 comes from one script, run the same way on both worlds' files.
@@ -184,7 +186,9 @@ def points_real(path, armed, reached, other):
                 armed[m.group(1)] += 1
             elif m := re.search(r"\(failpoint #(\d+)\)", text):
                 reached[selector[m.group(1)]] += 1
-            elif text.startswith("skipped") and "never reached" not in text:
+            elif "claimed" in text and "stopped by another fault" in text:
+                other["claimed, its member stopped by another fault first"] += 1
+            elif text.startswith("skipped") and "never reached" not in text and "no member reached" not in text:
                 other["skipped: " + re.sub(r"^skipped (\[chaos\]|line \d+): ", "", text).split(":")[0]] += 1
             elif not text.startswith("skipped") and re.search(r"crash (\S+=)?s\d+ for", text):
                 other["timed server crash"] += 1

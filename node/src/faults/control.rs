@@ -15,7 +15,10 @@
 //!   (`{"armed": [{"id": 3, "point": "after-sync"}]}`).
 //! - `POST /failpoint` with `{"id": 3, "point": "after-send:vote-reply"}`
 //!   arms entry 3 (replacing an entry 3 armed before) and leaves the
-//!   others; `{"id": 3, "point": null}` disarms entry 3 alone. The member
+//!   others; `{"id": 3, "point": null}` disarms entry 3 alone; with
+//!   `"claim": "/run/dir/claims/3"` the entry is shared with the other
+//!   members armed under that path, and fires only in the first to reach
+//!   it (it creates the file; failpoint.rs says why). The member
 //!   SIGKILLs itself when it next reaches a point some entry waits at,
 //!   and its event log's `crashed` line names that entry
 //!   (faults/failpoint.rs lists the points).
@@ -48,6 +51,8 @@ pub struct Controls {
 struct Arm {
     id: u64,
     point: Option<String>,
+    #[serde(default)]
+    claim: Option<std::path::PathBuf>,
 }
 
 type Answer = (StatusCode, Json<Value>);
@@ -112,7 +117,7 @@ async fn post_failpoint(State(controls): State<Controls>, body: Bytes) -> Answer
         Err(answer) => return answer,
     };
     let done = match arm.point {
-        Some(point) => controls.failpoints.arm(arm.id, &point),
+        Some(point) => controls.failpoints.arm(arm.id, &point, arm.claim),
         // Disarming an entry the member no longer holds (it fired, or a
         // restart emptied the set) is no error: nothing waits there.
         None => {
@@ -146,6 +151,13 @@ mod tests {
         assert_eq!(post(&controls, r#"{"id": 4, "point": null}"#).await.0, StatusCode::OK);
         let (_, Json(armed)) = get_failpoint(State(controls.clone())).await;
         assert_eq!(armed, json!({ "armed": [{ "id": 6, "point": "timer" }] }), "entry 6 stayed");
+        // A shared entry's claim path is taken with it.
+        let claim = std::env::temp_dir().join(format!("leasesim-control-test-claim-{}", std::process::id()));
+        let body = json!({ "id": 8, "point": "timer", "claim": claim }).to_string();
+        assert_eq!(post(&controls, &body).await.0, StatusCode::OK);
+        assert_eq!(controls.failpoints.reached("timer"), Some(6), "the older entry first");
+        assert_eq!(controls.failpoints.reached("timer"), Some(8));
+        assert!(std::fs::remove_file(&claim).is_ok(), "entry 8 fired under its claim");
         let (status, Json(error)) = post(&controls, r#"{"point": "timer"}"#).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(error["error"].as_str().unwrap().contains("POST /failpoint: missing field `id`"), "{error}");

@@ -14,10 +14,21 @@
 //! between a vote reply leaving and anything else happening is a window
 //! of microseconds that SIGKILL from outside never hits.
 //!
+//! An entry may wait in several members at once under a *claim*, a file
+//! path: the simulator's `random-server` crash point fires in whichever
+//! server reaches the point first (`sim/src/world/points.rs`), so the
+//! runner arms it in every member with one claim path, and a member that
+//! reaches the point fires only if it creates that file first
+//! (`O_CREAT|O_EXCL`, atomic between processes on one machine). The
+//! others drop the entry when they reach the point and find the file.
+//! Without the claim, followers answering one heartbeat within
+//! microseconds of each other would all die at one entry.
+//!
 //! Nothing is armed unless a runner asks through the control endpoint,
 //! which exists only under `--unsafe-test-control-url`: a member started
 //! without it has no way to reach one.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -45,6 +56,15 @@ pub struct Entry {
     pub point: String,
 }
 
+/// One entry as the member holds it.
+struct Waiting {
+    id: u64,
+    point: &'static str,
+    /// Shared with other members: it fires here only if this member
+    /// creates this file first.
+    claim: Option<PathBuf>,
+}
+
 /// The entries armed, in the order they were armed. Several at once, as
 /// the simulator's world holds every fault waiting at a point
 /// (`sim/src/world/points.rs`): a scenario arms a member's next crash
@@ -55,22 +75,22 @@ pub struct Entry {
 pub struct Failpoints {
     /// Fast path: the driver checks this on every message without a lock.
     any: AtomicBool,
-    armed: Mutex<Vec<(u64, &'static str)>>,
+    armed: Mutex<Vec<Waiting>>,
 }
 
 impl Failpoints {
     /// Arms entry `id` at `point` (an entry of that id armed before is
-    /// replaced, and counts as armed now); an unknown name is refused
-    /// with the list of known ones.
-    pub fn arm(&self, id: u64, point: &str) -> Result<(), String> {
+    /// replaced, and counts as armed now), shared under `claim` if given;
+    /// an unknown name is refused with the list of known ones.
+    pub fn arm(&self, id: u64, point: &str, claim: Option<PathBuf>) -> Result<(), String> {
         let point = POINTS
             .iter()
             .copied()
             .find(|p| *p == point)
             .ok_or_else(|| format!("unknown failpoint `{point}` (known: {})", POINTS.join(", ")))?;
         let mut armed = self.armed.lock().expect("failpoints lock");
-        armed.retain(|(armed_id, _)| *armed_id != id);
-        armed.push((id, point));
+        armed.retain(|w| w.id != id);
+        armed.push(Waiting { id, point, claim });
         self.any.store(true, Ordering::SeqCst);
         Ok(())
     }
@@ -79,7 +99,7 @@ impl Failpoints {
     pub fn disarm(&self, id: u64) -> bool {
         let mut armed = self.armed.lock().expect("failpoints lock");
         let before = armed.len();
-        armed.retain(|(armed_id, _)| *armed_id != id);
+        armed.retain(|w| w.id != id);
         self.any.store(!armed.is_empty(), Ordering::SeqCst);
         armed.len() < before
     }
@@ -87,20 +107,44 @@ impl Failpoints {
     /// Every armed entry, oldest first.
     pub fn armed(&self) -> Vec<Entry> {
         let armed = self.armed.lock().expect("failpoints lock");
-        armed.iter().map(|(id, point)| Entry { id: *id, point: point.to_string() }).collect()
+        armed.iter().map(|w| Entry { id: w.id, point: w.point.to_string() }).collect()
     }
 
-    /// The id of the first entry armed at `point`, taken out (it fires
-    /// once; the others stay armed); `None` when none waits there.
+    /// The id of the first entry armed at `point` that fires here, taken
+    /// out (it fires once; the others stay armed); `None` when none does.
+    /// A shared entry another member claimed first is dropped on the way,
+    /// as the simulator's list no longer holds a fault that fired.
     pub fn reached(&self, point: &str) -> Option<u64> {
         if !self.any.load(Ordering::Relaxed) {
             return None;
         }
         let mut armed = self.armed.lock().expect("failpoints lock");
-        let at = armed.iter().position(|(_, p)| *p == point)?;
-        let (id, _) = armed.remove(at);
+        let fired = loop {
+            let Some(at) = armed.iter().position(|w| w.point == point) else { break None };
+            let waiting = armed.remove(at);
+            if waiting.claim.as_deref().is_none_or(|path| claimed_here(path, waiting.id)) {
+                break Some(waiting.id);
+            }
+        };
         self.any.store(!armed.is_empty(), Ordering::SeqCst);
-        Some(id)
+        fired
+    }
+}
+
+/// Whether this member is the first to reach a shared entry: it creates
+/// the claim file, atomically. A claim that fails otherwise than by the
+/// file existing (a runner that named no writable directory) fires all
+/// the same and says so in the member's log: a second member firing the
+/// entry is then reported by the runner as an error, where dropping the
+/// entry would pass for a point nobody reached.
+fn claimed_here(path: &Path, id: u64) -> bool {
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(_) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) => {
+            tracing::error!("failpoint entry {id}: cannot claim {}: {e}; firing unclaimed", path.display());
+            true
+        }
     }
 }
 
@@ -125,14 +169,14 @@ mod tests {
     fn each_entry_fires_once_and_only_where_it_was_armed() {
         let fp = Failpoints::default();
         assert_eq!(fp.reached("after-sync"), None);
-        fp.arm(1, "after-send:vote-reply").expect("a known point");
+        fp.arm(1, "after-send:vote-reply", None).expect("a known point");
         assert_eq!(fp.reached("after-sync"), None);
         assert_eq!(fp.reached("after-send:vote-reply"), Some(1));
         assert_eq!(fp.reached("after-send:vote-reply"), None, "fired once");
-        fp.arm(2, "timer").expect("a known point");
+        fp.arm(2, "timer", None).expect("a known point");
         assert!(fp.disarm(2) && !fp.disarm(2));
         assert_eq!(fp.reached("timer"), None);
-        let err = fp.arm(3, "after-send:vote").expect_err("unknown");
+        let err = fp.arm(3, "after-send:vote", None).expect_err("unknown");
         assert!(err.contains("unknown failpoint `after-send:vote`") && err.contains("after-send:vote-reply"), "{err}");
         assert!(fp.armed().is_empty(), "a refused entry is not armed");
     }
@@ -140,17 +184,41 @@ mod tests {
     #[test]
     fn the_second_entry_reached_first_fires_alone_and_the_first_waits() {
         let fp = Failpoints::default();
-        fp.arm(7, "after-send:append-reply").expect("a known point");
-        fp.arm(9, "after-send:append").expect("a known point");
+        fp.arm(7, "after-send:append-reply", None).expect("a known point");
+        fp.arm(9, "after-send:append", None).expect("a known point");
         assert_eq!(fp.reached("after-send:append"), Some(9), "the entry reached names itself, not the oldest");
         assert_eq!(fp.armed(), vec![Entry { id: 7, point: "after-send:append-reply".into() }], "the first still waits");
         // Two at one point fire in the order they were armed, one per
         // passage, as the simulator's list does.
-        fp.arm(11, "after-send:append-reply").expect("a known point");
+        fp.arm(11, "after-send:append-reply", None).expect("a known point");
         assert_eq!(fp.reached("after-send:append-reply"), Some(7));
-        fp.arm(11, "after-sync").expect("re-arming an id replaces its entry");
+        fp.arm(11, "after-sync", None).expect("re-arming an id replaces its entry");
         assert_eq!(fp.reached("after-send:append-reply"), None);
         assert_eq!(fp.reached("after-sync"), Some(11));
         assert!(fp.armed().is_empty());
+    }
+
+    #[test]
+    fn a_shared_entry_fires_in_the_first_member_to_reach_it_and_is_dropped_by_the_others() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let claim = dir.path().join("5");
+        // Three members' failpoints, as three processes hold them: entry 5
+        // shared under one claim, and member b's own entry 6 behind it at
+        // the same point.
+        let (a, b, c) = (Failpoints::default(), Failpoints::default(), Failpoints::default());
+        for member in [&a, &b, &c] {
+            member.arm(5, "after-send:append-reply", Some(claim.clone())).expect("a known point");
+        }
+        b.arm(6, "after-send:append-reply", None).expect("a known point");
+        assert_eq!(c.reached("after-send:append-reply"), Some(5), "the first to reach it fires");
+        assert!(claim.exists(), "and claimed it");
+        assert_eq!(a.reached("after-send:append-reply"), None, "claimed by another: not fired again");
+        assert!(a.armed().is_empty(), "and dropped, as fired entries are");
+        assert_eq!(b.reached("after-send:append-reply"), Some(6), "the claimed entry steps aside for b's own");
+        assert!(b.armed().is_empty());
+        // A claim that cannot be made for another reason fires (the
+        // runner then sees two members die at one entry and says so).
+        a.arm(7, "timer", Some(dir.path().join("no-such-dir").join("7"))).expect("a known point");
+        assert_eq!(a.reached("timer"), Some(7));
     }
 }
