@@ -10,7 +10,7 @@ use crate::config::ServeArgs;
 use crate::store::StoreArgs;
 use crate::tools::load::LoadArgs;
 use crate::tools::local::LocalArgs;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -51,6 +51,11 @@ enum Cmd {
 /// `leasesim-real`) compile the server a second time.
 pub fn main_with(args: Vec<std::ffi::OsString>) {
     let cli = Cli::parse_from(args);
+    if cli.command.is_none() {
+        if let Err(e) = cli.serve.check() {
+            Cli::command().error(clap::error::ErrorKind::ArgumentConflict, e).exit();
+        }
+    }
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)

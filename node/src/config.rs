@@ -108,7 +108,9 @@ pub struct ServeArgs {
     pub max_in_flight_appends: u64,
     /// With --lease-expiry leader-monotonic: confirm leadership by a
     /// read-index round before answering a keep-alive (`false`: answer at
-    /// once, as etcd's lessor; a scenario's `keepalive_read_index`).
+    /// once from the leader's own deadlines, as etcd's lessor, but only
+    /// while the leader's lease holds, under --drift-bound; a scenario's
+    /// `keepalive_read_index`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub keepalive_read_index: bool,
     /// Leader leases for reads (Raft thesis §6.4.1; a scenario's
@@ -120,12 +122,13 @@ pub struct ServeArgs {
     /// reads never use it: they are served from the member's own state.
     #[arg(long)]
     pub lease_reads: bool,
-    /// With --lease-reads: the bound on every clock's rate error the lease
-    /// assumes, a fraction in [0, 1) (a scenario's `drift_bound`, whose
-    /// default this is): the lease lasts election-timeout · (1 − b) / (1 + b)
-    /// on the leader's clock.
-    #[arg(long, default_value_t = DEFAULT_DRIFT_BOUND, value_parser = parse_drift_bound, requires = "lease_reads", value_name = "FRACTION")]
-    pub drift_bound: f64,
+    /// With --lease-reads or --keepalive-read-index false: the bound on
+    /// every clock's rate error the leader's lease assumes, a fraction in
+    /// [0, 1) (a scenario's `drift_bound`; default 0.001, the scenario's
+    /// default): the lease lasts election-timeout · (1 − b) / (1 + b) on
+    /// the leader's clock.
+    #[arg(long, value_parser = parse_drift_bound, value_name = "FRACTION")]
+    pub drift_bound: Option<f64>,
     /// Compact the log after this many applied entries (the last one
     /// given wins, so a test can override a harness's value). Each
     /// snapshot copies and writes the whole state on the thread that
@@ -216,6 +219,23 @@ impl ServeArgs {
         (!self.corrupt_check_time.is_zero()).then_some(self.corrupt_check_time)
     }
 
+    /// Whether keep-alives are answered from the leader's own deadlines,
+    /// under its lease (core's `keepalive_lease_drift_ppm`).
+    fn keepalive_lease(&self) -> bool {
+        !self.keepalive_read_index && ExpiryStrategy::from(self.lease_expiry) == ExpiryStrategy::LeaderMonotonic
+    }
+
+    /// What clap cannot say of the flags together: a drift bound that no
+    /// lease uses would silently do nothing.
+    pub fn check(&self) -> Result<(), String> {
+        if self.drift_bound.is_some() && !self.lease_reads && !self.keepalive_lease() {
+            return Err("--drift-bound is used only with --lease-reads, or with --keepalive-read-index false under \
+                        --lease-expiry leader-monotonic"
+                .into());
+        }
+        Ok(())
+    }
+
     /// The settings core runs with, shared by every member (they must match).
     pub fn server_config(&self, id: NodeId, voters: BTreeSet<NodeId>) -> ServerConfig {
         let mut raft = RaftConfig::new(id, voters);
@@ -226,7 +246,9 @@ impl ServeArgs {
         raft.max_in_flight_appends = self.max_in_flight_appends as usize;
         // In parts per million, rounded up, exactly as the simulator turns
         // a scenario's `drift_bound` into core's knob (sim/src/run/setup.rs).
-        raft.lease_read_drift_ppm = self.lease_reads.then(|| (self.drift_bound * 1e6).ceil() as u64);
+        let drift_ppm = (self.drift_bound.unwrap_or(DEFAULT_DRIFT_BOUND) * 1e6).ceil() as u64;
+        raft.lease_read_drift_ppm = self.lease_reads.then_some(drift_ppm);
+        raft.keepalive_lease_drift_ppm = self.keepalive_lease().then_some(drift_ppm);
         let mut bugs = Bugs::default();
         for name in self.bugs.iter().filter(|b| !crate::driver::NODE_BUGS.contains(&b.as_str())) {
             bugs.enable(name).expect("checked by parse_bug");
@@ -286,7 +308,9 @@ mod knob_tests {
     }
 
     fn parse(args: &[&str]) -> Result<ServeArgs, clap::Error> {
-        Flags::try_parse_from(std::iter::once("leasesim-node").chain(args.iter().copied())).map(|f| f.serve)
+        let serve = Flags::try_parse_from(std::iter::once("leasesim-node").chain(args.iter().copied()))?.serve;
+        serve.check().map_err(|e| clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, e))?;
+        Ok(serve)
     }
 
     #[test]
@@ -315,7 +339,15 @@ mod knob_tests {
         // sim/src/run/setup.rs: (drift_bound · 1e6).ceil().
         assert_eq!(on(&["--lease-reads", "--drift-bound", "0.1"]), Some(100_000));
         assert_eq!(on(&["--lease-reads", "--drift-bound", "0.0000015"]), Some(2), "rounded up: never a shorter assumed bound");
-        assert!(parse(&["--drift-bound", "0.1"]).is_err(), "a bound without the mode would silently do nothing");
+        let refused = parse(&["--drift-bound", "0.1"]).expect_err("a bound without a lease would silently do nothing").to_string();
+        assert!(refused.contains("--drift-bound is used only with --lease-reads"), "{refused}");
+        let refused = parse(&["--drift-bound", "0.1", "--keepalive-read-index", "false", "--lease-expiry", "writer-clock"]);
+        assert!(refused.is_err(), "no leader lease guards keep-alives under writer-clock");
+        let keepalives = |args: &[&str]| parse(args).unwrap().server_config(1, voters()).raft.keepalive_lease_drift_ppm;
+        assert_eq!(keepalives(&[]), None, "keep-alives wait for a read-index round by default");
+        assert_eq!(keepalives(&["--keepalive-read-index", "false"]), Some(1_000), "etcd's lessor, under the default bound");
+        assert_eq!(keepalives(&["--keepalive-read-index", "false", "--drift-bound", "0.01"]), Some(10_000));
+        assert_eq!(keepalives(&["--keepalive-read-index", "false", "--lease-expiry", "writer-clock"]), None);
         for bad in ["1", "-0.1", "x", "NaN"] {
             let flag = format!("--drift-bound={bad}");
             let error = parse(&["--lease-reads", &flag]).expect_err("refused").to_string();

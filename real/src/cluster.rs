@@ -457,9 +457,14 @@ fn replication_args(s: &Scenario) -> Vec<String> {
         c.keepalive_read_index.to_string(),
     ];
     if c.lease_reads {
-        // The lease assumes the bound the judge holds the run to, as in
-        // the simulator (sim/src/run/setup.rs).
-        args.extend(["--lease-reads".into(), "--drift-bound".into(), c.drift_bound.to_string()]);
+        args.push("--lease-reads".into());
+    }
+    // The leader's lease (for reads, or for keep-alives answered from its
+    // own deadlines) assumes the bound the judge holds the run to, as in
+    // the simulator (sim/src/run/setup.rs).
+    let keepalive_lease = !c.keepalive_read_index && c.lease_expiry == leasesim_core::ExpiryStrategy::LeaderMonotonic;
+    if c.lease_reads || keepalive_lease {
+        args.extend(["--drift-bound".into(), c.drift_bound.to_string()]);
     }
     args
 }
@@ -527,6 +532,17 @@ mod tests {
         let on = replication_args(&leasesim_scenario::load(&path).unwrap());
         assert!(on.ends_with(&["--lease-reads".to_string(), "--drift-bound".to_string(), "0.1".to_string()]), "{on:?}");
         assert_eq!(leasesim_node::config::parse_drift_bound(&on[on.len() - 1]), Ok(0.1), "the member reads back the bound");
+        // Keep-alives answered from the leader's deadlines wait for its
+        // lease, under the same bound; not under writer-clock.
+        let etcd_lessor = "servers = 3\nkeepalive_read_index = false\ndrift_bound = 0.02\n";
+        std::fs::write(&path, text.replace("servers = 3\n", etcd_lessor)).unwrap();
+        let keepalives = replication_args(&leasesim_scenario::load(&path).unwrap());
+        assert!(keepalives.ends_with(&["--drift-bound".to_string(), "0.02".to_string()]), "{keepalives:?}");
+        assert!(!keepalives.iter().any(|a| a.contains("lease-reads")), "{keepalives:?}");
+        let writer_clock = format!("{etcd_lessor}lease_expiry = \"writer-clock\"\n");
+        std::fs::write(&path, text.replace("servers = 3\n", &writer_clock)).unwrap();
+        let writer = replication_args(&leasesim_scenario::load(&path).unwrap());
+        assert!(!writer.iter().any(|a| a.contains("drift-bound")), "{writer:?}");
     }
 
     /// A member whose wall clock started 1.5 s ahead and has run 10 % fast

@@ -24,6 +24,17 @@
 //! clocks' rates; with each clock within ρ of true time that ratio reaches
 //! (1 + ρ) / (1 − ρ), which is the factor used here.)
 //!
+//! The same lease guards keep-alives that the leader answers from its own
+//! deadlines (`RaftConfig::keepalive_lease_drift_ppm`, the service's
+//! `keepalive_read_index = false`): etcd's design lets a deposed leader
+//! answer them until check-quorum deposes it, covered by the new leader's
+//! Promote extension of one election timeout, but check-quorum counts a
+//! follower active when the leader *reads* its answer, so a leader paused
+//! through its successor's election reads its followers' backlog on resume
+//! and answers for longer than that (chaos-failover seed 1378,
+//! reports/liveness-slack.md). The lease is dated from a round's *start*,
+//! so a backlog read late cannot extend it.
+//!
 //! Not covered, on purpose and documented: a voter that restarts forgets
 //! when it last heard the leader and may vote at once (the vote lease is
 //! volatile state, as in etcd); and a leadership transfer passes the vote
@@ -74,9 +85,11 @@ impl LeaseState {
 }
 
 /// The lease's length on the leader's clock: min · (1 − ρ) / (1 + ρ), or
-/// `None` when the mode is off (or check-quorum, on which it relies, is).
+/// `None` when neither reads nor keep-alives use it (or check-quorum, on
+/// which it relies, is off). With both bounds set the larger one counts:
+/// never a longer lease than either assumption allows.
 pub(super) fn lease_length_ns(config: &RaftConfig) -> Option<u64> {
-    let ppm = u128::from(config.lease_read_drift_ppm?);
+    let ppm = u128::from(config.lease_read_drift_ppm.max(config.keepalive_lease_drift_ppm)?);
     if !config.check_quorum || ppm >= PPM {
         return None;
     }
@@ -97,12 +110,20 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
 
     /// The leader's periodic heartbeat. In lease mode each one starts a
     /// round, so that the lease is renewed without reads; otherwise the
-    /// round number stays as it was (and so do all messages).
+    /// round number stays as it was (and so do all messages). A lone voter
+    /// is its own majority: it confirms the round at once, since no answer
+    /// will ever come to do it (without this a one-server cluster would hold
+    /// a lease only while reads arrive, and refuse every keep-alive
+    /// answered under the lease).
     pub(super) fn leader_heartbeat(&mut self) {
-        if lease_length_ns(&self.config).is_some() {
+        let lease_mode = lease_length_ns(&self.config).is_some();
+        if lease_mode {
             self.start_read_round();
         }
         self.broadcast_heartbeat();
+        if lease_mode {
+            self.advance_reads();
+        }
     }
 
     /// Lease mode: `confirmed_round` has been answered by a majority.
@@ -116,10 +137,19 @@ impl<C: Clone + Debug + PartialEq, S: Clone + Debug> RaftNode<C, S> {
     /// lease holds and this leader has committed an entry of its term (so
     /// its commit index covers every earlier leader's, thesis §6.4 step 1).
     pub(super) fn lease_read_index(&self) -> Option<LogIndex> {
-        lease_length_ns(&self.config)?;
+        self.config.lease_read_drift_ppm?;
+        (self.holds_leader_lease(self.now_ns) && self.has_committed_in_term()).then_some(self.log.commit_index)
+    }
+
+    /// Whether this server is leader and its lease holds at `now_ns` on its
+    /// clock: no other leader can have been elected yet (see the module
+    /// doc). Always false when no lease is tracked.
+    pub fn holds_leader_lease(&self, now_ns: u64) -> bool {
+        if self.role != Role::Leader || lease_length_ns(&self.config).is_none() {
+            return false;
+        }
         let lease = &self.reads.lease;
-        let holds = !lease.void && self.now_ns < lease.end_ns && self.transfer.is_none();
-        (holds && self.has_committed_in_term()).then_some(self.log.commit_index)
+        !lease.void && now_ns < lease.end_ns && self.transfer.is_none()
     }
 
     /// A leadership transfer started: its target's election passes the
@@ -223,6 +253,67 @@ mod tests {
         node.step(HB_NS + 100_000_000, 2, ack(1, 1, 1));
         node.read_index(HB_NS + LEASE_NS, 7).unwrap();
         assert!(node.take_ready().reads.is_empty(), "the lease ended LEASE after the round started");
+    }
+
+    /// The lease kept for keep-alives only: tracked as for reads (it holds
+    /// until the acknowledged round's start plus the lease), while reads
+    /// still wait for a round of their own.
+    #[test]
+    fn a_keepalive_lease_holds_as_a_read_lease_but_serves_no_read() {
+        let mut config = config();
+        config.keepalive_lease_drift_ppm = Some(BOUND_PPM);
+        assert_eq!(lease_length_ns(&config), Some(LEASE_NS), "the same length as a read lease");
+        let mut node = leader_with(config, Vec::new());
+        assert!(!node.holds_leader_lease(ELECTED_AT_NS + 1), "no round acknowledged yet");
+        node.step(ELECTED_AT_NS + 1, 2, ack(1, 1, 0));
+        node.tick(HB_NS);
+        node.take_ready();
+        node.step(HB_NS + 2_000_000, 2, ack(1, 1, 1));
+        node.take_ready();
+        assert!(node.holds_leader_lease(HB_NS + LEASE_NS - 1));
+        assert!(!node.holds_leader_lease(HB_NS + LEASE_NS));
+        node.read_index(HB_NS + 3_000_000, 7).unwrap();
+        assert!(node.take_ready().reads.is_empty(), "the read waits for its own round");
+        assert_eq!(node.pending_reads(), 1);
+    }
+
+    /// Chaos-failover seed 1378 at the handler: a leader paused right after
+    /// a heartbeat round reads, on resume 500 ms later, its follower's
+    /// answer to that round. Check-quorum takes the backlog for contact,
+    /// so it still leads after the tick; its lease, dated from the round's
+    /// start, ended long before, so keep-alives answered from its own
+    /// deadlines must wait.
+    #[test]
+    fn a_backlog_read_after_a_pause_keeps_the_leader_in_office_but_not_its_lease() {
+        let mut node = leader_after_heartbeat(false);
+        let resumed_ns = HB_NS + 500_000_000;
+        node.step(resumed_ns, 2, ack(1, 1, 1));
+        node.tick(resumed_ns + 1);
+        node.take_ready();
+        assert_eq!(node.role(), Role::Leader, "check-quorum counted the backlog");
+        assert!(!node.holds_leader_lease(resumed_ns + 1), "the round it confirms started 500 ms ago");
+    }
+
+    /// Off unless a bound is set, and never on a follower.
+    #[test]
+    fn no_lease_is_held_without_a_bound_or_by_a_follower() {
+        let mut node = leader_with(config(), Vec::new());
+        node.step(ELECTED_AT_NS + 1, 2, ack(1, 1, 0));
+        node.tick(HB_NS);
+        node.step(HB_NS + 2_000_000, 2, ack(1, 1, 1));
+        assert!(!node.holds_leader_lease(HB_NS + 3_000_000), "no bound: no lease");
+        let mut deposed = leader_after_heartbeat(true);
+        let higher = Message::AppendEntries {
+            term: 2,
+            prev_log_index: 1,
+            prev_log_term: 1,
+            entries: Vec::new(),
+            leader_commit: 1,
+            read_ctx: 0,
+        };
+        deposed.step(HB_NS + 3_000_000, 3, higher);
+        assert_ne!(deposed.role(), Role::Leader);
+        assert!(!deposed.holds_leader_lease(HB_NS + 4_000_000), "a deposed leader holds no lease");
     }
 
     /// A transfer passes the voters' vote lease, so it voids the lease.

@@ -273,6 +273,17 @@ pub struct RaftConfig {
     /// the read index. Needs `check_quorum`, whose vote lease it relies on;
     /// without it the mode stays off.
     pub lease_read_drift_ppm: Option<u64>,
+    /// The same leader lease kept for the service's keep-alives only: with a
+    /// bound here the leader tracks its lease exactly as for lease reads
+    /// (and with the larger of the two bounds when both are set), but reads
+    /// still go through the read index unless `lease_read_drift_ppm` is set.
+    /// The service answers a keep-alive from the leader's own deadlines
+    /// (`ServerConfig::keepalive_read_index = false`) only while it holds
+    /// (`RaftNode::holds_leader_lease`). `None`: not tracked. Needs
+    /// `check_quorum`, like lease reads: without it the lease never holds,
+    /// and such keep-alives are refused (`Retry`) rather than answered
+    /// unguarded.
+    pub keepalive_lease_drift_ppm: Option<u64>,
     /// Planted bugs (all off by default). Only the Raft ones matter here:
     /// `vote_without_log_check`, `commit_old_term_by_counting`,
     /// `reply_before_persist`, `no_truncate_conflict`,
@@ -297,6 +308,7 @@ impl RaftConfig {
             pre_vote: true,
             check_quorum: true,
             lease_read_drift_ppm: None,
+            keepalive_lease_drift_ppm: None,
             bugs: crate::bugs::Bugs::default(),
         }
     }

@@ -45,7 +45,11 @@ pub struct ServerConfig {
     pub snapshot_every_entries: u64,
     /// `leader-monotonic`: answer a keep-alive only after a read-index round
     /// confirms this server still leads (true, the default), or at once from
-    /// its own deadlines as etcd's lessor does (false).
+    /// its own deadlines as etcd's lessor does (false). With `false`, set
+    /// `raft.keepalive_lease_drift_ppm` too (the simulator and leasesim-node
+    /// do): such answers then wait for the leader's lease, without which a
+    /// leader paused through its successor's election answers them late
+    /// (requests.rs).
     pub keepalive_read_index: bool,
     /// Sequence numbers per client whose answers the sessions keep.
     pub session_window: u64,

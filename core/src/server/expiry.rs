@@ -442,6 +442,10 @@ mod deadline_tests {
         /// Starts from `disk` at `start_ns` and leads from one second later.
         fn start(disk: Persisted<Command, SharedState>, start_ns: u64) -> Self {
             let config = ServerConfig::new(RaftConfig::new(1, BTreeSet::from([1])), ExpiryStrategy::LeaderMonotonic);
+            Solo::start_with(config, disk, start_ns)
+        }
+
+        fn start_with(config: ServerConfig, disk: Persisted<Command, SharedState>, start_ns: u64) -> Self {
             let mut solo = Solo { server: Server::new(config, disk.clone(), 1, at(start_ns)), disk };
             solo.server.tick(at(start_ns + NS_PER_SEC));
             solo.output();
@@ -513,6 +517,34 @@ mod deadline_tests {
         solo.ask(3 * NS_PER_SEC, 2, Op::LeaseRevoke { lease });
         assert_eq!(solo.deadlines(), vec![]);
         assert_eq!(solo.ask(3 * NS_PER_SEC, 3, Op::LeaseKeepAlive { lease }), vec![Response::Error(ServiceError::LeaseNotFound { lease })]);
+    }
+
+    /// Keep-alives answered from the leader's own deadlines, as etcd's
+    /// lessor (`keepalive_read_index = false`), with a leader lease kept for
+    /// them: answered only while the lease holds. After a silence longer
+    /// than the lease (here 150 ms · 0.99 / 1.01 ≈ 147 ms), as after a
+    /// pause, the answer is `Retry`, and the deadline stays where it was;
+    /// the next heartbeat round (the lone server confirms its own) renews
+    /// the lease and the same keep-alive is answered.
+    #[test]
+    fn a_keep_alive_from_the_leaders_deadlines_waits_for_its_lease() {
+        let mut config = ServerConfig::new(RaftConfig::new(1, BTreeSet::from([1])), ExpiryStrategy::LeaderMonotonic);
+        config.keepalive_read_index = false;
+        config.raft.keepalive_lease_drift_ppm = Some(10_000);
+        let mut solo = Solo::start_with(config, Persisted::default(), 0);
+        let replies = solo.ask(2 * NS_PER_SEC, 1, Op::LeaseGrant { ttl_ns: TTL_NS, id: None });
+        let [Response::LeaseGranted { lease, .. }] = replies[..] else { panic!("{replies:?}") };
+        let silent_since_ns = 2 * NS_PER_SEC;
+        solo.server.tick(at(silent_since_ns));
+        solo.output();
+        let within_ns = silent_since_ns + 100 * NS_PER_MS;
+        assert_eq!(solo.ask(within_ns, 2, Op::LeaseKeepAlive { lease }), vec![Response::KeepAlive { lease, ttl_ns: TTL_NS }]);
+        let after_ns = silent_since_ns + 500 * NS_PER_MS;
+        assert_eq!(solo.ask(after_ns, 3, Op::LeaseKeepAlive { lease }), vec![Response::Error(ServiceError::Retry)]);
+        assert_eq!(solo.deadlines(), vec![(lease, within_ns + TTL_NS)], "a refused keep-alive renews nothing");
+        solo.server.tick(at(after_ns + 1));
+        solo.output();
+        assert_eq!(solo.ask(after_ns + 2, 4, Op::LeaseKeepAlive { lease }), vec![Response::KeepAlive { lease, ttl_ns: TTL_NS }]);
     }
 
     /// The old leader may have renewed a lease it granted right up to its

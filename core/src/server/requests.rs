@@ -42,8 +42,14 @@ impl Server {
             // found this: chaos-nemesis seed 26, a restarted server elected
             // leader answered a keep-alive 34 ms before re-applying the
             // lease's revoke (keepalive-after-revoke, lease-early-expiry).
+            // And with a leader lease tracked for keep-alives, only while it
+            // holds: a leader paused through its successor's election takes
+            // its followers' backlog for fresh contact and would otherwise
+            // answer for longer than the Promote extension covers
+            // (chaos-failover seed 1378; core/src/raft/lease_read.rs).
             (Op::LeaseKeepAlive { .. }, ExpiryStrategy::LeaderMonotonic) if !self.config.keepalive_read_index => {
-                if self.raft.has_committed_in_term() && self.sm.applied_index() >= self.raft.commit_index() {
+                let applied_all = self.sm.applied_index() >= self.raft.commit_index();
+                if self.raft.has_committed_in_term() && applied_all && self.keepalive_lease_holds() {
                     self.answer_keepalive(req)
                 } else {
                     self.reply_to(&req, Response::Error(ServiceError::Retry));
@@ -57,6 +63,14 @@ impl Server {
             }
             _ => self.propose_request(req),
         }
+    }
+
+    /// Whether a keep-alive answered from this leader's own deadlines is
+    /// covered by its leader lease: always, when no lease is tracked for
+    /// keep-alives (`keepalive_lease_drift_ppm` unset: etcd 3.4's lessor
+    /// exactly, unsafe across a leader pause).
+    fn keepalive_lease_holds(&self) -> bool {
+        self.config.raft.keepalive_lease_drift_ppm.is_none() || self.raft.holds_leader_lease(self.clocks.mono_ns)
     }
 
     /// Who a follower names as leader: the leader it last heard from, but

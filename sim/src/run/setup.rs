@@ -9,7 +9,7 @@ use leasesim_core::bugs::Bugs;
 use leasesim_core::raft::RaftConfig;
 use leasesim_core::seed::{derive_seed, Stream};
 use leasesim_core::server::ServerConfig;
-use leasesim_core::NodeId;
+use leasesim_core::{ExpiryStrategy, NodeId};
 use madsim::runtime::Handle;
 use madsim::task::NodeId as SimNodeId;
 use rand::Rng;
@@ -80,6 +80,10 @@ pub fn server_config(scenario: &Scenario, id: NodeId, bugs: Bugs) -> ServerConfi
         check_quorum: true,
         // The lease assumes the drift bound the judge holds the run to.
         lease_read_drift_ppm: cluster.lease_reads.then(|| (cluster.drift_bound * 1e6).ceil() as u64),
+        // Keep-alives answered from the leader's own deadlines wait for its
+        // lease, under the same assumption (core/src/server/requests.rs).
+        keepalive_lease_drift_ppm: (!cluster.keepalive_read_index && cluster.lease_expiry == ExpiryStrategy::LeaderMonotonic)
+            .then(|| (cluster.drift_bound * 1e6).ceil() as u64),
         bugs,
     };
     let mut config = ServerConfig::new(raft, cluster.lease_expiry).with_bugs(bugs);
