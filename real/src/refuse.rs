@@ -396,7 +396,7 @@ mod tests {
         assert!(notes.iter().any(|n| n.contains("the pause point's selector is resolved when it is armed")), "{notes:?}");
         // The store has no failpoints; a client's point is seen only as a
         // crash; a clock fault at a point no failpoint carries out.
-        let store = text.replace("random-server", "store");
+        let store = text.replace("random-server", "store").replace("after-sync", "timer");
         let refused = checked(&store, Target::Node).unwrap_err();
         assert!(refused.contains(":11:1:") && refused.contains("on the data store: it has no failpoints"), "{refused}");
         let client = text.replace("random-server", "c1").replace("after-sync", "after-send:request");
