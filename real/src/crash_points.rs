@@ -100,8 +100,9 @@ pub struct Armed {
     for_ns: Option<u64>,
     /// Where the fault comes from, for the run's log (`line 12`, `[chaos]`).
     origin: String,
-    /// The file whose creation decides which member fires an entry that
-    /// waits in several (`Waits::AnyMember`).
+    /// The file a member must create first to fire the entry: it decides
+    /// which member fires one that waits in several (`Waits::AnyMember`),
+    /// and the runner takes it to disarm the entry in a stopped member.
     claim: Option<PathBuf>,
     /// A clock fault's drift and jump, for the judge's model.
     clock: (Option<f64>, Option<i64>),
@@ -170,6 +171,16 @@ fn answers(proc: &mut crate::procs::Proc) -> bool {
     proc.alive() && !proc.is_paused() && !proc.stopped_itself()
 }
 
+/// Takes an entry's claim in the members' place (the file they must
+/// create first to fire it): one already taken was claimed by a member.
+fn take_claim(path: &std::path::Path) -> Result<(), String> {
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
 /// Whether some crash point sits between a write and its fsync: the
 /// members must then lose unsynced writes on a kill, as the simulator's
 /// disk does.
@@ -200,13 +211,21 @@ impl Player<'_> {
             // it (`sim/src/world/mod.rs` `selects`).
             Selector::RandomServer => {
                 self.resolved.push(selector.to_string());
-                (Waits::AnyMember, Some(self.cluster.claim_path(order)?))
+                (Waits::AnyMember, self.cluster.claim_path(order)?)
             }
             _ => match self.who(selector, fault).await {
-                Some(Who::Server(i)) => (Waits::In(i), None),
+                Some(Who::Server(i)) => (Waits::In(i), self.cluster.claim_path(order)?),
                 _ => return Ok(()),
             },
         };
+        // Every entry has a claim file, also one waiting in one member:
+        // a member stopped when the fault phase ends cannot be asked to
+        // disarm it, so the runner takes the claim in its place, and the
+        // member drops the entry should it reach the point once resumed
+        // (`disarm_unreached`). Without it, chaos-nemesis seed 3 had a
+        // member resumed in the settle phase die at an entry of the fault
+        // phase, and stay down.
+        let claim = Some(claim);
         let (holders, for_ns) = (BTreeSet::new(), fault.for_ns);
         let armed = Armed { waits, point, action, order, for_ns, origin: origin(fault), claim, clock, holders };
         let logged = format!("{}: {} {} armed at {point} (#{order})", origin(fault), armed.verb(), self.resolved.join(" "));
@@ -398,7 +417,8 @@ impl Player<'_> {
     }
 
     /// Disarms the points nobody reached before the fault phase ended.
-    /// A paused member cannot be asked: its entries are returned, to be
+    /// A paused member cannot be asked: its entries' claims are taken in
+    /// its place (it can never fire them), and they are returned, to be
     /// disarmed once the settle phase resumed it (`disarm_resumed`).
     pub(crate) async fn disarm_unreached(&mut self) -> Result<Vec<(usize, u64)>, String> {
         self.resume_stopped_at_end().await?;
@@ -413,21 +433,26 @@ impl Player<'_> {
             let (whom, id) = (armed.whom(), armed.order as u64);
             let action = format!("{}: {} {whom} at {} (#{id})", armed.origin, armed.verb(), armed.point);
             let mut failed = Vec::new();
+            // A claim taken with no death recorded: the member that took
+            // it was crashed or paused by another fault before it acted
+            // there (the simulator's crash comes at the point's instant).
+            let claimed = armed.claim.as_ref().is_some_and(|path| path.exists());
             for &i in &armed.holders {
                 if !self.cluster.members[i].proc.alive() {
                     // Crashed by another fault and not restarted: its
                     // process, and what it held, is gone.
                     continue;
                 } else if self.cluster.members[i].proc.is_paused() {
+                    // It cannot be asked until resumed: the claim it must
+                    // take to fire is taken now, so it never does.
+                    if let Some(path) = armed.claim.as_deref().filter(|_| !claimed) {
+                        take_claim(path).map_err(|e| format!("s{}: cannot disarm #{id}: {e}", i + 1))?;
+                    }
                     later.push((i, id));
                 } else if let Err(e) = self.cluster.arm_failpoint_when_up(i, id, None, None).await {
                     failed.push(format!("s{}: {e}", i + 1));
                 }
             }
-            // A claim taken with no death recorded: the member that took
-            // it was crashed or paused by another fault before it died
-            // there (the simulator's crash comes at the point's instant).
-            let claimed = armed.claim.as_ref().is_some_and(|path| path.exists());
             let why = match (claimed, failed.is_empty()) {
                 (true, _) => format!("a member claimed {} but was stopped by another fault before it acted there", armed.point),
                 (false, true) => format!("{} {} before the fault phase ended", armed.nobody(), armed.point),
