@@ -222,8 +222,8 @@ impl Cluster {
         let Err(e) = self.send_clock(i, change).await else { return Ok(()) };
         // A member dying at a crash failpoint as the request reaches it
         // resets the connection while closing its sockets, before its exit
-        // can be waited for (`chaos-failover` seed 7 stopped on one): look
-        // again for a while, bounded by tries.
+        // can be waited for: look again for a while, bounded by tries (a
+        // member that keeps running after a reset is an error).
         for _ in 0..50 {
             if !self.members[i].proc.is_running() || self.members[i].proc.exited().is_some() {
                 return Ok(());
