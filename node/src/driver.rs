@@ -36,7 +36,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::digests::Digests;
 use crate::faults::clock::ClockSource;
 use crate::faults::event_log::{monotonic_ns, EventLog, Logged};
-use crate::faults::failpoint::{self, Failpoints};
+use leasesim_judge::observe::Event;
+use crate::faults::failpoint::{self, Action, Failpoints, Fired};
 use crate::frame::PeerFrame;
 use crate::storage::Storage;
 use crate::transport::Links;
@@ -171,6 +172,9 @@ struct Held {
     needs: u64,
     /// The batch wrote (so the `after-sync` failpoint is its own).
     wrote: bool,
+    /// The rest of a batch an after-send pause stopped midway: its
+    /// `after-sync` point, watch events and votes were done before.
+    resumed: bool,
     batch_start_ns: u64,
     messages: Vec<(NodeId, PeerMessage)>,
     /// Client answers, each with its view read when the batch ended.
@@ -212,15 +216,16 @@ pub struct Driver {
     watch_hub: crate::watch_hub::WatchHub,
     /// `--unsafe-test-event-log`: this member's events for a test runner.
     event_log: Option<EventLog>,
-    /// Crash points a test runner armed (never armed without the control
-    /// endpoint).
+    /// Crash and pause points a test runner armed (never armed without the
+    /// control endpoint).
     failpoints: Arc<Failpoints>,
     /// CLOCK_MONOTONIC when the current batch began (the event log's
     /// stamping error is measured from it).
     batch_start_ns: u64,
-    /// An after-send failpoint fired (its point and armed entry): the
-    /// member dies once the frame has left (the peer it went to, if a peer).
-    dying: Option<(&'static str, u64, Option<NodeId>)>,
+    /// An after-send failpoint fired (its point and armed entry): once the
+    /// frame has left (the peer it went to, if a peer) the member dies, or
+    /// stops and, resumed, sends the rest of the batch.
+    after_send: Option<(&'static str, Fired, Option<NodeId>)>,
     /// Batches whose writes are not yet durable, oldest first.
     held: VecDeque<Held>,
     /// The batch was one input with none queued behind it: its sync may
@@ -254,7 +259,7 @@ impl Driver {
             event_log: None,
             failpoints: Arc::default(),
             batch_start_ns: 0,
-            dying: None,
+            after_send: None,
             held: VecDeque::new(),
             lone: false,
             later: Vec::new(),
@@ -314,7 +319,7 @@ impl Driver {
                         fatal_disk(e);
                     }
                     self.release();
-                    self.die_if_dying().await;
+                    self.act_after_send().await;
                     continue;
                 }
                 Step::Input(input) => {
@@ -335,7 +340,13 @@ impl Driver {
                     self.lone = inputs.is_empty();
                 }
             }
-            // Deadlines that passed while the batch was handled.
+            // Deadlines that passed while the batch was handled. Under a
+            // steady stream of inputs this, not `Step::Timer`, is where most
+            // deadlines are decided: the `timer` point is reached here too
+            // (the simulator's host reaches it whenever a deadline is due).
+            if self.server.next_deadline_ns() <= self.clocks.now().mono_ns {
+                self.reach("timer");
+            }
             self.stamped(|d| d.server.tick(d.clocks.now()));
             self.flush_or_die().await;
         }
@@ -366,16 +377,17 @@ impl Driver {
     }
 
     /// Flushes; if an after-send failpoint fired, waits for the frame to
-    /// leave and dies.
+    /// leave and dies or stops there.
     async fn flush_or_die(&mut self) {
         self.flush();
-        self.die_if_dying().await;
+        self.act_after_send().await;
     }
 
     /// If an after-send failpoint fired, waits for the frame to leave and
-    /// dies.
-    async fn die_if_dying(&mut self) {
-        if let Some((point, id, peer)) = self.dying.take() {
+    /// dies or stops there; resumed from a stop, sends the rest of the
+    /// batches whose sync is done (which may stop at another point).
+    async fn act_after_send(&mut self) {
+        while let Some((point, fired, peer)) = self.after_send.take() {
             // The frame is handed to the link's writer, which runs on this
             // thread's runtime: let it write (cut links drop it, as a cut
             // wire does), then give it a moment to flush to the socket.
@@ -384,23 +396,45 @@ impl Driver {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
-            self.crash_now(point, id);
+            self.act_at(point, fired);
+            // Only a pause comes back here.
+            self.release();
         }
     }
 
-    /// SIGKILLs this member at a failpoint if an entry is armed at `point`.
+    /// SIGKILLs or stops this member at a failpoint if an entry is armed at
+    /// `point`, or changes its clocks there (a stop returns once the runner
+    /// resumed it).
     fn reach(&mut self, point: &'static str) {
-        if let Some(id) = self.failpoints.reached(point) {
-            self.crash_now(point, id);
+        if let Some(fired) = self.failpoints.reached(point) {
+            self.act_at(point, fired);
         }
     }
 
-    /// Dies at armed entry `id`, its event log's last line naming it.
-    fn crash_now(&mut self, point: &'static str, id: u64) -> ! {
+    /// Dies, or stops until resumed, or changes its clocks, at armed entry
+    /// `fired`, its event log's line naming it (the last one before a
+    /// death or a stop).
+    fn act_at(&mut self, point: &'static str, fired: Fired) {
+        let id = fired.id;
+        let event = match fired.action {
+            Action::Crash => Event::Crashed,
+            Action::Pause => Event::Paused,
+            Action::Clock(change) => match self.clocks.apply(&change) {
+                Ok(_) => Event::Fault { action: format!("clock at {point} (failpoint #{id})") },
+                Err(why) => {
+                    tracing::error!("failpoint {point} (armed entry {id}): clock change refused: {why}");
+                    Event::FaultSkipped { action: format!("clock at {point} (failpoint #{id})"), why }
+                }
+            },
+        };
         if let Some(log) = &mut self.event_log {
-            log.write_crashed(self.batch_start_ns, failpoint::Entry { id, point: point.to_string() });
+            log.write_fired(self.batch_start_ns, failpoint::Entry { id, point: point.to_string(), action: fired.action }, event);
         }
-        failpoint::die(point, id)
+        match fired.action {
+            Action::Crash => failpoint::die(point, id),
+            Action::Pause => failpoint::stop(point, id),
+            Action::Clock(_) => {}
+        }
     }
 
     fn handle(&mut self, input: Input) {
@@ -519,6 +553,7 @@ impl Driver {
         let held = Held {
             needs,
             wrote,
+            resumed: false,
             batch_start_ns: self.batch_start_ns,
             messages,
             answers,
@@ -535,7 +570,8 @@ impl Driver {
     }
 
     /// Sends out, in batch order, every held batch whose sync is done;
-    /// stops early when an after-send failpoint fires.
+    /// stops early when an after-send failpoint fires (what is left of its
+    /// batch waits at the front).
     fn release(&mut self) {
         let synced = self.storage.synced();
         while self.held.front().is_some_and(|h| h.needs <= synced) {
@@ -547,27 +583,44 @@ impl Driver {
     }
 
     /// One durable batch's outputs: watch events, votes logged, messages,
-    /// answers, then the status. False when an after-send failpoint fired
-    /// (the member dies once the frame has left).
-    fn send_out(&mut self, held: Held) -> bool {
-        if held.wrote {
-            self.reach("after-sync");
+    /// answers, then the status. False when an after-send failpoint fired:
+    /// the member dies once the frame has left, or stops, and the rest of
+    /// the batch goes when it is resumed (the simulator's host sleeps at
+    /// the point and then goes on with the step).
+    fn send_out(&mut self, mut held: Held) -> bool {
+        if !held.resumed {
+            if held.wrote {
+                self.reach("after-sync");
+            }
+            self.watch_hub.publish(std::mem::take(&mut held.changes), held.revision, held.whole);
+            self.log_votes(&held.messages, held.batch_start_ns);
         }
-        self.watch_hub.publish(held.changes, held.revision, held.whole);
-        self.log_votes(&held.messages, held.batch_start_ns);
-        for (to, msg) in held.messages {
+        let mut messages = std::mem::take(&mut held.messages).into_iter();
+        while let Some((to, msg)) = messages.next() {
             let point = failpoint_of(&msg);
             self.links.send(to, PeerFrame::Raft(msg));
-            if let Some((p, id)) = point.and_then(|p| Some((p, self.failpoints.reached(p)?))) {
-                self.dying = Some((p, id, Some(to)));
-                return false;
+            if let Some((p, fired)) = point.and_then(|p| Some((p, self.failpoints.reached(p)?))) {
+                if matches!(fired.action, Action::Clock(_)) {
+                    // Nothing to wait for: the clock changes and the batch goes on.
+                    self.act_at(p, fired);
+                    continue;
+                }
+                self.after_send = Some((p, fired, Some(to)));
+                held.messages = messages.collect();
+                return self.stopped_midway(held);
             }
         }
-        for (waiter, resp, view) in held.answers {
+        let mut answers = std::mem::take(&mut held.answers).into_iter();
+        while let Some((waiter, resp, view)) = answers.next() {
             self.answer(waiter, resp, view);
-            if let Some(id) = self.failpoints.reached("after-send:client-reply") {
-                self.dying = Some(("after-send:client-reply", id, None));
-                return false;
+            if let Some(fired) = self.failpoints.reached("after-send:client-reply") {
+                if matches!(fired.action, Action::Clock(_)) {
+                    self.act_at("after-send:client-reply", fired);
+                    continue;
+                }
+                self.after_send = Some(("after-send:client-reply", fired, None));
+                held.answers = answers.collect();
+                return self.stopped_midway(held);
             }
         }
         for answer in held.later {
@@ -579,6 +632,14 @@ impl Driver {
             changed
         });
         true
+    }
+
+    /// What is left of a batch an after-send failpoint stopped: back at the
+    /// front, sent on if the member is resumed (a crash never comes back).
+    fn stopped_midway(&mut self, mut held: Held) -> bool {
+        held.resumed = true;
+        self.held.push_front(held);
+        false
     }
 
     /// Writes the batch's persist operations (one write) and asks for

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use leasesim_node::faults::aimed::AimedFault;
 use leasesim_node::faults::clock::{ClockChange, SkewChange, Skews};
 use leasesim_node::faults::event_log::monotonic_ns;
+use leasesim_node::faults::failpoint::Action;
 use leasesim_node::faults::mesh::{Mesh, MeshMember};
 use leasesim_node::faults::proxy::LinkFault;
 use leasesim_node::pb::etcdserverpb::maintenance_client::MaintenanceClient;
@@ -218,10 +219,24 @@ impl Cluster {
     /// on one: its control endpoint reset the request as it died).
     pub async fn set_clock(&mut self, i: usize, change: &ClockChange) -> Result<(), String> {
         self.skews.lock().expect("skews")[i].apply(change, monotonic_ns())?;
-        match self.send_clock(i, change).await {
-            Err(_) if !self.members[i].proc.is_running() || self.members[i].proc.exited().is_some() => Ok(()),
-            sent => sent,
+        let Err(e) = self.send_clock(i, change).await else { return Ok(()) };
+        // A member dying at a crash failpoint as the request reaches it
+        // resets the connection while closing its sockets, before its exit
+        // can be waited for: look again for a while, bounded by tries (a
+        // member that keeps running after a reset is an error).
+        for _ in 0..50 {
+            if !self.members[i].proc.is_running() || self.members[i].proc.exited().is_some() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        Err(e)
+    }
+
+    /// Remembers, for member `i`'s restarts, a change it made to its own
+    /// clocks at `at_mono_ns` (`CLOCK_MONOTONIC`): a clock entry it reached.
+    pub fn note_clock(&self, i: usize, change: &ClockChange, at_mono_ns: u64) -> Result<(), String> {
+        self.skews.lock().expect("skews")[i].apply(change, at_mono_ns)
     }
 
     /// SIGKILLs member `i` if it still runs and starts it again on its data
@@ -243,12 +258,17 @@ impl Cluster {
     }
 
     /// Arms failpoint entry `id` at `point` in member `i` (`None`: disarms
-    /// that entry; the member's others stay): it SIGKILLs itself when it
-    /// next reaches that point, if it is the first to create `claim`
+    /// that entry; the member's others stay): it SIGKILLs or stops itself,
+    /// as the action says, when it next reaches that point, if it is the
+    /// first to create `claim`
     /// (an entry several members hold). Waits for a freshly started
     /// member's control endpoint, as [`Cluster::set_first_clock`] does.
-    pub async fn arm_failpoint_when_up(&mut self, i: usize, id: u64, point: Option<&str>, claim: Option<&Path>) -> Result<(), String> {
-        let body = serde_json::json!({ "id": id, "point": point, "claim": claim }).to_string();
+    pub async fn arm_failpoint_when_up(&mut self, i: usize, id: u64, point: Option<(&str, Action)>, claim: Option<&Path>) -> Result<(), String> {
+        let body = match point {
+            Some((point, action)) => serde_json::json!({ "id": id, "point": point, "action": action, "claim": claim }),
+            None => serde_json::json!({ "id": id, "point": null }),
+        }
+        .to_string();
         self.post_control_when_up(i, "/failpoint", &body).await
     }
 

@@ -29,6 +29,29 @@
 //! when a process reaches the point (`leader` is the leader at `at`, not
 //! whichever leader first reaches it).
 //!
+//! A pause at a member's point (`pause = "s2"` with `when`) is armed the
+//! same way as an entry whose action is `pause`: the member writes a
+//! `paused` line naming it and stops itself (SIGSTOP) at the point; the
+//! runner sees it stopped (`/proc/PID/stat` state `T`) within [`POLL_NS`],
+//! reads which entry it named, records that fault, takes the member for
+//! paused and sends SIGCONT after the fault's `for` (or when the settle
+//! phase heals). The member then goes on from the point, as the
+//! simulator's host does after sleeping there (`sim/src/host/mod.rs`
+//! `reach`). Where it differs: the simulator's pause starts at the
+//! point's instant and lasts exactly `for`; here `for` is counted from
+//! when the runner saw the stop (up to [`POLL_NS`] later, more on a
+//! loaded machine), so the pause lasts that much longer; the member's own
+//! `paused` line carries the point's true instant for the judge.
+//!
+//! A clock fault at a member's point (`clock = "s1"` with `when = "timer"`)
+//! is an entry whose action is the clock change: the member changes its
+//! own skewable clocks there and goes on, writing a `fault` line that
+//! names the entry, stamped when it made the change. The runner reads the
+//! lines as they come (every [`POLL_NS`]) and puts the change in the
+//! judge's model of that clock, and in the skews a restart restores, at
+//! that stamp: as in the simulator, where the host changes the clock at
+//! the point before the step reads it.
+//!
 //! A client's point (`after-send:request`) is seen by the client's routes
 //! (`routes.rs`), which cut the client off the moment a request has left
 //! it; the runner then aborts its task, as for any client crash, and
@@ -41,6 +64,7 @@ use std::path::PathBuf;
 
 use leasesim_core::duration::format_duration;
 use leasesim_judge::observe::Event;
+use leasesim_node::faults::failpoint::Action;
 use leasesim_judge::vocab::Proc as JudgeProc;
 use leasesim_scenario::{FaultAction, MessageKind, Point, Scenario, ScheduledFault, Selector};
 
@@ -48,8 +72,8 @@ use crate::routes::ClientPoint;
 use crate::schedule::{origin, Player, Undo};
 use crate::selectors::Who;
 
-/// How often the runner looks whether an armed member died or a client
-/// reached its point.
+/// How often the runner looks whether an armed member died or stopped at
+/// its point, or a client reached its point.
 pub const POLL_NS: u64 = 10_000_000;
 
 /// The one point a client reaches.
@@ -64,19 +88,24 @@ pub enum Waits {
     AnyMember,
 }
 
-/// A crash point armed, waiting to be reached.
+/// A crash or pause point armed, waiting to be reached.
 pub struct Armed {
     waits: Waits,
     point: Point,
+    /// What the member does there.
+    action: Action,
     /// The fault's order in the timeline (its undo's key), and the id of
     /// its entry in the members.
     order: usize,
     for_ns: Option<u64>,
     /// Where the fault comes from, for the run's log (`line 12`, `[chaos]`).
     origin: String,
-    /// The file whose creation decides which member fires an entry that
-    /// waits in several (`Waits::AnyMember`).
+    /// The file a member must create first to fire the entry: it decides
+    /// which member fires one that waits in several (`Waits::AnyMember`),
+    /// and the runner takes it to disarm the entry in a stopped member.
     claim: Option<PathBuf>,
+    /// A clock fault's drift and jump, for the judge's model.
+    clock: (Option<f64>, Option<i64>),
     /// The members whose current process holds it (a restart empties a
     /// member; a member down or paused is armed later).
     holders: BTreeSet<usize>,
@@ -100,6 +129,15 @@ impl Armed {
         self.holders.remove(&i);
     }
 
+    /// The fault's name in the run's log.
+    fn verb(&self) -> &'static str {
+        match self.action {
+            Action::Crash => "crash",
+            Action::Pause => "pause",
+            Action::Clock(_) => "clock",
+        }
+    }
+
     /// Whom it waits in, for the run's log.
     fn whom(&self) -> String {
         match self.waits {
@@ -117,12 +155,30 @@ impl Armed {
     }
 }
 
-/// Which of `armed` member `i` fired when it named entry `id` as it died:
-/// one that waits in it and that its process held. `None` for an entry
-/// that fired already, in this member or another (a claim that failed
-/// let two members fire one entry), or that it never held.
-fn fired_by(armed: &[Armed], i: usize, id: u64) -> Option<usize> {
-    armed.iter().position(|a| a.order as u64 == id && a.waits_in(i) && a.holders.contains(&i))
+/// Which of `armed` member `i` fired when it named entry `id` with
+/// `action` as it died or stopped: one that waits in it, that its process
+/// held, and that does that. `None` for an entry that fired already, in
+/// this member or another (a claim that failed let two members fire one
+/// entry), or that it never held.
+fn fired_by(armed: &[Armed], i: usize, id: u64, action: Action) -> Option<usize> {
+    armed.iter().position(|a| a.order as u64 == id && a.action == action && a.waits_in(i) && a.holders.contains(&i))
+}
+
+/// Whether the runner may ask member `i` anything now: a process down,
+/// paused, or stopped at a pause point it has not yet seen answers
+/// nothing (its control endpoint would hold the request for 5 s).
+fn answers(proc: &mut crate::procs::Proc) -> bool {
+    proc.alive() && !proc.is_paused() && !proc.stopped_itself()
+}
+
+/// Takes an entry's claim in the members' place (the file they must
+/// create first to fire it): one already taken was claimed by a member.
+fn take_claim(path: &std::path::Path) -> Result<(), String> {
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
 }
 
 /// Whether some crash point sits between a write and its fsync: the
@@ -137,7 +193,14 @@ impl Player<'_> {
     /// every member for `random-server` (at once, or when a member is up
     /// again: `send_armed`).
     pub(crate) async fn arm(&mut self, order: usize, fault: &ScheduledFault, point: Point) -> Result<(), String> {
-        let FaultAction::Crash(selector) = &fault.action else { unreachable!("refuse.rs lets only crashes wait for a point") };
+        let (selector, action, clock) = match &fault.action {
+            FaultAction::Crash(selector) => (selector, Action::Crash, (None, None)),
+            FaultAction::Pause(selector) => (selector, Action::Pause, (None, None)),
+            FaultAction::Clock { target, drift, jump_ns } => {
+                (target, Action::Clock(crate::clients::clock::from_fault(*drift, *jump_ns)), (*drift, *jump_ns))
+            }
+            other => unreachable!("refuse.rs lets only crashes, pauses and clock faults wait for a point, not {}", other.name()),
+        };
         // The log line names whom this fault's selector picked, not the last ones'.
         self.resolved.clear();
         if point == CLIENT_POINT {
@@ -148,17 +211,26 @@ impl Player<'_> {
             // it (`sim/src/world/mod.rs` `selects`).
             Selector::RandomServer => {
                 self.resolved.push(selector.to_string());
-                (Waits::AnyMember, Some(self.cluster.claim_path(order)?))
+                (Waits::AnyMember, self.cluster.claim_path(order)?)
             }
             _ => match self.who(selector, fault).await {
-                Some(Who::Server(i)) => (Waits::In(i), None),
+                Some(Who::Server(i)) => (Waits::In(i), self.cluster.claim_path(order)?),
                 _ => return Ok(()),
             },
         };
-        let action = format!("{}: crash {} armed at {point} (#{order})", origin(fault), self.resolved.join(" "));
-        self.note(JudgeProc::Admin, Event::Fault { action });
-        let holders = BTreeSet::new();
-        self.armed.push(Armed { waits, point, order, for_ns: fault.for_ns, origin: origin(fault), claim, holders });
+        // Every entry has a claim file, also one waiting in one member:
+        // a member stopped when the fault phase ends cannot be asked to
+        // disarm it, so the runner takes the claim in its place, and the
+        // member drops the entry should it reach the point once resumed
+        // (`disarm_unreached`). Without it, chaos-nemesis seed 3 had a
+        // member resumed in the settle phase die at an entry of the fault
+        // phase, and stay down.
+        let claim = Some(claim);
+        let (holders, for_ns) = (BTreeSet::new(), fault.for_ns);
+        let armed = Armed { waits, point, action, order, for_ns, origin: origin(fault), claim, clock, holders };
+        let logged = format!("{}: {} {} armed at {point} (#{order})", origin(fault), armed.verb(), self.resolved.join(" "));
+        self.note(JudgeProc::Admin, Event::Fault { action: logged });
+        self.armed.push(armed);
         for i in 0..self.cluster.members.len() {
             self.send_armed(i).await;
         }
@@ -166,14 +238,13 @@ impl Player<'_> {
     }
 
     /// Arms in member `i` every entry its process does not hold yet, if it
-    /// runs and is not paused (a stopped process answers nothing; it is
-    /// armed when resumed). Its control endpoint may not listen yet (a
+    /// runs and is not paused or stopped at a point (a stopped process
+    /// answers nothing; it is armed when resumed). Its control endpoint may not listen yet (a
     /// fresh restart): `arm_failpoint_when_up` waits for it. An entry the
     /// member refuses is skipped, with the reason; one lost because the
     /// member died meanwhile waits for its restart.
     pub(crate) async fn send_armed(&mut self, i: usize) {
-        let member = &mut self.cluster.members[i].proc;
-        if !member.alive() || member.is_paused() || !self.armed.iter().any(|a| a.due_in(i)) {
+        if !self.armed.iter().any(|a| a.due_in(i)) || !answers(&mut self.cluster.members[i].proc) {
             return;
         }
         let mut refused = Vec::new();
@@ -183,7 +254,7 @@ impl Player<'_> {
                 continue;
             }
             let (id, point) = (armed.order as u64, armed.point.to_string());
-            match self.cluster.arm_failpoint_when_up(i, id, Some(&point), armed.claim.as_deref()).await {
+            match self.cluster.arm_failpoint_when_up(i, id, Some((&point, armed.action)), armed.claim.as_deref()).await {
                 Ok(()) => {
                     self.armed[at].holders.insert(i);
                 }
@@ -194,7 +265,7 @@ impl Player<'_> {
         for (at, why) in refused.into_iter().rev() {
             let armed = self.armed.remove(at);
             self.disarm_in_holders(&armed, None).await;
-            let action = format!("{}: crash s{} at {} (#{})", armed.origin, i + 1, armed.point, armed.order);
+            let action = format!("{}: {} s{} at {} (#{})", armed.origin, armed.verb(), i + 1, armed.point, armed.order);
             self.note(JudgeProc::Admin, Event::FaultSkipped { action, why });
         }
     }
@@ -207,12 +278,11 @@ impl Player<'_> {
     }
 
     /// Disarms `armed` in every member whose process holds it, but
-    /// `except` (the one it fired in). A member paused meanwhile keeps it:
-    /// its claim is taken, so it can never fire there.
+    /// `except` (the one it fired in). A member paused or stopped
+    /// meanwhile keeps it: its claim is taken, so it can never fire there.
     async fn disarm_in_holders(&mut self, armed: &Armed, except: Option<usize>) {
         for &j in armed.holders.iter().filter(|j| Some(**j) != except) {
-            let proc = &mut self.cluster.members[j].proc;
-            if proc.alive() && !proc.is_paused() {
+            if answers(&mut self.cluster.members[j].proc) {
                 // A member that died meanwhile holds nothing; the claim
                 // keeps any other from firing it.
                 let _ = self.cluster.arm_failpoint_when_up(j, armed.order as u64, None, None).await;
@@ -260,46 +330,98 @@ impl Player<'_> {
         }
     }
 
-    /// Records every armed member that died at one of its points, under
-    /// the entry it named in its event log, and schedules its restart; its
-    /// other entries wait for it, and an entry it shared is disarmed in the
-    /// others. A member gone with entries armed that names none of them
-    /// died of something else: an error, not a fault played.
+    /// Records every armed member that died or stopped at one of its
+    /// points, under the entry it named in its event log, and schedules
+    /// its restart or resume; its other entries wait for it, and an entry
+    /// it shared is disarmed in the others. A member gone or stopped with
+    /// entries armed that names none of them was stopped by something
+    /// else: an error, not a fault played.
     pub(crate) async fn watch_armed(&mut self, undos: &mut BTreeMap<(u64, usize), Undo>) -> Result<(), String> {
         self.watch_clients(undos);
+        self.watch_clock_entries().await?;
         let members: BTreeSet<usize> = self.armed.iter().flat_map(|a| a.holders.iter().copied()).collect();
         for i in members {
-            let member = &mut self.cluster.members[i];
-            let Some(status) = member.proc.exited() else { continue };
-            member.proc.kill(); // reaps it; its data directory stays
-            let named = match &member.events {
-                Some(path) => leasesim_node::faults::event_log::fired(path)?,
-                None => None,
-            };
-            let Some(at) = named.as_ref().and_then(|e| fired_by(&self.armed, i, e.id)) else {
-                let named = named.map_or("none of them".into(), |e| format!("entry #{}, which it did not hold armed", e.id));
-                return Err(format!(
-                    "s{} exited ({status}) with failpoints armed, and its event log names {named}; its log ends:\n{}",
-                    i + 1,
-                    member.proc.log_tail(15)
-                ));
-            };
-            let armed = self.armed.remove(at);
-            self.disarm_in_holders(&armed, Some(i)).await;
-            let now_ns = self.ctx.seen.now_ns();
-            let lasts = armed.for_ns.map_or(String::new(), |ns| format!(" for {}", format_duration(ns)));
-            let action = format!("{}: crash s{} at {}{lasts} (failpoint #{})", armed.origin, i + 1, armed.point, armed.order);
-            self.note(JudgeProc::Admin, Event::Fault { action });
-            let until_ns = armed.for_ns.map_or(u64::MAX, |for_ns| now_ns + for_ns);
-            undos.insert((until_ns, armed.order), Undo::Restart(i));
+            if let Some(status) = self.cluster.members[i].proc.exited() {
+                self.cluster.members[i].proc.kill(); // reaps it; its data directory stays
+                let at = self.fired_in(i, Action::Crash, &format!("exited ({status})"))?;
+                let key = self.record_fired(i, at).await;
+                undos.insert(key, Undo::Restart(i));
+            } else if self.cluster.members[i].proc.stopped_itself() {
+                let at = self.fired_in(i, Action::Pause, "stopped itself")?;
+                self.cluster.members[i].proc.take_as_paused();
+                let key = self.record_fired(i, at).await;
+                undos.insert(key, Undo::Resume(Who::Server(i)));
+            }
         }
         Ok(())
     }
 
+    /// Records the clock entries members reached since the last look,
+    /// each at the instant its member's event log stamped it (a member
+    /// goes on after one, so every new line is read, not only the last).
+    async fn watch_clock_entries(&mut self) -> Result<(), String> {
+        let clocks = self.armed.iter().filter(|a| matches!(a.action, Action::Clock(_)));
+        let members: BTreeSet<usize> = clocks.flat_map(|a| a.holders.iter().copied()).collect();
+        for i in members {
+            let Some(path) = self.cluster.members[i].events.clone() else { continue };
+            let from = self.clock_lines_read[i];
+            let (found, next) = leasesim_node::faults::event_log::clocks_fired(&path, from)?;
+            self.clock_lines_read[i] = next;
+            for line in found {
+                // An entry recorded before (a line read again after a
+                // restart cannot be: the file only grows) is none of these.
+                let Some(at) = fired_by(&self.armed, i, line.entry.id, line.entry.action) else { continue };
+                let armed = self.armed.remove(at);
+                self.disarm_in_holders(&armed, Some(i)).await;
+                let action = format!("{}: clock s{} at {} (failpoint #{})", armed.origin, i + 1, armed.point, armed.order);
+                if !line.applied {
+                    let why = "the member refused the change (its log says why)".to_string();
+                    self.note(JudgeProc::Admin, Event::FaultSkipped { action, why });
+                    continue;
+                }
+                let Action::Clock(change) = armed.action else { unreachable!("a clock entry") };
+                self.cluster.note_clock(i, &change, line.mono_ns)?;
+                let at_ns = line.mono_ns.saturating_sub(self.ctx.seen.origin_ns());
+                self.judge_clock_at(at_ns, crate::schedule::server(i), armed.clock.0, armed.clock.1);
+                self.note(JudgeProc::Admin, Event::Fault { action });
+            }
+        }
+        Ok(())
+    }
+
+    /// Which armed entry member `i`, which `how` (died, stopped), fired:
+    /// the one its event log's last line names, doing `action`.
+    fn fired_in(&self, i: usize, action: Action, how: &str) -> Result<usize, String> {
+        let member = &self.cluster.members[i];
+        let named = match &member.events {
+            Some(path) => leasesim_node::faults::event_log::fired(path)?,
+            None => None,
+        };
+        named.as_ref().and_then(|e| fired_by(&self.armed, i, e.id, action)).ok_or_else(|| {
+            let named = named.map_or("none of them".into(), |e| format!("entry #{} ({:?}), which it did not hold armed", e.id, e.action));
+            format!("s{} {how} with failpoints armed, and its event log names {named}; its log ends:\n{}", i + 1, member.proc.log_tail(15))
+        })
+    }
+
+    /// Records that member `i` fired `self.armed[at]` (disarmed in the
+    /// others that hold it); the key of its undo: after its `for`, counted
+    /// from now, or with the settle phase.
+    async fn record_fired(&mut self, i: usize, at: usize) -> (u64, usize) {
+        let armed = self.armed.remove(at);
+        self.disarm_in_holders(&armed, Some(i)).await;
+        let now_ns = self.ctx.seen.now_ns();
+        let lasts = armed.for_ns.map_or(String::new(), |ns| format!(" for {}", format_duration(ns)));
+        let action = format!("{}: {} s{} at {}{lasts} (failpoint #{})", armed.origin, armed.verb(), i + 1, armed.point, armed.order);
+        self.note(JudgeProc::Admin, Event::Fault { action });
+        (armed.for_ns.map_or(u64::MAX, |for_ns| now_ns + for_ns), armed.order)
+    }
+
     /// Disarms the points nobody reached before the fault phase ended.
-    /// A paused member cannot be asked: its entries are returned, to be
+    /// A paused member cannot be asked: its entries' claims are taken in
+    /// its place (it can never fire them), and they are returned, to be
     /// disarmed once the settle phase resumed it (`disarm_resumed`).
-    pub(crate) async fn disarm_unreached(&mut self) -> Vec<(usize, u64)> {
+    pub(crate) async fn disarm_unreached(&mut self) -> Result<Vec<(usize, u64)>, String> {
+        self.resume_stopped_at_end().await?;
         for point in self.cluster.routes.as_ref().map(|r| r.disarm()).unwrap_or_default() {
             let whom = point.client.map_or("no client".to_string(), |c| format!("c{c} never"));
             let action = format!("line {}: crash at {CLIENT_POINT}", point.line);
@@ -309,31 +431,52 @@ impl Player<'_> {
         let mut later = Vec::new();
         for armed in std::mem::take(&mut self.armed) {
             let (whom, id) = (armed.whom(), armed.order as u64);
-            let action = format!("{}: crash {whom} at {} (#{id})", armed.origin, armed.point);
+            let action = format!("{}: {} {whom} at {} (#{id})", armed.origin, armed.verb(), armed.point);
             let mut failed = Vec::new();
+            // A claim taken with no death recorded: the member that took
+            // it was crashed or paused by another fault before it acted
+            // there (the simulator's crash comes at the point's instant).
+            let claimed = armed.claim.as_ref().is_some_and(|path| path.exists());
             for &i in &armed.holders {
                 if !self.cluster.members[i].proc.alive() {
                     // Crashed by another fault and not restarted: its
                     // process, and what it held, is gone.
                     continue;
                 } else if self.cluster.members[i].proc.is_paused() {
+                    // It cannot be asked until resumed: the claim it must
+                    // take to fire is taken now, so it never does.
+                    if let Some(path) = armed.claim.as_deref().filter(|_| !claimed) {
+                        take_claim(path).map_err(|e| format!("s{}: cannot disarm #{id}: {e}", i + 1))?;
+                    }
                     later.push((i, id));
                 } else if let Err(e) = self.cluster.arm_failpoint_when_up(i, id, None, None).await {
                     failed.push(format!("s{}: {e}", i + 1));
                 }
             }
-            // A claim taken with no death recorded: the member that took
-            // it was crashed or paused by another fault before it died
-            // there (the simulator's crash comes at the point's instant).
-            let claimed = armed.claim.as_ref().is_some_and(|path| path.exists());
             let why = match (claimed, failed.is_empty()) {
-                (true, _) => format!("a member claimed {} but was stopped by another fault before it died there", armed.point),
+                (true, _) => format!("a member claimed {} but was stopped by another fault before it acted there", armed.point),
                 (false, true) => format!("{} {} before the fault phase ended", armed.nobody(), armed.point),
                 (false, false) => format!("{} {} and could not be disarmed: {}", armed.nobody(), armed.point, failed.join("; ")),
             };
             self.note(JudgeProc::Admin, Event::FaultSkipped { action, why });
         }
-        later
+        Ok(later)
+    }
+
+    /// Members that stopped at a pause point after the last look, as the
+    /// fault phase ended: recorded, and resumed at once (the simulator's
+    /// pause never lasts past the settle phase's start).
+    async fn resume_stopped_at_end(&mut self) -> Result<(), String> {
+        let members: BTreeSet<usize> = self.armed.iter().flat_map(|a| a.holders.iter().copied()).collect();
+        for i in members {
+            if self.cluster.members[i].proc.stopped_itself() {
+                let at = self.fired_in(i, Action::Pause, "stopped itself")?;
+                self.cluster.members[i].proc.take_as_paused();
+                self.record_fired(i, at).await;
+                self.set_paused(Who::Server(i), false)?;
+            }
+        }
+        Ok(())
     }
 
     /// Disarms the entries of members that were paused when the fault
@@ -354,7 +497,8 @@ mod tests {
 
     fn armed(waits: Waits, order: usize) -> Armed {
         let point = Point::AfterSend(MessageKind::AppendReply);
-        Armed { waits, point, order, for_ns: None, origin: "[chaos]".into(), claim: None, holders: BTreeSet::new() }
+        let (origin, holders) = ("[chaos]".into(), BTreeSet::new());
+        Armed { waits, point, action: Action::Crash, order, for_ns: None, origin, claim: None, clock: (None, None), holders }
     }
 
     #[test]
@@ -376,18 +520,30 @@ mod tests {
         list[0].holders.insert(0);
         list[1].holders.extend([0, 1, 2]);
         // s3 died naming #2: the shared entry, fired by s3.
-        assert_eq!(fired_by(&list, 2, 2), Some(1));
+        assert_eq!(fired_by(&list, 2, 2, Action::Crash), Some(1));
         // s3 naming #1, which waits in s1 only, is no entry of its own.
-        assert_eq!(fired_by(&list, 2, 1), None);
+        assert_eq!(fired_by(&list, 2, 1, Action::Crash), None);
         let fired = list.remove(1);
         assert_eq!(fired.holders.iter().filter(|j| **j != 2).count(), 2, "disarmed in the two others");
         // Had a failed claim let s2 fire it too, its death names an entry
         // no longer armed: an error, never a second point reached.
-        assert_eq!(fired_by(&list, 1, 2), None);
+        assert_eq!(fired_by(&list, 1, 2, Action::Crash), None);
         // A member whose process never held the entry (its restart was not
         // yet armed) cannot have fired it.
         let mut later = armed(Waits::AnyMember, 3);
         later.holders.insert(0);
-        assert_eq!(fired_by(&[later], 1, 3), None);
+        assert_eq!(fired_by(&[later], 1, 3, Action::Crash), None);
+    }
+
+    #[test]
+    fn a_stop_names_a_pause_entry_and_a_death_a_crash_entry_never_the_other() {
+        let mut pause = armed(Waits::In(1), 6);
+        pause.action = Action::Pause;
+        pause.holders.insert(1);
+        let list = [pause];
+        assert_eq!(fired_by(&list, 1, 6, Action::Pause), Some(0));
+        // A member that died naming a pause entry did not die of it.
+        assert_eq!(fired_by(&list, 1, 6, Action::Crash), None);
+        assert_eq!((list[0].verb(), armed(Waits::In(0), 1).verb()), ("pause", "crash"));
     }
 }

@@ -93,6 +93,27 @@ impl Proc {
         self.paused
     }
 
+    /// Whether it stopped itself (SIGSTOP at a pause failpoint) and the
+    /// runner has not yet taken it for paused: the kernel's state for it
+    /// (`/proc/PID/stat`) is `T`. False for one the runner paused, and for
+    /// one gone or unreadable (`exited` tells those apart).
+    pub fn stopped_itself(&self) -> bool {
+        let Some(child) = &self.child else { return false };
+        if self.paused {
+            return false;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", child.id())) else { return false };
+        state_of(&stat) == Some('T')
+    }
+
+    /// The runner takes a process that stopped itself for paused: its
+    /// resume (`set_paused(false)`) sends SIGCONT, and `Drop` resumes it.
+    pub fn take_as_paused(&mut self) {
+        if self.child.is_some() {
+            self.paused = true;
+        }
+    }
+
     /// Whether it runs: started, not killed, and not exited by itself.
     pub fn alive(&mut self) -> bool {
         self.is_running() && self.exited().is_none()
@@ -120,6 +141,13 @@ impl Drop for Proc {
     }
 }
 
+/// The state letter of a `/proc/PID/stat` line: the field after the
+/// command name, which is in parentheses and may itself hold spaces and
+/// parentheses (so the last `)` ends it).
+fn state_of(stat: &str) -> Option<char> {
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
 /// A free loopback port below the kernel's ephemeral range, so that no
 /// `:0` bind (a proxy, an outgoing connection) can take it between now and
 /// the member's own bind: leasesim-node's one picker, shared so that the
@@ -132,4 +160,36 @@ pub fn free_port() -> Result<u16, String> {
 /// `dir/name`, as a string argument.
 pub fn arg_path(dir: &Path, name: &str) -> String {
     dir.join(name).to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_that_stops_itself_is_seen_stopped_until_taken_for_paused() {
+        assert_eq!(state_of("42 (leasesim-node) T 1 42"), Some('T'));
+        assert_eq!(state_of("42 (a (b) c) S 1 42"), Some('S'), "the last `)` ends the name");
+        assert_eq!(state_of("garbage"), None);
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let argv = ["sh", "-c", "kill -STOP $$; sleep 30"].map(String::from).to_vec();
+        let mut proc = Proc::spawn(argv, dir.path().join("sh.log")).expect("starts");
+        // Bounded by tries, not by speed: 500 looks 10 ms apart.
+        let stopped = (0..500).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            proc.stopped_itself()
+        });
+        assert!(stopped, "sh stopped itself");
+        proc.take_as_paused();
+        assert!(proc.is_paused() && !proc.stopped_itself(), "the runner's now");
+        proc.set_paused(false).expect("SIGCONT");
+        let running = (0..500).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", proc.child.as_ref().unwrap().id())).unwrap_or_default();
+            state_of(&stat).is_some_and(|c| c != 'T')
+        });
+        assert!(running && !proc.stopped_itself(), "resumed");
+        proc.kill();
+        assert!(!proc.stopped_itself() && !proc.alive());
+    }
 }

@@ -207,11 +207,6 @@ fn workloads(c: &mut Check<'_>, s: &Scenario) {
             let why = format!("`ttl` = {}: the etcd API grants leases in whole seconds", format_duration(ttl_ns));
             c.refuse(line, why, "use a TTL of whole seconds (\"1s\", \"2s\"…)");
         }
-        if let WorkloadKind::Kv(kv) = &workload.kind {
-            if kv.in_flight > 1 {
-                c.refuse(line, "`in_flight` above 1: the real kv client keeps one operation open".into(), "remove `in_flight`");
-            }
-        }
     }
 }
 
@@ -276,13 +271,20 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
     }
 }
 
-/// A fault waiting for a point: leasesim-node arms crash points as
-/// failpoints (`crash_points.rs`); nothing else can be.
+/// A fault waiting for a point: leasesim-node arms crash, pause and clock
+/// points as failpoints (`crash_points.rs`), the clients' routes see a
+/// client's crash point; nothing else can be.
 fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, point: leasesim_scenario::Point) {
     let line = c.line_of(fault);
     let fix = "remove `when` (the fault then fires at `at`)";
     let crash = matches!(fault.action, FaultAction::Crash(_));
-    if matches!(fault.action, FaultAction::Crash(Selector::Store)) {
+    // The loader lets `when` only on crashes, pauses and clock faults, and
+    // leasesim-node's failpoints carry out all three (`crash_points::arm`).
+    let store = matches!(
+        fault.action,
+        FaultAction::Crash(Selector::Store) | FaultAction::Pause(Selector::Store) | FaultAction::Clock { target: Selector::Store, .. }
+    );
+    if store {
         c.refuse(line, format!("`when = \"{point}\"` on the data store: it has no failpoints"), fix);
     } else if point == crate::crash_points::CLIENT_POINT && crash {
         // The clients' routes see it, whatever the members are (`routes.rs`).
@@ -298,15 +300,18 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
         c.refuse(line, why, fix);
     } else if c.target == Target::Etcd {
         c.refuse(line, format!("`when = \"{point}\"`: Debian's etcd is built without gofail failpoints"), fix);
-    } else if !crash {
-        let why = format!("`when = \"{point}\"` on a {}: leasesim-node's failpoints only crash the member", fault.action.name());
-        c.refuse(line, why, fix);
-    } else if matches!(fault.action, FaultAction::Crash(Selector::Leader | Selector::Follower)) {
+    } else if matches!(
+        fault.action,
+        FaultAction::Crash(Selector::Leader | Selector::Follower)
+            | FaultAction::Pause(Selector::Leader | Selector::Follower)
+            | FaultAction::Clock { target: Selector::Leader | Selector::Follower, .. }
+    ) {
         // `sN` names one member either way, and `random-server` waits in
         // every member for the first to reach it, as in the simulator.
         c.notes.push(format!(
-            "line {}: the crash point's selector is resolved when it is armed (at `at`), not when a process reaches {point}",
-            fault.line
+            "line {}: the {} point's selector is resolved when it is armed (at `at`), not when a process reaches {point}",
+            fault.line,
+            fault.action.name()
         ));
     }
 }
@@ -366,5 +371,43 @@ mod tests {
         // etcd divides whole milliseconds: 150 ms of 40 ms ticks is 3 ticks.
         let note = etcd_election_note(150 * ms, 300 * ms, 40 * ms);
         assert!(note.contains("draws in [120ms, 200ms]") && note.contains("3 to 5 ticks"), "{note}");
+    }
+
+    #[test]
+    fn kv_clients_with_several_operations_open_are_played_on_both_targets() {
+        let text =
+            "name = \"c\"\nduration = \"4s\"\n[cluster]\nservers = 3\nheartbeat = \"30ms\"\nelection_timeout = [\"150ms\", \"300ms\"]\n\
+                    [[workload]]\nkind = \"kv\"\nclients = 2\nkeys = 3\nin_flight = 4\n";
+        assert!(checked(text, Target::Node).is_ok(), "{:?}", checked(text, Target::Node));
+        assert!(checked(text, Target::Etcd).is_ok(), "{:?}", checked(text, Target::Etcd));
+    }
+
+    #[test]
+    fn a_pause_at_a_members_point_is_played_on_node_and_what_no_failpoint_does_is_refused_at_its_line() {
+        let text =
+            "name = \"c\"\nduration = \"4s\"\n[cluster]\nservers = 3\nheartbeat = \"30ms\"\nelection_timeout = [\"150ms\", \"300ms\"]\n\
+                    [[workload]]\nkind = \"registry\"\nclients = 2\nttl = \"2s\"\n\
+                    [[fault]]\nat = \"1s\"\npause = \"random-server\"\nwhen = \"after-sync\"\nfor = \"500ms\"\n";
+        assert!(checked(text, Target::Node).is_ok(), "{:?}", checked(text, Target::Node));
+        let refused = checked(text, Target::Etcd).unwrap_err();
+        assert!(refused.contains(":11:1:") && refused.contains("built without gofail failpoints"), "{refused}");
+        let leader = text.replace("random-server", "leader");
+        let notes = checked(&leader, Target::Node).expect("played");
+        assert!(notes.iter().any(|n| n.contains("the pause point's selector is resolved when it is armed")), "{notes:?}");
+        // The store has no failpoints; a client's point is seen only as a
+        // crash; a clock fault at a point no failpoint carries out.
+        let store = text.replace("random-server", "store").replace("after-sync", "timer");
+        let refused = checked(&store, Target::Node).unwrap_err();
+        assert!(refused.contains(":11:1:") && refused.contains("on the data store: it has no failpoints"), "{refused}");
+        let client = text.replace("random-server", "c1").replace("after-sync", "after-send:request");
+        let refused = checked(&client, Target::Node).unwrap_err();
+        assert!(refused.contains(":11:1:") && refused.contains("a client's point as a crash only"), "{refused}");
+        // A clock fault at a member's point is the member's own change.
+        let clock = text.replace("pause = \"random-server\"", "clock = \"s1\"\njump = \"1s\"").replace("after-sync", "timer").replace("for = \"500ms\"\n", "");
+        assert!(checked(&clock, Target::Node).is_ok(), "{:?}", checked(&clock, Target::Node));
+        let refused = checked(&clock, Target::Etcd).unwrap_err();
+        assert!(refused.contains(":11:1:") && refused.contains("built without gofail failpoints"), "{refused}");
+        let refused = checked(&clock.replace("clock = \"s1\"", "clock = \"store\""), Target::Node).unwrap_err();
+        assert!(refused.contains(":11:1:") && refused.contains("on the data store: it has no failpoints"), "{refused}");
     }
 }

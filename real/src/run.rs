@@ -143,6 +143,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     let (gates, passes): (Vec<Gate>, Vec<Pass>) = ctx.clocks.iter().map(|clock| gate(clock.clone())).unzip();
     let mut clients = Clients::start(s, &ctx, passes);
     let rng = ChaCha8Rng::seed_from_u64(seed);
+    let members = cluster.members.len();
     let player = Player {
         scenario: s,
         cluster: &mut cluster,
@@ -155,6 +156,8 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         aimed: Vec::new(),
         clients: &mut clients,
         asked: Vec::new(),
+        deferred_clocks: Vec::new(),
+        clock_lines_read: vec![0; members],
     };
     let clocks = player
         .play()

@@ -73,6 +73,12 @@ pub struct Player<'a> {
     pub clients: &'a mut Clients,
     /// Membership changes asked and not yet answered (`membership.rs`).
     pub asked: Vec<tokio::task::JoinHandle<()>>,
+    /// Clock faults (member, drift, jump) drawn for a member while it was
+    /// stopped: played when it runs again (`Player::clock`).
+    pub deferred_clocks: Vec<(usize, Option<f64>, Option<i64>)>,
+    /// How far each member's event log was read for clock entries
+    /// (`crash_points.rs`).
+    pub clock_lines_read: Vec<u64>,
 }
 
 impl Player<'_> {
@@ -88,8 +94,8 @@ impl Player<'_> {
         loop {
             let next_undo = undos.keys().next().copied();
             let next_fault_ns = next.peek().map(|(_, f)| f.at_ns);
-            // While a crash point is armed, look every POLL_NS whether its
-            // member died there.
+            // While a crash or pause point is armed, look every POLL_NS
+            // whether its member died or stopped there.
             let poll_ns = self.any_armed().then(|| self.ctx.seen.now_ns() + crate::crash_points::POLL_NS);
             let Some(due_ns) = [next_undo.map(|(undo_ns, _)| undo_ns), next_fault_ns, poll_ns].into_iter().flatten().min() else {
                 break;
@@ -116,7 +122,7 @@ impl Player<'_> {
         }
         self.sleep_until(self.scenario.duration_ns).await;
         self.watch_armed(&mut undos).await?;
-        let paused = self.disarm_unreached().await;
+        let paused = self.disarm_unreached().await?;
         self.heal(undos.into_values().collect()).await?;
         self.disarm_resumed(paused).await?;
         self.await_answers().await;
@@ -241,6 +247,14 @@ impl Player<'_> {
 
     /// A clock fault: on a member through its control endpoint, on a client
     /// on its own clock; either way, in the judge's model of that clock.
+    ///
+    /// A member stopped (paused, by the runner or at a pause point) answers
+    /// nothing: its change is played when it is resumed or restarted, in
+    /// the judge's model too, so that the model stays the member's clock.
+    /// The simulator changes a paused process's clock at once; the two
+    /// differ only in the rate over the rest of the pause, when the
+    /// process reads no clock, which shifts its readings after it by the
+    /// change of rate times that time.
     async fn clock(&mut self, target: &Selector, drift: Option<f64>, jump_ns: Option<i64>, fault: &ScheduledFault) -> Result<(), String> {
         if matches!(target, Selector::Store) {
             // The data store reads no clock (`refuse.rs` notes it).
@@ -248,6 +262,11 @@ impl Player<'_> {
         }
         let change = crate::clients::clock::from_fault(drift, jump_ns);
         let proc = match self.who(target, fault).await {
+            Some(Who::Server(i)) if self.stopped(i) => {
+                self.deferred_clocks.push((i, drift, jump_ns));
+                self.resolved.push("(played when it runs again)".into());
+                return Ok(());
+            }
             Some(Who::Server(i)) => {
                 self.cluster.set_clock(i, &change).await?;
                 server(i)
@@ -259,13 +278,43 @@ impl Player<'_> {
             // The data store reads no clock (`refuse.rs` notes it).
             Some(Who::Store) | None => return Ok(()),
         };
-        let now_ns = self.ctx.seen.now_ns();
+        self.judge_clock(proc, drift, jump_ns);
+        Ok(())
+    }
+
+    /// The change in the judge's model of `proc`'s clock, now.
+    fn judge_clock(&mut self, proc: JudgeProc, drift: Option<f64>, jump_ns: Option<i64>) {
+        self.judge_clock_at(self.ctx.seen.now_ns(), proc, drift, jump_ns);
+    }
+
+    /// The change in the judge's model of `proc`'s clock, at true time
+    /// `now_ns` (a member's clock entry's stamp, a poll ago).
+    pub(crate) fn judge_clock_at(&mut self, now_ns: u64, proc: JudgeProc, drift: Option<f64>, jump_ns: Option<i64>) {
         let clock = self.clocks.entry(proc).or_insert_with(|| crate::clients::clock::judged(None));
         if let Some(d) = drift {
             clock.set_drift(now_ns, d);
         }
         if let Some(j) = jump_ns {
             clock.jump_wall(now_ns, j);
+        }
+    }
+
+    /// Whether member `i` runs but is stopped (it answers nothing).
+    fn stopped(&self, i: usize) -> bool {
+        let proc = &self.cluster.members[i].proc;
+        proc.is_running() && (proc.is_paused() || proc.stopped_itself())
+    }
+
+    /// Member `i` runs again: the clock faults drawn for it while it was
+    /// stopped are played now, in order.
+    async fn play_deferred_clocks(&mut self, i: usize) -> Result<(), String> {
+        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.deferred_clocks).into_iter().partition(|(j, ..)| *j == i);
+        self.deferred_clocks = later;
+        for (_, drift, jump_ns) in now {
+            self.cluster.set_clock(i, &crate::clients::clock::from_fault(drift, jump_ns)).await?;
+            self.judge_clock(server(i), drift, jump_ns);
+            let action = format!("clock s{} (drawn while it was stopped)", i + 1);
+            self.note(JudgeProc::Admin, Event::Fault { action });
         }
         Ok(())
     }
@@ -357,7 +406,7 @@ impl Player<'_> {
         Ok(Undo::Links { links, cut })
     }
 
-    fn set_paused(&mut self, who: Who, paused: bool) -> Result<(), String> {
+    pub(crate) fn set_paused(&mut self, who: Who, paused: bool) -> Result<(), String> {
         match who {
             Who::Server(i) => {
                 let proc = &mut self.cluster.members[i].proc;
@@ -384,6 +433,7 @@ impl Player<'_> {
             Undo::Restart(i) => {
                 self.cluster.restart(i).await?;
                 self.note(server(i), Event::Restarted);
+                self.play_deferred_clocks(i).await?;
                 // The simulator's armed faults outlive a crash; a new
                 // process has none.
                 self.rearm(i).await;
@@ -395,6 +445,7 @@ impl Player<'_> {
             Undo::Resume(who) => {
                 self.set_paused(who, false)?;
                 if let Who::Server(i) = who {
+                    self.play_deferred_clocks(i).await?;
                     // Entries armed while it was stopped.
                     self.send_armed(i).await;
                 }
@@ -460,7 +511,7 @@ impl Player<'_> {
 /// negative offset.
 pub const WALL_BASE_NS: u64 = 1 << 60;
 
-fn server(i: usize) -> JudgeProc {
+pub(crate) fn server(i: usize) -> JudgeProc {
     JudgeProc::Server(i as u64 + 1)
 }
 

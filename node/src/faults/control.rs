@@ -21,7 +21,9 @@
 //!   it (it creates the file; failpoint.rs says why). The member
 //!   SIGKILLs itself when it next reaches a point some entry waits at,
 //!   and its event log's `crashed` line names that entry
-//!   (faults/failpoint.rs lists the points).
+//!   (faults/failpoint.rs lists the points); with `"action": "pause"` it
+//!   stops itself there instead (SIGSTOP, after a `paused` line naming
+//!   the entry) until the runner sends SIGCONT.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,7 +37,7 @@ use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
 use super::clock::{ClockChange, ClockSource};
-use super::failpoint::Failpoints;
+use super::failpoint::{Action, Failpoints};
 
 /// What the endpoint controls.
 #[derive(Clone)]
@@ -53,6 +55,9 @@ struct Arm {
     point: Option<String>,
     #[serde(default)]
     claim: Option<std::path::PathBuf>,
+    /// Crash unless it says `pause`.
+    #[serde(default)]
+    action: Action,
 }
 
 type Answer = (StatusCode, Json<Value>);
@@ -117,7 +122,7 @@ async fn post_failpoint(State(controls): State<Controls>, body: Bytes) -> Answer
         Err(answer) => return answer,
     };
     let done = match arm.point {
-        Some(point) => controls.failpoints.arm(arm.id, &point, arm.claim),
+        Some(point) => controls.failpoints.arm(arm.id, &point, arm.action, arm.claim),
         // Disarming an entry the member no longer holds (it fired, or a
         // restart emptied the set) is no error: nothing waits there.
         None => {
@@ -133,6 +138,7 @@ async fn post_failpoint(State(controls): State<Controls>, body: Bytes) -> Answer
 
 #[cfg(test)]
 mod tests {
+    use super::super::failpoint::Fired;
     use super::*;
 
     async fn post(controls: &Controls, body: &str) -> Answer {
@@ -155,12 +161,19 @@ mod tests {
         let claim = std::env::temp_dir().join(format!("leasesim-control-test-claim-{}", std::process::id()));
         let body = json!({ "id": 8, "point": "timer", "claim": claim }).to_string();
         assert_eq!(post(&controls, &body).await.0, StatusCode::OK);
-        assert_eq!(controls.failpoints.reached("timer"), Some(6), "the older entry first");
-        assert_eq!(controls.failpoints.reached("timer"), Some(8));
+        let crash = |id| Some(Fired { id, action: Action::Crash });
+        assert_eq!(controls.failpoints.reached("timer"), crash(6), "the older entry first");
+        assert_eq!(controls.failpoints.reached("timer"), crash(8));
         assert!(std::fs::remove_file(&claim).is_ok(), "entry 8 fired under its claim");
         let (status, Json(error)) = post(&controls, r#"{"point": "timer"}"#).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(error["error"].as_str().unwrap().contains("POST /failpoint: missing field `id`"), "{error}");
+        // A pause entry says so, and fires as one.
+        let (status, Json(armed)) = post(&controls, r#"{"id": 9, "point": "after-sync", "action": "pause"}"#).await;
+        assert_eq!((status, armed), (StatusCode::OK, json!({ "armed": [{ "id": 9, "point": "after-sync", "action": "pause" }] })));
+        assert_eq!(controls.failpoints.reached("after-sync"), Some(Fired { id: 9, action: Action::Pause }));
+        let (status, Json(error)) = post(&controls, r#"{"id": 2, "point": "timer", "action": "nap"}"#).await;
+        assert!(status == StatusCode::BAD_REQUEST && error["error"].as_str().unwrap().contains("unknown variant `nap`"), "{error}");
         let (status, Json(error)) = post(&controls, r#"{"id": 1, "point": "after"}"#).await;
         assert!(status == StatusCode::BAD_REQUEST && error["error"].as_str().unwrap().contains("unknown failpoint `after`"), "{error}");
     }

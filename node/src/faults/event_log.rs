@@ -2,8 +2,8 @@
 //! FILE`): what core reports after every batch (`ServerEvent`s: Raft's
 //! leaders and applied entries, the lease and lock tables' changes,
 //! keep-alive answers), the votes it grants, and the instant a failpoint
-//! kills it (naming the armed entry that fired, so that a runner with
-//! several armed knows which one it was), one JSON line each, a `leasesim_judge::observe::EventLine`
+//! kills or stops it (naming the armed entry that fired, so that a runner
+//! with several armed knows which one it was), one JSON line each, a `leasesim_judge::observe::EventLine`
 //! (the judge's own vocabulary; the runner reads the same type), so that a runner can judge the
 //! invariants that need a server's view (election safety, log matching,
 //! vote durability, FIFO lock grants…) on a real cluster.
@@ -38,7 +38,7 @@ use leasesim_core::{NodeId, Term};
 use leasesim_judge::observe::{Event, EventLine};
 use serde::{Deserialize, Serialize};
 
-use super::failpoint::Entry;
+use super::failpoint::{Action, Entry};
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds: true time for every process on
 /// this machine.
@@ -69,9 +69,10 @@ impl Logged<'_> {
     }
 }
 
-/// The line a failpoint's crash writes: the judge's `crashed` line, plus
-/// the entry that fired under `failpoint` (the judge's reader ignores a
-/// field it does not know; the runner reads it back with [`fired`]).
+/// The line a failpoint's crash or pause writes: the judge's `crashed` or
+/// `paused` line, plus the entry that fired under `failpoint` (the judge's
+/// reader ignores a field it does not know; the runner reads it back with
+/// [`fired`]).
 #[derive(Serialize, Deserialize)]
 struct CrashedLine {
     #[serde(flatten)]
@@ -80,11 +81,12 @@ struct CrashedLine {
 }
 
 /// The failpoint entry the member named in the last line of its event log
-/// at `path`, if that line is a failpoint's crash: a dying member writes
-/// it last (the driver is the log's only writer, and kills the process
-/// right after), so a runner that sees the member gone reads here which of
-/// its armed entries fired. `None` for any other last line: the member
-/// died otherwise, or was killed from outside.
+/// at `path`, if that line is a failpoint's crash or pause: a dying or
+/// stopping member writes it last (the driver is the log's only writer,
+/// and kills or stops the process right after), so a runner that sees the
+/// member gone or stopped reads here which of its armed entries fired.
+/// `None` for any other last line: the member died otherwise, or was
+/// killed or stopped from outside.
 pub fn fired(path: &Path) -> Result<Option<Entry>, String> {
     use std::io::{Read, Seek, SeekFrom};
     /// Far more than one line: the tail holds the last line whole.
@@ -95,7 +97,49 @@ pub fn fired(path: &Path) -> Result<Option<Entry>, String> {
     let mut tail = String::new();
     file.read_to_string(&mut tail).map_err(|e| format!("{}: {e}", path.display()))?;
     let Some(last) = tail.strip_suffix('\n').and_then(|t| t.rsplit('\n').next()) else { return Ok(None) };
-    Ok(serde_json::from_str::<CrashedLine>(last).ok().filter(|c| c.line.event == Event::Crashed).map(|c| c.failpoint))
+    let named = |c: &CrashedLine| match c.failpoint.action {
+        Action::Crash => c.line.event == Event::Crashed,
+        Action::Pause => c.line.event == Event::Paused,
+        Action::Clock(_) => false,
+    };
+    Ok(serde_json::from_str::<CrashedLine>(last).ok().filter(named).map(|c| c.failpoint))
+}
+
+/// A clock entry the member reached: when (`CLOCK_MONOTONIC`), which, and
+/// whether its change was made (`false`: refused, the line's
+/// `fault-skipped` says why).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClockFired {
+    pub mono_ns: u64,
+    pub entry: Entry,
+    pub applied: bool,
+}
+
+/// The clock entries named in the event log at `path` from byte `from` on,
+/// and the offset to read from next time (past the last whole line: a line
+/// being written is read whole next time). A member that keeps running
+/// writes more lines after a clock entry's, so the runner reads them as
+/// they come, not only the last.
+pub fn clocks_fired(path: &Path, from: u64) -> Result<(Vec<ClockFired>, u64), String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    file.seek(SeekFrom::Start(from)).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |at| at + 1);
+    let mut fired = Vec::new();
+    for line in String::from_utf8_lossy(&bytes[..whole]).lines() {
+        // Cheap test first: most lines are server events.
+        if !line.contains("\"clock\"") {
+            continue;
+        }
+        let Ok(named) = serde_json::from_str::<CrashedLine>(line) else { continue };
+        if matches!(named.failpoint.action, Action::Clock(_)) {
+            let applied = matches!(named.line.event, Event::Fault { .. });
+            fired.push(ClockFired { mono_ns: named.line.mono_ns, entry: named.failpoint, applied });
+        }
+    }
+    Ok((fired, from + whole as u64))
 }
 
 /// One input or timer the driver handled: how many server events the
@@ -180,11 +224,13 @@ impl EventLog {
         self.append(&bytes);
     }
 
-    /// The member kills itself at failpoint entry `entry`: its last line,
-    /// stamped now, as having happened since `batch_start_ns`.
-    pub fn write_crashed(&mut self, batch_start_ns: u64, entry: Entry) {
+    /// The member reached failpoint entry `entry` and did `event` there
+    /// (`crashed`, `paused`: its last line before it; a clock change's
+    /// `fault`, or `fault-skipped` if refused), stamped now, as having
+    /// happened since `batch_start_ns`.
+    pub fn write_fired(&mut self, batch_start_ns: u64, entry: Entry, event: Event) {
         let mono_ns = monotonic_ns();
-        let line = EventLine { mono_ns, error_ns: mono_ns.saturating_sub(batch_start_ns), event: Event::Crashed };
+        let line = EventLine { mono_ns, error_ns: mono_ns.saturating_sub(batch_start_ns), event };
         let mut bytes = serde_json::to_vec(&CrashedLine { line, failpoint: entry }).expect("a crashed line always serializes");
         bytes.push(b'\n');
         self.append(&bytes);
@@ -220,8 +266,8 @@ mod tests {
         log.write(start_ns, &[Logged::Server(&leader), Logged::VoteGranted { term: 4, candidate: 2 }]);
         log.write(start_ns, &[]);
         assert_eq!(fired(&path), Ok(None), "no failpoint fired");
-        let entry = Entry { id: 12, point: "after-sync".into() };
-        log.write_crashed(start_ns, entry.clone());
+        let entry = Entry { id: 12, point: "after-sync".into(), action: Action::Crash };
+        log.write_fired(start_ns, entry.clone(), Event::Crashed);
         let text = std::fs::read_to_string(&path).expect("reads");
         let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
         assert_eq!(lines.len(), 3, "{text}");
@@ -237,6 +283,13 @@ mod tests {
         assert_eq!(fired(&path), Ok(None), "only a last line names the entry that killed the member");
         let mono_ns = lines[0]["mono_ns"].as_u64().expect("a stamp");
         assert!(mono_ns >= start_ns && lines[0]["error_ns"].as_u64() == Some(mono_ns - start_ns));
+        // A pause entry's line is the judge's `paused`, naming the entry.
+        let paused = Entry { id: 13, point: "timer".into(), action: Action::Pause };
+        log.write_fired(start_ns, paused.clone(), Event::Paused);
+        let text = std::fs::read_to_string(&path).expect("reads");
+        let last: Value = serde_json::from_str(text.lines().last().unwrap()).expect("a JSON line");
+        assert_eq!((&last["event"], &last["failpoint"]), (&json!({ "kind": "paused" }), &json!({ "id": 13, "point": "timer", "action": "pause" })));
+        assert_eq!(fired(&path), Ok(Some(paused)));
     }
 
     #[test]
@@ -270,5 +323,32 @@ mod tests {
         log.write_server_events(batch_start_ns, &events[..1]);
         let text = std::fs::read_to_string(&path).expect("reads");
         assert_eq!(text.lines().count(), 5);
+    }
+
+    #[test]
+    fn clock_entries_are_read_as_they_come_and_a_half_written_line_waits() {
+        use super::super::clock::{ClockChange, SkewChange};
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("events.jsonl");
+        let mut log = EventLog::open(&path).expect("opens");
+        let start_ns = monotonic_ns();
+        let change = ClockChange { monotonic: None, wall: Some(SkewChange { step_ms: Some(-3000), ..SkewChange::default() }) };
+        let entry = Entry { id: 4, point: "timer".into(), action: Action::Clock(change) };
+        log.write(start_ns, &[Logged::VoteGranted { term: 1, candidate: 1 }]);
+        log.write_fired(start_ns, entry.clone(), Event::Fault { action: "clock at timer (failpoint #4)".into() });
+        log.write(start_ns, &[Logged::VoteGranted { term: 2, candidate: 1 }]);
+        assert_eq!(fired(&path), Ok(None), "a clock entry does not stop the member");
+        let (found, next) = clocks_fired(&path, 0).expect("reads");
+        assert_eq!(found.len(), 1);
+        assert!(found[0].applied && found[0].entry == entry && found[0].mono_ns >= start_ns, "{found:?}");
+        assert_eq!(next, std::fs::metadata(&path).unwrap().len(), "read to the end");
+        // A refused one, and then a line cut short: read once it is whole.
+        let refused = Entry { id: 5, ..entry };
+        log.write_fired(start_ns, refused.clone(), Event::FaultSkipped { action: "clock at timer".into(), why: "no".into() });
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"mono_ns\": 1, \"clock\"").unwrap();
+        let (found, later) = clocks_fired(&path, next).expect("reads");
+        assert_eq!((found.len(), found[0].applied, &found[0].entry), (1, false, &refused));
+        assert_eq!(later + 22, std::fs::metadata(&path).unwrap().len(), "the cut line is left for next time");
+        assert_eq!(clocks_fired(&path, later).expect("reads").0, vec![]);
     }
 }

@@ -5,7 +5,9 @@
 //! from the members' own events), crash points played as failpoints (two
 //! waiting in one member, each recorded under the entry that fired, and
 //! a random-server one armed in all three that only the first to reach
-//! it fires),
+//! it fires), pauses at a member's point (the member stops itself there
+//! and the runner resumes it after `for`) with kv clients keeping several
+//! operations open,
 //! message-kind faults that really happen (on peer links and on the
 //! runner's side of its clients), a client crashed and started afresh,
 //! and bad input refused with its reason before anything starts.
@@ -141,6 +143,78 @@ fn crash_points_wait_together_and_each_fires_under_its_own_entry() {
         let of_member = |kind: &str| events.iter().filter(|o| o["proc"]["Server"] == n && o["event"]["kind"] == kind).count();
         assert_eq!((of_member("crashed"), of_member("restarted")), (named.len(), named.len()), "{member}");
     }
+}
+
+#[test]
+fn a_member_stops_itself_at_a_pause_point_and_is_resumed_under_its_entry() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let trace = dir.path().join("trace.jsonl");
+    let keep = dir.path().join("run");
+    let args = ["run", &data("pause-point.toml"), "--json", "--trace", trace.to_str().unwrap(), "--keep-dir"];
+    let out = real(&[&args[..], &[keep.to_str().unwrap()]].concat());
+    let v = json(&out);
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert!(not_judged(&v).is_empty() && invariants(&v).is_empty(), "{v}");
+    let faults: Vec<&str> = v["faults"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    let armed = faults.iter().filter(|f| f.contains(": pause ") && f.contains(" armed at ")).count();
+    // "line 34: pause s2 at after-send:append for 1s (failpoint #0)"
+    let fired: Vec<(String, u64)> = faults
+        .iter()
+        .filter(|f| f.contains(": pause s") && f.contains("(failpoint #"))
+        .map(|f| {
+            let member = f.split(": pause ").nth(1).unwrap().split_whitespace().next().unwrap().to_string();
+            (member, f.rsplit('#').next().unwrap().trim_end_matches(')').parse().unwrap())
+        })
+        .collect();
+    assert_eq!((armed, fired.len()), (2, 2), "both armed, both reached: {faults:?}");
+    assert!(faults.iter().any(|f| f.contains("at after-send:append for 1s (failpoint #0)")), "{faults:?}");
+    assert!(faults.iter().any(|f| f.contains("at after-sync for 500ms (failpoint #1)")), "{faults:?}");
+    // The leader changed its own clock at its next timer, and said so.
+    let armed_at = faults.iter().find(|f| f.contains(": clock leader=s") && f.contains(" armed at timer (#2)")).expect("armed");
+    let leader = armed_at.split("leader=").nth(1).unwrap().split_whitespace().next().unwrap();
+    assert!(faults.iter().any(|f| f.contains(&format!(": clock {leader} at timer (failpoint #2)"))), "{faults:?}");
+    let own = std::fs::read_to_string(keep.join(format!("{leader}.events.jsonl"))).unwrap();
+    let changed = own.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter(|l| l["failpoint"]["id"] == 2).count();
+    assert_eq!(changed, 1, "one clock line, naming entry 2");
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let events: Vec<Value> = trace.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for n in 1..=3u64 {
+        let member = format!("s{n}");
+        let ids: Vec<u64> = fired.iter().filter(|(m, _)| *m == member).map(|(_, id)| *id).collect();
+        // The member named each entry in its event log as it stopped, and
+        // said in its log that it stopped and went on.
+        let own = std::fs::read_to_string(keep.join(format!("{member}.events.jsonl"))).unwrap();
+        let lines = own.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok());
+        let named: Vec<u64> = lines.filter(|l| l["event"]["kind"] == "paused").map(|l| l["failpoint"]["id"].as_u64().unwrap()).collect();
+        assert_eq!(named, ids, "the runner recorded the entries {member} named, in order");
+        let log = std::fs::read_to_string(keep.join(format!("{member}.log"))).unwrap();
+        for id in &ids {
+            assert!(log.contains(&format!("reached (armed entry {id}): SIGSTOP")), "{log}");
+            assert!(log.contains(&format!("(armed entry {id}): resumed")), "{log}");
+        }
+        let of_member = |kind: &str| events.iter().filter(|o| o["proc"]["Server"] == n && o["event"]["kind"] == kind).count();
+        assert_eq!((of_member("paused"), of_member("resumed"), of_member("crashed")), (ids.len(), ids.len(), 0), "{member}");
+    }
+    // Several operations were open at once in some client: a call made
+    // while an earlier one of that client had no return yet.
+    let mut open: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
+    let mut overlapped = 0;
+    for o in &events {
+        let Some(client) = o["proc"]["Client"].as_u64() else { continue };
+        match o["event"]["kind"].as_str() {
+            Some("kv-call") => {
+                let now = open.entry(client).or_default();
+                overlapped += usize::from(*now > 0);
+                *now += 1;
+            }
+            Some("kv-return") => {
+                let now = open.entry(client).or_default();
+                *now = now.saturating_sub(1);
+            }
+            _ => {}
+        }
+    }
+    assert!(overlapped > 0, "no call was made with another open");
 }
 
 #[test]
