@@ -1,7 +1,3 @@
-^core/src/raft/replication\.rs:18:22: replace != with == in RaftNode<C, S>::flush_appends$
-^core/src/raft/replication\.rs:24:71: replace \* with \+ in RaftNode<C, S>::flush_appends$
-^core/src/raft/replication\.rs:24:71: replace \* with / in RaftNode<C, S>::flush_appends$
-^core/src/raft/replication\.rs:26:37: delete ! in RaftNode<C, S>::flush_appends$
 ^core/src/raft/replication\.rs:27:69: replace \&\& with \|\| in RaftNode<C, S>::flush_appends$
 ^core/src/raft/replication\.rs:27:55: replace <= with > in RaftNode<C, S>::flush_appends$
 ^core/src/raft/replication\.rs:27:87: replace < with == in RaftNode<C, S>::flush_appends$
