@@ -268,3 +268,33 @@ fn a_batch_is_written_out_in_one_piece() {
     let again = Storage::open(dir.path()).unwrap().persisted().unwrap();
     assert_eq!((again.hard_state.term, again.entries.len()), (2, 3));
 }
+
+/// A snapshot installed from a leader of a newer term, and a crash before
+/// the batch's fsync (`after-write`, unsynced writes lost): the term the
+/// batch raised was synced when the old log was sealed, but the sealed
+/// segment holding it goes as soon as the snapshot covers its entries,
+/// so the term must be durable in the fresh log before that. Otherwise
+/// the restart reads a snapshot of term 3 with the hard state of a member
+/// that never saw term 3, and core stops ("log holds an entry from a
+/// future term"): chaos-failover seed 7, chaos-nemesis seed 6 on
+/// leasesim-node.
+#[test]
+fn an_installed_snapshot_and_its_term_survive_losing_the_unsynced_writes_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = super::StorageOptions { lose_unsynced: true, ..Default::default() };
+    let mut storage = Storage::open_with(dir.path(), &options).unwrap();
+    storage.write(PersistOp::SetHardState(HardState { term: 1, voted_for: Some(1) })).unwrap();
+    write_entries(&mut storage, 1..=5);
+    // The install's batch, as core emits it: the new term, then the snapshot.
+    let raised = HardState { term: 3, voted_for: None };
+    storage.write(PersistOp::SetHardState(raised)).unwrap();
+    let snapshot = Snapshot { last_index: 10, last_term: 3, voters: BTreeSet::from([1, 2, 3]), data: SharedState::new(state_as_of(10)) };
+    storage.write(PersistOp::SaveSnapshot(snapshot.clone())).unwrap();
+    storage.write_out().unwrap();
+    assert_eq!(storage.sealed_segments(), 0, "the segment holding entries 1..=5 is covered and gone");
+    drop(storage);
+    let again = Storage::open(dir.path()).unwrap().persisted().unwrap();
+    assert_eq!(again.snapshot, Some(snapshot), "the snapshot was fsynced and renamed into place");
+    assert_eq!(again.hard_state, raised, "the term of the snapshot on disk is on disk too");
+    assert!(again.entries.is_empty());
+}
