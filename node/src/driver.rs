@@ -36,12 +36,12 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::digests::Digests;
 use crate::faults::clock::ClockSource;
 use crate::faults::event_log::{monotonic_ns, EventLog, Logged};
-use leasesim_judge::observe::Event;
 use crate::faults::failpoint::{self, Action, Failpoints, Fired};
 use crate::frame::PeerFrame;
 use crate::storage::Storage;
 use crate::transport::Links;
 use crate::view::{RangeSpec, RangeView};
+use leasesim_judge::observe::Event;
 
 /// A forwarded or local request's waiter is dropped after this long.
 const WAITER_TTL: Duration = Duration::from_secs(120);

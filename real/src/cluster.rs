@@ -263,7 +263,13 @@ impl Cluster {
     /// first to create `claim`
     /// (an entry several members hold). Waits for a freshly started
     /// member's control endpoint, as [`Cluster::set_first_clock`] does.
-    pub async fn arm_failpoint_when_up(&mut self, i: usize, id: u64, point: Option<(&str, Action)>, claim: Option<&Path>) -> Result<(), String> {
+    pub async fn arm_failpoint_when_up(
+        &mut self,
+        i: usize,
+        id: u64,
+        point: Option<(&str, Action)>,
+        claim: Option<&Path>,
+    ) -> Result<(), String> {
         let body = match point {
             Some((point, action)) => serde_json::json!({ "id": id, "point": point, "action": action, "claim": claim }),
             None => serde_json::json!({ "id": id, "point": null }),

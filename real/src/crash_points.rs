@@ -64,8 +64,8 @@ use std::path::PathBuf;
 
 use leasesim_core::duration::format_duration;
 use leasesim_judge::observe::Event;
-use leasesim_node::faults::failpoint::Action;
 use leasesim_judge::vocab::Proc as JudgeProc;
+use leasesim_node::faults::failpoint::Action;
 use leasesim_scenario::{FaultAction, MessageKind, Point, Scenario, ScheduledFault, Selector};
 
 use crate::routes::ClientPoint;

@@ -403,7 +403,10 @@ mod tests {
         let refused = checked(&client, Target::Node).unwrap_err();
         assert!(refused.contains(":11:1:") && refused.contains("a client's point as a crash only"), "{refused}");
         // A clock fault at a member's point is the member's own change.
-        let clock = text.replace("pause = \"random-server\"", "clock = \"s1\"\njump = \"1s\"").replace("after-sync", "timer").replace("for = \"500ms\"\n", "");
+        let clock = text
+            .replace("pause = \"random-server\"", "clock = \"s1\"\njump = \"1s\"")
+            .replace("after-sync", "timer")
+            .replace("for = \"500ms\"\n", "");
         assert!(checked(&clock, Target::Node).is_ok(), "{:?}", checked(&clock, Target::Node));
         let refused = checked(&clock, Target::Etcd).unwrap_err();
         assert!(refused.contains(":11:1:") && refused.contains("built without gofail failpoints"), "{refused}");

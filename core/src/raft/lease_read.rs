@@ -303,14 +303,8 @@ mod tests {
         node.step(HB_NS + 2_000_000, 2, ack(1, 1, 1));
         assert!(!node.holds_leader_lease(HB_NS + 3_000_000), "no bound: no lease");
         let mut deposed = leader_after_heartbeat(true);
-        let higher = Message::AppendEntries {
-            term: 2,
-            prev_log_index: 1,
-            prev_log_term: 1,
-            entries: Vec::new(),
-            leader_commit: 1,
-            read_ctx: 0,
-        };
+        let higher =
+            Message::AppendEntries { term: 2, prev_log_index: 1, prev_log_term: 1, entries: Vec::new(), leader_commit: 1, read_ctx: 0 };
         deposed.step(HB_NS + 3_000_000, 3, higher);
         assert_ne!(deposed.role(), Role::Leader);
         assert!(!deposed.holds_leader_lease(HB_NS + 4_000_000), "a deposed leader holds no lease");

@@ -288,7 +288,10 @@ mod tests {
         log.write_fired(start_ns, paused.clone(), Event::Paused);
         let text = std::fs::read_to_string(&path).expect("reads");
         let last: Value = serde_json::from_str(text.lines().last().unwrap()).expect("a JSON line");
-        assert_eq!((&last["event"], &last["failpoint"]), (&json!({ "kind": "paused" }), &json!({ "id": 13, "point": "timer", "action": "pause" })));
+        assert_eq!(
+            (&last["event"], &last["failpoint"]),
+            (&json!({ "kind": "paused" }), &json!({ "id": 13, "point": "timer", "action": "pause" }))
+        );
         assert_eq!(fired(&path), Ok(Some(paused)));
     }
 

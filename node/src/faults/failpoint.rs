@@ -255,7 +255,11 @@ mod tests {
         fp.arm(7, "after-send:append-reply", Action::Crash, None).expect("a known point");
         fp.arm(9, "after-send:append", Action::Crash, None).expect("a known point");
         assert_eq!(fp.reached("after-send:append"), Some(crash(9)), "the entry reached names itself, not the oldest");
-        assert_eq!(fp.armed(), vec![Entry { id: 7, point: "after-send:append-reply".into(), action: Action::Crash }], "the first still waits");
+        assert_eq!(
+            fp.armed(),
+            vec![Entry { id: 7, point: "after-send:append-reply".into(), action: Action::Crash }],
+            "the first still waits"
+        );
         // Two at one point fire in the order they were armed, one per
         // passage, as the simulator's list does.
         fp.arm(11, "after-send:append-reply", Action::Crash, None).expect("a known point");
@@ -315,8 +319,8 @@ mod tests {
     #[test]
     fn a_clock_entry_carries_its_change_and_a_bad_change_is_refused_when_armed() {
         let fp = Failpoints::default();
-        let entry: Entry = serde_json::from_str(r#"{"id": 2, "point": "timer", "action": {"clock": {"wall": {"step_ms": 1000}}}}"#)
-            .expect("parses");
+        let entry: Entry =
+            serde_json::from_str(r#"{"id": 2, "point": "timer", "action": {"clock": {"wall": {"step_ms": 1000}}}}"#).expect("parses");
         let Action::Clock(change) = entry.action else { panic!("a clock action: {entry:?}") };
         assert_eq!(change.wall.and_then(|w| w.step_ms), Some(1000));
         fp.arm(2, "timer", entry.action, None).expect("a good change");

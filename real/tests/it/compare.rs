@@ -161,7 +161,8 @@ fn a_chaos_draw_the_target_cannot_play_is_refused_at_the_chaos_table() {
     let out = real(&["run", &bundled.to_string_lossy(), "--seed", "0"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    let client_point = "(drawn for seed 0) `when = \"after-send:request\"` on a pause: the runner carries out a client's point as a crash only";
+    let client_point =
+        "(drawn for seed 0) `when = \"after-send:request\"` on a pause: the runner carries out a client's point as a crash only";
     assert!(stderr.contains("chaos-nemesis.toml:62:1") && stderr.contains(client_point), "{stderr}");
     assert!(!stderr.contains("after-send:vote-reply") && !stderr.contains("failpoints only crash"), "{stderr}");
     // A drawn point fault is refused at [chaos], not at a line 0.
