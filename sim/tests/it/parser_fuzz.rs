@@ -12,8 +12,10 @@
 //!   target's heap allocations are counted by this binary's allocator, so a
 //!   blow-up (a loop that allocates, quadratic re-parsing) fails the case.
 //!
-//! Each property has its own fixed case count (not PROPTEST_CASES), so CI's
-//! budget is the same whatever the environment says.
+//! Each property has its own fixed case count, so the suite's budget is the
+//! same under the README's test command and in CI. (`PROPTEST_CASES`, if
+//! set, overrides every count: proptest applies it over each property's
+//! config. `.ci/run` does not set it.)
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
