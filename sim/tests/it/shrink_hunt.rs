@@ -43,37 +43,63 @@ fn leasesim(args: &[&str]) -> (i32, String) {
 }
 
 /// Runs the hunt may spend per bug in this test. From seed 0 most bugs
-/// fall within 15 runs; the slowest in reports/hunt.md are
-/// commit-old-term-by-counting (746 runs of this test's six scenarios:
-/// chaos-failover 124, where the bug makes a runaway that the same seed
-/// without it does not) and client-trusts-full-ttl (122 runs);
-/// no-promote-extension needs a keep-alive answered by a leader cut off
-/// with its holder just after its successor promoted without extending (53
-/// runs). The search stops at the
-/// first failure, so the test costs the runs it needs, not the cap.
+/// fall within 6 runs of this test's six general chaos scenarios,
+/// interleaved; the slowest of the others is client-trusts-full-ttl (32
+/// runs, reports/hunt.md, 2026-11-28). The search stops at the first
+/// failure, so the test costs the runs it needs, not the cap.
 const RUNS_PER_BUG: u64 = 1000;
+
+/// Bugs that only one file finds, and late: interleaved, the hunt runs
+/// five other files' seeds between two of that file's, so each costs six
+/// times the runs it needs. The test hunts them in that file alone (as
+/// `leasesim hunt --bug B --scenario scenarios/F.toml` does); the nightly
+/// hunt and reports/hunt.md keep them interleaved. Measured on 2026-11-28
+/// at 4ce4698 (`leasesim hunt --seeds 0..167 --jobs 2
+/// --shrink-budget-runs 0`, reports/hunt.md): commit-old-term-by-counting
+/// at run 746 interleaved (279 s of CPU) against 125 in chaos-failover
+/// alone (68 s); count-older-term-votes at run 433 (chaos-aimed-messages
+/// seed 72); reply-before-persist at run 177 (chaos-nemesis seed 29).
+/// Every other bug was found within 32 runs.
+const HUNTED_IN_ONE_FILE: &[(&str, &str)] = &[
+    ("commit-old-term-by-counting", "chaos-failover"),
+    ("count-older-term-votes", "chaos-aimed-messages"),
+    ("reply-before-persist", "chaos-nemesis"),
+];
+
+/// The scenarios the hunt for `bug` searches in this test: all of
+/// `general`, or the one file `HUNTED_IN_ONE_FILE` names for it.
+fn hunted_in<'a>(general: &'a [Scenario], bug: &str) -> &'a [Scenario] {
+    match HUNTED_IN_ONE_FILE.iter().find(|(name, _)| *name == bug) {
+        None => general,
+        Some((_, file)) => {
+            let at = general.iter().position(|s| s.name == *file);
+            let at = at.unwrap_or_else(|| panic!("{bug}: no general chaos scenario named {file}"));
+            &general[at..=at]
+        }
+    }
+}
 
 #[test]
 fn every_planted_bug_a_checker_can_see_is_found_by_the_hunt() {
     let scenarios = pick::general_chaos(&root().join("scenarios")).unwrap_or_else(|e| panic!("{e}"));
-    let per_seed = scenarios.len() as u64;
-    let options = HuntOptions {
-        // Interleaved: this many seeds make RUNS_PER_BUG runs.
-        seeds: 0..RUNS_PER_BUG.div_ceil(per_seed),
-        jobs: 2,
-        // No wall-clock budget: the seed range bounds the runs.
-        budget: None,
-        repeat: 1,
-        shrink_budget_runs: 0,
-        shrunk_dir: None,
-        guided: None,
-    };
     let mut missed = Vec::new();
     for bug in Bugs::NAMES {
         if notes::why_not_observable(bug).is_some() {
             continue;
         }
-        let h = hunt::hunt_bug(&scenarios, bug, &options);
+        let searched = hunted_in(&scenarios, bug);
+        let options = HuntOptions {
+            // Interleaved: this many seeds make RUNS_PER_BUG runs.
+            seeds: 0..RUNS_PER_BUG.div_ceil(searched.len() as u64),
+            jobs: 2,
+            // No wall-clock budget: the seed range bounds the runs.
+            budget: None,
+            repeat: 1,
+            shrink_budget_runs: 0,
+            shrunk_dir: None,
+            guided: None,
+        };
+        let h = hunt::hunt_bug(searched, bug, &options);
         match h.first_found() {
             Some(found) => assert!(!found.fired.is_empty(), "{bug}: found without an invariant"),
             None => missed.push(bug),
