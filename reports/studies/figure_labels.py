@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Measures every study figure's text with a real renderer (issue 27,
+"clipped labels"): a label that leaves its picture, or sits on another
+label, is listed.
+
+Estimating a label's width from its character count (what the audit of
+clock-skew-study.md did before) cannot say whether a label is cut: the width
+depends on the font. This script inlines every committed
+reports/studies/*/*.svg into one HTML page whose script asks headless
+Chromium for each <text>'s bounding box, maps it into the SVG's own user
+coordinates (through the text's transform, so a rotated axis title is
+measured as drawn) and writes the boxes back into the page, which
+`--dump-dom` prints. Python then compares each box with the picture's
+extent (its viewBox, else 0..width × 0..height) and with every other box of
+the same picture. Python 3 standard library and Chromium only.
+
+    python3 reports/studies/figure_labels.py             # every study figure
+    python3 reports/studies/figure_labels.py FILE.svg …  # some figures
+
+Exit status: 0 when no label is clipped or overlapping, 1 when some are
+(each listed), 2 when Chromium is missing or fails (said why).
+`LEASESIM_CHROMIUM` names another Chromium binary. Measured with the
+machine's sans-serif font (printed): another font gives other widths.
+"""
+
+import glob
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# A box may touch an edge or its neighbour by this much (px) before it
+# counts: sub-pixel antialiasing, not a visible cut or collision.
+TOLERANCE = 0.5
+
+# Named fonts the figures are measured in besides the browser's own
+# `sans-serif`, where installed: a viewer's `sans-serif` is whatever their
+# system maps it to, and these two are the usual Linux ones (Chromium maps
+# `sans-serif` to Arial's metrics, i.e. Liberation Sans; fontconfig, hence
+# rsvg-convert and Firefox, to DejaVu Sans, about a quarter wider).
+FONTS = ["DejaVu Sans", "Liberation Sans"]
+
+# Per font (null: the browser's sans-serif), for every inlined <svg>: its
+# extent, and per <text> its box in the SVG's user units (the four corners
+# of getBBox() through the text's transform relative to the root, so a
+# rotated title counts as drawn) and its text.
+PAGE_SCRIPT = r"""
+const style = document.getElementById('font');
+// Whether a font is installed: a test string's width in it, falling back
+// to a generic family, differs from the generic family's own.
+function installed(family) {
+  const c = document.createElement('canvas').getContext('2d');
+  return ['monospace', 'serif'].some(g => {
+    c.font = `40px ${g}`;
+    const plain = c.measureText('mmmmmmmmmmlli WW 0.123').width;
+    c.font = `40px "${family}", ${g}`;
+    return c.measureText('mmmmmmmmmmlli WW 0.123').width !== plain;
+  });
+}
+function measureAll(family) {
+  style.textContent = family ? `svg, svg text { font-family: "${family}" !important; }` : '';
+  const figures = [];
+  for (const holder of document.querySelectorAll('div[data-file]')) {
+    const svg = holder.querySelector('svg');
+    const vb = svg.viewBox && svg.viewBox.baseVal;
+    const extent = (vb && vb.width > 0)
+      ? [vb.x, vb.y, vb.width, vb.height]
+      : [0, 0, svg.width.baseVal.value, svg.height.baseVal.value];
+    const rootInverse = svg.getScreenCTM().inverse();
+    const texts = [];
+    for (const t of svg.querySelectorAll('text')) {
+      const b = t.getBBox();
+      const m = rootInverse.multiply(t.getScreenCTM());
+      const xs = [], ys = [];
+      for (const [x, y] of [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]) {
+        const p = new DOMPoint(x, y).matrixTransform(m);
+        xs.push(p.x); ys.push(p.y);
+      }
+      texts.push({text: t.textContent, box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)]});
+    }
+    figures.push({file: holder.dataset.file, extent, texts});
+  }
+  return figures;
+}
+const fonts = [null].concat(FONTS.filter(installed));
+const out = fonts.map(f => ({font: f, figures: measureAll(f)}));
+document.getElementById('out').textContent = JSON.stringify(out);
+"""
+
+
+def study_figures():
+    """Every committed study figure, sorted."""
+    return sorted(glob.glob(os.path.join(HERE, "*", "*.svg")))
+
+
+def find_chromium():
+    named = os.environ.get("LEASESIM_CHROMIUM")
+    if named:
+        return named if os.path.isfile(named) else None
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def page(files):
+    """The HTML page with every figure inlined (its XML prolog dropped)."""
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><style id='font'></style></head><body>"]
+    for f in files:
+        with open(f, encoding="utf-8") as fh:
+            svg = re.sub(r"^\s*<\?xml[^>]*\?>", "", fh.read())
+        parts.append(f"<div data-file='{html.escape(os.path.relpath(f, ROOT))}'>{svg}</div>")
+    script = f"const FONTS = {json.dumps(FONTS)};" + PAGE_SCRIPT
+    parts.append("<pre id='out'></pre><script>" + script + "</script></body></html>")
+    return "".join(parts)
+
+
+def measure(files, chromium):
+    """Runs Chromium on the page; returns the script's list, or raises
+    RuntimeError saying why there is none."""
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "figures.html")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(page(files))
+        args = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--force-device-scale-factor=1",
+                f"--user-data-dir={os.path.join(work, 'profile')}", "--virtual-time-budget=5000", "--dump-dom",
+                "file://" + path]
+        try:
+            done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise RuntimeError(f"{chromium} could not run: {e}")
+    found = re.search(r"<pre id=\"out\">(.*?)</pre>", done.stdout, re.S)
+    if done.returncode != 0 or not found or not found.group(1):
+        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"{chromium} exited {done.returncode} without the page's measurements: {tail}")
+    return json.loads(html.unescape(found.group(1)))
+
+
+def outside(box, extent):
+    """How far (px) a box leaves the extent on each side it leaves."""
+    x, y, w, h = extent
+    sides = {"left": x - box[0], "top": y - box[1], "right": box[2] - (x + w), "bottom": box[3] - (y + h)}
+    return {k: v for k, v in sides.items() if v > TOLERANCE}
+
+
+def overlap(a, b):
+    """The overlap of two boxes (width, height), both above the tolerance, or None."""
+    w, h = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
+    return (w, h) if w > TOLERANCE and h > TOLERANCE else None
+
+
+def problems(figure):
+    """Every clipped label and every overlapping pair of one figure."""
+    found = []
+    texts = figure["texts"]
+    for t in texts:
+        cut = outside(t["box"], figure["extent"])
+        if cut:
+            sides = ", ".join(f"{k} {v:.1f} px" for k, v in sorted(cut.items()))
+            found.append(("clipped", f"clipped ({sides} outside): {t['text']!r}"))
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            o = overlap(a["box"], b["box"])
+            if o:
+                found.append(("overlap", f"overlap ({o[0]:.1f} × {o[1]:.1f} px): {a['text']!r} and {b['text']!r}"))
+    return found
+
+
+def check(files=None, out=sys.stdout):
+    """Measures `files` (every study figure by default) in every font and
+    prints each problem; returns the exit status (0 none, 1 some, 2 not
+    measured)."""
+    files = files or study_figures()
+    chromium = find_chromium()
+    if not chromium:
+        print("figure labels: NOT MEASURED: no Chromium found (install Debian's `chromium`, "
+              "or set LEASESIM_CHROMIUM to a Chromium binary)", file=out)
+        return 2
+    try:
+        passes = measure(files, chromium)
+    except RuntimeError as e:
+        print(f"figure labels: NOT MEASURED: {e}", file=out)
+        return 2
+    if any(len(p["figures"]) != len(files) for p in passes):
+        print(f"figure labels: NOT MEASURED: {len(files)} figures inlined but fewer measured", file=out)
+        return 2
+    status = 0
+    for one in passes:
+        font = f'"{one["font"]}"' if one["font"] else "the browser's sans-serif"
+        clipped = overlapping = with_problems = 0
+        for figure in one["figures"]:
+            found = problems(figure)
+            with_problems += bool(found)
+            for kind, what in found:
+                clipped += kind == "clipped"
+                overlapping += kind == "overlap"
+                print(f"{figure['file']} [{font}]: {what}", file=out)
+        labels = sum(len(f["texts"]) for f in one["figures"])
+        print(f"figure labels in {font}: {len(files)} figures, {labels} labels: "
+              f"{clipped} clipped, {overlapping} overlapping pairs, in {with_problems} figures", file=out)
+        status = max(status, 1 if clipped or overlapping else 0)
+    missing = [f for f in FONTS if f not in [p["font"] for p in passes]]
+    print(f"figure labels: measured by {chromium}" + (f"; not installed, not measured: {', '.join(missing)}" if missing else ""), file=out)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(check([os.path.abspath(f) for f in sys.argv[1:]]))
