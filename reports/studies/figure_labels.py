@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measures every study figure's text with a real renderer (issue 27,
-"clipped labels"): a label that leaves its picture, or sits on another
-label, is listed.
+"clipped labels"): a label that leaves its picture, sits on another label,
+or has a line or marker drawn over it is listed.
 
 Estimating a label's width from its character count (what the audit of
 clock-skew-study.md did before) cannot say whether a label is cut: the width
@@ -10,14 +10,17 @@ reports/studies/*/*.svg into one HTML page whose script asks headless
 Chromium for each <text>'s bounding box, maps it into the SVG's own user
 coordinates (through the text's transform, so a rotated axis title is
 measured as drawn) and writes the boxes back into the page, which
-`--dump-dom` prints. Python then compares each box with the picture's
-extent (its viewBox, else 0..width × 0..height) and with every other box of
-the same picture. Python 3 standard library and Chromium only.
+`--dump-dom` prints, with every line, polyline and circle. Python then
+compares each box with the picture's extent (its viewBox, else 0..width ×
+0..height), with every other box of the same picture, and with every
+stroked line and marker (cells' numbers, written on a white halo over the
+heatmaps' edge lines by design, are not compared with lines). Python 3 standard library and Chromium only.
 
     python3 reports/studies/figure_labels.py             # every study figure
     python3 reports/studies/figure_labels.py FILE.svg …  # some figures
 
-Exit status: 0 when no label is clipped or overlapping, 1 when some are
+Exit status: 0 when no label is clipped, overlapping or drawn over, 1 when
+some are
 (each listed), 2 when Chromium is missing or fails (said why).
 `LEASESIM_CHROMIUM` names another Chromium binary. Measured with the
 machine's sans-serif font (printed): another font gives other widths.
@@ -83,9 +86,27 @@ function measureAll(family) {
         const p = new DOMPoint(x, y).matrixTransform(m);
         xs.push(p.x); ys.push(p.y);
       }
-      texts.push({text: t.textContent, box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)]});
+      texts.push({text: t.textContent, halo: t.getAttribute('paint-order') === 'stroke',
+                  box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)]});
     }
-    figures.push({file: holder.dataset.file, extent, texts});
+    // Lines and markers, in root coordinates: segments with half their
+    // stroke width, and circles' boxes.
+    const segments = [], marks = [];
+    for (const g of svg.querySelectorAll('line, polyline, circle')) {
+      const m = rootInverse.multiply(g.getScreenCTM());
+      const at = (x, y) => { const p = new DOMPoint(x, y).matrixTransform(m); return [p.x, p.y]; };
+      const half = parseFloat(getComputedStyle(g).strokeWidth || '1') / 2;
+      if (g.tagName === 'circle') {
+        const [cx, cy] = at(g.cx.baseVal.value, g.cy.baseVal.value), r = g.r.baseVal.value;
+        marks.push([cx - r, cy - r, cx + r, cy + r]);
+      } else if (g.tagName === 'line') {
+        segments.push([...at(g.x1.baseVal.value, g.y1.baseVal.value), ...at(g.x2.baseVal.value, g.y2.baseVal.value), half]);
+      } else {
+        const pts = Array.from(g.points).map(p => at(p.x, p.y));
+        for (let i = 1; i < pts.length; i++) segments.push([...pts[i - 1], ...pts[i], half]);
+      }
+    }
+    figures.push({file: holder.dataset.file, extent, texts, segments, marks});
   }
   return figures;
 }
@@ -154,8 +175,31 @@ def overlap(a, b):
     return (w, h) if w > TOLERANCE and h > TOLERANCE else None
 
 
+def crosses(segment, box):
+    """Whether a stroked segment enters a box by more than the tolerance
+    (Liang–Barsky clipping of the segment against the box grown by half
+    the stroke and shrunk by the tolerance)."""
+    x1, y1, x2, y2, half = segment
+    grow = half - TOLERANCE
+    lo_x, lo_y, hi_x, hi_y = box[0] - grow, box[1] - grow, box[2] + grow, box[3] + grow
+    if lo_x >= hi_x or lo_y >= hi_y:
+        return False
+    t0, t1 = 0.0, 1.0
+    for p, q in ((x1 - x2, x1 - lo_x), (x2 - x1, hi_x - x1), (y1 - y2, y1 - lo_y), (y2 - y1, hi_y - y1)):
+        if p == 0:
+            if q < 0:
+                return False
+        elif p < 0:
+            t0 = max(t0, q / p)
+        else:
+            t1 = min(t1, q / p)
+    return t0 < t1
+
+
 def problems(figure):
-    """Every clipped label and every overlapping pair of one figure."""
+    """Every clipped label, every overlapping pair of labels, and every
+    line or marker drawn over a label (cells' numbers, written on a white
+    halo over the edges by design, excepted) or leaving the picture."""
     found = []
     texts = figure["texts"]
     for t in texts:
@@ -168,6 +212,18 @@ def problems(figure):
             o = overlap(a["box"], b["box"])
             if o:
                 found.append(("overlap", f"overlap ({o[0]:.1f} × {o[1]:.1f} px): {a['text']!r} and {b['text']!r}"))
+    plain = [t for t in texts if not t["halo"]]
+    for s in figure["segments"]:
+        ends = [s[0] - s[4], s[1] - s[4], s[0] + s[4], s[1] + s[4]], [s[2] - s[4], s[3] - s[4], s[2] + s[4], s[3] + s[4]]
+        if any(outside(e, figure["extent"]) for e in ends):
+            found.append(("shape", f"line ({s[0]:.1f}, {s[1]:.1f})–({s[2]:.1f}, {s[3]:.1f}) leaves the picture"))
+        for t in plain:
+            if crosses(s, t["box"]):
+                found.append(("shape", f"line ({s[0]:.1f}, {s[1]:.1f})–({s[2]:.1f}, {s[3]:.1f}) over {t['text']!r}"))
+    for m in figure["marks"]:
+        for t in plain:
+            if overlap(m, t["box"]):
+                found.append(("shape", f"marker at ({(m[0] + m[2]) / 2:.1f}, {(m[1] + m[3]) / 2:.1f}) over {t['text']!r}"))
     return found
 
 
@@ -192,18 +248,19 @@ def check(files=None, out=sys.stdout):
     status = 0
     for one in passes:
         font = f'"{one["font"]}"' if one["font"] else "the browser's sans-serif"
-        clipped = overlapping = with_problems = 0
+        counts = {"clipped": 0, "overlap": 0, "shape": 0}
+        with_problems = 0
         for figure in one["figures"]:
             found = problems(figure)
             with_problems += bool(found)
             for kind, what in found:
-                clipped += kind == "clipped"
-                overlapping += kind == "overlap"
+                counts[kind] += 1
                 print(f"{figure['file']} [{font}]: {what}", file=out)
         labels = sum(len(f["texts"]) for f in one["figures"])
-        print(f"figure labels in {font}: {len(files)} figures, {labels} labels: "
-              f"{clipped} clipped, {overlapping} overlapping pairs, in {with_problems} figures", file=out)
-        status = max(status, 1 if clipped or overlapping else 0)
+        print(f"figure labels in {font}: {len(files)} figures, {labels} labels: {counts['clipped']} clipped, "
+              f"{counts['overlap']} overlapping pairs, {counts['shape']} lines or markers over a label or out of the picture, "
+              f"in {with_problems} figures", file=out)
+        status = max(status, 1 if any(counts.values()) else 0)
     missing = [f for f in FONTS if f not in [p["font"] for p in passes]]
     print(f"figure labels: measured by {chromium}" + (f"; not installed, not measured: {', '.join(missing)}" if missing else ""), file=out)
     return status

@@ -67,7 +67,7 @@ def cell_ranges(cells):
 def point_labels(points, x, y):
     """One label per drawn point: cells drawn at the same spot (eight sit
     at the origin) share one label, and a label that would sit on an
-    earlier label, a point or a whisker moves up a line and right, joined
+    earlier label, a point, a whisker or the diagonal moves up a line and right, joined
     to its point by a thin line (figure_labels.py measured the labels:
     before this, 36 pairs of cell numbers were written on one another)."""
     spots, taken = {}, []
@@ -81,7 +81,11 @@ def point_labels(points, x, y):
         text = cell_ranges(cells)
         # A generous box: 0.62 em per character at 11 px, 12 px tall.
         w = 0.62 * 11 * len(text)
-        free = lambda lx, ly: not any(lx < b[2] and b[0] < lx + w and ly - 12 < b[3] and b[1] < ly for b in taken)
+        # The diagonal is x + y = x(0) + y(0) in pixels (the axes share a
+        # scale, W == H): a label's box must lie wholly on one side of it.
+        diagonal = x(0) + y(0)
+        free = lambda lx, ly: (not any(lx < b[2] and b[0] < lx + w and ly - 12 < b[3] and b[1] < ly for b in taken)
+                               and not lx + ly - 13 < diagonal < lx + w + ly + 1)
         lx, ly = next((px + 6 + dx, py - 4 - dy) for dy in range(0, 120, 12) for dx in range(0, 40, 8) if free(px + 6 + dx, py - 4 - dy))
         taken.append((lx, ly - 12, lx + w, ly))
         if ly != py - 4:
