@@ -14,16 +14,17 @@ measured as drawn) and writes the boxes back into the page, which
 compares each box with the picture's extent (its viewBox, else 0..width ×
 0..height), with every other box of the same picture, and with every
 stroked line and marker (cells' numbers, written on a white halo over the
-heatmaps' edge lines by design, are not compared with lines). Python 3 standard library and Chromium only.
+heatmaps' edge lines by design, are not compared with lines). Python 3
+standard library and Chromium only.
 
     python3 reports/studies/figure_labels.py             # every study figure
     python3 reports/studies/figure_labels.py FILE.svg …  # some figures
 
 Exit status: 0 when no label is clipped, overlapping or drawn over, 1 when
-some are
-(each listed), 2 when Chromium is missing or fails (said why).
-`LEASESIM_CHROMIUM` names another Chromium binary. Measured with the
-machine's sans-serif font (printed): another font gives other widths.
+some are (each listed), 2 when Chromium is missing or fails (said why).
+`LEASESIM_CHROMIUM` names another Chromium binary. Widths depend on the
+font: each pass is printed with its font, and a named font that is not
+installed is said to be unmeasured.
 """
 
 import glob
@@ -47,7 +48,8 @@ TOLERANCE = 0.5
 # `sans-serif`, where installed: a viewer's `sans-serif` is whatever their
 # system maps it to, and these two are the usual Linux ones (Chromium maps
 # `sans-serif` to Arial's metrics, i.e. Liberation Sans; fontconfig, hence
-# rsvg-convert and Firefox, to DejaVu Sans, about a quarter wider).
+# rsvg-convert and Firefox, to DejaVu Sans, which set the heatmaps' x
+# title 14 % wider).
 FONTS = ["DejaVu Sans", "Liberation Sans"]
 
 # Per font (null: the browser's sans-serif), for every inlined <svg>: its
@@ -116,6 +118,17 @@ document.getElementById('out').textContent = JSON.stringify(out);
 """
 
 
+# Measured with every figure: one label past the left edge, two labels on
+# one another, one line through a label. If the measurement does not find
+# exactly these, it is broken (no fonts, empty boxes) and nothing is
+# reported as passed.
+CANARY = ('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100" font-family="sans-serif" font-size="11">'
+          '<text x="0" y="20" text-anchor="middle">cut at the left</text>'
+          '<text x="100" y="50">one label</text><text x="104" y="52">another</text>'
+          '<line x1="0" y1="86" x2="200" y2="86" stroke="#000"/><text x="60" y="90">struck</text></svg>')
+CANARY_FINDS = {"clipped": 1, "overlap": 1, "shape": 1}
+
+
 def study_figures():
     """Every committed study figure, sorted."""
     return sorted(glob.glob(os.path.join(HERE, "*", "*.svg")))
@@ -135,6 +148,7 @@ def page(files):
         with open(f, encoding="utf-8") as fh:
             svg = re.sub(r"^\s*<\?xml[^>]*\?>", "", fh.read())
         parts.append(f"<div data-file='{html.escape(os.path.relpath(f, ROOT))}'>{svg}</div>")
+    parts.append(f"<div data-file='(canary)'>{CANARY}</div>")
     script = f"const FONTS = {json.dumps(FONTS)};" + PAGE_SCRIPT
     parts.append("<pre id='out'></pre><script>" + script + "</script></body></html>")
     return "".join(parts)
@@ -242,12 +256,17 @@ def check(files=None, out=sys.stdout):
     except RuntimeError as e:
         print(f"figure labels: NOT MEASURED: {e}", file=out)
         return 2
-    if any(len(p["figures"]) != len(files) for p in passes):
+    if any(len(p["figures"]) != len(files) + 1 for p in passes):
         print(f"figure labels: NOT MEASURED: {len(files)} figures inlined but fewer measured", file=out)
         return 2
     status = 0
     for one in passes:
         font = f'"{one["font"]}"' if one["font"] else "the browser's sans-serif"
+        canary = one["figures"].pop()
+        found = {k: sum(kind == k for kind, _ in problems(canary)) for k in CANARY_FINDS}
+        if found != CANARY_FINDS:
+            print(f"figure labels: NOT MEASURED in {font}: the canary figure gave {found}, not {CANARY_FINDS}", file=out)
+            return 2
         counts = {"clipped": 0, "overlap": 0, "shape": 0}
         with_problems = 0
         for figure in one["figures"]:
