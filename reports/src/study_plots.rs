@@ -231,13 +231,8 @@ fn heatmap_axes(s: &mut String, h: &Heatmap, l: &HeatmapLayout) {
         let centre = LEFT_PX + CELL_W * c as f64 + CELL_W / 2.0;
         let _ = write!(s, r#"<text x="{centre}" y="{}" text-anchor="middle">{}</text>"#, TOP_PX + grid_h + 14.0, grid_value(*x));
     }
-    let _ = write!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        x_title_centre(h, l),
-        TOP_PX + grid_h + 32.0,
-        xml(&h.x_label)
-    );
+    let _ =
+        write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, x_title_centre(h, l), TOP_PX + grid_h + 32.0, xml(&h.x_label));
     let _ = write!(
         s,
         r#"<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle">{1}</text>"#,
@@ -601,12 +596,16 @@ mod tests {
         let x: f64 = before.rsplit("<text x=\"").next().and_then(|t| t.split('"').next()).and_then(|x| x.parse().ok()).unwrap();
         let start = x - text_width(title, 11.0) / 2.0;
         assert!(start >= 10.0, "the centred title starts at {start} px by the generous estimate");
-        assert_eq!(x_title_centre(&sample(), &HeatmapLayout::of(&sample())), LEFT_PX + CELL_W, "a short title stays centred under the grid");
+        assert_eq!(
+            x_title_centre(&sample(), &HeatmapLayout::of(&sample())),
+            LEFT_PX + CELL_W,
+            "a short title stays centred under the grid"
+        );
     }
 
     #[test]
     fn an_edge_below_the_grid_is_drawn_just_under_it_not_over_the_legend() {
-        let edge = Edge { ys: vec![Some(-1.0), Some(-0.002)], ..sample().edges[0].clone() };
+        let edge = Edge { ys: vec![Some(-1.0), Some(-0.5)], ..sample().edges[0].clone() };
         let h = Heatmap { edges: vec![edge], ..sample() };
         let l = HeatmapLayout::of(&h);
         let svg = heatmap_svg(&h);
@@ -618,7 +617,7 @@ mod tests {
             .collect();
         assert_eq!(marks.len(), 2 * 3, "a line and two stubs per column (the legend's line left out)");
         assert!(marks.iter().all(|y| *y == TOP_PX + l.grid_h + 2.0), "{marks:?}");
-        assert!(svg.contains(">-1.000<") && svg.contains(">-0.002<"), "the exact values stay in the table");
+        assert!(svg.contains(">-1.000<") && svg.contains(">-0.500<"), "the exact values stay in the table");
     }
 
     #[test]

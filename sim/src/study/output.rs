@@ -487,9 +487,8 @@ fn group_heatmap(group: &str, mine: &[&FigureCell], xs: &[f64], ys: &[f64]) -> H
         values,
         text,
         value_label: "fraction of runs with any safety violation (0–1); cell: k/n [95% Wilson]".into(),
-        value_note: has_overlap_line.then(|| {
-            "cell's \"overlap j/n\": only j of its k unsafe runs had a belief overlap, the one invariant the edges bound".into()
-        }),
+        value_note: has_overlap_line
+            .then(|| "cell's \"overlap j/n\": only j of its k unsafe runs had a belief overlap, the one invariant the edges bound".into()),
         edges: theory_edges(mine, xs),
     }
 }
@@ -630,7 +629,10 @@ mod tests {
         assert!(!svg.contains(">overlap 3/10<"), "a cell whose unsafe runs all overlapped says nothing more");
         let minus = std::fs::read_to_string(dir.path().join(&want[1])).unwrap();
         assert!(minus.contains(">7/10<") && minus.contains(">overlap 3/10<"), "7 unsafe runs, 3 of them with a belief overlap");
-        assert!(minus.contains("only j of its k unsafe runs") && !svg.contains("only j of its k"), "the legend explains it where it is drawn");
+        assert!(
+            minus.contains("only j of its k unsafe runs") && !svg.contains("only j of its k"),
+            "the legend explains it where it is drawn"
+        );
         assert!(svg.contains(">0.005<"), "the margin keeps the grid's precision");
     }
 
