@@ -24,6 +24,9 @@ pub struct Heatmap {
     pub text: Vec<Vec<Vec<String>>>,
     /// What the colour means, with its unit (the legend's label).
     pub value_label: String,
+    /// A second legend line under `value_label`, for what some cells add
+    /// (`None`: no such line).
+    pub value_note: Option<String>,
     pub edges: Vec<Edge>,
 }
 
@@ -146,7 +149,10 @@ impl HeatmapLayout {
             10.0 + text_width(&h.title, 14.0),
             LEFT_PX + text_width(BAND_NOTE, 11.0),
             LEFT_PX + 170.0 + text_width(&h.value_label, 11.0),
+            LEFT_PX + 170.0 + h.value_note.as_deref().map_or(0.0, |n| text_width(n, 10.0)),
             LEFT_PX + edge_legend_width(h),
+            // The x-axis title, when moved right of a narrow grid's centre.
+            10.0 + text_width(&h.x_label, 11.0),
         ];
         let width = texts.into_iter().fold((LEFT_PX + grid_w + 30.0).max(780.0), f64::max).ceil() + 10.0;
         let height = legend_top + 26.0 + 18.0 * h.edges.len() as f64 + 40.0;
@@ -202,7 +208,9 @@ fn heatmap_cells(s: &mut String, h: &Heatmap, l: &HeatmapLayout) -> String {
                 _ => vec!["not run".to_string()],
             };
             for (k, line) in lines.iter().enumerate() {
-                let ty = top + 16.0 + 13.0 * k as f64;
+                // The first (11 px) line's baseline, 13 px to the second and
+                // 11 px to each 9 px line after, so three lines fit a 44 px row.
+                let ty = top + 16.0 + 13.0 * k.min(1) as f64 + 11.0 * k.saturating_sub(1) as f64;
                 let size = if k == 0 { 11 } else { 9 };
                 let _ = write!(
                     texts,
@@ -223,19 +231,24 @@ fn heatmap_axes(s: &mut String, h: &Heatmap, l: &HeatmapLayout) {
         let centre = LEFT_PX + CELL_W * c as f64 + CELL_W / 2.0;
         let _ = write!(s, r#"<text x="{centre}" y="{}" text-anchor="middle">{}</text>"#, TOP_PX + grid_h + 14.0, grid_value(*x));
     }
-    let _ = write!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        LEFT_PX + l.grid_w / 2.0,
-        TOP_PX + grid_h + 32.0,
-        xml(&h.x_label)
-    );
+    let _ =
+        write!(s, r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#, x_title_centre(h, l), TOP_PX + grid_h + 32.0, xml(&h.x_label));
     let _ = write!(
         s,
         r#"<text x="16" y="{0}" transform="rotate(-90 16 {0})" text-anchor="middle">{1}</text>"#,
         TOP_PX + grid_h / 2.0,
         xml(&h.y_label)
     );
+}
+
+/// Where the x-axis title is centred: under the grid, unless the title is
+/// wider than that leaves room for at the left; then moved right just
+/// enough. A one-column grid's centre is 132 px from the left, and the
+/// title in DejaVu Sans (fontconfig's usual sans-serif) is about 340 px
+/// wide, so centred there it began 16.5 px left of the picture, measured
+/// by `reports/studies/figure_labels.py`.
+fn x_title_centre(h: &Heatmap, l: &HeatmapLayout) -> f64 {
+    (LEFT_PX + l.grid_w / 2.0).max(10.0 + text_width(&h.x_label, 11.0) / 2.0)
 }
 
 /// Edges: in each column a thin line at the exact value with thick stubs
@@ -247,7 +260,10 @@ fn heatmap_edges(s: &mut String, h: &Heatmap, l: &HeatmapLayout) {
         let dash = if edge.dashed { r#" stroke-dasharray="5 3""# } else { "" };
         for (c, y) in edge.ys.iter().enumerate().take(l.cols) {
             let Some(y) = y else { continue };
-            let py = l.row_y(position(&h.ys, *y)).max(TOP_PX - 26.0);
+            // Beyond the grid: up to the band above it, or just under its
+            // bottom edge (below are the column labels, the edge table and
+            // the legend, which an extrapolated mark was drawn over).
+            let py = l.row_y(position(&h.ys, *y)).clamp(TOP_PX - 26.0, TOP_PX + l.grid_h + 2.0);
             let left = LEFT_PX + CELL_W * c as f64;
             let _ = write!(
                 s,
@@ -310,6 +326,9 @@ fn heatmap_legend(s: &mut String, h: &Heatmap, l: &HeatmapLayout) {
             write!(s, r#"<text x="{:.1}" y="{}" text-anchor="middle" font-size="9">{t}</text>"#, LEFT_PX + bar_w * f, legend_top + 21.0);
     }
     let _ = write!(s, r#"<text x="{}" y="{}">{}</text>"#, LEFT_PX + bar_w + 10.0, legend_top + 9.0, xml(&h.value_label));
+    if let Some(note) = &h.value_note {
+        let _ = write!(s, r#"<text x="{}" y="{}" font-size="10">{}</text>"#, LEFT_PX + bar_w + 10.0, legend_top + 23.0, xml(note));
+    }
     for (e, edge) in h.edges.iter().enumerate() {
         let y = legend_top + 40.0 + 18.0 * e as f64;
         let dash = if edge.dashed { r#" stroke-dasharray="6 3""# } else { "" };
@@ -526,6 +545,7 @@ mod tests {
             values: vec![vec![Some(0.0), Some(1.0)], vec![None, Some(0.0)]],
             text: vec![vec![vec!["0/10".into()], vec!["10/10".into()]], vec![vec![], vec!["0/10".into()]]],
             value_label: "fraction of runs (0–1)".into(),
+            value_note: None,
             edges: vec![Edge { label: "edge".into(), short: "e".into(), ys: vec![Some(0.0), Some(0.5)], dashed: false, colour: "#000000" }],
         }
     }
@@ -558,6 +578,46 @@ mod tests {
         }
         let width: f64 = svg.split("width=\"").nth(1).and_then(|w| w.split('"').next()).and_then(|w| w.parse().ok()).unwrap();
         assert!(width >= LEFT_PX + text_width(&long, 11.0), "the longest legend line fits: width {width}");
+    }
+
+    #[test]
+    fn a_one_column_heatmaps_x_title_starts_inside_the_picture() {
+        let title = "leader (server) clock drift ρ — categories, not to scale";
+        let one = Heatmap {
+            x_label: title.into(),
+            xs: vec![0.1],
+            values: vec![vec![Some(0.5)], vec![Some(0.0)]],
+            text: vec![vec![vec!["1/2".into()]], vec![vec!["0/2".into()]]],
+            edges: Vec::new(),
+            ..sample()
+        };
+        let svg = heatmap_svg(&one);
+        let before = svg.split(&format!(">{title}<")).next().unwrap();
+        let x: f64 = before.rsplit("<text x=\"").next().and_then(|t| t.split('"').next()).and_then(|x| x.parse().ok()).unwrap();
+        let start = x - text_width(title, 11.0) / 2.0;
+        assert!(start >= 10.0, "the centred title starts at {start} px by the generous estimate");
+        assert_eq!(
+            x_title_centre(&sample(), &HeatmapLayout::of(&sample())),
+            LEFT_PX + CELL_W,
+            "a short title stays centred under the grid"
+        );
+    }
+
+    #[test]
+    fn an_edge_below_the_grid_is_drawn_just_under_it_not_over_the_legend() {
+        let edge = Edge { ys: vec![Some(-1.0), Some(-0.5)], ..sample().edges[0].clone() };
+        let h = Heatmap { edges: vec![edge], ..sample() };
+        let l = HeatmapLayout::of(&h);
+        let svg = heatmap_svg(&h);
+        let marks: Vec<f64> = svg
+            .split("<line ")
+            .skip(1)
+            .filter(|t| t.contains("stroke=\"#000000\"") && !t.contains("stroke-width=\"2.5\""))
+            .filter_map(|t| t.split("y1=\"").nth(1)?.split('"').next()?.parse().ok())
+            .collect();
+        assert_eq!(marks.len(), 2 * 3, "a line and two stubs per column (the legend's line left out)");
+        assert!(marks.iter().all(|y| *y == TOP_PX + l.grid_h + 2.0), "{marks:?}");
+        assert!(svg.contains(">-1.000<") && svg.contains(">-0.500<"), "the exact values stay in the table");
     }
 
     #[test]

@@ -53,9 +53,50 @@ for c in sorted(forecast):
     print(f"  cell {c}: {fired or 'none'}; seeds {' '.join(seeds[:12])}{' …' if len(seeds) > 12 else ''}")
 
 
+def cell_ranges(cells):
+    """Cell numbers as runs: [0, 1, 2, 3, 6, 7] -> "0–3, 6–7"."""
+    runs = []
+    for c in sorted(cells):
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in runs)
+
+
+def point_labels(points, x, y):
+    """One label per drawn point: cells drawn at the same spot (eight sit
+    at the origin) share one label, and a label that would sit on an
+    earlier label, a point, a whisker or the diagonal moves up a line and right, joined
+    to its point by a thin line (figure_labels.py measured the labels:
+    before this, 36 pairs of cell numbers were written on one another)."""
+    spots, taken = {}, []
+    for p, o, lo, hi, c in points:
+        colour = "#1f77b4" if lo <= p <= hi else "#d62728"
+        spots.setdefault((round(x(p), 1), round(y(o), 1), colour), []).append(c)
+        taken.append((x(p) - 3.5, y(o) - 3.5, x(p) + 3.5, y(o) + 3.5))
+        taken.append((x(p) - 1, y(hi), x(p) + 1, y(lo)))
+    out = []
+    for (px, py, colour), cells in sorted(spots.items(), key=lambda s: (-s[0][1], s[0][0])):
+        text = cell_ranges(cells)
+        # A generous box: 0.62 em per character at 11 px, 12 px tall.
+        w = 0.62 * 11 * len(text)
+        # The diagonal is x + y = x(0) + y(0) in pixels (the axes share a
+        # scale, W == H): a label's box must lie wholly on one side of it.
+        diagonal = x(0) + y(0)
+        free = lambda lx, ly: (not any(lx < b[2] and b[0] < lx + w and ly - 12 < b[3] and b[1] < ly for b in taken)
+                               and not lx + ly - 13 < diagonal < lx + w + ly + 1)
+        lx, ly = next((px + 6 + dx, py - 4 - dy) for dy in range(0, 120, 12) for dx in range(0, 40, 8) if free(px + 6 + dx, py - 4 - dy))
+        taken.append((lx, ly - 12, lx + w, ly))
+        if ly != py - 4:
+            out.append(f'<line x1="{px + 2.5}" y1="{py - 2.5}" x2="{lx - 1}" y2="{ly - 4}" stroke="{colour}" stroke-width="0.6"/>')
+        out.append(f'<text x="{lx}" y="{ly}" fill="{colour}">{text}</text>')
+    return out
+
+
 def svg(points):
     """Forecast (x) against observed frequency (y) with Wilson bars and the
-    diagonal; one labelled point per cell."""
+    diagonal; every point labelled with its cells."""
     W, H, M = 420, 420, 50
     x = lambda v: M + v * (W - 2 * M)
     y = lambda v: H - M - v * (H - 2 * M)
@@ -72,7 +113,7 @@ def svg(points):
         colour = "#1f77b4" if lo <= p <= hi else "#d62728"
         out.append(f'<line x1="{x(p)}" y1="{y(lo)}" x2="{x(p)}" y2="{y(hi)}" stroke="{colour}"/>')
         out.append(f'<circle cx="{x(p)}" cy="{y(o)}" r="3.5" fill="{colour}"/>')
-        out.append(f'<text x="{x(p) + 6}" y="{y(o) - 4}" fill="{colour}">{c}</text>')
+    out.extend(point_labels(points, x, y))
     out.append(f'<text x="{x(0) + 4}" y="{y(1) + 14}">blue: forecast inside the interval; red: outside</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -21,8 +21,10 @@
 #     whose results.json already records BIN's build (so an interrupted
 #     regeneration resumes where it stopped); each study's stdout goes to
 #     reports/studies/NAME.txt;
-#  4. runs tables.py, leader-lease-reads.py and leader-pause-checkpoint.py
-#     (their tables go to stdout; leader-lease-reads.py rewrites its figure).
+#  4. runs leader-lease-reads.py, leader-pause-checkpoint.py and tables.py
+#     (their tables go to stdout; leader-lease-reads.py rewrites its figure;
+#     tables.py's audit measures every figure's labels in headless Chromium
+#     and the script fails if one is clipped or overlapping).
 #
 # ORDER: first the studies behind the main report's headline tables
 # (clock-skew-study.md, "Third edition"): the calibration table, then the
@@ -146,8 +148,12 @@ echo "$ORDER" | while IFS=: read -r name seeds; do
   echo "$name: done ($(date -u +%H:%M:%S) UTC)"
 done
 
-# 4. The tables and the reports' own figures (printed; the reports quote them).
-LEASESIM=$bin python3 "$studies/tables.py"
+# 4. The reports' own figures and tables (printed; the reports quote them).
+# tables.py goes last: its audit measures every figure's labels in headless
+# Chromium (figure_labels.py), leader-lease-reads.py's figure included.
 python3 "$studies/leader-lease-reads.py"
 python3 "$studies/leader-pause-checkpoint.py"
+labels=0
+LEASESIM=$bin python3 "$studies/tables.py" || labels=$?
 [ "$moved" = 0 ] || die "a frozen forecast no longer matches its model (see above)"
+[ "$labels" = 0 ] || die "tables.py exited $labels: a figure's label is clipped or overlapping, or Chromium is missing (see above)"

@@ -7,6 +7,11 @@ have plain CSV: both are read). Run from anywhere:
 
     python3 reports/studies/tables.py            # every table
     python3 reports/studies/tables.py heavy-pauses   # one study's
+    python3 reports/studies/tables.py audit          # clock-skew-study.md's "Corrections"
+
+`audit` also measures every study figure's labels with headless Chromium
+(figure_labels.py) and exits non-zero if one is clipped or overlapping, or
+if Chromium is missing.
 
 Measured values are labelled `measured`, model values `predicted`.
 """
@@ -649,6 +654,19 @@ def issue_audit():
             print(f"  {study} {strategy}: {inv}; false expiries {fx} in {fx_runs.get(strategy, 0)} runs")
 
 
+def audit():
+    """issue_audit's figures, then every study figure's labels measured by
+    headless Chromium (figure_labels.py: none may leave its picture or sit
+    on another; Chromium missing is said and fails the audit, since an
+    unmeasured figure is not a passed one). Returns the exit status."""
+    issue_audit()
+    print("\nfigure labels (issue 27, item 11), measured by headless Chromium:")
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, HERE)
+    import figure_labels
+    return figure_labels.check()
+
+
 def main():
     only = sys.argv[1:]
     tables = {
@@ -669,12 +687,19 @@ def main():
         "real-wall-step": real_wall_step,
         "real-wall-step-v2": lambda: real_wall_step("real-wall-step-v2"),
         "real-lease-reads": real_lease_reads,
-        "audit": issue_audit,
+        "audit": audit,
     }
+    unknown = [name for name in only if name not in tables]
+    if unknown:
+        sys.exit(f"tables.py: no table named {', '.join(unknown)} (known: {', '.join(tables)})")
+    status = 0
     for name, fn in tables.items():
         if not only or name in only:
-            fn()
+            done = fn()
+            if name == "audit":
+                status = done
+    return status
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

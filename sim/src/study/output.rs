@@ -283,6 +283,9 @@ struct FigureCell {
 struct FigureMetrics {
     runs: u64,
     runs_unsafe: u64,
+    /// Runs per invariant that fired: the edges bound `lock-belief-overlap`
+    /// only, so a cell says how many of its unsafe runs had one.
+    invariant_runs: BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -350,6 +353,9 @@ pub fn redraw(dir: &Path, study: &str) -> Result<(String, Vec<PathBuf>), String>
     }
     Ok((input.build, written))
 }
+
+/// The invariant the theory's edges bound.
+const BELIEF_OVERLAP: &str = "lock-belief-overlap";
 
 /// Axes a heatmap never pools: its own two, and the three that name a
 /// panel even when a study does not vary them (the file names the report
@@ -445,18 +451,33 @@ fn group_heatmap(group: &str, mine: &[&FigureCell], xs: &[f64], ys: &[f64]) -> H
         }
         Some(Rate::of(here.iter().map(|c| c.metrics.runs_unsafe).sum(), here.iter().map(|c| c.metrics.runs).sum()))
     };
+    // Runs with a belief overlap, the only invariant the edges bound.
+    let overlap_at = |x: f64, y: f64| -> u64 {
+        let here = mine.iter().filter(|c| c.num("leader_drift") == Some(x) && c.num("margin") == Some(y));
+        here.map(|c| c.metrics.invariant_runs.get(BELIEF_OVERLAP).copied().unwrap_or(0)).sum()
+    };
     let values = ys.iter().map(|y| xs.iter().map(|x| rate_at(*x, *y).map(|r| r.p)).collect()).collect();
-    let text = ys
+    let text: Vec<Vec<Vec<String>>> = ys
         .iter()
         .map(|y| {
             xs.iter()
                 .map(|x| match rate_at(*x, *y) {
-                    Some(r) => vec![format!("{}/{}", r.k, r.n), format!("[{:.2}, {:.2}]", r.lo, r.hi)],
+                    Some(r) => {
+                        let mut lines = vec![format!("{}/{}", r.k, r.n), format!("[{:.2}, {:.2}]", r.lo, r.hi)];
+                        // Where other invariants made runs unsafe, the colour is not
+                        // what the edges bound: say how many runs had an overlap.
+                        let overlap = overlap_at(*x, *y);
+                        if overlap != r.k {
+                            lines.push(format!("overlap {overlap}/{}", r.n));
+                        }
+                        lines
+                    }
                     None => Vec::new(),
                 })
                 .collect()
         })
         .collect();
+    let has_overlap_line = text.iter().flatten().any(|lines| lines.len() > 2);
     Heatmap {
         title: format!("{group}: runs with any safety violation"),
         x_label: "leader (server) clock drift ρ — categories, not to scale".into(),
@@ -466,6 +487,8 @@ fn group_heatmap(group: &str, mine: &[&FigureCell], xs: &[f64], ys: &[f64]) -> H
         values,
         text,
         value_label: "fraction of runs with any safety violation (0–1); cell: k/n [95% Wilson]".into(),
+        value_note: has_overlap_line
+            .then(|| "cell's \"overlap j/n\": only j of its k unsafe runs had a belief overlap, the one invariant the edges bound".into()),
         edges: theory_edges(mine, xs),
     }
 }
@@ -578,7 +601,8 @@ mod tests {
             serde_json::json!({
                 "params": {"lease_expiry": "leader-stamped-wall", "leader_drift": 0.0, "margin": 0.005,
                            "leader_jump_ns": jump_ns, "pause_ns": 2_500_000_000u64, "client_drift": null},
-                "metrics": {"runs": 10, "runs_unsafe": unsafe_runs},
+                "metrics": {"runs": 10, "runs_unsafe": unsafe_runs,
+                            "invariant_runs": {"lock-belief-overlap": unsafe_runs.min(3), "replica-divergence": unsafe_runs}},
                 "consistency_check": {"edge_margin": 0.001, "fixed_delay_ns": 9_000_000},
                 "prediction": {"rho": 0.0, "ttl_ns": 2_000_000_000u64, "delay_ns": 12_000_000}
             })
@@ -602,6 +626,13 @@ mod tests {
         let svg = std::fs::read_to_string(dir.path().join(&want[0])).unwrap();
         assert!(svg.contains("leader jump +128 ms"), "the panel's title names its value");
         assert!(svg.contains(">3/10<") && !svg.contains(">10/30<"), "the cell counts this panel's runs only");
+        assert!(!svg.contains(">overlap 3/10<"), "a cell whose unsafe runs all overlapped says nothing more");
+        let minus = std::fs::read_to_string(dir.path().join(&want[1])).unwrap();
+        assert!(minus.contains(">7/10<") && minus.contains(">overlap 3/10<"), "7 unsafe runs, 3 of them with a belief overlap");
+        assert!(
+            minus.contains("only j of its k unsafe runs") && !svg.contains("only j of its k"),
+            "the legend explains it where it is drawn"
+        );
         assert!(svg.contains(">0.005<"), "the margin keeps the grid's precision");
     }
 
