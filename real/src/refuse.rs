@@ -289,15 +289,15 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
     } else if point == crate::crash_points::CLIENT_POINT && crash {
         // The clients' routes see it, whatever the members are (`routes.rs`).
         c.notes.push(format!(
-            "line {}: {point} is seen on the client's routes: it is cut off once a whole request has left it, and its task is killed within 10 ms",
-            fault.line
+            "{}: {point} is seen on the client's routes: it is cut off once a whole request has left it, and its task is killed within 10 ms",
+            crate::schedule::origin(fault)
         ));
     } else if point == crate::crash_points::CLIENT_POINT && matches!(fault.action, FaultAction::Pause(_)) {
         // The route closes the client's gate there (`routes.rs`, `gate.rs`).
         c.notes.push(format!(
-            "line {}: a pause at {point} is carried out by the client's route: its gate closes once a whole request has left it, \
+            "{}: a pause at {point} is carried out by the client's route: its gate closes once a whole request has left it, \
              what is answered meanwhile is read only after the resume, and a request another of its tasks was already writing still leaves",
-            fault.line
+            crate::schedule::origin(fault)
         ));
     } else if point == crate::crash_points::CLIENT_POINT {
         let why = format!(
@@ -331,8 +331,8 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
         // `sN` names one member either way, and `random-server` waits in
         // every member for the first to reach it, as in the simulator.
         c.notes.push(format!(
-            "line {}: the {} point's selector is resolved when it is armed (at `at`), not when a process reaches {point}",
-            fault.line,
+            "{}: the {} point's selector is resolved when it is armed (at `at`), not when a process reaches {point}",
+            crate::schedule::origin(fault),
             fault.action.name()
         ));
     }
