@@ -55,9 +55,14 @@
 //! A client's point (`after-send:request`) is seen by the client's routes
 //! (`routes.rs`), which cut the client off the moment a request has left
 //! it; the runner then aborts its task, as for any client crash, and
-//! starts it afresh after `for`. `random-client` waits for whichever
-//! client sends first, as in the simulator; `holder:KEY` is resolved when
-//! armed, as a member's selector is.
+//! starts it afresh after `for`. A pause there is carried out by the
+//! route in that same instant: it closes the client's gate (`gate.rs`)
+//! and stamps when; the runner, a poll later, records the fault and the
+//! client's `paused` at that stamp and opens the gate `for` after it (or
+//! when the settle phase heals, as the simulator's pause never outlasts
+//! the fault phase), recording `resumed` then. `random-client` waits for
+//! whichever client sends first, as in the simulator; `holder:KEY` is
+//! resolved when armed, as a member's selector is.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -215,7 +220,16 @@ impl Player<'_> {
             }
             _ => match self.who(selector, fault).await {
                 Some(Who::Server(i)) => (Waits::In(i), self.cluster.claim_path(order)?),
-                _ => return Ok(()),
+                Some(who) => {
+                    // A client at its timer (the simulator's clients pass
+                    // `timer` too): the runner's clients have no failpoint
+                    // there, so the fault is not played, and the log says so.
+                    let action = format!("{}: {} {who} at {point}", origin(fault), fault.action.name());
+                    let why = format!("the runner's clients carry out {CLIENT_POINT} only; {point} is a member's failpoint");
+                    self.note(JudgeProc::Admin, Event::FaultSkipped { action, why });
+                    return Ok(());
+                }
+                None => return Ok(()),
             },
         };
         // Every entry has a claim file, also one waiting in one member:
@@ -297,13 +311,23 @@ impl Player<'_> {
             Selector::RandomClient => None,
             other => match self.who(other, fault).await {
                 Some(Who::Client(c)) => Some(c),
-                _ => return Ok(()),
+                Some(who) => {
+                    // The simulator arms it and nobody reaches it: only
+                    // clients send requests.
+                    let action = format!("{}: {} {who} at {CLIENT_POINT}", origin(fault), fault.action.name());
+                    let why = format!("{who} sends no client request, so it never reaches {CLIENT_POINT}");
+                    self.note(JudgeProc::Admin, Event::FaultSkipped { action, why });
+                    return Ok(());
+                }
+                None => return Ok(()),
             },
         };
         let routes = self.cluster.routes.as_ref().ok_or("a client's point in a run without client routes")?;
-        routes.arm(ClientPoint { order, line: fault.line, client, for_ns: fault.for_ns });
+        let pause = matches!(fault.action, FaultAction::Pause(_));
+        routes.arm(ClientPoint { order, line: fault.line, client, for_ns: fault.for_ns, pause })?;
         let whom = client.map_or("the first client".to_string(), |c| format!("c{c}"));
-        self.note(JudgeProc::Admin, Event::Fault { action: format!("{}: crash {whom} armed at {CLIENT_POINT}", origin(fault)) });
+        let verb = fault.action.name();
+        self.note(JudgeProc::Admin, Event::Fault { action: format!("{}: {verb} {whom} armed at {CLIENT_POINT}", origin(fault)) });
         Ok(())
     }
 
@@ -312,21 +336,33 @@ impl Player<'_> {
         !self.armed.is_empty() || self.cluster.routes.as_ref().is_some_and(|r| r.armed())
     }
 
-    /// Crashes every client that reached its point, and schedules its
-    /// restart.
-    fn watch_clients(&mut self, undos: &mut BTreeMap<(u64, usize), Undo>) {
+    /// Crashes every client that reached its crash point, and schedules
+    /// its restart; records every client its route paused at its point
+    /// (its gate is closed since), and schedules its resume.
+    pub(crate) fn watch_clients(&mut self, undos: &mut BTreeMap<(u64, usize), Undo>) {
         let Some(routes) = &self.cluster.routes else { return };
         for reached in routes.take_reached() {
-            let c = reached.client;
+            let (c, point) = (reached.client, &reached.point);
+            let lasts = point.for_ns.map_or(String::new(), |ns| format!(" for {}", format_duration(ns)));
+            let from = if point.line == 0 { "[chaos]".to_string() } else { format!("line {}", point.line) };
+            if point.pause {
+                // Stamped when the request left, not at this poll.
+                let at_ns = reached.at_ns.saturating_sub(self.ctx.seen.origin_ns());
+                let action = format!("{from}: pause c{c} at {CLIENT_POINT}{lasts} (#{})", point.order);
+                self.ctx.seen.record_as_at(JudgeProc::Admin, at_ns, Event::Fault { action });
+                self.ctx.seen.record_as_at(JudgeProc::Client(c), at_ns, Event::Paused);
+                let until_ns = point.for_ns.map_or(u64::MAX, |for_ns| at_ns + for_ns);
+                undos.insert((until_ns, point.order), Undo::ResumeAtPoint(c));
+                continue;
+            }
             if !self.clients.crash(c) {
                 continue;
             }
             let now_ns = self.ctx.seen.now_ns();
-            let lasts = reached.point.for_ns.map_or(String::new(), |ns| format!(" for {}", format_duration(ns)));
-            let action = format!("line {}: crash c{c} at {CLIENT_POINT}{lasts}", reached.point.line);
+            let action = format!("{from}: crash c{c} at {CLIENT_POINT}{lasts}");
             self.note(JudgeProc::Admin, Event::Fault { action });
-            let until_ns = reached.point.for_ns.map_or(u64::MAX, |for_ns| now_ns + for_ns);
-            undos.insert((until_ns, reached.point.order), Undo::RestartClient(c));
+            let until_ns = point.for_ns.map_or(u64::MAX, |for_ns| now_ns + for_ns);
+            undos.insert((until_ns, point.order), Undo::RestartClient(c));
         }
     }
 
@@ -424,7 +460,9 @@ impl Player<'_> {
         self.resume_stopped_at_end().await?;
         for point in self.cluster.routes.as_ref().map(|r| r.disarm()).unwrap_or_default() {
             let whom = point.client.map_or("no client".to_string(), |c| format!("c{c} never"));
-            let action = format!("line {}: crash at {CLIENT_POINT}", point.line);
+            let from = if point.line == 0 { "[chaos]".to_string() } else { format!("line {}", point.line) };
+            let verb = if point.pause { "pause" } else { "crash" };
+            let action = format!("{from}: {verb} at {CLIENT_POINT} (#{})", point.order);
             let why = format!("{whom} sent a request before the fault phase ended");
             self.note(JudgeProc::Admin, Event::FaultSkipped { action, why });
         }

@@ -12,6 +12,14 @@
 //! role) would do what the simulator's paused clients, and stopped
 //! processes, cannot. A client's sleeps are on its own clock
 //! (`clients/clock.rs`).
+//!
+//! Two holds close a gate: a pause of the whole client (`pause = "c3"`,
+//! from the runner's timeline) and a pause at the client's own point
+//! (`pause = "random-client"` with `when = "after-send:request"`, closed by
+//! its route the moment the request has left: `routes.rs`). Each opens on
+//! its own end, and the client passes only when neither holds, as in the
+//! simulator, where a process sleeping at its point (`host::reach`) and a
+//! process paused by the node's handle are two separate stops.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,28 +28,69 @@ use tokio::sync::watch;
 
 use crate::clients::clock::ClientClock;
 
+/// What holds a gate closed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Held {
+    /// A pause of the whole client, from the timeline.
+    whole: bool,
+    /// A pause at the client's point, from the moment its request left.
+    at_point: bool,
+}
+
+impl Held {
+    fn open(&self) -> bool {
+        !self.whole && !self.at_point
+    }
+}
+
 /// The runner's side: pause and resume one client.
 #[derive(Clone)]
 pub struct Gate {
-    paused: watch::Sender<bool>,
+    paused: watch::Sender<Held>,
 }
 
 /// The client's side.
 #[derive(Clone)]
 pub struct Pass {
-    paused: watch::Receiver<bool>,
+    paused: watch::Receiver<Held>,
     clock: Arc<ClientClock>,
 }
 
 /// A client's gate, and its pass, which sleeps on `clock`.
 pub fn gate(clock: Arc<ClientClock>) -> (Gate, Pass) {
-    let (tx, rx) = watch::channel(false);
+    let (tx, rx) = watch::channel(Held::default());
     (Gate { paused: tx }, Pass { paused: rx, clock })
 }
 
 impl Gate {
+    /// Pauses or resumes the whole client (a pause at its point, if one
+    /// holds, holds on).
     pub fn set_paused(&self, paused: bool) {
-        self.paused.send_replace(paused);
+        self.paused.send_modify(|held| held.whole = paused);
+    }
+
+    /// Closes the gate at the client's point; false if a pause at a point
+    /// holds it already (a client stopped at one reaches no other: in the
+    /// simulator it sleeps there and sends nothing).
+    pub fn hold_at_point(&self) -> bool {
+        self.paused.send_if_modified(|held| !std::mem::replace(&mut held.at_point, true))
+    }
+
+    /// Ends the pause at the client's point; false if none held it (a
+    /// crash and restart cleared it meanwhile).
+    pub fn release_point(&self) -> bool {
+        self.paused.send_if_modified(|held| std::mem::replace(&mut held.at_point, false))
+    }
+
+    /// Whether a pause at the client's point holds it now.
+    pub fn held_at_point(&self) -> bool {
+        self.paused.borrow().at_point
+    }
+
+    /// A fresh client: nothing holds its gate (the simulator's restart
+    /// starts a process neither paused nor sleeping at a point).
+    pub fn reset(&self) {
+        self.paused.send_replace(Held::default());
     }
 }
 
@@ -49,7 +98,7 @@ impl Pass {
     /// Returns once the client is not paused.
     pub async fn pass(&mut self) {
         // The sender lives as long as the run: an error means the run ended.
-        let _ = self.paused.wait_for(|paused| !paused).await;
+        let _ = self.paused.wait_for(Held::open).await;
     }
 
     /// Awaits `answer` (a request on the wire), then waits until the
@@ -139,5 +188,40 @@ mod tests {
         let (answer, arrived_ns) = reader.await.unwrap();
         assert_eq!(answer, 7);
         assert!(sent_ns <= arrived_ns && arrived_ns <= resumed_ns, "arrived {arrived_ns}, sent {sent_ns}, resumed {resumed_ns}");
+    }
+
+    /// The two holds are separate stops: a whole pause that ends while
+    /// the client sleeps at its point leaves it stopped, and the other way
+    /// round; a restart clears both. Counted in scheduler turns.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_pause_at_a_point_and_a_whole_pause_each_hold_the_gate_until_each_ends() {
+        let clock = ClientClock::new(leasesim_node::faults::event_log::monotonic_ns(), None).unwrap();
+        let (gate, pass) = gate(Arc::new(clock));
+        let passes = |mut pass: Pass| tokio::spawn(async move { pass.pass().await });
+        let blocked = |task: &tokio::task::JoinHandle<()>| !task.is_finished();
+        assert!(gate.hold_at_point() && !gate.hold_at_point(), "held once at a time");
+        gate.set_paused(true);
+        let waiter = passes(pass.clone());
+        turns(100).await;
+        gate.set_paused(false);
+        turns(100).await;
+        assert!(blocked(&waiter), "still held at its point");
+        gate.set_paused(true);
+        assert!(gate.release_point());
+        turns(100).await;
+        assert!(blocked(&waiter), "still paused whole");
+        gate.set_paused(false);
+        waiter.await.unwrap();
+        assert!(gate.hold_at_point());
+        gate.set_paused(true);
+        gate.reset();
+        assert!(!gate.held_at_point() && !gate.release_point(), "a restart clears both");
+        passes(pass).await.unwrap();
+    }
+
+    async fn turns(n: usize) {
+        for _ in 0..n {
+            tokio::task::yield_now().await;
+        }
     }
 }

@@ -289,15 +289,37 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
     } else if point == crate::crash_points::CLIENT_POINT && crash {
         // The clients' routes see it, whatever the members are (`routes.rs`).
         c.notes.push(format!(
-            "line {}: {point} is seen on the client's routes: it is cut off once a whole request has left it, and its task is killed within 10 ms",
-            fault.line
+            "{}: {point} is seen on the client's routes: it is cut off once a whole request has left it, and its task is killed within 10 ms",
+            crate::schedule::origin(fault)
+        ));
+    } else if point == crate::crash_points::CLIENT_POINT && matches!(fault.action, FaultAction::Pause(_)) {
+        // The route closes the client's gate there (`routes.rs`, `gate.rs`).
+        c.notes.push(format!(
+            "{}: a pause at {point} is carried out by the client's route: its gate closes once a whole request has left it, \
+             what is answered meanwhile is read only after the resume, and a request another of its tasks was already writing still leaves",
+            crate::schedule::origin(fault)
         ));
     } else if point == crate::crash_points::CLIENT_POINT {
         let why = format!(
-            "`when = \"{point}\"` on a {}: the runner carries out a client's point as a crash only (its routes cut it off there)",
+            "`when = \"{point}\"` on a {}: the runner carries out a client's point as a crash or a pause only (on its routes)",
             fault.action.name()
         );
         c.refuse(line, why, fix);
+    } else if matches!(
+        fault.action,
+        FaultAction::Crash(Selector::Client(_) | Selector::RandomClient | Selector::Holder(_))
+            | FaultAction::Pause(Selector::Client(_) | Selector::RandomClient | Selector::Holder(_))
+            | FaultAction::Clock { target: Selector::Client(_) | Selector::RandomClient | Selector::Holder(_), .. }
+    ) {
+        // The simulator's clients pass `timer` too; the runner's have no
+        // failpoint there, so the run records the fault as skipped
+        // (`crash_points::arm`), and says so here first.
+        c.notes.push(format!(
+            "{}: a {} of a client at {point} is not played (the runner's clients carry out {} only): the run records it as skipped",
+            crate::schedule::origin(fault),
+            fault.action.name(),
+            crate::crash_points::CLIENT_POINT
+        ));
     } else if c.target == Target::Etcd {
         c.refuse(line, format!("`when = \"{point}\"`: Debian's etcd is built without gofail failpoints"), fix);
     } else if matches!(
@@ -309,8 +331,8 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
         // `sN` names one member either way, and `random-server` waits in
         // every member for the first to reach it, as in the simulator.
         c.notes.push(format!(
-            "line {}: the {} point's selector is resolved when it is armed (at `at`), not when a process reaches {point}",
-            fault.line,
+            "{}: the {} point's selector is resolved when it is armed (at `at`), not when a process reaches {point}",
+            crate::schedule::origin(fault),
             fault.action.name()
         ));
     }
@@ -399,9 +421,7 @@ mod tests {
         let store = text.replace("random-server", "store").replace("after-sync", "timer");
         let refused = checked(&store, Target::Node).unwrap_err();
         assert!(refused.contains(":11:1:") && refused.contains("on the data store: it has no failpoints"), "{refused}");
-        let client = text.replace("random-server", "c1").replace("after-sync", "after-send:request");
-        let refused = checked(&client, Target::Node).unwrap_err();
-        assert!(refused.contains(":11:1:") && refused.contains("a client's point as a crash only"), "{refused}");
+        // A pause at a client's point is played (`a_pause_at_a_clients_point…`).
         // A clock fault at a member's point is the member's own change.
         let clock = text
             .replace("pause = \"random-server\"", "clock = \"s1\"\njump = \"1s\"")
@@ -411,6 +431,37 @@ mod tests {
         let refused = checked(&clock, Target::Etcd).unwrap_err();
         assert!(refused.contains(":11:1:") && refused.contains("built without gofail failpoints"), "{refused}");
         let refused = checked(&clock.replace("clock = \"s1\"", "clock = \"store\""), Target::Node).unwrap_err();
+        assert!(refused.contains(":11:1:") && refused.contains("on the data store: it has no failpoints"), "{refused}");
+    }
+
+    #[test]
+    fn a_pause_at_a_clients_point_is_played_on_both_targets_and_a_clock_fault_there_is_refused_at_its_line() {
+        let text =
+            "name = \"c\"\nduration = \"4s\"\n[cluster]\nservers = 3\nheartbeat = \"30ms\"\nelection_timeout = [\"150ms\", \"300ms\"]\n\
+                    [[workload]]\nkind = \"registry\"\nclients = 2\nttl = \"2s\"\n\
+                    [[fault]]\nat = \"1s\"\npause = \"random-client\"\nwhen = \"after-send:request\"\nfor = \"500ms\"\n";
+        // The clients and their routes are the runner's whatever the members are.
+        for target in [Target::Node, Target::Etcd] {
+            let notes = checked(text, target).unwrap_or_else(|e| panic!("{target:?}: {e}"));
+            assert!(
+                notes.iter().any(|n| n.starts_with("line 11: a pause at after-send:request is carried out by the client's route")),
+                "{notes:?}"
+            );
+            let one = text.replace("random-client", "c2");
+            assert!(checked(&one, target).is_ok(), "{target:?}: {:?}", checked(&one, target));
+        }
+        let clock = text.replace("pause = \"random-client\"", "clock = \"c1\"\njump = \"1s\"").replace("for = \"500ms\"\n", "");
+        let refused = checked(&clock, Target::Node).unwrap_err();
+        assert!(refused.contains(":11:1:") && refused.contains("a client's point as a crash or a pause only"), "{refused}");
+        // A client at its timer: noted and skipped, on both targets.
+        let timer = text.replace("after-send:request", "timer");
+        for target in [Target::Node, Target::Etcd] {
+            let notes = checked(&timer, target).unwrap_or_else(|e| panic!("{target:?}: {e}"));
+            assert!(notes.iter().any(|n| n.starts_with("line 11: a pause of a client at timer is not played")), "{notes:?}");
+        }
+        // The store still has no failpoints, a pause or not.
+        let store = text.replace("random-client", "store");
+        let refused = checked(&store, Target::Node).unwrap_err();
         assert!(refused.contains(":11:1:") && refused.contains("on the data store: it has no failpoints"), "{refused}");
     }
 }

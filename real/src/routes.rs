@@ -37,6 +37,26 @@
 //! is, and the runner kills its task (`Reached`, within
 //! `crash_points::POLL_NS`) and restarts it after the fault's `for`.
 //!
+//! A pause at that point (`pause = "random-client"` with the same `when`)
+//! is carried out here, by the relay, in the same instant: it closes that
+//! client's gate (`gate.rs`) before it reads another byte from it, and
+//! stamps the instant; the runner records the pause at that stamp and
+//! opens the gate `for` later (`crash_points.rs`). In the simulator the
+//! client sleeps at the point (`sim/src/host/mod.rs` `reach`): its request
+//! is on its way, the rest of its step's messages leave only after the
+//! pause, it takes no message and fires no timer meanwhile, and the
+//! replies that came wait in its inbox and are taken once it wakes. Here:
+//! the request reaches the member and is answered; every task of the
+//! client (its requests, its keep-alives, its lock and watch streams)
+//! stops at its next gate, and an answer that arrives waits for the resume
+//! before the client acts on it (`Pass::answered`). Where real differs: a
+//! task of the client already past its gate when the request left (another
+//! of its requests being written, microseconds later) still sends that
+//! one, as a process with two threads would, where the simulator's client
+//! takes one step at a time; and the relay passes the member's answers on
+//! into the client's socket during the pause, where the simulator holds
+//! them in the network's inbox. Neither is read before the resume.
+//!
 //! Why relays in the runner rather than the mesh's proxies or firewall
 //! rules: the proxies reset on a cut and carry one fault per link, and
 //! firewall rules need root and act on the whole machine, which other
@@ -51,11 +71,13 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
+use leasesim_node::faults::event_log::monotonic_ns;
 use leasesim_node::faults::proxy::reset_on_close;
 use leasesim_scenario::{FaultAction, MessageKind, Point, Scenario, Selector};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::gate::Gate;
 use crate::selectors::Who;
 
 /// Where a client's route leads.
@@ -100,7 +122,7 @@ pub struct Routes {
     points: Arc<Points>,
 }
 
-/// A client crash point armed (`when = "after-send:request"`).
+/// A client crash or pause point armed (`when = "after-send:request"`).
 #[derive(Clone, Debug)]
 pub struct ClientPoint {
     /// The fault's order in the timeline.
@@ -109,13 +131,18 @@ pub struct ClientPoint {
     /// The client it waits for (`None`: any client, `random-client`).
     pub client: Option<u64>,
     pub for_ns: Option<u64>,
+    /// A pause (the relay closes the client's gate), else a crash.
+    pub pause: bool,
 }
 
-/// A client that reached its armed point: the runner must crash it.
+/// A client that reached its armed point: the runner must crash it, or
+/// record its pause (its gate is closed already).
 #[derive(Clone, Debug)]
 pub struct Reached {
     pub point: ClientPoint,
     pub client: u64,
+    /// When its request had left (CLOCK_MONOTONIC).
+    pub at_ns: u64,
 }
 
 /// The client points armed, and those reached and not yet carried out.
@@ -123,17 +150,37 @@ pub struct Reached {
 struct Points {
     armed: std::sync::Mutex<Vec<ClientPoint>>,
     reached: std::sync::Mutex<Vec<Reached>>,
+    /// Client `c`'s gate at `c - 1`, closed by a pause point
+    /// (`Routes::pause_with`).
+    gates: std::sync::OnceLock<Vec<Gate>>,
 }
 
 impl Points {
     /// Client `client` sent a request whole: the first point armed for it
-    /// fires, once.
+    /// fires, once; a pause closes its gate before this returns. Whether
+    /// the client is dead from here on (a crash point fired).
+    ///
+    /// The armed list stays locked until the point is in `reached` and the
+    /// gate closed, so that `Routes::disarm` followed by `take_reached`
+    /// sees every point that fired (none is left holding a gate shut).
     fn request_sent(&self, client: u64) -> bool {
         let mut armed = self.armed.lock().expect("points");
+        let gate = self.gates.get().and_then(|gates| gates.get(client as usize - 1));
+        // A client sleeping at a point sends nothing in the simulator, so
+        // reaches no other: a request it had written before its gate shut
+        // leaves the points armed for the next.
+        if gate.is_some_and(Gate::held_at_point) {
+            return false;
+        }
         let Some(at) = armed.iter().position(|p| p.client.is_none_or(|c| c == client)) else { return false };
         let point = armed.remove(at);
-        self.reached.lock().expect("points").push(Reached { point, client });
-        true
+        let pause = point.pause;
+        if pause {
+            // `Routes::arm` took no pause without the gates.
+            gate.expect("a pause point is armed with the clients' gates").hold_at_point();
+        }
+        self.reached.lock().expect("points").push(Reached { point, client, at_ns: monotonic_ns() });
+        !pause
     }
 }
 
@@ -192,9 +239,19 @@ impl Routes {
         Ok(Routes { routes, dead, points })
     }
 
-    /// Arms a client crash point.
-    pub fn arm(&self, point: ClientPoint) {
+    /// The clients' gates, which a pause point closes (client `c`'s at
+    /// `c - 1`); set once, before any pause point is armed.
+    pub fn pause_with(&self, gates: Vec<Gate>) -> Result<(), String> {
+        self.points.gates.set(gates).map_err(|_| "the clients' gates were given to the routes twice".to_string())
+    }
+
+    /// Arms a client crash or pause point.
+    pub fn arm(&self, point: ClientPoint) -> Result<(), String> {
+        if point.pause && self.points.gates.get().is_none() {
+            return Err(format!("line {}: a pause at a client's point, and the routes have no gates to close", point.line));
+        }
         self.points.armed.lock().expect("points").push(point);
+        Ok(())
     }
 
     /// Whether some client point waits.
@@ -607,7 +664,7 @@ mod tests {
         let (tx, _log) = tokio::sync::mpsc::unbounded_channel();
         let (s1, store) = (echo("s1", tx.clone()).await, echo("store", tx).await);
         let routes = Routes::start(2, &[s1], &store).await.unwrap();
-        routes.arm(ClientPoint { order: 3, line: 9, client: None, for_ns: None });
+        routes.arm(ClientPoint { order: 3, line: 9, client: None, for_ns: None, pause: false }).unwrap();
         let mut c2 = TcpStream::connect(routes.endpoints(2)[0].clone()).await.unwrap();
         let mut request = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
         request.extend(frame(1, 3));
@@ -626,5 +683,83 @@ mod tests {
         routes.revive(2);
         let mut c2_again = TcpStream::connect(routes.store(2)).await.unwrap();
         round_trip(&mut c2_again, b"back").await;
+    }
+
+    /// Gates for `n` clients, on clocks that read true time.
+    fn gates(n: u64) -> (Vec<Gate>, Vec<crate::gate::Pass>) {
+        let clock = || std::sync::Arc::new(crate::clients::clock::ClientClock::new(monotonic_ns(), None).unwrap());
+        (0..n).map(|_| crate::gate::gate(clock())).unzip()
+    }
+
+    /// A pause point for c2 closes c2's gate the moment its request has
+    /// left: its task, which passes its gate before each request, sends no
+    /// other and does not read the answer to the one that left until the
+    /// gate opens; then it reads it and goes on. Ordered by counts and
+    /// states; the looks are a hang guard, and the quiet stretch can only
+    /// miss a leak on a slow machine, never fail a correct gate.
+    #[tokio::test]
+    async fn a_pause_point_stops_every_step_of_the_client_until_its_gate_opens() {
+        let (tx, _log) = tokio::sync::mpsc::unbounded_channel();
+        let (s1, store) = (echo("s1", tx.clone()).await, echo("store", tx).await);
+        let routes = Routes::start(2, &[s1], &store).await.unwrap();
+        let point = ClientPoint { order: 4, line: 12, client: Some(2), for_ns: Some(1), pause: true };
+        assert!(routes.arm(point.clone()).is_err(), "no pause point without gates to close");
+        let (gates, mut passes) = gates(2);
+        routes.pause_with(gates.clone()).unwrap();
+        routes.arm(point).unwrap();
+        let (sent, read) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+        let (mut pass, endpoint) = (passes.remove(1), routes.endpoints(2)[0].clone());
+        let (sent_by, read_by) = (sent.clone(), read.clone());
+        let client = tokio::spawn(async move {
+            let mut conn = TcpStream::connect(endpoint).await.unwrap();
+            let mut opening = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+            opening.extend(frame(1, 3));
+            round_trip(&mut conn, &opening).await;
+            loop {
+                pass.pass().await;
+                conn.write_all(&frame(0, 5)).await.unwrap();
+                sent_by.fetch_add(1, Ordering::SeqCst);
+                let mut echo = [0u8; 14];
+                pass.answered(conn.read_exact(&mut echo)).await.unwrap();
+                read_by.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        until(|| !routes.armed()).await;
+        let before = monotonic_ns();
+        let reached = routes.take_reached();
+        assert_eq!(reached.iter().map(|r| (r.client, r.point.order, r.point.pause)).collect::<Vec<_>>(), vec![(2, 4, true)]);
+        assert!(reached[0].at_ns <= before, "stamped when the request left");
+        assert!(gates[1].held_at_point() && !gates[0].held_at_point(), "only c2's gate closed");
+        for _ in 0..200 {
+            assert_eq!((sent.load(Ordering::SeqCst), read.load(Ordering::SeqCst)), (1, 0), "a paused client neither sends nor reads");
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        assert!(gates[1].release_point(), "the point held it");
+        until(|| read.load(Ordering::SeqCst) >= 1 && sent.load(Ordering::SeqCst) >= 3).await;
+        assert!(routes.take_reached().is_empty(), "a pause fires once, and leaves the client's routes carrying");
+        client.abort();
+    }
+
+    /// A client held at a point reaches no other (the simulator's sleeps
+    /// there and sends nothing): a request it had already written leaves
+    /// the next point armed; once its gate opens, its next request fires it.
+    #[test]
+    fn a_client_held_at_a_point_reaches_no_other_until_released() {
+        let points = Points::default();
+        let (gates, _passes) = gates(2);
+        assert!(points.gates.set(gates.clone()).is_ok());
+        let pause = |order| ClientPoint { order, line: 0, client: None, for_ns: None, pause: true };
+        points.armed.lock().unwrap().extend([pause(1), pause(2)]);
+        assert!(!points.request_sent(1), "a pause does not kill the client");
+        assert!(gates[0].held_at_point());
+        assert!(!points.request_sent(1));
+        assert_eq!(points.armed.lock().unwrap().len(), 1, "the second waits while c1 is held");
+        assert!(!points.request_sent(2) && gates[1].held_at_point(), "another client reaches it");
+        assert!(gates[0].release_point() && !gates[0].release_point(), "released once");
+        let reached: Vec<(u64, usize)> = points.reached.lock().unwrap().iter().map(|r| (r.client, r.point.order)).collect();
+        assert_eq!(reached, vec![(1, 1), (2, 2)]);
+        // A crash point still kills.
+        points.armed.lock().unwrap().push(ClientPoint { pause: false, ..pause(3) });
+        assert!(points.request_sent(1), "a crash point cuts the client off");
     }
 }

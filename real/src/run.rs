@@ -141,6 +141,10 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     let started = Instant::now();
     let ctx = Arc::new(context(s, args.target, &cluster, seed, started)?);
     let (gates, passes): (Vec<Gate>, Vec<Pass>) = ctx.clocks.iter().map(|clock| gate(clock.clone())).unzip();
+    if let Some(routes) = &cluster.routes {
+        // A pause at a client's point closes its gate on its route.
+        routes.pause_with(gates.clone()).map_err(bad)?;
+    }
     let mut clients = Clients::start(s, &ctx, passes);
     let rng = ChaCha8Rng::seed_from_u64(seed);
     let members = cluster.members.len();

@@ -43,6 +43,8 @@ pub(crate) enum Undo {
     /// Start a fresh client of this id (`clients/tasks.rs`).
     RestartClient(u64),
     Resume(Who),
+    /// Open the gate of this client, closed at its point (`routes.rs`).
+    ResumeAtPoint(u64),
     /// Put these directed links back to the base fault (and mend the
     /// clients' routes among them, if the fault cut them).
     Links {
@@ -123,6 +125,9 @@ impl Player<'_> {
         self.sleep_until(self.scenario.duration_ns).await;
         self.watch_armed(&mut undos).await?;
         let paused = self.disarm_unreached().await?;
+        // A client whose route paused it after the last look and before
+        // the disarm: recorded, and resumed with the rest by the heal.
+        self.watch_clients(&mut undos);
         self.heal(undos.into_values().collect()).await?;
         self.disarm_resumed(paused).await?;
         self.await_answers().await;
@@ -450,10 +455,17 @@ impl Player<'_> {
                     self.send_armed(i).await;
                 }
             }
+            Undo::ResumeAtPoint(c) => {
+                // A client crashed meanwhile was restarted with its gate
+                // open: its pause ended with its process.
+                if self.gates[c as usize - 1].release_point() && self.clients.is_up(c) {
+                    self.note(JudgeProc::Client(c), Event::Resumed);
+                }
+            }
             Undo::RestartClient(c) => {
                 // A fresh client is not paused (as the simulator's restart),
                 // and its routes carry again if a point cut it off.
-                self.gates[c as usize - 1].set_paused(false);
+                self.gates[c as usize - 1].reset();
                 if let Some(routes) = &self.cluster.routes {
                     routes.revive(c);
                 }

@@ -83,6 +83,11 @@ impl Clients {
         true
     }
 
+    /// Whether client `client` runs (is not crashed).
+    pub fn is_up(&self, client: u64) -> bool {
+        self.tasks[client as usize - 1].is_some()
+    }
+
     /// Starts a fresh client `client` if it is down.
     pub fn restart(&mut self, client: u64) {
         if self.tasks[client as usize - 1].is_none() {

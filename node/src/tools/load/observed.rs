@@ -77,6 +77,14 @@ impl Recorder {
         at_ns
     }
 
+    /// Records what `proc` did at true time `at_ns`, earlier than now: a
+    /// client's pause at its point begins when its request left (its
+    /// route closed its gate then), which the runner learns a poll later.
+    pub fn record_as_at(&self, proc: Proc, at_ns: u64, event: Event) -> u64 {
+        self.obs.lock().expect("observations").push(Obs { at_ns, proc, event });
+        at_ns
+    }
+
     /// Records what an answer to a request sent at `sent_ns` showed: the
     /// answer's round trip bounds how long before the stamp it happened.
     pub fn answered(&self, client: u64, sent_ns: u64, event: Event) -> u64 {
