@@ -600,4 +600,20 @@ mod tests {
         );
         assert_eq!(appends(&leader.take_ready()), vec![(2, 5, 2, vec![6])]);
     }
+
+    /// A heartbeat to a streamed follower whose window is full names the
+    /// last entry sent (5), not the next one held back (6): the follower
+    /// has 5 or a gap before it, never 6, so any other `prev` is refused
+    /// and turns the stream back to probing.
+    #[test]
+    fn a_heartbeat_behind_a_full_window_names_the_last_entry_sent() {
+        let mut leader = streaming_leader();
+        for command in 0..5 {
+            leader.propose(NOW, command).expect("leads");
+        }
+        assert_eq!(appends(&leader.take_ready()).len(), 3, "entries 3, 4, 5 in flight; 6 and 7 held back");
+        leader.tick(NOW + leader.config.heartbeat_ns);
+        let to_2: Vec<_> = appends(&leader.take_ready()).into_iter().filter(|a| a.0 == 2).collect();
+        assert_eq!(to_2, vec![(2, 5, 2, vec![])]);
+    }
 }
