@@ -63,6 +63,12 @@
 //! the fault phase), recording `resumed` then. `random-client` waits for
 //! whichever client sends first, as in the simulator; `holder:KEY` is
 //! resolved when armed, as a member's selector is.
+//!
+//! A client's crash, pause or clock fault at `timer` waits where the
+//! client's own timers end (`timer_points.rs`); the runner records it, a
+//! poll later, at the instant the client acted there, and kills a client
+//! crashed there (its gate shut it meanwhile) or resumes one paused
+//! there `for` after that instant.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -224,7 +230,7 @@ impl Player<'_> {
             }
             _ => match self.who(selector, fault).await {
                 Some(Who::Server(i)) => (Waits::In(i), self.cluster.claim_path(order)?),
-                Some(who) => unreachable!("{who}: a server's selector names a server, and clients' points are armed above"),
+                Some(who) => unreachable!("{who}: a server's selector names a server (clients' points are armed above, the store's refused)"),
                 None => return Ok(()),
             },
         };
