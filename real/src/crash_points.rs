@@ -63,6 +63,12 @@
 //! the fault phase), recording `resumed` then. `random-client` waits for
 //! whichever client sends first, as in the simulator; `holder:KEY` is
 //! resolved when armed, as a member's selector is.
+//!
+//! A client's crash, pause or clock fault at `timer` waits where the
+//! client's own timers end (`timer_points.rs`); the runner records it, a
+//! poll later, at the instant the client acted there, and kills a client
+//! crashed there (its gate shut it meanwhile) or resumes one paused
+//! there `for` after that instant.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -76,6 +82,7 @@ use leasesim_scenario::{FaultAction, MessageKind, Point, Scenario, ScheduledFaul
 use crate::routes::ClientPoint;
 use crate::schedule::{origin, Player, Undo};
 use crate::selectors::Who;
+use crate::timer_points::{TimerAction, TimerPoint};
 
 /// How often the runner looks whether an armed member died or stopped at
 /// its point, or a client reached its point.
@@ -211,6 +218,9 @@ impl Player<'_> {
         if point == CLIENT_POINT {
             return self.arm_client(order, fault, selector).await;
         }
+        if point == Point::Timer && crate::routes::is_clientish(selector) {
+            return self.arm_client_timer(order, fault, selector).await;
+        }
         let (waits, claim) = match selector {
             // Whichever member reaches it first, as the simulator matches
             // it (`sim/src/world/mod.rs` `selects`).
@@ -220,15 +230,7 @@ impl Player<'_> {
             }
             _ => match self.who(selector, fault).await {
                 Some(Who::Server(i)) => (Waits::In(i), self.cluster.claim_path(order)?),
-                Some(who) => {
-                    // A client at its timer (the simulator's clients pass
-                    // `timer` too): the runner's clients have no failpoint
-                    // there, so the fault is not played, and the log says so.
-                    let action = format!("{}: {} {who} at {point}", origin(fault), fault.action.name());
-                    let why = format!("the runner's clients carry out {CLIENT_POINT} only; {point} is a member's failpoint");
-                    self.note(JudgeProc::Admin, Event::FaultSkipped { action, why });
-                    return Ok(());
-                }
+                Some(who) => unreachable!("{who}: a server's selector names a server (clients' points are armed above, the store's refused)"),
                 None => return Ok(()),
             },
         };
@@ -331,15 +333,71 @@ impl Player<'_> {
         Ok(())
     }
 
+    /// Arms a fault at the clients' `timer` point (`timer_points.rs`):
+    /// `random-client` waits for any client, `holder:KEY` is resolved now.
+    async fn arm_client_timer(&mut self, order: usize, fault: &ScheduledFault, selector: &Selector) -> Result<(), String> {
+        let client = match selector {
+            Selector::RandomClient => None,
+            other => match self.who(other, fault).await {
+                Some(Who::Client(c)) => Some(c),
+                Some(who) => unreachable!("{who}: a client's selector names a client"),
+                None => return Ok(()),
+            },
+        };
+        let action = match fault.action {
+            FaultAction::Crash(_) => TimerAction::Crash,
+            FaultAction::Pause(_) => TimerAction::Pause,
+            FaultAction::Clock { drift, jump_ns, .. } => TimerAction::Clock { drift, jump_ns },
+            ref other => unreachable!("refuse.rs lets only crashes, pauses and clock faults wait for a point, not {}", other.name()),
+        };
+        self.timer_points.arm(TimerPoint { order, line: fault.line, client, for_ns: fault.for_ns, action });
+        let whom = client.map_or("the first client".to_string(), |c| format!("c{c}"));
+        let armed = format!("{}: {} {whom} armed at {} (#{order})", origin(fault), action.name(), Point::Timer);
+        self.note(JudgeProc::Admin, Event::Fault { action: armed });
+        Ok(())
+    }
+
+    /// Records every client that reached its timer point since the last
+    /// look, at the instant it acted there: a paused one is resumed `for`
+    /// after it, a crashed one killed now and restarted `for` after it (it
+    /// has done nothing since: its gate is shut), a clock change is in its
+    /// clock's log already (`ClientClock::apply_fault`).
+    fn watch_client_timers(&mut self, undos: &mut BTreeMap<(u64, usize), Undo>) {
+        for reached in self.timer_points.take_reached() {
+            let (c, point, at_ns) = (reached.client, &reached.point, reached.at_ns);
+            let lasts = point.for_ns.map_or(String::new(), |ns| format!(" for {}", format_duration(ns)));
+            let from = if point.line == 0 { "[chaos]".to_string() } else { format!("line {}", point.line) };
+            let action = format!("{from}: {} c{c} at {}{lasts} (#{})", point.action.name(), Point::Timer, point.order);
+            if let Some(why) = reached.refused {
+                self.ctx.seen.record_as_at(JudgeProc::Admin, at_ns, Event::FaultSkipped { action, why });
+                continue;
+            }
+            self.ctx.seen.record_as_at(JudgeProc::Admin, at_ns, Event::Fault { action });
+            let until_ns = point.for_ns.map_or(u64::MAX, |for_ns| at_ns + for_ns);
+            match point.action {
+                TimerAction::Pause => {
+                    self.ctx.seen.record_as_at(JudgeProc::Client(c), at_ns, Event::Paused);
+                    undos.insert((until_ns, point.order), Undo::ResumeAtPoint(c));
+                }
+                TimerAction::Crash if self.clients.crash(c) => {
+                    undos.insert((until_ns, point.order), Undo::RestartClient(c));
+                }
+                // Crashed by another fault meanwhile: its restart resets the gate.
+                TimerAction::Crash | TimerAction::Clock { .. } => {}
+            }
+        }
+    }
+
     /// Whether some crash point, a member's or a client's, waits.
     pub(crate) fn any_armed(&self) -> bool {
-        !self.armed.is_empty() || self.cluster.routes.as_ref().is_some_and(|r| r.armed())
+        !self.armed.is_empty() || self.cluster.routes.as_ref().is_some_and(|r| r.armed()) || self.timer_points.any_armed()
     }
 
     /// Crashes every client that reached its crash point, and schedules
     /// its restart; records every client its route paused at its point
     /// (its gate is closed since), and schedules its resume.
     pub(crate) fn watch_clients(&mut self, undos: &mut BTreeMap<(u64, usize), Undo>) {
+        self.watch_client_timers(undos);
         let Some(routes) = &self.cluster.routes else { return };
         for reached in routes.take_reached() {
             let (c, point) = (reached.client, &reached.point);
@@ -458,6 +516,13 @@ impl Player<'_> {
     /// disarmed once the settle phase resumed it (`disarm_resumed`).
     pub(crate) async fn disarm_unreached(&mut self) -> Result<Vec<(usize, u64)>, String> {
         self.resume_stopped_at_end().await?;
+        for point in self.timer_points.disarm() {
+            let whom = point.client.map_or("no client".to_string(), |c| format!("c{c} never"));
+            let from = if point.line == 0 { "[chaos]".to_string() } else { format!("line {}", point.line) };
+            let action = format!("{from}: {} at {} (#{})", point.action.name(), Point::Timer, point.order);
+            let why = format!("{whom} reached its timer before the fault phase ended");
+            self.note(JudgeProc::Admin, Event::FaultSkipped { action, why });
+        }
         for point in self.cluster.routes.as_ref().map(|r| r.disarm()).unwrap_or_default() {
             let whom = point.client.map_or("no client".to_string(), |c| format!("c{c} never"));
             let from = if point.line == 0 { "[chaos]".to_string() } else { format!("line {}", point.line) };

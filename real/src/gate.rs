@@ -19,7 +19,14 @@
 //! its route the moment the request has left: `routes.rs`). Each opens on
 //! its own end, and the client passes only when neither holds, as in the
 //! simulator, where a process sleeping at its point (`host::reach`) and a
-//! process paused by the node's handle are two separate stops.
+//! process paused by the node's handle are two separate stops. A third
+//! hold is a crash at a point: the client stops there and stays stopped
+//! until the runner kills its task (a poll later) and a fresh one resets
+//! the gate.
+//!
+//! Every timer of a client ends at its `timer` point ([`Pass::timer`],
+//! `timer_points.rs`), where a fault armed for it closes one of those
+//! holds, or changes its clock, before the client reads it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,19 +34,28 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::clients::clock::ClientClock;
+use crate::timer_points::{TimerAction, TimerPoints};
 
 /// What holds a gate closed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Held {
     /// A pause of the whole client, from the timeline.
     whole: bool,
-    /// A pause at the client's point, from the moment its request left.
+    /// A pause at the client's point, from the moment its request left
+    /// or its timer fired.
     at_point: bool,
+    /// A crash at the client's point: stopped until its task is killed.
+    crashed: bool,
 }
 
 impl Held {
     fn open(&self) -> bool {
-        !self.whole && !self.at_point
+        !self.whole && !self.at_point && !self.crashed
+    }
+
+    /// Stopped at a point, paused or crashed there.
+    fn at_a_point(&self) -> bool {
+        self.at_point || self.crashed
     }
 }
 
@@ -54,12 +70,18 @@ pub struct Gate {
 pub struct Pass {
     paused: watch::Receiver<Held>,
     clock: Arc<ClientClock>,
+    /// Its own gate, which a fault at its timer closes.
+    gate: Gate,
+    client: u64,
+    points: Arc<TimerPoints>,
 }
 
-/// A client's gate, and its pass, which sleeps on `clock`.
-pub fn gate(clock: Arc<ClientClock>) -> (Gate, Pass) {
+/// Client `client`'s gate, and its pass, which sleeps on `clock` and
+/// reaches its timer point among `points`.
+pub fn gate(client: u64, clock: Arc<ClientClock>, points: Arc<TimerPoints>) -> (Gate, Pass) {
     let (tx, rx) = watch::channel(Held::default());
-    (Gate { paused: tx }, Pass { paused: rx, clock })
+    let gate = Gate { paused: tx };
+    (gate.clone(), Pass { paused: rx, clock, gate, client, points })
 }
 
 impl Gate {
@@ -69,11 +91,18 @@ impl Gate {
         self.paused.send_modify(|held| held.whole = paused);
     }
 
-    /// Closes the gate at the client's point; false if a pause at a point
-    /// holds it already (a client stopped at one reaches no other: in the
-    /// simulator it sleeps there and sends nothing).
+    /// Closes the gate at the client's point; false if a pause or crash
+    /// at a point holds it already (a client stopped at one reaches no
+    /// other: in the simulator it sleeps there, or is dead, and sends
+    /// nothing).
     pub fn hold_at_point(&self) -> bool {
-        self.paused.send_if_modified(|held| !std::mem::replace(&mut held.at_point, true))
+        self.paused.send_if_modified(|held| !held.at_a_point() && !std::mem::replace(&mut held.at_point, true))
+    }
+
+    /// Closes the gate for a crash at the client's point, until a restart
+    /// resets it; false if a point holds it already.
+    pub fn hold_crashed(&self) -> bool {
+        self.paused.send_if_modified(|held| !held.at_a_point() && !std::mem::replace(&mut held.crashed, true))
     }
 
     /// Ends the pause at the client's point; false if none held it (a
@@ -82,9 +111,9 @@ impl Gate {
         self.paused.send_if_modified(|held| std::mem::replace(&mut held.at_point, false))
     }
 
-    /// Whether a pause at the client's point holds it now.
+    /// Whether a pause or a crash at the client's point holds it now.
     pub fn held_at_point(&self) -> bool {
-        self.paused.borrow().at_point
+        self.paused.borrow().at_a_point()
     }
 
     /// A fresh client: nothing holds its gate (the simulator's restart
@@ -120,11 +149,39 @@ impl Pass {
         (answer, arrived_ns)
     }
 
-    /// Sleeps `d` by the client's own clock, then waits until the client
-    /// is not paused.
+    /// Sleeps `d` by the client's own clock: a timer of the client, which
+    /// ends at its `timer` point ([`Pass::timer`]).
     pub async fn sleep(&mut self, d: Duration) {
         self.clock.sleep(d).await;
+        self.timer().await;
+    }
+
+    /// A timer of the client fired: once it runs (a paused process fires
+    /// no timer), it reaches its `timer` point, where a fault armed for it
+    /// acts before it reads its clock (`timer_points.rs`); then it waits
+    /// until nothing holds it.
+    pub async fn timer(&mut self) {
         self.pass().await;
+        if self.points.any_armed() {
+            self.reach_timer();
+            self.pass().await;
+        }
+    }
+
+    /// Carries out the first fault armed at this client's timer, if any.
+    fn reach_timer(&self) -> bool {
+        let (gate, clock) = (&self.gate, &self.clock);
+        self.points.reach(self.client, |point| match point.action {
+            // A client held at a point (another of its tasks got there
+            // first) reaches no other: the fault waits for the next.
+            TimerAction::Pause => gate.hold_at_point().then(|| (clock.true_ns(), None)),
+            TimerAction::Crash => gate.hold_crashed().then(|| (clock.true_ns(), None)),
+            TimerAction::Clock { .. } if gate.held_at_point() => None,
+            TimerAction::Clock { drift, jump_ns } => Some(match clock.apply_fault(drift, jump_ns) {
+                Ok(at_ns) => (at_ns, None),
+                Err(why) => (clock.true_ns(), Some(why)),
+            }),
+        })
     }
 }
 
@@ -135,7 +192,7 @@ mod tests {
     #[tokio::test]
     async fn a_paused_client_passes_only_once_resumed() {
         let clock = ClientClock::new(leasesim_node::faults::event_log::monotonic_ns(), None).unwrap();
-        let (gate, mut pass) = gate(Arc::new(clock));
+        let (gate, mut pass) = gate(1, Arc::new(clock), Arc::default());
         gate.set_paused(true);
         let waiter = tokio::spawn(async move {
             pass.sleep(Duration::from_millis(10)).await;
@@ -152,7 +209,7 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn an_answer_that_arrives_during_a_pause_is_read_only_once_resumed() {
         let clock = ClientClock::new(leasesim_node::faults::event_log::monotonic_ns(), None).unwrap();
-        let (gate, mut pass) = gate(Arc::new(clock));
+        let (gate, mut pass) = gate(1, Arc::new(clock), Arc::default());
         let (read_tx, mut read_rx) = tokio::sync::mpsc::unbounded_channel();
         gate.set_paused(true);
         let reader = tokio::spawn(async move {
@@ -175,7 +232,7 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn an_answer_held_by_a_pause_is_stamped_when_it_arrived_not_when_read() {
         let clock = Arc::new(ClientClock::new(leasesim_node::faults::event_log::monotonic_ns(), None).unwrap());
-        let (gate, mut pass) = gate(clock.clone());
+        let (gate, mut pass) = gate(1, clock.clone(), Arc::default());
         gate.set_paused(true);
         let sent_ns = clock.true_ns();
         let reader = tokio::spawn(async move { pass.answered_at(async { 7 }).await });
@@ -196,7 +253,7 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn a_pause_at_a_point_and_a_whole_pause_each_hold_the_gate_until_each_ends() {
         let clock = ClientClock::new(leasesim_node::faults::event_log::monotonic_ns(), None).unwrap();
-        let (gate, pass) = gate(Arc::new(clock));
+        let (gate, pass) = gate(1, Arc::new(clock), Arc::default());
         let passes = |mut pass: Pass| tokio::spawn(async move { pass.pass().await });
         let blocked = |task: &tokio::task::JoinHandle<()>| !task.is_finished();
         assert!(gate.hold_at_point() && !gate.hold_at_point(), "held once at a time");
@@ -217,6 +274,58 @@ mod tests {
         gate.reset();
         assert!(!gate.held_at_point() && !gate.release_point(), "a restart clears both");
         passes(pass).await.unwrap();
+    }
+
+    /// A client's timer reaches its point: a pause there holds it until
+    /// released, a crash until a restart resets the gate, a clock jump
+    /// changes its clock and lets it go on; a fault for another client is
+    /// left armed. Counted in scheduler turns (the timeouts are hang
+    /// guards only).
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_fault_armed_at_a_clients_timer_acts_when_its_sleep_ends() {
+        use crate::timer_points::TimerPoint;
+        let clock = Arc::new(ClientClock::new(leasesim_node::faults::event_log::monotonic_ns(), None).unwrap());
+        let points = Arc::new(TimerPoints::default());
+        let (gate, pass) = gate(2, clock.clone(), points.clone());
+        let arm = |order, client, action| points.arm(TimerPoint { order, line: 0, client, for_ns: None, action });
+        let sleeps = |mut pass: Pass| tokio::spawn(async move { pass.sleep(Duration::from_millis(1)).await });
+        let guard = Duration::from_secs(10);
+        arm(1, Some(3), TimerAction::Pause);
+        tokio::time::timeout(guard, sleeps(pass.clone())).await.expect("no fault for c2: it goes on").unwrap();
+        assert!(points.take_reached().is_empty() && points.any_armed(), "c3's fault waits for c3");
+        points.disarm();
+        for (order, action) in [(2, TimerAction::Pause), (3, TimerAction::Crash)] {
+            arm(order, None, action);
+            let sleeper = sleeps(pass.clone());
+            // Until it reached its point: its 1 ms sleep has ended.
+            let mut reached = Vec::new();
+            for _ in 0..100_000 {
+                reached = points.take_reached();
+                if !reached.is_empty() {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(reached.iter().map(|r| (r.point.order, r.client)).collect::<Vec<_>>(), [(order, 2)]);
+            turns(100).await;
+            assert!(!sleeper.is_finished() && gate.held_at_point(), "{action:?} holds it at its point");
+            if action == TimerAction::Pause {
+                assert!(gate.release_point());
+            } else {
+                assert!(!gate.release_point(), "a crash is not a pause: only a restart ends it");
+                turns(100).await;
+                assert!(!sleeper.is_finished());
+                gate.reset();
+            }
+            tokio::time::timeout(guard, sleeper).await.expect("released").unwrap();
+        }
+        let wall_before = clock.wall_ns();
+        arm(4, Some(2), TimerAction::Clock { drift: None, jump_ns: Some(-5_000_000_000) });
+        tokio::time::timeout(guard, sleeps(pass)).await.expect("a clock fault holds nothing").unwrap();
+        let reached = points.take_reached();
+        assert_eq!((reached.len(), reached[0].refused.as_ref()), (1, None));
+        assert!(clock.wall_ns() + 4_000_000_000 < wall_before, "its wall clock went 5 s back");
+        assert_eq!(clock.faults(), [(reached[0].at_ns, None, Some(-5_000_000_000))], "logged at its stamp");
     }
 
     async fn turns(n: usize) {

@@ -38,6 +38,7 @@ mod schedule;
 mod selectors;
 mod server_events;
 mod sites;
+mod timer_points;
 mod verdict;
 
 use std::path::PathBuf;

@@ -272,12 +272,18 @@ fn fault(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault) {
 }
 
 /// A fault waiting for a point: leasesim-node arms crash, pause and clock
-/// points as failpoints (`crash_points.rs`), the clients' routes see a
-/// client's crash point; nothing else can be.
+/// points as failpoints (`crash_points.rs`); a client's crash or pause at
+/// `after-send:request` is seen on its routes (`routes.rs`), and its
+/// crash, pause or clock fault at `timer` where its own timers end
+/// (`timer_points.rs`); nothing else can be.
 fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, point: leasesim_scenario::Point) {
     let line = c.line_of(fault);
     let fix = "remove `when` (the fault then fires at `at`)";
     let crash = matches!(fault.action, FaultAction::Crash(_));
+    let selector = match &fault.action {
+        FaultAction::Crash(s) | FaultAction::Pause(s) | FaultAction::Clock { target: s, .. } => Some(s),
+        _ => None,
+    };
     // The loader lets `when` only on crashes, pauses and clock faults, and
     // leasesim-node's failpoints carry out all three (`crash_points::arm`).
     let store = matches!(
@@ -305,20 +311,16 @@ fn crash_point(c: &mut Check<'_>, fault: &leasesim_scenario::ScheduledFault, poi
             fault.action.name()
         );
         c.refuse(line, why, fix);
-    } else if matches!(
-        fault.action,
-        FaultAction::Crash(Selector::Client(_) | Selector::RandomClient | Selector::Holder(_))
-            | FaultAction::Pause(Selector::Client(_) | Selector::RandomClient | Selector::Holder(_))
-            | FaultAction::Clock { target: Selector::Client(_) | Selector::RandomClient | Selector::Holder(_), .. }
-    ) {
-        // The simulator's clients pass `timer` too; the runner's have no
-        // failpoint there, so the run records the fault as skipped
-        // (`crash_points::arm`), and says so here first.
+    } else if point == leasesim_scenario::Point::Timer && selector.is_some_and(crate::routes::is_clientish) {
+        // The clients' own timers end at the point (`timer_points.rs`):
+        // the runner's clients, whatever the members are.
+        let holder = matches!(selector, Some(Selector::Holder(_)));
         c.notes.push(format!(
-            "{}: a {} of a client at {point} is not played (the runner's clients carry out {} only): the run records it as skipped",
+            "{}: a {} of a client at {point} is played where the runner's client's timer fires (the end of a sleep on its own \
+             clock, a watch's check), not where a request times out{}",
             crate::schedule::origin(fault),
             fault.action.name(),
-            crate::crash_points::CLIENT_POINT
+            if holder { "; its holder is resolved when it is armed" } else { "" }
         ));
     } else if c.target == Target::Etcd {
         c.refuse(line, format!("`when = \"{point}\"`: Debian's etcd is built without gofail failpoints"), fix);
@@ -435,7 +437,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pause_at_a_clients_point_is_played_on_both_targets_and_a_clock_fault_there_is_refused_at_its_line() {
+    fn a_pause_at_a_clients_point_is_played_on_both_targets_and_a_clock_fault_there_is_refused_but_played_at_its_timer() {
         let text =
             "name = \"c\"\nduration = \"4s\"\n[cluster]\nservers = 3\nheartbeat = \"30ms\"\nelection_timeout = [\"150ms\", \"300ms\"]\n\
                     [[workload]]\nkind = \"registry\"\nclients = 2\nttl = \"2s\"\n\
@@ -453,11 +455,17 @@ mod tests {
         let clock = text.replace("pause = \"random-client\"", "clock = \"c1\"\njump = \"1s\"").replace("for = \"500ms\"\n", "");
         let refused = checked(&clock, Target::Node).unwrap_err();
         assert!(refused.contains(":11:1:") && refused.contains("a client's point as a crash or a pause only"), "{refused}");
-        // A client at its timer: noted and skipped, on both targets.
+        // A client at its timer: played on both targets, a crash, a pause
+        // or a clock fault (the clients and their clocks are the runner's).
         let timer = text.replace("after-send:request", "timer");
+        let clock_at_timer = clock.replace("after-send:request", "timer");
+        let crash_at_timer = timer.replace("pause = \"random-client\"", "crash = \"c2\"");
         for target in [Target::Node, Target::Etcd] {
-            let notes = checked(&timer, target).unwrap_or_else(|e| panic!("{target:?}: {e}"));
-            assert!(notes.iter().any(|n| n.starts_with("line 11: a pause of a client at timer is not played")), "{notes:?}");
+            for (file, verb) in [(&timer, "pause"), (&clock_at_timer, "clock"), (&crash_at_timer, "crash")] {
+                let notes = checked(file, target).unwrap_or_else(|e| panic!("{target:?} {verb}: {e}"));
+                let said = format!("line 11: a {verb} of a client at timer is played where the runner's client's timer fires");
+                assert!(notes.iter().any(|n| n.starts_with(&said)), "{notes:?}");
+            }
         }
         // The store still has no failpoints, a pause or not.
         let store = text.replace("random-client", "store");

@@ -178,6 +178,10 @@ impl Points {
         if pause {
             // `Routes::arm` took no pause without the gates.
             gate.expect("a pause point is armed with the clients' gates").hold_at_point();
+        } else if let Some(gate) = gate {
+            // Dead from here: none of its tasks passes its gate again (nor
+            // reaches its timer point) before the runner kills it.
+            gate.hold_crashed();
         }
         self.reached.lock().expect("points").push(Reached { point, client, at_ns: monotonic_ns() });
         !pause
@@ -688,7 +692,7 @@ mod tests {
     /// Gates for `n` clients, on clocks that read true time.
     fn gates(n: u64) -> (Vec<Gate>, Vec<crate::gate::Pass>) {
         let clock = || std::sync::Arc::new(crate::clients::clock::ClientClock::new(monotonic_ns(), None).unwrap());
-        (0..n).map(|_| crate::gate::gate(clock())).unzip()
+        (1..=n).map(|c| crate::gate::gate(c, clock(), Arc::default())).unzip()
     }
 
     /// A pause point for c2 closes c2's gate the moment its request has

@@ -26,6 +26,7 @@ use crate::gate::{gate, Gate, Pass};
 use crate::history::Committed;
 use crate::schedule::Player;
 use crate::sites::Sites;
+use crate::timer_points::TimerPoints;
 use crate::verdict::{self, Judging, Outcome};
 use crate::{RunArgs, Target};
 
@@ -126,6 +127,18 @@ fn run_dir(args: &RunArgs) -> Result<(PathBuf, Option<tempfile::TempDir>), BadIn
     }
 }
 
+/// Every client's gate and pass, and the faults waiting at their timers
+/// (`timer_points.rs`); the routes, if any, close the gates at a client's
+/// `after-send:request`.
+fn client_gates(ctx: &Ctx, cluster: &Cluster, timer_points: &Arc<TimerPoints>) -> Result<(Vec<Gate>, Vec<Pass>), BadInput> {
+    let gated = ctx.clocks.iter().enumerate().map(|(i, clock)| gate(i as u64 + 1, clock.clone(), timer_points.clone()));
+    let (gates, passes): (Vec<Gate>, Vec<Pass>) = gated.unzip();
+    if let Some(routes) = &cluster.routes {
+        routes.pause_with(gates.clone()).map_err(bad)?;
+    }
+    Ok((gates, passes))
+}
+
 async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries) -> Result<i32, BadInput> {
     let seed = args.seed.unwrap_or(s.seeds.start);
     let (dir, _temp) = run_dir(args)?;
@@ -140,11 +153,8 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
     }
     let started = Instant::now();
     let ctx = Arc::new(context(s, args.target, &cluster, seed, started)?);
-    let (gates, passes): (Vec<Gate>, Vec<Pass>) = ctx.clocks.iter().map(|clock| gate(clock.clone())).unzip();
-    if let Some(routes) = &cluster.routes {
-        // A pause at a client's point closes its gate on its route.
-        routes.pause_with(gates.clone()).map_err(bad)?;
-    }
+    let timer_points = Arc::new(TimerPoints::default());
+    let (gates, passes) = client_gates(&ctx, &cluster, &timer_points)?;
     let mut clients = Clients::start(s, &ctx, passes);
     let rng = ChaCha8Rng::seed_from_u64(seed);
     let members = cluster.members.len();
@@ -153,6 +163,7 @@ async fn play(args: &RunArgs, s: &Scenario, notes: Vec<String>, bins: &Binaries)
         cluster: &mut cluster,
         ctx: &ctx,
         gates: &gates,
+        timer_points: &timer_points,
         rng,
         clocks: initial_clocks(s),
         resolved: Vec::new(),

@@ -60,6 +60,8 @@ pub struct Player<'a> {
     pub cluster: &'a mut Cluster,
     pub ctx: &'a Arc<Ctx>,
     pub gates: &'a [Gate],
+    /// Faults waiting at the clients' `timer` point (`timer_points.rs`).
+    pub timer_points: &'a crate::timer_points::TimerPoints,
     pub rng: ChaCha8Rng,
     /// The servers' and clients' clocks as played (the judge maps the
     /// clients' deadlines back to true time with them, and reads the
@@ -131,7 +133,20 @@ impl Player<'_> {
         self.heal(undos.into_values().collect()).await?;
         self.disarm_resumed(paused).await?;
         self.await_answers().await;
+        self.client_clocks_into_model();
         Ok(self.clocks)
+    }
+
+    /// Every client's clock faults into the judge's model of its clock, in
+    /// the order its clock made them (from the timeline or at its timer
+    /// point): the two are made by different tasks, and the model's
+    /// history only grows.
+    fn client_clocks_into_model(&mut self) {
+        for c in 1..=self.scenario.client_count() {
+            for (at_ns, drift, jump_ns) in self.ctx.clock(c).faults() {
+                self.judge_clock_at(at_ns, JudgeProc::Client(c), drift, jump_ns);
+            }
+        }
     }
 
     async fn sleep_until(&self, at_ns: u64) {
@@ -277,8 +292,10 @@ impl Player<'_> {
                 server(i)
             }
             Some(Who::Client(c)) => {
-                self.ctx.clock(c).apply(&change).map_err(|e| format!("c{c}'s clock: {e}"))?;
-                JudgeProc::Client(c)
+                // In the clock's log, which the judge's model is built
+                // from after the run (`client_clocks_into_model`).
+                self.ctx.clock(c).apply_fault(drift, jump_ns).map_err(|e| format!("c{c}'s clock: {e}"))?;
+                return Ok(());
             }
             // The data store reads no clock (`refuse.rs` notes it).
             Some(Who::Store) | None => return Ok(()),

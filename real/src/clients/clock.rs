@@ -30,11 +30,20 @@ use tokio::sync::watch;
 
 use crate::schedule::WALL_BASE_NS;
 
+/// A clock fault made: true time, new drift, wall step.
+pub type ClockFault = (u64, Option<f64>, Option<i64>);
+
 /// One client's clocks.
 pub struct ClientClock {
     /// CLOCK_MONOTONIC at the run's true time 0 (the recorder's origin).
     origin_ns: u64,
     skews: Mutex<Skews>,
+    /// Every fault's change (true time, drift, jump), in the order made:
+    /// the judge's model of this clock is built from it after the run
+    /// (`Player::play`), so a change made at the client's timer point and
+    /// one the runner made from the timeline can never reach the model
+    /// out of order.
+    faults: Mutex<Vec<ClockFault>>,
     /// Bumped at every change, so a sleeping client works its deadline out
     /// again.
     changes: watch::Sender<u64>,
@@ -48,7 +57,7 @@ impl ClientClock {
         if let Some(spec) = spec {
             skews.apply(&from_spec(spec), 0)?;
         }
-        Ok(ClientClock { origin_ns, skews: Mutex::new(skews), changes: watch::channel(0).0 })
+        Ok(ClientClock { origin_ns, skews: Mutex::new(skews), faults: Mutex::default(), changes: watch::channel(0).0 })
     }
 
     /// True time since the run began (the recorder's stamps).
@@ -72,12 +81,22 @@ impl ClientClock {
         self.now().wall_ns
     }
 
-    /// Applies a change now (a clock fault), all or nothing.
-    pub fn apply(&self, change: &ClockChange) -> Result<(), String> {
+    /// A clock fault (a new drift, a wall step) now, all or nothing; the
+    /// true time it was made at, taken under the clock's lock so that the
+    /// log of changes is in the order the clock made them.
+    pub fn apply_fault(&self, drift: Option<f64>, jump_ns: Option<i64>) -> Result<u64, String> {
+        let mut skews = self.skews.lock().expect("client clock");
         let t = self.true_ns();
-        self.skews.lock().expect("client clock").apply(change, t)?;
+        skews.apply(&from_fault(drift, jump_ns), t)?;
+        self.faults.lock().expect("client clock").push((t, drift, jump_ns));
+        drop(skews);
         self.changes.send_modify(|n| *n += 1);
-        Ok(())
+        Ok(t)
+    }
+
+    /// The clock faults made so far (true time, drift, jump), in order.
+    pub fn faults(&self) -> Vec<ClockFault> {
+        self.faults.lock().expect("client clock").clone()
     }
 
     /// Sleeps until this clock's monotonic reading has advanced by `d`: a
@@ -156,11 +175,11 @@ mod tests {
     fn a_jump_steps_the_wall_clock_only_and_a_drift_both() {
         let c = clock(0.0, 0);
         let before = c.now();
-        c.apply(&from_fault(None, Some(-5_000 * MS as i64))).unwrap();
+        c.apply_fault(None, Some(-5_000 * MS as i64)).unwrap();
         let after = c.now();
         assert!(after.wall_ns + 4_000 * MS < before.wall_ns, "the wall clock went 5 s back");
         assert!(after.mono_ns >= before.mono_ns, "the monotonic clock did not");
-        c.apply(&from_fault(Some(0.5), None)).unwrap();
+        c.apply_fault(Some(0.5), None).unwrap();
         let skews = *c.skews.lock().unwrap();
         assert_eq!((skews.mono.rate(), skews.wall.rate()), (1.5, 1.5));
     }
@@ -183,7 +202,7 @@ mod tests {
         });
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(!sleeper.is_finished());
-        slow.apply(&from_fault(Some(999.0), None)).unwrap();
+        slow.apply_fault(Some(999.0), None).unwrap();
         tokio::time::timeout(Duration::from_secs(5), sleeper).await.expect("the change woke the sleeper").unwrap();
     }
 }

@@ -157,7 +157,8 @@ async fn follow(ctx: &Shared, w: &mut Watch, from: u64, pass: &mut Pass) -> Opti
                 }
             }
             _ = check.tick() => {
-                pass.pass().await;
+                // The check's timer fired: the client's `timer` point.
+                pass.timer().await;
                 if let Some(leave) = checked(ctx, w, &mut status).await {
                     return Some(leave);
                 }
