@@ -230,7 +230,9 @@ impl Player<'_> {
             }
             _ => match self.who(selector, fault).await {
                 Some(Who::Server(i)) => (Waits::In(i), self.cluster.claim_path(order)?),
-                Some(who) => unreachable!("{who}: a server's selector names a server (clients' points are armed above, the store's refused)"),
+                Some(who) => {
+                    unreachable!("{who}: a server's selector names a server (clients' points are armed above, the store's refused)")
+                }
                 None => return Ok(()),
             },
         };
